@@ -1,0 +1,31 @@
+import { Command, CommanderError } from 'commander';
+import { TODEVAL_VERSION } from '../version.js';
+import { isInputError } from '../util/errors.js';
+import { commands } from './commands/index.js';
+
+const program = new Command();
+program
+  .name('todeval')
+  .description('Faithfulness (SGSAcc, SER), reranking, MultiWOZ metrics and GCDF1 for task-oriented dialogue')
+  .version(TODEVAL_VERSION)
+  .showHelpAfterError('(run with --help for usage)')
+  .exitOverride();
+
+for (const register of commands) register(program);
+
+function fail(message: string): never {
+  process.stderr.write(`todeval: ${message}\n`);
+  process.exit(2);
+}
+
+try {
+  await program.parseAsync(process.argv);
+} catch (e) {
+  if (e instanceof CommanderError) {
+    // help and --version exit 0; usage errors are bad input (commander already printed them).
+    process.exit(e.exitCode === 0 ? 0 : 2);
+  }
+  if (isInputError(e)) fail(e.oneLine());
+  if (process.env.TODEVAL_DEBUG) throw e;
+  fail(`${(e as Error).message ?? String(e)} (set TODEVAL_DEBUG=1 for a stack trace)`);
+}

@@ -1,0 +1,6 @@
+// Library entry point: each stage exports its public API from here.
+export * from './adapters/types.js';
+export * from './nli/types.js';
+export * from './report/signature.js';
+export * from './util/errors.js';
+export { resolveDataDir, findDataDir } from './data/data-dir.js';

@@ -1,0 +1,35 @@
+/** Probabilities of the three MNLI classes for one (premise, hypothesis) pair. */
+export interface NliProbs {
+  entailment: number;
+  neutral: number;
+  contradiction: number;
+}
+
+export type NliLabel = keyof NliProbs;
+
+export interface NliPair {
+  premise: string;
+  hypothesis: string;
+}
+
+/** What identifies an NLI model's outputs: goes into every signature and cache key. */
+export interface NliModelSignature {
+  modelId: string;
+  revision: string;
+  dtype: string;
+}
+
+/**
+ * Anything that turns pairs into probabilities. The product's implementation is the batched ONNX
+ * runner; unit tests of scoring logic use a clearly named fake.
+ */
+export interface NliScorer {
+  readonly modelSignature: NliModelSignature;
+  score(pairs: NliPair[]): Promise<NliProbs[]>;
+}
+
+/** Argmax label; entailment means the premise entails the hypothesis. */
+export function argmaxLabel(p: NliProbs): NliLabel {
+  if (p.entailment >= p.neutral && p.entailment >= p.contradiction) return 'entailment';
+  return p.neutral >= p.contradiction ? 'neutral' : 'contradiction';
+}

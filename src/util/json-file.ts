@@ -1,0 +1,39 @@
+import { readFileSync } from 'node:fs';
+import { InputError } from './errors.js';
+
+/** Read and parse a JSON file, turning I/O and syntax failures into one-line InputErrors. */
+export function readJsonFile<T = unknown>(file: string): T {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new InputError(`cannot read file (${(e as NodeJS.ErrnoException).code ?? String(e)})`, { file });
+  }
+  try {
+    return JSON.parse(text) as T;
+  } catch (e) {
+    throw new InputError(`not valid JSON (${(e as Error).message})`, { file });
+  }
+}
+
+/** Read a JSONL file; each record is returned with its 1-based line number for error messages. */
+export function readJsonlFile<T = unknown>(file: string): { line: number; value: T }[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new InputError(`cannot read file (${(e as NodeJS.ErrnoException).code ?? String(e)})`, { file });
+  }
+  const out: { line: number; value: T }[] = [];
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const raw = lines[i].trim();
+    if (raw === '') continue;
+    try {
+      out.push({ line: i + 1, value: JSON.parse(raw) as T });
+    } catch (e) {
+      throw new InputError(`not valid JSON (${(e as Error).message})`, { file, where: `line ${i + 1}` });
+    }
+  }
+  return out;
+}
