@@ -8,5 +8,6 @@ export default defineConfig({
     // CI has two cores; model-backed suites each hold an ONNX session.
     maxWorkers: 2,
     minWorkers: 1,
+    reporters: ['default', './test/helpers/plain-summary-reporter.ts'],
   },
 });
