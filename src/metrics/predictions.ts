@@ -1,0 +1,142 @@
+import { readFileSync } from 'node:fs';
+import { Ajv, type ValidateFunction, type ErrorObject } from 'ajv';
+import { InputError } from '../util/errors.js';
+
+/**
+ * Generated utterances keyed by turn id. Three layouts are accepted because systems publish all
+ * three: JSONL `{id, utterance}` per line, a JSON array of those records, or a JSON object
+ * id -> utterance. schemas/predictions.schema.json is the contract; ajv checks it here.
+ */
+export type PredictionsFormat = 'jsonl' | 'json-array' | 'json-object';
+
+export interface LoadedPredictions {
+  file: string;
+  format: PredictionsFormat;
+  byId: Map<string, string>;
+  /** Records rejected under skipInvalid (each names file and line/index). */
+  invalid: InputError[];
+}
+
+export interface IdComparison {
+  /** Expected turn ids with no prediction. */
+  missing: string[];
+  /** Prediction ids that match no expected turn (typo'd or from another split). */
+  extra: string[];
+}
+
+// src/metrics (tsx) and dist/src/metrics (built) sit at different depths below the package root.
+const SCHEMA_CANDIDATES = [
+  new URL('../../schemas/predictions.schema.json', import.meta.url),
+  new URL('../../../schemas/predictions.schema.json', import.meta.url),
+];
+
+let validators: { whole: ValidateFunction; record: ValidateFunction } | undefined;
+
+function getValidators(): { whole: ValidateFunction; record: ValidateFunction } {
+  if (validators) return validators;
+  let schema: Record<string, unknown> | undefined;
+  for (const url of SCHEMA_CANDIDATES) {
+    try {
+      schema = JSON.parse(readFileSync(url, 'utf8')) as Record<string, unknown>;
+      break;
+    } catch {
+      // try the next layout
+    }
+  }
+  if (!schema) throw new Error('schemas/predictions.schema.json is missing from the installed package');
+  const ajv = new Ajv({ allErrors: false, strict: false });
+  ajv.addSchema(schema);
+  const id = schema.$id as string;
+  validators = { whole: ajv.getSchema(id)!, record: ajv.getSchema(`${id}#/definitions/record`)! };
+  return validators;
+}
+
+function describeAjvError(errors: ErrorObject[] | null | undefined): string {
+  const e = errors?.[0];
+  if (!e) return 'does not match schemas/predictions.schema.json';
+  const at = e.instancePath ? `${e.instancePath} ` : '';
+  return `${at}${e.message ?? 'is invalid'} (schemas/predictions.schema.json)`;
+}
+
+/** A JSON object that is itself one record: a one-line JSONL file, not an id -> utterance map. */
+function looksLikeRecord(v: unknown): boolean {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && 'id' in v && 'utterance' in v;
+}
+
+export function loadPredictions(file: string, opts: { skipInvalid?: boolean } = {}): LoadedPredictions {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new InputError(`cannot read predictions (${(e as NodeJS.ErrnoException).code ?? String(e)})`, { file });
+  }
+  const invalid: InputError[] = [];
+  const byId = new Map<string, string>();
+  const reject = (err: InputError): void => {
+    if (!opts.skipInvalid) throw err;
+    invalid.push(err);
+  };
+  const put = (id: string, utterance: string, where: string): void => {
+    if (byId.has(id)) {
+      reject(new InputError(`duplicate prediction id "${id}"`, { file, where }));
+      return;
+    }
+    byId.set(id, utterance);
+  };
+  const { whole, record } = getValidators();
+
+  let parsed: unknown;
+  let wholeParsed = true;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    wholeParsed = false;
+  }
+
+  if (wholeParsed && Array.isArray(parsed)) {
+    parsed.forEach((item, i) => {
+      const where = `record ${i}`;
+      if (!record(item)) return reject(new InputError(describeAjvError(record.errors), { file, where }));
+      const r = item as { id: string; utterance: string };
+      put(r.id, r.utterance, `${where} (id ${r.id})`);
+    });
+    return { file, format: 'json-array', byId, invalid };
+  }
+
+  if (wholeParsed && !looksLikeRecord(parsed)) {
+    if (!whole(parsed)) throw new InputError(describeAjvError(whole.errors), { file });
+    for (const [id, utterance] of Object.entries(parsed as Record<string, string>)) byId.set(id, utterance);
+    return { file, format: 'json-object', byId, invalid };
+  }
+
+  // JSONL: validated line by line so the error names the line.
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const raw = lines[i].trim();
+    if (raw === '') continue;
+    const where = `line ${i + 1}`;
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch (e) {
+      reject(new InputError(`not valid JSON (${(e as Error).message})`, { file, where }));
+      continue;
+    }
+    if (!record(value)) {
+      reject(new InputError(describeAjvError(record.errors), { file, where }));
+      continue;
+    }
+    const r = value as { id: string; utterance: string };
+    put(r.id, r.utterance, `${where} (id ${r.id})`);
+  }
+  if (byId.size === 0 && invalid.length === 0) throw new InputError('no predictions in file', { file });
+  return { file, format: 'jsonl', byId, invalid };
+}
+
+/** Missing and extra ids, both sorted, so neither kind of mismatch is ever silently dropped. */
+export function comparePredictionIds(predictions: Map<string, string>, expectedIds: Iterable<string>): IdComparison {
+  const expected = new Set(expectedIds);
+  const missing = [...expected].filter((id) => !predictions.has(id)).sort();
+  const extra = [...predictions.keys()].filter((id) => !expected.has(id)).sort();
+  return { missing, extra };
+}
