@@ -1,0 +1,137 @@
+import type { ExclusionReason, TurnScore } from './types.js';
+
+export interface SplitScores {
+  /** Percentages; null when the split has no evaluated turn. */
+  all: number | null;
+  seen: number | null;
+  unseen: number | null;
+}
+
+export interface GroupScore {
+  /** Percent of faithful turns (per service) or entailed actions (per act) among validated ones. */
+  validated: number | null;
+  unvalidated: number | null;
+  /** Denominators behind the two percentages. */
+  validatedN: number;
+  unvalidatedN: number;
+}
+
+export interface SgsaccCounts {
+  /** System turns in the evaluated slice. */
+  turns: number;
+  /** Turns behind validated SGSAcc (all scorable turns when validation is off). */
+  evaluated: number;
+  /** turns - evaluated: failed validation or not scorable. */
+  excluded: number;
+  /** Actions of this system entailed only with the context-augmented premise. */
+  contextRescued: number;
+  /** Actions whose entailment reference was only entailed by the gold utterance with context. */
+  referenceContextRescued: number;
+  /** Turns that cannot be scored at all (an action without any reference). */
+  unscorable: number;
+  /** Turns behind unvalidated SGSAcc. */
+  evaluatedUnvalidated: number;
+  actions: number;
+  /** Turns excluded by validation, per reason (a turn counts once per distinct reason). */
+  excludedByReason: Partial<Record<ExclusionReason, number>>;
+}
+
+export interface SgsaccSummary {
+  validated: SplitScores | null;
+  unvalidated: SplitScores;
+  perService: Record<string, GroupScore>;
+  perAct: Record<string, GroupScore>;
+  counts: SgsaccCounts;
+}
+
+class Ratio {
+  num = 0;
+  den = 0;
+  add(ok: boolean): void {
+    this.den++;
+    if (ok) this.num++;
+  }
+  pct(): number | null {
+    return this.den === 0 ? null : (100 * this.num) / this.den;
+  }
+}
+
+/**
+ * SGSAcc = faithful / evaluated turns, with validation (only turns whose every action passed) and
+ * without (every scorable turn). Seen/unseen and per-service are turn-level (a turn is unseen when
+ * any of its services is); per-act is action-level, since a turn's verdict does not split by act.
+ */
+export function aggregateSgsacc(
+  scores: TurnScore[],
+  opts: { validation: boolean; isUnseen: (service: string) => boolean },
+): SgsaccSummary {
+  const v = { all: new Ratio(), seen: new Ratio(), unseen: new Ratio() };
+  const u = { all: new Ratio(), seen: new Ratio(), unseen: new Ratio() };
+  const perService = new Map<string, { v: Ratio; u: Ratio }>();
+  const perAct = new Map<string, { v: Ratio; u: Ratio }>();
+  const group = (m: Map<string, { v: Ratio; u: Ratio }>, k: string) => {
+    let g = m.get(k);
+    if (!g) m.set(k, (g = { v: new Ratio(), u: new Ratio() }));
+    return g;
+  };
+  const counts: SgsaccCounts = {
+    turns: scores.length,
+    evaluated: 0,
+    excluded: 0,
+    contextRescued: 0,
+    referenceContextRescued: 0,
+    unscorable: 0,
+    evaluatedUnvalidated: 0,
+    actions: 0,
+    excludedByReason: {},
+  };
+
+  for (const s of scores) {
+    counts.actions += s.actions.length;
+    for (const a of s.actions) {
+      if (a.contextUsed) counts.contextRescued++;
+      if (a.referenceViaContext) counts.referenceContextRescued++;
+    }
+    for (const r of s.exclusionReasons ?? []) counts.excludedByReason[r] = (counts.excludedByReason[r] ?? 0) + 1;
+    if (s.faithful === null) {
+      counts.unscorable++;
+      continue;
+    }
+    const unseen = s.services.some(opts.isUnseen);
+    const inValidated = !opts.validation || s.validation === 'validated';
+    counts.evaluatedUnvalidated++;
+    u.all.add(s.faithful);
+    (unseen ? u.unseen : u.seen).add(s.faithful);
+    if (inValidated) {
+      counts.evaluated++;
+      v.all.add(s.faithful);
+      (unseen ? v.unseen : v.seen).add(s.faithful);
+    }
+    for (const service of new Set(s.services)) {
+      const g = group(perService, service);
+      g.u.add(s.faithful);
+      if (inValidated) g.v.add(s.faithful);
+    }
+    for (const a of s.actions) {
+      const g = group(perAct, a.act);
+      g.u.add(a.entailed);
+      if (inValidated) g.v.add(a.entailed);
+    }
+  }
+  counts.excluded = counts.turns - counts.evaluated;
+
+  const split = (r: typeof v): SplitScores => ({ all: r.all.pct(), seen: r.seen.pct(), unseen: r.unseen.pct() });
+  const table = (m: Map<string, { v: Ratio; u: Ratio }>): Record<string, GroupScore> =>
+    Object.fromEntries(
+      [...m.entries()]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([k, g]) => [k, { validated: g.v.pct(), unvalidated: g.u.pct(), validatedN: g.v.den, unvalidatedN: g.u.den }]),
+    );
+  return {
+    validated: opts.validation ? split(v) : null,
+    unvalidated: split(u),
+    perService: table(perService),
+    perAct: table(perAct),
+    counts,
+  };
+}

@@ -1,0 +1,12 @@
+// SGSAcc (schema-guided semantic accuracy): reference selection, validation, context rescue, scoring.
+export * from './types.js';
+export { contextPremise } from './premise.js';
+export { PairBatch } from './batch.js';
+export { selectReferences } from './references.js';
+export { scoreTurns } from './scoring.js';
+export { aggregateSgsacc } from './aggregate.js';
+export type { SgsaccSummary, SplitScores, GroupScore, SgsaccCounts } from './aggregate.js';
+export { domainOf, makeUnseenTest } from './domains.js';
+export { RecordStore } from './store.js';
+export { runSgsacc } from './run.js';
+export type { SgsaccRunOptions } from './run.js';

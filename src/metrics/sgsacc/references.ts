@@ -1,0 +1,127 @@
+import { argmaxLabel } from '../../nli/types.js';
+import type { NliScorer } from '../../nli/types.js';
+import { PairBatch } from './batch.js';
+import { contextPremise } from './premise.js';
+import type { ActionReferenceChoice, SgsaccAction, SgsaccOptions, SgsaccTurn, TurnReferences } from './types.js';
+
+interface Pending {
+  turn: SgsaccTurn;
+  action: SgsaccAction;
+  plain: { candidates: number[]; negatives: number[] };
+  context?: { candidates: number[]; negatives: number[] };
+}
+
+/**
+ * Reference selection and validation on the ground-truth utterance (paper Sec. 2, Fig. 2 steps
+ * 1-2) for a chunk of turns. Everything here is independent of the system being scored, so the
+ * result is stored and reused for every system.
+ *
+ * Pass 1 scores every candidate (and, with validation, every negative) against the gold utterance.
+ * Pass 2, with context on, re-scores only the actions where no candidate was entailed, with the
+ * context-augmented premise. Negatives must stay non-entailed under each premise that was used.
+ */
+export async function selectReferences(
+  turns: SgsaccTurn[],
+  scorer: NliScorer,
+  options: SgsaccOptions,
+): Promise<TurnReferences[]> {
+  const first = new PairBatch();
+  const pending: Pending[] = [];
+  const fixed = new Map<SgsaccAction, ActionReferenceChoice>();
+
+  for (const turn of turns) {
+    for (const action of turn.actions) {
+      const early = unscorable(turn, action, options);
+      if (early) {
+        fixed.set(action, early);
+        continue;
+      }
+      const premise = turn.utterance;
+      pending.push({
+        turn,
+        action,
+        plain: {
+          candidates: action.candidates.map((c) => first.add(premise, c)),
+          negatives: options.validation ? action.negatives.map((n) => first.add(premise, n)) : [],
+        },
+      });
+    }
+  }
+  await first.run(scorer);
+
+  const second = new PairBatch();
+  const needContext: Pending[] = [];
+  if (options.context) {
+    for (const p of pending) {
+      if (p.plain.candidates.some((h) => argmaxLabel(first.get(h)) === 'entailment')) continue;
+      const premise = contextPremise(p.turn.previousUserUtterance, p.action.slotDescription, p.turn.utterance);
+      p.context = {
+        candidates: p.action.candidates.map((c) => second.add(premise, c)),
+        negatives: options.validation ? p.action.negatives.map((n) => second.add(premise, n)) : [],
+      };
+      needContext.push(p);
+    }
+    await second.run(scorer);
+  }
+
+  for (const p of pending) fixed.set(p.action, decide(p, first, second, options));
+
+  return turns.map((turn) => ({
+    id: turn.id,
+    services: turn.services,
+    actions: turn.actions.map((a) => fixed.get(a)!),
+  }));
+}
+
+function base(action: SgsaccAction): Pick<ActionReferenceChoice, 'actionId' | 'service' | 'act' | 'slot'> {
+  return { actionId: action.id, service: action.service, act: action.act, slot: action.slot };
+}
+
+function unscorable(turn: SgsaccTurn, action: SgsaccAction, options: SgsaccOptions): ActionReferenceChoice | undefined {
+  const reason = action.candidates.length === 0 ? 'no-candidates' : turn.utterance.trim() === '' ? 'no-ground-truth' : undefined;
+  if (!reason) return undefined;
+  // Without a gold utterance we can still score against the first candidate unvalidated; without
+  // candidates there is nothing to score at all.
+  const reference = reason === 'no-ground-truth' ? action.candidates[0] : null;
+  return {
+    ...base(action),
+    reference,
+    referenceEntailment: null,
+    contextUsed: false,
+    status: options.validation ? 'excluded' : 'unchecked',
+    reason,
+  };
+}
+
+function decide(p: Pending, first: PairBatch, second: PairBatch, options: SgsaccOptions): ActionReferenceChoice {
+  const plainProbs = p.plain.candidates.map((h) => first.get(h));
+  const plainEntailed = plainProbs.some((x) => argmaxLabel(x) === 'entailment');
+  const ctxProbs = p.context?.candidates.map((h) => second.get(h));
+  const ctxEntailed = ctxProbs?.some((x) => argmaxLabel(x) === 'entailment') ?? false;
+
+  // The premise that "decides" is the plain one unless only the augmented premise entailed.
+  const useContext = !plainEntailed && ctxEntailed;
+  const probs = useContext ? ctxProbs! : plainProbs;
+  let best = 0;
+  for (let i = 1; i < probs.length; i++) if (probs[i].entailment > probs[best].entailment) best = i;
+
+  const choice: ActionReferenceChoice = {
+    ...base(p.action),
+    reference: p.action.candidates[best],
+    referenceEntailment: probs[best].entailment,
+    contextUsed: useContext,
+    status: 'unchecked',
+  };
+  if (!options.validation) return choice;
+
+  if (!plainEntailed && !ctxEntailed) return { ...choice, status: 'excluded', reason: 'no-candidate-entailed' };
+  const negHandles: Array<[PairBatch, number[]]> = [[first, p.plain.negatives]];
+  if (useContext && p.context) negHandles.push([second, p.context.negatives]);
+  for (const [batch, handles] of negHandles) {
+    const i = handles.findIndex((h) => argmaxLabel(batch.get(h)) === 'entailment');
+    if (i >= 0) {
+      return { ...choice, status: 'excluded', reason: 'negative-entailed', entailedNegative: p.action.negatives[i] };
+    }
+  }
+  return { ...choice, status: 'validated' };
+}

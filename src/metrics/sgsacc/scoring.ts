@@ -1,0 +1,90 @@
+import { argmaxLabel } from '../../nli/types.js';
+import type { NliScorer } from '../../nli/types.js';
+import { PairBatch } from './batch.js';
+import { contextPremise } from './premise.js';
+import type { ActionScore, ExclusionReason, SgsaccOptions, SgsaccTurn, TurnReferences, TurnScore } from './types.js';
+
+/**
+ * Final scoring (paper Fig. 2 step 3): a system utterance is faithful when it entails the stored
+ * entailment reference of every action of its turn. Costs one pair per action, plus one context
+ * pair for the actions the plain premise did not entail.
+ */
+export async function scoreTurns(
+  turns: SgsaccTurn[],
+  references: Map<string, TurnReferences>,
+  utterances: Map<string, string>,
+  scorer: NliScorer,
+  options: SgsaccOptions,
+): Promise<TurnScore[]> {
+  const first = new PairBatch();
+  type Item = { turn: SgsaccTurn; refs: TurnReferences; handles: (number | null)[]; ctx: (number | null)[] };
+  const items: Item[] = [];
+  for (const turn of turns) {
+    const refs = references.get(turn.id);
+    if (!refs) throw new Error(`no stored references for turn ${turn.id}`);
+    const utterance = utterances.get(turn.id) ?? '';
+    const handles = refs.actions.map((a) => (a.reference === null ? null : first.add(utterance, a.reference)));
+    items.push({ turn, refs, handles, ctx: handles.map(() => null) });
+  }
+  await first.run(scorer);
+
+  const second = new PairBatch();
+  if (options.context) {
+    for (const item of items) {
+      const utterance = utterances.get(item.turn.id) ?? '';
+      item.refs.actions.forEach((a, i) => {
+        const h = item.handles[i];
+        if (h === null || argmaxLabel(first.get(h)) === 'entailment') return;
+        const action = item.turn.actions.find((x) => x.id === a.actionId);
+        const premise = contextPremise(item.turn.previousUserUtterance, action?.slotDescription ?? '', utterance);
+        item.ctx[i] = second.add(premise, a.reference!);
+      });
+    }
+    await second.run(scorer);
+  }
+
+  return items.map(({ turn, refs, handles, ctx }) => {
+    const actions: ActionScore[] = [];
+    let scorable = true;
+    refs.actions.forEach((a, i) => {
+      const h = handles[i];
+      if (h === null || a.reference === null) {
+        scorable = false;
+        return;
+      }
+      const plain = first.get(h);
+      const c = ctx[i];
+      const viaContext = c !== null ? second.get(c) : undefined;
+      const plainOk = argmaxLabel(plain) === 'entailment';
+      const ctxOk = viaContext !== undefined && argmaxLabel(viaContext) === 'entailment';
+      actions.push({
+        actionId: a.actionId,
+        service: a.service,
+        act: a.act,
+        slot: a.slot,
+        reference: a.reference,
+        entailed: plainOk || ctxOk,
+        entailment: ctxOk ? viaContext!.entailment : plain.entailment,
+        contextUsed: !plainOk && ctxOk,
+        referenceViaContext: a.contextUsed,
+      });
+    });
+    const excluded = refs.actions.filter((a) => a.status === 'excluded');
+    const validation: TurnScore['validation'] = !options.validation
+      ? 'unchecked'
+      : excluded.length > 0 || refs.actions.length === 0
+        ? 'excluded'
+        : 'validated';
+    const score: TurnScore = {
+      id: turn.id,
+      services: turn.services,
+      validation,
+      faithful: scorable && actions.length > 0 ? actions.every((x) => x.entailed) : null,
+      actions,
+    };
+    if (excluded.length > 0) {
+      score.exclusionReasons = [...new Set(excluded.map((a) => a.reason).filter((r): r is ExclusionReason => !!r))];
+    }
+    return score;
+  });
+}

@@ -1,0 +1,84 @@
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { InputError } from '../../util/errors.js';
+import { formatSignature, signatureDigest, type Signature } from '../../report/signature.js';
+
+export type StoreKind = 'todeval-sgsacc-references' | 'todeval-sgsacc-turns';
+
+interface Header {
+  kind: StoreKind;
+  digest: string;
+  signature: Signature;
+}
+
+/**
+ * A JSONL file of per-turn records behind a signature header. It is how stored references are
+ * reused across systems and how an interrupted run resumes: records already present are loaded
+ * and only missing turns are computed and appended. A file written under another configuration is
+ * refused rather than mixed.
+ */
+export class RecordStore<T extends { id: string }> {
+  readonly done = new Map<string, T>();
+
+  private constructor(
+    readonly file: string,
+    readonly signature: Signature,
+  ) {}
+
+  static open<T extends { id: string }>(file: string, kind: StoreKind, signature: Signature): RecordStore<T> {
+    const store = new RecordStore<T>(file, signature);
+    const digest = signatureDigest(signature);
+    const header: Header = { kind, digest, signature };
+    if (!existsSync(file) || readFileSync(file, 'utf8').trim() === '') {
+      writeFileSync(file, JSON.stringify(header) + '\n');
+      return store;
+    }
+    const text = readFileSync(file, 'utf8');
+    const lines = text.split('\n');
+    let found: Header;
+    try {
+      found = JSON.parse(lines[0]) as Header;
+    } catch {
+      throw new InputError('not a todeval SGSAcc file (first line is not a JSON header)', { file });
+    }
+    if (found.kind !== kind) {
+      throw new InputError(`expected a ${kind} file, found ${String(found.kind)}`, { file });
+    }
+    if (found.digest !== digest) {
+      throw new InputError(
+        `written under a different configuration (${describeDifference(found.signature, signature)}); ` +
+          'use another file or delete this one',
+        { file },
+      );
+    }
+    for (let i = 1; i < lines.length; i++) {
+      const raw = lines[i].trim();
+      if (raw === '') continue;
+      try {
+        const rec = JSON.parse(raw) as T;
+        store.done.set(rec.id, rec);
+      } catch {
+        // A run killed mid-write leaves at most a torn last line; its turns are simply recomputed.
+        if (i < lines.length - 1 && lines.slice(i + 1).some((l) => l.trim() !== '')) {
+          throw new InputError('corrupt record', { file, where: `line ${i + 1}` });
+        }
+      }
+    }
+    if (!text.endsWith('\n')) appendFileSync(file, '\n');
+    return store;
+  }
+
+  append(records: T[]): void {
+    if (records.length === 0) return;
+    appendFileSync(this.file, records.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    for (const r of records) this.done.set(r.id, r);
+  }
+}
+
+function describeDifference(stored: Signature | undefined, wanted: Signature): string {
+  if (!stored) return 'no signature';
+  const keys = new Set([...Object.keys(stored), ...Object.keys(wanted)]);
+  const diffs = [...keys]
+    .filter((k) => String(stored[k]) !== String(wanted[k]))
+    .map((k) => `${k}: ${String(stored[k])} vs ${String(wanted[k])}`);
+  return diffs.length > 0 ? diffs.join(', ') : formatSignature(stored);
+}

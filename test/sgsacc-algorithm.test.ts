@@ -1,0 +1,242 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  aggregateSgsacc,
+  contextPremise,
+  makeUnseenTest,
+  RecordStore,
+  runSgsacc,
+  scoreTurns,
+  selectReferences,
+  type SgsaccAction,
+  type SgsaccTurn,
+  type TurnReferences,
+  type TurnScore,
+} from '../src/metrics/sgsacc/index.js';
+import { makeSignature } from '../src/report/signature.js';
+import { InputError } from '../src/util/errors.js';
+import { FakeWordOverlapNli } from './sgsacc-fake-nli.js';
+
+const ON = { validation: true, context: true };
+
+function action(over: Partial<SgsaccAction> & Pick<SgsaccAction, 'id' | 'candidates'>): SgsaccAction {
+  return { service: 'Restaurants_1', act: 'INFORM', slot: 's', values: [], negatives: [], slotDescription: '', ...over };
+}
+
+// The paper's Figure 1.
+const queens: SgsaccTurn = {
+  id: 'd1/1',
+  services: ['Salon_1'],
+  utterance: 'What about Queens?',
+  previousUserUtterance: 'I want to book a hair cut.',
+  actions: [
+    action({
+      id: 'a0',
+      service: 'Salon_1',
+      act: 'OFFER',
+      slot: 'stylist_name',
+      values: ['Queens'],
+      candidates: ['The name of the hair stylist is Queens.', 'stylist name is Queens.'],
+      negatives: ['The name of the hair stylist is Kings.'],
+      slotDescription: 'the name of the hair stylist',
+    }),
+  ],
+};
+
+function utterances(turns: SgsaccTurn[], f: (t: SgsaccTurn) => string = (t) => t.utterance): Map<string, string> {
+  return new Map(turns.map((t) => [t.id, f(t)]));
+}
+
+describe('context premise', () => {
+  it('follows Figure 1: previous user turn, slot description as a sentence, utterance', () => {
+    expect(contextPremise('I want to book a hair cut.', 'the name of the hair stylist', 'What about Queens?')).toBe(
+      'I want to book a hair cut. the name of the hair stylist. What about Queens?',
+    );
+    expect(contextPremise('', '', 'Hi.')).toBe('Hi.');
+  });
+});
+
+describe('reference selection and validation', () => {
+  it('rescues the Queens example with context, and excludes it without', async () => {
+    const nli = new FakeWordOverlapNli();
+    const [withCtx] = await selectReferences([queens], nli, ON);
+    expect(withCtx.actions[0]).toMatchObject({
+      status: 'validated',
+      contextUsed: true,
+      reference: 'The name of the hair stylist is Queens.',
+    });
+    const [noCtx] = await selectReferences([queens], new FakeWordOverlapNli(), { validation: true, context: false });
+    expect(noCtx.actions[0]).toMatchObject({ status: 'excluded', reason: 'no-candidate-entailed', contextUsed: false });
+  });
+
+  it('picks the candidate with the highest entailment probability on the gold utterance', async () => {
+    const nli = new FakeWordOverlapNli();
+    const turn: SgsaccTurn = {
+      id: 'd/1',
+      services: ['Restaurants_1'],
+      utterance: 'GOLD',
+      previousUserUtterance: '',
+      actions: [action({ id: 'a0', candidates: ['first', 'second', 'third'] })],
+    };
+    const p = (entailment: number) => ({ entailment, neutral: (1 - entailment) / 2, contradiction: (1 - entailment) / 2 });
+    nli.overrides.set('GOLD\u0000first', p(0.6));
+    nli.overrides.set('GOLD\u0000second', p(0.95));
+    nli.overrides.set('GOLD\u0000third', p(0.1));
+    const [r] = await selectReferences([turn], nli, ON);
+    expect(r.actions[0].reference).toBe('second');
+    expect(r.actions[0].referenceEntailment).toBeCloseTo(0.95);
+    expect(r.actions[0].contextUsed).toBe(false);
+  });
+
+  it('excludes an action whose gold utterance entails a negative reference', async () => {
+    const turn: SgsaccTurn = {
+      id: 'd/3',
+      services: ['Restaurants_1'],
+      utterance: 'Yes, it is kid friendly and not kid friendly.',
+      previousUserUtterance: '',
+      actions: [
+        action({ id: 'a0', slot: 'kids', candidates: ['It is kid friendly.'], negatives: ['It is not kid friendly.'] }),
+      ],
+    };
+    const [r] = await selectReferences([turn], new FakeWordOverlapNli(), ON);
+    expect(r.actions[0]).toMatchObject({ status: 'excluded', reason: 'negative-entailed', entailedNegative: 'It is not kid friendly.' });
+    const [off] = await selectReferences([turn], new FakeWordOverlapNli(), { validation: false, context: true });
+    expect(off.actions[0].status).toBe('unchecked');
+  });
+
+  it('with validation off, negatives are never sent to the model', async () => {
+    const nli = new FakeWordOverlapNli();
+    await selectReferences([queens], nli, { validation: false, context: true });
+    const hyps = nli.calls.flat().map((p) => p.hypothesis);
+    expect(hyps).not.toContain('The name of the hair stylist is Kings.');
+  });
+
+  it('sends all pairs of a chunk in one call per pass and dedupes identical pairs', async () => {
+    const nli = new FakeWordOverlapNli();
+    const twin = { ...queens, id: 'd1/3' }; // same utterance and references: no new pairs
+    await selectReferences([queens, twin], nli, ON);
+    expect(nli.calls.length).toBe(2); // plain pass + context pass
+    expect(nli.calls[0].length).toBe(3); // 2 candidates + 1 negative, once
+  });
+});
+
+describe('turn scoring and aggregation', () => {
+  const twoActions: SgsaccTurn = {
+    id: 'd2/1',
+    services: ['Restaurants_1'],
+    utterance: 'Tanpopo serves Japanese food.',
+    previousUserUtterance: 'Find me a place to eat.',
+    actions: [
+      action({ id: 'a0', slot: 'restaurant_name', candidates: ['The restaurant is Tanpopo.', 'Tanpopo'] }),
+      action({ id: 'a1', slot: 'cuisine', candidates: ['The food is Japanese.', 'Japanese food'] }),
+    ],
+  };
+
+  it('a turn is faithful only when every action is realised', async () => {
+    const nli = new FakeWordOverlapNli();
+    const refs = new Map((await selectReferences([twoActions], nli, ON)).map((r) => [r.id, r]));
+    const [gold] = await scoreTurns([twoActions], refs, utterances([twoActions]), nli, ON);
+    expect(gold.faithful).toBe(true);
+    const [half] = await scoreTurns([twoActions], refs, new Map([[twoActions.id, 'Tanpopo is open.']]), nli, ON);
+    expect(half.actions.map((a) => a.entailed)).toEqual([true, false]);
+    expect(half.faithful).toBe(false);
+  });
+
+  it('context rescue also applies to the generated utterance', async () => {
+    const nli = new FakeWordOverlapNli();
+    const refs = new Map((await selectReferences([queens], nli, ON)).map((r) => [r.id, r]));
+    const [s] = await scoreTurns([queens], refs, new Map([[queens.id, 'How about Queens then?']]), nli, ON);
+    expect(s).toMatchObject({ faithful: true, validation: 'validated' });
+    expect(s.actions[0]).toMatchObject({ contextUsed: true, referenceViaContext: true });
+    const [off] = await scoreTurns([queens], refs, new Map([[queens.id, 'How about Queens then?']]), nli, {
+      validation: true,
+      context: false,
+    });
+    expect(off.faithful).toBe(false);
+  });
+
+  it('splits seen/unseen by domain absent from the train schema and counts exclusions', () => {
+    const mk = (id: string, service: string, faithful: boolean, validation: TurnScore['validation']): TurnScore => ({
+      id,
+      services: [service],
+      validation,
+      faithful,
+      actions: [
+        { actionId: 'a0', service, act: 'INFORM', slot: 's', reference: 'r', entailed: faithful, entailment: 0.5, contextUsed: false, referenceViaContext: false },
+      ],
+      ...(validation === 'excluded' ? { exclusionReasons: ['no-candidate-entailed' as const] } : {}),
+    });
+    const scores = [
+      mk('a/1', 'Restaurants_2', true, 'validated'),
+      mk('a/3', 'Restaurants_1', false, 'validated'),
+      mk('b/1', 'Alarm_1', true, 'validated'),
+      mk('b/3', 'Alarm_1', false, 'excluded'),
+    ];
+    const isUnseen = makeUnseenTest(['Restaurants_1', 'Hotels_3']);
+    expect(isUnseen('Restaurants_2')).toBe(false);
+    expect(isUnseen('Alarm_1')).toBe(true);
+    const s = aggregateSgsacc(scores, { validation: true, isUnseen });
+    expect(s.validated).toEqual({ all: 200 / 3, seen: 50, unseen: 100 });
+    expect(s.unvalidated).toEqual({ all: 50, seen: 50, unseen: 50 });
+    expect(s.counts).toMatchObject({ turns: 4, evaluated: 3, excluded: 1, evaluatedUnvalidated: 4 });
+    expect(s.counts.excludedByReason).toEqual({ 'no-candidate-entailed': 1 });
+    expect(s.perService['Alarm_1']).toMatchObject({ validated: 100, unvalidated: 50, validatedN: 1, unvalidatedN: 2 });
+    expect(s.perAct['INFORM'].validatedN).toBe(3);
+    const noVal = aggregateSgsacc(scores, { validation: false, isUnseen });
+    expect(noVal.validated).toBeNull();
+    expect(noVal.counts.evaluated).toBe(4);
+  });
+});
+
+describe('stored references and resume', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'sgsacc-'));
+  const sig = makeSignature({ model: 'fake', rules: 'r1', validation: true, context: true });
+  const turns = [queens, { ...queens, id: 'd1/5', utterance: 'Queens has an opening.' }];
+
+  it('a second system reuses stored references and costs only its own pairs', async () => {
+    const file = path.join(dir, 'refs.jsonl');
+    const gt = new FakeWordOverlapNli();
+    await runSgsacc(turns, utterances(turns), { ...ON, scorer: gt, references: RecordStore.open(file, 'todeval-sgsacc-references', sig) });
+    const refLines = readFileSync(file, 'utf8').trim().split('\n');
+    expect(refLines.length).toBe(1 + turns.length);
+
+    const sys = new FakeWordOverlapNli();
+    const store = RecordStore.open<TurnReferences>(file, 'todeval-sgsacc-references', sig);
+    expect(store.done.size).toBe(2);
+    await runSgsacc(turns, utterances(turns, () => 'Kings is free.'), { ...ON, scorer: sys, references: store });
+    const hyps = new Set(sys.calls.flat().map((p) => p.hypothesis));
+    expect(hyps).toEqual(new Set(['The name of the hair stylist is Queens.'])); // only the stored references
+    expect(sys.pairsScored).toBe(2); // plain + context for one distinct (utterance, reference)
+  });
+
+  it('refuses a file written under another signature', () => {
+    const file = path.join(dir, 'refs.jsonl');
+    const other = makeSignature({ model: 'fake', rules: 'r2', validation: true, context: true });
+    expect(() => RecordStore.open(file, 'todeval-sgsacc-references', other)).toThrow(InputError);
+    expect(() => RecordStore.open(file, 'todeval-sgsacc-references', other)).toThrow(/rules: r1 vs r2/);
+  });
+
+  it('resumes: turns already in --out are not recomputed, a torn last line is', async () => {
+    const out = path.join(dir, 'out.jsonl');
+    const nli1 = new FakeWordOverlapNli();
+    const first = await runSgsacc([turns[0]], utterances(turns), {
+      ...ON,
+      scorer: nli1,
+      results: RecordStore.open(out, 'todeval-sgsacc-turns', sig),
+    });
+    writeFileSync(out, readFileSync(out, 'utf8') + '{"id":"d1/5","faith'); // killed mid-write
+    const nli2 = new FakeWordOverlapNli();
+    const all = await runSgsacc(turns, utterances(turns), {
+      ...ON,
+      scorer: nli2,
+      results: RecordStore.open(out, 'todeval-sgsacc-turns', sig),
+    });
+    expect(all[0]).toEqual(first[0]);
+    expect(nli2.calls.flat().every((p) => p.premise.includes('opening'))).toBe(true);
+    const lines = readFileSync(out, 'utf8').trim().split('\n');
+    expect(lines.filter((l) => l.startsWith('{"id"')).map((l) => { try { return JSON.parse(l).id; } catch { return 'torn'; } }))
+      .toEqual(['d1/1', 'torn', 'd1/5']);
+  });
+});
