@@ -1,0 +1,23 @@
+export {
+  buildRandomRoberta,
+  buildRandomRobertaModelDir,
+  resolveTokenizerDir,
+  onnxFileName,
+  ONNX_BUILDER_VERSION,
+  DEFAULT_SEED,
+  DEFAULT_STD,
+  RANDOM_MODEL_MANIFEST,
+  type BuildRandomRobertaOptions,
+  type ModelSize,
+  type RandomModelManifest,
+} from './model-dir.js';
+export {
+  sizesFromConfig,
+  applyOverrides,
+  ROBERTA_LARGE_MNLI_CONFIG,
+  TINY_OVERRIDES,
+  type RobertaSizes,
+  type SizeOverrides,
+} from './roberta-config.js';
+export { robertaWeightSpecs, generateWeight, countParameters, type WeightSpec } from './roberta-weights.js';
+export { buildRobertaModel, INPUT_IDS, ATTENTION_MASK, LOGITS, type WeightDtype } from './roberta-graph.js';

@@ -1,0 +1,148 @@
+import { chmodSync, copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { TODEVAL_VERSION } from '../../version.js';
+import { MissingResourceError } from '../../util/errors.js';
+import { writeMessageToFile } from './protobuf.js';
+import {
+  applyOverrides,
+  configWithSizes,
+  readConfigFile,
+  ROBERTA_LARGE_MNLI_CONFIG,
+  sizesFromConfig,
+  TINY_OVERRIDES,
+  type RobertaSizes,
+  type SizeOverrides,
+} from './roberta-config.js';
+import { buildRobertaModel, type WeightDtype } from './roberta-graph.js';
+import { countParameters } from './roberta-weights.js';
+
+/**
+ * Bump whenever the graph or the weight generation changes: caches of built models are keyed by it,
+ * and it goes into random-model.json so signatures tell builds apart.
+ */
+export const ONNX_BUILDER_VERSION = '1';
+
+export const DEFAULT_SEED = 42;
+export const DEFAULT_STD = 0.02;
+export const RANDOM_MODEL_MANIFEST = 'random-model.json';
+
+/** Tokenizer files copied next to the model; tokenizer.json is the one the runner needs. */
+const TOKENIZER_FILES = ['tokenizer.json', 'tokenizer_config.json', 'vocab.json', 'merges.txt', 'special_tokens_map.json'];
+
+export type ModelSize = 'tiny' | 'large';
+
+export interface BuildRandomRobertaOptions {
+  outDir: string;
+  size: ModelSize;
+  /** Where tokenizer.json (and config.json, unless `configFile`) come from; default: the shared roberta-large-mnli. */
+  tokenizerDir?: string;
+  /** Base config.json; default: tokenizerDir/config.json, else the built-in roberta-large-mnli config. */
+  configFile?: string;
+  seed?: number;
+  /** Applied after the size preset. */
+  overrides?: SizeOverrides;
+  std?: number;
+  dtype?: WeightDtype;
+}
+
+/** What random-model.json holds: enough for a runner to name the model "random" in signatures. */
+export interface RandomModelManifest {
+  kind: 'random-roberta';
+  builderVersion: string;
+  producer: string;
+  size: ModelSize;
+  seed: number;
+  std: number;
+  dtype: WeightDtype;
+  sizes: RobertaSizes;
+  parameters: number;
+  onnxFile: string;
+  bytes: number;
+  sha256: string;
+}
+
+function defaultTokenizerDirs(): string[] {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const dirs: string[] = [];
+  if (process.env.TODEVAL_TOKENIZER_DIR) dirs.push(process.env.TODEVAL_TOKENIZER_DIR);
+  if (process.env.TODEVAL_SHARED) dirs.push(path.join(process.env.TODEVAL_SHARED, 'models', 'roberta-large-mnli'));
+  dirs.push(path.resolve(process.cwd(), '..', 'shared', 'models', 'roberta-large-mnli'));
+  // src/nli/onnx-builder (tsx) and dist/src/nli/onnx-builder (built) sit 3 and 4 levels below the repo.
+  for (const up of [3, 4]) {
+    dirs.push(path.resolve(here, ...Array(up).fill('..'), '..', 'shared', 'models', 'roberta-large-mnli'));
+  }
+  return dirs;
+}
+
+export function resolveTokenizerDir(explicit?: string): string {
+  const candidates = explicit ? [path.resolve(explicit)] : defaultTokenizerDirs();
+  const found = candidates.find((d) => existsSync(path.join(d, 'tokenizer.json')));
+  if (!found) {
+    throw new MissingResourceError(
+      `no tokenizer.json for the random model (looked in ${candidates.join(', ')}); pass --tokenizer-dir DIR holding roberta-large-mnli's tokenizer.json`,
+    );
+  }
+  return found;
+}
+
+export function onnxFileName(dtype: WeightDtype): string {
+  // Same layout as the hub export (Xenova/roberta-large-mnli): onnx/model.onnx, onnx/model_fp16.onnx.
+  return dtype === 'fp16' ? path.join('onnx', 'model_fp16.onnx') : path.join('onnx', 'model.onnx');
+}
+
+/** Writes a complete model directory (ONNX + tokenizer + config + random-model.json); returns its manifest. */
+export function buildRandomRoberta(opts: BuildRandomRobertaOptions): RandomModelManifest {
+  const tokenizerDir = resolveTokenizerDir(opts.tokenizerDir);
+  const configFile = opts.configFile ?? path.join(tokenizerDir, 'config.json');
+  const baseConfig = opts.configFile || existsSync(configFile) ? readConfigFile(configFile) : ROBERTA_LARGE_MNLI_CONFIG;
+  const preset = opts.size === 'tiny' ? TINY_OVERRIDES : {};
+  const given = Object.fromEntries(Object.entries(opts.overrides ?? {}).filter(([, v]) => v !== undefined));
+  const sizes = applyOverrides(sizesFromConfig(baseConfig, configFile), { ...preset, ...given });
+  const seed = opts.seed ?? DEFAULT_SEED;
+  const std = opts.std ?? DEFAULT_STD;
+  const dtype = opts.dtype ?? 'fp32';
+
+  const onnxFile = onnxFileName(dtype);
+  mkdirSync(path.join(opts.outDir, path.dirname(onnxFile)), { recursive: true });
+  const model = buildRobertaModel(sizes, { seed, std, dtype, producerVersion: `${TODEVAL_VERSION}+builder${ONNX_BUILDER_VERSION}` });
+  const written = writeMessageToFile(model, path.join(opts.outDir, onnxFile));
+
+  for (const f of TOKENIZER_FILES) {
+    const src = path.join(tokenizerDir, f);
+    if (!existsSync(src)) continue;
+    const dest = path.join(opts.outDir, f);
+    copyFileSync(src, dest);
+    chmodSync(dest, 0o644); // sources may be read-only; a rebuild must be able to overwrite the copy
+  }
+  writeFileSync(path.join(opts.outDir, 'config.json'), JSON.stringify(configWithSizes(baseConfig, sizes), null, 2) + '\n');
+
+  const manifest: RandomModelManifest = {
+    kind: 'random-roberta',
+    builderVersion: ONNX_BUILDER_VERSION,
+    producer: `todeval ${TODEVAL_VERSION}`,
+    size: opts.size,
+    seed,
+    std,
+    dtype,
+    sizes,
+    parameters: countParameters(sizes),
+    onnxFile: onnxFile.split(path.sep).join('/'),
+    bytes: written.bytes,
+    sha256: written.sha256,
+  };
+  // Written last: its presence marks a complete directory.
+  writeFileSync(path.join(opts.outDir, RANDOM_MODEL_MANIFEST), JSON.stringify(manifest, null, 2) + '\n');
+  return manifest;
+}
+
+/** The interface colleagues' tests use: build a model directory, return its path. */
+export async function buildRandomRobertaModelDir(opts: {
+  outDir: string;
+  size: ModelSize;
+  tokenizerDir?: string;
+  seed?: number;
+}): Promise<string> {
+  buildRandomRoberta(opts);
+  return opts.outDir;
+}

@@ -1,0 +1,36 @@
+import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import {
+  buildRandomRoberta,
+  ONNX_BUILDER_VERSION,
+  RANDOM_MODEL_MANIFEST,
+} from '../../src/nli/onnx-builder/index.js';
+import { REPO_ROOT, SHARED_TOKENIZER_DIR } from './shared.js';
+
+/** Cache of the tiny random model, keyed by builder version so a graph change rebuilds it. */
+export const TINY_MODEL_CACHE = path.join(REPO_ROOT, '.cache', 'models', `tiny-random-roberta-v${ONNX_BUILDER_VERSION}`);
+
+/**
+ * Directory of the tiny random RoBERTa (2 layers, hidden 64, seed 42) with the real tokenizer and
+ * config: built once, then reused. Several vitest workers may call this at once: each builds into
+ * its own temp dir and renames it into place; the loser of the race drops its copy.
+ * Needs ../shared (the tokenizer): guard suites with hasShared('models', 'roberta-large-mnli').
+ */
+export async function getTinyModelDir(): Promise<string> {
+  if (existsSync(path.join(TINY_MODEL_CACHE, RANDOM_MODEL_MANIFEST))) return TINY_MODEL_CACHE;
+  const parent = path.dirname(TINY_MODEL_CACHE);
+  mkdirSync(parent, { recursive: true });
+  const tmp = path.join(parent, `.tmp-tiny-${process.pid}-${Math.random().toString(36).slice(2)}`);
+  try {
+    buildRandomRoberta({ outDir: tmp, size: 'tiny', tokenizerDir: SHARED_TOKENIZER_DIR });
+    try {
+      renameSync(tmp, TINY_MODEL_CACHE);
+    } catch (e) {
+      // Another worker won the race (the target exists and is complete): use theirs.
+      if (!existsSync(path.join(TINY_MODEL_CACHE, RANDOM_MODEL_MANIFEST))) throw e;
+    }
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+  return TINY_MODEL_CACHE;
+}
