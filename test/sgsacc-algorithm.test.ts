@@ -209,6 +209,19 @@ describe('stored references and resume', () => {
     const hyps = new Set(sys.calls.flat().map((p) => p.hypothesis));
     expect(hyps).toEqual(new Set(['The name of the hair stylist is Queens.'])); // only the stored references
     expect(sys.pairsScored).toBe(2); // plain + context for one distinct (utterance, reference)
+    expect(store.done.get('d1/1')!.groundTruth).toMatchObject({ faithful: true, validation: 'validated' });
+  });
+
+  it('the ground truth as the system reuses the stored ground-truth scores: no pairs at all', async () => {
+    const file = path.join(dir, 'refs.jsonl');
+    const nli = new FakeWordOverlapNli();
+    const store = RecordStore.open<TurnReferences>(file, 'todeval-sgsacc-references', sig);
+    const run = await runSgsacc(turns, utterances(turns), { ...ON, scorer: nli, groundTruthSystem: true, references: store });
+    expect(nli.pairsScored).toBe(0);
+    expect(run.scores).toEqual(turns.map((t) => store.done.get(t.id)!.groundTruth));
+    // ...and they equal scoring the gold utterances from scratch.
+    const fresh = await runSgsacc(turns, utterances(turns), { ...ON, scorer: new FakeWordOverlapNli() });
+    expect(fresh.scores).toEqual(run.scores);
   });
 
   it('refuses a file written under another signature', () => {
@@ -221,14 +234,14 @@ describe('stored references and resume', () => {
   it('resumes: turns already in --out are not recomputed, a torn last line is', async () => {
     const out = path.join(dir, 'out.jsonl');
     const nli1 = new FakeWordOverlapNli();
-    const first = await runSgsacc([turns[0]], utterances(turns), {
+    const { scores: first } = await runSgsacc([turns[0]], utterances(turns), {
       ...ON,
       scorer: nli1,
       results: RecordStore.open(out, 'todeval-sgsacc-turns', sig),
     });
     writeFileSync(out, readFileSync(out, 'utf8') + '{"id":"d1/5","faith'); // killed mid-write
     const nli2 = new FakeWordOverlapNli();
-    const all = await runSgsacc(turns, utterances(turns), {
+    const { scores: all } = await runSgsacc(turns, utterances(turns), {
       ...ON,
       scorer: nli2,
       results: RecordStore.open(out, 'todeval-sgsacc-turns', sig),

@@ -12,6 +12,8 @@ export interface SgsaccRunOptions extends SgsaccOptions {
   references?: RecordStore<TurnReferences>;
   /** Finished turns of this system (`--out FILE`): skipped on resume, appended as chunks finish. */
   results?: RecordStore<TurnScore>;
+  /** The system is the gold utterance itself: reuse the ground-truth scores of the references. */
+  groundTruthSystem?: boolean;
   onChunk?: (progress: { turnsDone: number; turnsTotal: number }) => void;
 }
 
@@ -23,7 +25,7 @@ export async function runSgsacc(
   turns: SgsaccTurn[],
   utterances: Map<string, string>,
   opts: SgsaccRunOptions,
-): Promise<TurnScore[]> {
+): Promise<SgsaccRun> {
   const chunk = Math.max(1, opts.chunkTurns ?? 128);
   const refs = new Map<string, TurnReferences>();
   const done = new Map<string, TurnScore>();
@@ -42,13 +44,33 @@ export async function runSgsacc(
     if (missing.length > 0) {
       const fresh = await selectReferences(missing, opts.scorer, opts);
       for (const r of fresh) refs.set(r.id, r);
+      await addGroundTruth(missing, refs, opts);
       opts.references?.append(fresh);
     }
-    const scored = await scoreTurns(slice, refs, utterances, opts.scorer, opts);
+    // References stored by an older build may lack the ground-truth scores.
+    await addGroundTruth(slice.filter((t) => !refs.get(t.id)!.groundTruth), refs, opts);
+    // The ground truth as the system is already scored with its references.
+    const scored = opts.groundTruthSystem
+      ? slice.map((t) => refs.get(t.id)!.groundTruth!)
+      : await scoreTurns(slice, refs, utterances, opts.scorer, opts);
     opts.results?.append(scored);
     for (const s of scored) done.set(s.id, s);
     turnsDone += slice.length;
     opts.onChunk?.({ turnsDone, turnsTotal: turns.length });
   }
-  return turns.map((t) => done.get(t.id)!);
+  return { scores: turns.map((t) => done.get(t.id)!), references: turns.map((t) => refs.get(t.id) ?? opts.references?.done.get(t.id)) };
+}
+
+async function addGroundTruth(turns: SgsaccTurn[], refs: Map<string, TurnReferences>, opts: SgsaccRunOptions): Promise<void> {
+  if (turns.length === 0) return;
+  const gold = new Map(turns.map((t) => [t.id, t.utterance]));
+  const scores = await scoreTurns(turns, refs, gold, opts.scorer, opts);
+  turns.forEach((t, i) => (refs.get(t.id)!.groundTruth = scores[i]));
+}
+
+export interface SgsaccRun {
+  /** Per turn, in input order. */
+  scores: TurnScore[];
+  /** Per turn; undefined for turns resumed from --out without a reference store. */
+  references: (TurnReferences | undefined)[];
 }

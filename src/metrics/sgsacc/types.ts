@@ -64,6 +64,11 @@ export interface TurnReferences {
   id: string;
   services: string[];
   actions: ActionReferenceChoice[];
+  /**
+   * The gold utterance scored as a system against these references (the metric's ceiling). Stored
+   * with the references because its pairs are almost all the selection pairs already scored.
+   */
+  groundTruth?: TurnScore;
 }
 
 export interface ActionScore {
