@@ -1,0 +1,68 @@
+import { Option, type Command } from 'commander';
+import cliProgress from 'cli-progress';
+import { DEFAULT_MODEL_ID, hubCacheDir, listCachedModels, parseDtype } from '../../nli/model-store.js';
+import { pullModel } from '../../nli/pull.js';
+
+function mib(bytes: number): string {
+  return `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+}
+
+/** `todeval models pull|list`: fetch the ONNX NLI model into the Hugging Face cache, show what is there. */
+export function register(program: Command): void {
+  const models = program.command('models').description('download and list NLI models (Hugging Face cache layout)');
+
+  models
+    .command('pull')
+    .description('download the NLI model files for one dtype, verifying sizes and sha256 against the hub')
+    .option('--model <id>', 'hub model id', DEFAULT_MODEL_ID)
+    .addOption(new Option('--dtype <dtype>', 'weights to fetch').choices(['fp32', 'fp16', 'q8']).default('fp32'))
+    .option('--revision <rev>', 'branch, tag or commit (default: the manifest pin)')
+    .option('--hub-url <url>', 'hub endpoint (default $HF_ENDPOINT, else https://huggingface.co)')
+    .option('--cache-dir <dir>', 'hub cache (default $HF_HUB_CACHE, $HF_HOME/hub, ~/.cache/huggingface/hub)')
+    .action(async (flags: { model: string; dtype: string; revision?: string; hubUrl?: string; cacheDir?: string }) => {
+      const dtype = parseDtype(flags.dtype) ?? 'fp32';
+      const bar = process.stderr.isTTY
+        ? new cliProgress.SingleBar({ format: 'pull {file} [{bar}] {percentage}% {value}/{total} MiB', stream: process.stderr }, cliProgress.Presets.shades_classic)
+        : undefined;
+      let started = false;
+      const result = await pullModel({
+        id: flags.model,
+        dtype,
+        revision: flags.revision,
+        hubUrl: flags.hubUrl,
+        cacheDir: flags.cacheDir,
+        accessToken: process.env.HF_TOKEN,
+        onProgress: (done, total, file) => {
+          if (!bar) return;
+          if (!started) {
+            bar.start(Math.ceil(total / 2 ** 20), 0, { file });
+            started = true;
+          }
+          bar.update(Math.floor(done / 2 ** 20), { file });
+        },
+      }).finally(() => bar?.stop());
+      for (const f of result.files) {
+        process.stdout.write(`${f.downloaded ? 'downloaded' : 'present   '} ${f.path} ${mib(f.size)} verified ${f.digest.slice(0, 12)}\n`);
+      }
+      process.stdout.write(`${result.id}@${result.commit} (${dtype}) in ${result.dir}\n`);
+    });
+
+  models
+    .command('list')
+    .description('show the NLI models present in the hub cache')
+    .option('--cache-dir <dir>', 'hub cache (default $HF_HUB_CACHE, $HF_HOME/hub, ~/.cache/huggingface/hub)')
+    .option('--json', 'print JSON')
+    .action((flags: { cacheDir?: string; json?: boolean }) => {
+      const dir = flags.cacheDir ?? hubCacheDir();
+      const present = listCachedModels(dir);
+      if (flags.json) {
+        process.stdout.write(`${JSON.stringify({ cacheDir: dir, models: present })}\n`);
+        return;
+      }
+      if (present.length === 0) {
+        process.stdout.write(`no NLI models in ${dir}; run \`todeval models pull\` or pass --model <dir>\n`);
+        return;
+      }
+      for (const m of present) process.stdout.write(`${m.id}@${m.revision.slice(0, 12)} ${m.dtypes.join(',')} ${mib(m.bytes)} ${m.dir}\n`);
+    });
+}

@@ -1,0 +1,48 @@
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { parseDtype, type NliDtype } from '../nli/model-store.js';
+import type { NliRunnerOptions } from '../nli/runner.js';
+import type { NliDevice } from '../nli/session.js';
+
+/** Flags every NLI-backed command shares (`nli`, `score`, `rerank`), parsed by nliOptionsFrom. */
+export interface NliCliFlags {
+  model?: string;
+  device?: NliDevice;
+  dtype?: string;
+  threads?: number;
+  batchTokens?: number;
+  batchSize?: number;
+  cache?: string;
+}
+
+function positiveInt(flag: string) {
+  return (v: string): number => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`${flag} must be a positive integer`);
+    return n;
+  };
+}
+
+export function addNliOptions(cmd: Command): Command {
+  return cmd
+    .option('--model <id|dir>', 'NLI model: hub id or local directory with model.onnx (default $TODEVAL_MODEL, else Xenova/roberta-large-mnli)')
+    .addOption(new Option('--device <device>', 'where the model runs (auto: CUDA when its provider loads, else CPU)').choices(['auto', 'cpu', 'cuda']).default('auto'))
+    .addOption(new Option('--dtype <dtype>', 'model weights to use').choices(['fp32', 'fp16', 'q8']))
+    .option('--threads <n>', 'intra-op CPU threads (default: all cores)', positiveInt('--threads'))
+    .option('--batch-tokens <n>', 'padded tokens per forward pass', positiveInt('--batch-tokens'))
+    .option('--batch-size <n>', 'pairs per forward pass at most', positiveInt('--batch-size'))
+    .option('--cache <file>', 'persist NLI results to this JSON-lines file and reuse them');
+}
+
+/** Runner options from the shared flags; progress is for the caller to add. */
+export function nliOptionsFrom(flags: NliCliFlags): NliRunnerOptions {
+  const dtype: NliDtype | undefined = parseDtype(flags.dtype);
+  return {
+    model: flags.model,
+    device: flags.device ?? 'auto',
+    dtype,
+    threads: flags.threads,
+    maxBatchTokens: flags.batchTokens,
+    maxBatchSize: flags.batchSize,
+    cacheFile: flags.cache,
+  };
+}

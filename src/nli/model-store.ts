@@ -1,0 +1,256 @@
+import { createHash } from 'node:crypto';
+import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { InputError, MissingResourceError } from '../util/errors.js';
+import type { NliModelSignature } from './types.js';
+
+export type NliDtype = 'fp32' | 'fp16' | 'q8';
+export const NLI_DTYPES: readonly NliDtype[] = ['fp32', 'fp16', 'q8'];
+
+export interface ModelManifest {
+  id: string;
+  revision: string;
+  common: string[];
+  dtypes: Record<NliDtype, { onnx: string; approxBytes?: number }>;
+  maxLength?: number;
+}
+
+export interface ResolvedModel {
+  dir: string;
+  onnxPath: string;
+  tokenizerPath: string;
+  /** tokenizer_config.json when present (model_max_length); optional for local exports. */
+  tokenizerConfigPath?: string;
+  configPath: string;
+  signature: NliModelSignature;
+  source: 'local' | 'hub-cache';
+}
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+/** models/<name>.json, found from src/nli (tsx) or dist/src/nli (built). */
+function manifestFile(name: string): string {
+  for (const up of [['..', '..'], ['..', '..', '..']]) {
+    const f = path.resolve(here, ...up, 'models', `${name}.json`);
+    if (existsSync(f)) return f;
+  }
+  throw new Error(`model manifest models/${name}.json is missing from the installation`);
+}
+
+export function loadDefaultManifest(): ModelManifest {
+  return JSON.parse(readFileSync(manifestFile('roberta-large-mnli'), 'utf8')) as ModelManifest;
+}
+
+export const DEFAULT_MODEL_ID = 'Xenova/roberta-large-mnli';
+
+export function parseDtype(value: string | undefined): NliDtype | undefined {
+  if (value === undefined) return undefined;
+  const v = value.toLowerCase();
+  const alias: Record<string, NliDtype> = { fp32: 'fp32', float32: 'fp32', fp16: 'fp16', float16: 'fp16', q8: 'q8', int8: 'q8', quantized: 'q8' };
+  const d = alias[v];
+  if (!d) throw new InputError(`unknown dtype "${value}" (use fp32, fp16 or q8)`);
+  return d;
+}
+
+/** The Hugging Face hub cache: $HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub. */
+export function hubCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.HF_HUB_CACHE) return env.HF_HUB_CACHE;
+  if (env.HF_HOME) return path.join(env.HF_HOME, 'hub');
+  const xdg = env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache');
+  return path.join(xdg, 'huggingface', 'hub');
+}
+
+export function repoCacheFolder(cacheDir: string, id: string): string {
+  return path.join(cacheDir, `models--${id.split('/').join('--')}`);
+}
+
+/** Manifest for a hub id: ours for the default model, the same file conventions for other Xenova-style exports. */
+export function manifestFor(id: string): ModelManifest {
+  const m = loadDefaultManifest();
+  if (id === m.id) return m;
+  return { ...m, id, revision: 'main' };
+}
+
+export function pullCommand(dtype: NliDtype): string {
+  return `todeval models pull --dtype ${dtype}`;
+}
+
+function looksLikePath(spec: string): boolean {
+  return spec.startsWith('.') || spec.startsWith('/') || spec.startsWith('~') || existsSync(spec);
+}
+
+/**
+ * Where the model files are: `--model` (hub id or local directory), else $TODEVAL_MODEL, else the
+ * default hub id, looked up in the Hugging Face cache. Nothing is downloaded here: a missing model
+ * is a one-line error naming the pull command.
+ */
+export function resolveModel(spec?: string, dtype?: NliDtype, env: NodeJS.ProcessEnv = process.env): ResolvedModel {
+  const chosen = spec ?? env.TODEVAL_MODEL ?? DEFAULT_MODEL_ID;
+  if (looksLikePath(chosen)) return resolveLocalDir(chosen.replace(/^~(?=$|\/)/, os.homedir()), dtype);
+  const [id, pinned] = chosen.split('@');
+  if (!/^[\w.-]+\/[\w.-]+$/.test(id)) {
+    throw new MissingResourceError(`--model "${chosen}" is neither a directory nor a hub id like ${DEFAULT_MODEL_ID}`);
+  }
+  return resolveHubCache(id, pinned, dtype ?? 'fp32', hubCacheDir(env));
+}
+
+function resolveHubCache(id: string, pinned: string | undefined, dtype: NliDtype, cacheDir: string): ResolvedModel {
+  const manifest = manifestFor(id);
+  const revision = pinned ?? manifest.revision;
+  const folder = repoCacheFolder(cacheDir, id);
+  const hint = `run \`${pullCommand(dtype)}\`${id === DEFAULT_MODEL_ID ? '' : ` --model ${id}`} or pass --model <dir>`;
+  let commit = revision;
+  if (!/^[0-9a-f]{40}$/.test(revision)) {
+    const ref = path.join(folder, 'refs', revision);
+    if (!existsSync(ref)) {
+      throw new MissingResourceError(`model ${id} (${dtype}) is not downloaded (no ${ref}); ${hint}`);
+    }
+    commit = readFileSync(ref, 'utf8').trim();
+  }
+  const dir = path.join(folder, 'snapshots', commit);
+  const files = [manifest.dtypes[dtype].onnx, ...manifest.common];
+  const missing = files.filter((f) => !existsSync(path.join(dir, f)));
+  if (missing.length > 0) {
+    throw new MissingResourceError(`model ${id} (${dtype}) is incomplete: missing ${missing.join(', ')} in ${dir}; ${hint}`);
+  }
+  return {
+    dir,
+    onnxPath: path.join(dir, manifest.dtypes[dtype].onnx),
+    tokenizerPath: path.join(dir, 'tokenizer.json'),
+    tokenizerConfigPath: path.join(dir, 'tokenizer_config.json'),
+    configPath: path.join(dir, 'config.json'),
+    signature: { modelId: id, revision: commit, dtype },
+    source: 'hub-cache',
+  };
+}
+
+function dtypeOfFile(file: string): NliDtype {
+  const base = path.basename(file);
+  if (/fp16|float16/.test(base)) return 'fp16';
+  if (/quant|int8|q8|uint8/.test(base)) return 'q8';
+  return 'fp32';
+}
+
+/** The ONNX file of a local export: model.onnx, or onnx/<name for the dtype>, or the single onnx/*.onnx. */
+function pickOnnx(dir: string, dtype: NliDtype | undefined): string | undefined {
+  const manifest = loadDefaultManifest();
+  const candidates: string[] = [];
+  for (const sub of ['.', 'onnx']) {
+    const d = path.join(dir, sub);
+    if (!existsSync(d)) continue;
+    for (const f of readdirSync(d).sort()) if (f.endsWith('.onnx')) candidates.push(path.join(d, f));
+  }
+  if (candidates.length === 0) return undefined;
+  if (dtype) {
+    const named = [path.join(dir, 'model.onnx'), path.join(dir, manifest.dtypes[dtype].onnx)];
+    for (const n of named) if (candidates.includes(n) && dtypeOfFile(n) === dtype) return n;
+    const match = candidates.filter((c) => dtypeOfFile(c) === dtype);
+    return match.length > 0 ? match[0] : undefined;
+  }
+  for (const n of [path.join(dir, 'model.onnx'), path.join(dir, 'onnx', 'model.onnx')]) if (candidates.includes(n)) return n;
+  return candidates.length === 1 ? candidates[0] : undefined;
+}
+
+function resolveLocalDir(dirSpec: string, dtype: NliDtype | undefined): ResolvedModel {
+  const dir = path.resolve(dirSpec);
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) {
+    throw new MissingResourceError(`model directory ${dir} does not exist; pass --model <dir> holding model.onnx, tokenizer.json and config.json, or run \`${pullCommand(dtype ?? 'fp32')}\``);
+  }
+  const onnxPath = pickOnnx(dir, dtype);
+  if (!onnxPath) {
+    throw new MissingResourceError(
+      `model directory ${dir} has no ${dtype ? `${dtype} ` : ''}ONNX file (expected model.onnx or onnx/*.onnx)`,
+    );
+  }
+  for (const f of ['tokenizer.json', 'config.json']) {
+    if (!existsSync(path.join(dir, f))) throw new MissingResourceError(`model directory ${dir} lacks ${f}`);
+  }
+  const tokCfg = path.join(dir, 'tokenizer_config.json');
+  const randomInfo = path.join(dir, 'random-model.json');
+  const isRandom = existsSync(randomInfo);
+  const name = path.basename(dir);
+  const modelId = isRandom && !name.includes('random') ? `local:random-${name}` : `local:${name}`;
+  return {
+    dir,
+    onnxPath,
+    tokenizerPath: path.join(dir, 'tokenizer.json'),
+    tokenizerConfigPath: existsSync(tokCfg) ? tokCfg : undefined,
+    configPath: path.join(dir, 'config.json'),
+    // The revision of a local export is its content: filled in by fileDigest() before use.
+    signature: { modelId, revision: '', dtype: dtype ?? dtypeOfFile(onnxPath) },
+    source: 'local',
+  };
+}
+
+/**
+ * First 16 hex digits of the ONNX file's sha256: the revision of a local export. Hashing 1.4 GB
+ * takes seconds, so the digest is remembered per (path, size, mtime) in the user cache.
+ */
+export async function fileDigest(file: string, env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  const st = statSync(file);
+  const real = realpathSync(file);
+  const key = `${real}|${st.size}|${st.mtimeMs}`;
+  const memoDir = path.join(env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'todeval');
+  const memoFile = path.join(memoDir, 'onnx-digests.json');
+  let memo: Record<string, string> = {};
+  try {
+    memo = JSON.parse(readFileSync(memoFile, 'utf8')) as Record<string, string>;
+  } catch {
+    // no memo yet
+  }
+  if (memo[key]) return memo[key];
+  const hash = createHash('sha256');
+  await new Promise<void>((resolve, reject) => {
+    createReadStream(real)
+      .on('data', (c) => hash.update(c))
+      .on('end', () => resolve())
+      .on('error', reject);
+  });
+  const digest = hash.digest('hex').slice(0, 16);
+  memo[key] = digest;
+  try {
+    mkdirSync(memoDir, { recursive: true });
+    writeFileSync(memoFile, JSON.stringify(memo));
+  } catch {
+    // a read-only home only costs a re-hash next time
+  }
+  return digest;
+}
+
+/** resolveModel plus the content digest for local exports, so the signature is complete. */
+export async function resolveModelWithSignature(spec?: string, dtype?: NliDtype, env: NodeJS.ProcessEnv = process.env): Promise<ResolvedModel> {
+  const m = resolveModel(spec, dtype, env);
+  if (m.source === 'local') m.signature = { ...m.signature, revision: `sha256:${await fileDigest(m.onnxPath, env)}` };
+  return m;
+}
+
+export interface PresentModel {
+  id: string;
+  revision: string;
+  dtypes: NliDtype[];
+  dir: string;
+  bytes: number;
+}
+
+/** What `todeval models list` shows: each cached snapshot of a known model and the dtypes it holds. */
+export function listCachedModels(cacheDir = hubCacheDir()): PresentModel[] {
+  const out: PresentModel[] = [];
+  if (!existsSync(cacheDir)) return out;
+  const manifest = loadDefaultManifest();
+  for (const entry of readdirSync(cacheDir).sort()) {
+    if (!entry.startsWith('models--')) continue;
+    const id = entry.slice('models--'.length).split('--').join('/');
+    const snaps = path.join(cacheDir, entry, 'snapshots');
+    if (!existsSync(snaps)) continue;
+    for (const rev of readdirSync(snaps).sort()) {
+      const dir = path.join(snaps, rev);
+      const dtypes = NLI_DTYPES.filter((d) => existsSync(path.join(dir, manifest.dtypes[d].onnx)));
+      if (dtypes.length === 0 || !existsSync(path.join(dir, 'tokenizer.json'))) continue;
+      const bytes = dtypes.reduce((s, d) => s + statSync(path.join(dir, manifest.dtypes[d].onnx)).size, 0);
+      out.push({ id, revision: rev, dtypes, dir, bytes });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,75 @@
+import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { InputError } from '../util/errors.js';
+import type { NliProbs } from './types.js';
+
+/**
+ * Probabilities already computed, keyed by (model key, premise, hypothesis). Scoring a system's
+ * outputs and reranking its candidates ask for many of the same pairs; none is computed twice.
+ * The optional file is JSON lines appended on flush, one model key per line, so one file can serve
+ * several models and a crash loses at most the unflushed tail.
+ */
+export class PairCache {
+  private readonly map = new Map<string, NliProbs>();
+  private unsaved: [string, string, NliProbs][] = [];
+
+  constructor(
+    readonly modelKey: string,
+    readonly file?: string,
+  ) {
+    if (file && existsSync(file)) this.load(file);
+  }
+
+  static key(premise: string, hypothesis: string): string {
+    return `${premise}\u0000${hypothesis}`;
+  }
+
+  private load(file: string): void {
+    const lines = readFileSync(file, 'utf8').split('\n');
+    for (let i = 0; i < lines.length; i++) {
+      const line = lines[i];
+      if (line.trim() === '') continue;
+      let rec: { m?: string; p?: string; h?: string; e?: number; n?: number; c?: number };
+      try {
+        rec = JSON.parse(line);
+      } catch {
+        // An interrupted append leaves a partial last line; anything earlier is real damage.
+        if (i >= lines.length - 2) continue;
+        throw new InputError('NLI cache file is corrupt (not JSON lines); delete it or pass another --cache', { file, where: `line ${i + 1}` });
+      }
+      if (rec.m !== this.modelKey) continue;
+      if (typeof rec.p !== 'string' || typeof rec.h !== 'string' || typeof rec.e !== 'number' || typeof rec.n !== 'number' || typeof rec.c !== 'number') {
+        throw new InputError('NLI cache record lacks p/h/e/n/c', { file, where: `line ${i + 1}` });
+      }
+      this.map.set(PairCache.key(rec.p, rec.h), { entailment: rec.e, neutral: rec.n, contradiction: rec.c });
+    }
+  }
+
+  get size(): number {
+    return this.map.size;
+  }
+
+  get(premise: string, hypothesis: string): NliProbs | undefined {
+    return this.map.get(PairCache.key(premise, hypothesis));
+  }
+
+  set(premise: string, hypothesis: string, probs: NliProbs): void {
+    const k = PairCache.key(premise, hypothesis);
+    if (this.map.has(k)) return;
+    this.map.set(k, probs);
+    if (this.file) this.unsaved.push([premise, hypothesis, probs]);
+  }
+
+  /** Append what was computed since the last flush to the cache file (no-op in memory-only mode). */
+  flush(): number {
+    if (!this.file || this.unsaved.length === 0) return 0;
+    mkdirSync(path.dirname(path.resolve(this.file)), { recursive: true });
+    const text = this.unsaved
+      .map(([p, h, r]) => JSON.stringify({ m: this.modelKey, p, h, e: r.entailment, n: r.neutral, c: r.contradiction }))
+      .join('\n');
+    appendFileSync(this.file, `${text}\n`);
+    const n = this.unsaved.length;
+    this.unsaved = [];
+    return n;
+  }
+}

@@ -1,0 +1,178 @@
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import ort from 'onnxruntime-node';
+import { InputError, MissingResourceError } from '../util/errors.js';
+
+export type NliDevice = 'auto' | 'cpu' | 'cuda';
+
+export interface SessionOptions {
+  device?: NliDevice;
+  /** intra-op threads; default: ORT's own choice (all physical cores). */
+  threads?: number;
+  /** Where to print the one-line CPU fallback notice in auto mode (default stderr). */
+  notice?: (line: string) => void;
+}
+
+/** Runs a padded batch and returns its logits row-major, [batch, numLabels]. */
+export interface LogitsSession {
+  readonly device: 'cpu' | 'cuda';
+  readonly numLabels: number;
+  run(ids: number[][], padId: number): Promise<Float32Array>;
+  release(): Promise<void>;
+}
+
+function firstLine(e: unknown): string {
+  return String((e as Error)?.message ?? e).split('\n')[0].slice(0, 300);
+}
+
+function baseOptions(threads?: number): ort.InferenceSession.SessionOptions {
+  return {
+    graphOptimizationLevel: 'all',
+    // Dynamic shapes change every batch; ORT's memory pattern planning only helps fixed shapes.
+    enableMemPattern: false,
+    executionMode: 'sequential',
+    ...(threads ? { intraOpNumThreads: threads, interOpNumThreads: 1 } : {}),
+    logSeverityLevel: 3,
+  };
+}
+
+/**
+ * Whether onnxruntime-node was installed with the CUDA provider libraries (they sit next to its
+ * native binding); undefined when the layout is not the one we know, so we just try.
+ */
+export function cudaProviderInstalled(): boolean | undefined {
+  try {
+    const main = createRequire(import.meta.url).resolve('onnxruntime-node');
+    const dir = path.join(path.dirname(main), '..', 'bin', 'napi-v6', process.platform, process.arch);
+    if (!existsSync(dir)) return undefined;
+    return existsSync(path.join(dir, 'libonnxruntime_providers_cuda.so')) || existsSync(path.join(dir, 'onnxruntime_providers_cuda.dll'));
+  } catch {
+    return undefined;
+  }
+}
+
+// ORT prints its own multi-line error when a provider fails to load; we report failures ourselves.
+if (!process.env.TODEVAL_DEBUG) ort.env.logLevel = 'fatal';
+
+/**
+ * Open the ONNX model. `cuda` must load the CUDA execution provider or fail with one line; `auto`
+ * tries it and falls back to CPU with a notice. Untested on a real GPU in this project so far:
+ * the CUDA provider libraries are an install-time option of onnxruntime-node (see docs/nli.md).
+ */
+export async function openSession(onnxPath: string, opts: SessionOptions = {}): Promise<LogitsSession> {
+  const device = opts.device ?? 'auto';
+  const notice = opts.notice ?? ((l: string) => process.stderr.write(`${l}\n`));
+  let session: ort.InferenceSession | undefined;
+  let used: 'cpu' | 'cuda' = 'cpu';
+  const installed = cudaProviderInstalled();
+  if (device === 'cuda' && installed === false) {
+    throw new MissingResourceError(
+      '--device cuda: onnxruntime-node has no CUDA execution provider; reinstall it with ONNXRUNTIME_NODE_INSTALL=cuda12 npm install onnxruntime-node (CUDA 12 + cuDNN 9), or use --device cpu',
+    );
+  }
+  if (device === 'auto' && installed === false) {
+    notice('todeval: CUDA execution provider not installed; running the NLI model on CPU');
+  } else if (device === 'cuda' || device === 'auto') {
+    try {
+      session = await ort.InferenceSession.create(onnxPath, { ...baseOptions(opts.threads), executionProviders: ['cuda'] });
+      used = 'cuda';
+    } catch (e) {
+      const why = firstLine(e);
+      if (device === 'cuda') {
+        if (/protobuf|invalid model|Load model|parse|No such file/i.test(why) && !/provider/i.test(why)) {
+          throw corruptModel(onnxPath, e);
+        }
+        throw new MissingResourceError(
+          `--device cuda: the CUDA execution provider did not load (${why}); install it with ONNXRUNTIME_NODE_INSTALL=cuda12 npm install onnxruntime-node, or use --device cpu`,
+        );
+      }
+      if (!/provider|cuda|libcu|\.so/i.test(why)) throw corruptModel(onnxPath, e);
+      notice(`todeval: CUDA not available (${why.slice(0, 120)}); running the NLI model on CPU`);
+    }
+  }
+  if (!session) {
+    try {
+      session = await ort.InferenceSession.create(onnxPath, { ...baseOptions(opts.threads), executionProviders: ['cpu'] });
+    } catch (e) {
+      throw corruptModel(onnxPath, e);
+    }
+  }
+  return wrap(session, used);
+}
+
+function corruptModel(onnxPath: string, e: unknown): InputError {
+  return new InputError(`cannot load ONNX model (${firstLine(e)}); the file is missing or corrupt: run \`todeval models pull\` again or pass another --model`, {
+    file: onnxPath,
+  });
+}
+
+function halfToFloat(h: number): number {
+  const s = h & 0x8000 ? -1 : 1;
+  const e = (h >> 10) & 0x1f;
+  const f = h & 0x3ff;
+  if (e === 0) return s * 2 ** -14 * (f / 1024);
+  if (e === 31) return f ? Number.NaN : s * Number.POSITIVE_INFINITY;
+  return s * 2 ** (e - 15) * (1 + f / 1024);
+}
+
+function wrap(session: ort.InferenceSession, device: 'cpu' | 'cuda'): LogitsSession {
+  const inputs = session.inputNames;
+  if (!inputs.includes('input_ids') || !inputs.includes('attention_mask')) {
+    throw new InputError(`ONNX model inputs are [${inputs.join(', ')}]; expected input_ids and attention_mask`);
+  }
+  const outputName = session.outputNames.includes('logits') ? 'logits' : session.outputNames[0];
+  const meta = session.outputMetadata.find((m) => m.name === outputName) as { shape?: (number | string)[] } | undefined;
+  const lastDim = meta?.shape?.[meta.shape.length - 1];
+  let numLabels = typeof lastDim === 'number' ? lastDim : 0;
+  return {
+    device,
+    get numLabels() {
+      return numLabels;
+    },
+    async run(ids: number[][], padId: number): Promise<Float32Array> {
+      const b = ids.length;
+      const len = ids.reduce((m, r) => Math.max(m, r.length), 0);
+      const idData = new BigInt64Array(b * len).fill(BigInt(padId));
+      const maskData = new BigInt64Array(b * len);
+      for (let i = 0; i < b; i++) {
+        const row = ids[i];
+        for (let j = 0; j < row.length; j++) {
+          idData[i * len + j] = BigInt(row[j]);
+          maskData[i * len + j] = 1n;
+        }
+      }
+      const feeds: Record<string, ort.Tensor> = {
+        input_ids: new ort.Tensor('int64', idData, [b, len]),
+        attention_mask: new ort.Tensor('int64', maskData, [b, len]),
+      };
+      // Exports of RoBERTa sometimes keep the (all-zero) segment input.
+      if (inputs.includes('token_type_ids')) feeds.token_type_ids = new ort.Tensor('int64', new BigInt64Array(b * len), [b, len]);
+      const out = await session.run(feeds, [outputName]);
+      const t = out[outputName];
+      const dims = t.dims;
+      numLabels = Number(dims[dims.length - 1]);
+      let data: Float32Array;
+      if (t.type === 'float32') data = t.data as Float32Array;
+      else if (t.type === 'float16') {
+        const raw = t.data as unknown as ArrayLike<number>;
+        data = new Float32Array(raw.length);
+        // Float16Array (Node >= 24) yields numbers already; Uint16Array holds raw bits.
+        const bits = raw instanceof Uint16Array;
+        for (let i = 0; i < raw.length; i++) data[i] = bits ? halfToFloat(raw[i]) : raw[i];
+      } else throw new InputError(`ONNX model output ${outputName} has type ${t.type}; expected float logits`);
+      for (const tensor of Object.values(out)) tensor.dispose?.();
+      return data;
+    },
+    async release() {
+      await session.release();
+    },
+  };
+}
+
+/** True for the allocation failures ORT reports when a batch does not fit in GPU memory. */
+export function isOutOfMemory(e: unknown): boolean {
+  return /out of memory|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|Failed to allocate memory|BFCArena|bad_alloc/i.test(
+    String((e as Error)?.message ?? e),
+  );
+}
