@@ -1,12 +1,18 @@
 import type { Command } from 'commander';
+import { register as data } from './data.js';
+import { register as evaluate } from './evaluate.js';
 import { register as models } from './models.js';
 import { register as nli } from './nli.js';
+import { register as score } from './score.js';
 
 /** Each CLI command lives in its own module and registers itself on the root program. */
 export type RegisterCommand = (program: Command) => void;
 
 // One line per command module; keep this list sorted by command name.
 export const commands: RegisterCommand[] = [
+  data,
+  evaluate,
   models,
   nli,
+  score,
 ];

@@ -1,0 +1,225 @@
+import { createHash } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import cliProgress from 'cli-progress';
+import { resolveDataDir } from '../../data/data-dir.js';
+import { corpusBleu } from '../../metrics/bleu.js';
+import { comparePredictionIds, loadPredictions } from '../../metrics/predictions.js';
+import { computeSer } from '../../metrics/ser.js';
+import {
+  aggregateSgsacc,
+  bleuSummary,
+  formatSgsaccReport,
+  loadSgsaccData,
+  RecordStore,
+  runSgsacc,
+  type SgsaccReport,
+  type TurnReferences,
+  type TurnScore,
+} from '../../metrics/sgsacc/index.js';
+import { createNliRunner } from '../../nli/runner.js';
+import { formatSignature, makeSignature, type Signature } from '../../report/signature.js';
+import { InputError } from '../../util/errors.js';
+import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
+
+interface ScoreFlags extends NliCliFlags {
+  dataset: 'sgd' | 'multiwoz' | 'generic';
+  dataDir?: string;
+  split?: string;
+  input?: string;
+  schema?: string;
+  predictions?: string;
+  system?: string;
+  limit?: number;
+  references?: string;
+  out?: string;
+  json?: string;
+  validation: boolean;
+  context: boolean;
+  chunk: number;
+  skipInvalid?: boolean;
+  allowMissing?: boolean;
+}
+
+function positiveInt(flag: string) {
+  return (v: string): number => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`${flag} must be a positive integer`);
+    return n;
+  };
+}
+
+export function register(program: Command): void {
+  const cmd = program
+    .command('score')
+    .description('SGSAcc (with and without validation, seen/unseen), SER and BLEU of a system, or of the ground truth')
+    .addOption(new Option('--dataset <name>', 'dataset the turns come from').choices(['sgd', 'multiwoz', 'generic']).makeOptionMandatory())
+    .option('--data-dir <dir>', 'data directory (default: $TODEVAL_DATA, ./data, ../shared/data)')
+    .option('--split <split>', 'dataset split', 'test')
+    .option('--input <file>', 'your own dialogues file/folder instead of the data dir')
+    .option('--schema <file>', 'schema for --input')
+    .option('--predictions <file>', 'system outputs: JSONL {"id","utterance"} or a JSON object id -> utterance (default: score the ground truth)')
+    .option('--system <name>', 'name of the system in the report (default: predictions file name)')
+    .option('--limit <n>', 'score only the first N system turns', positiveInt('--limit'))
+    .option('--references <file>', 'stored references (JSONL): reused when present, extended with missing turns')
+    .option('--out <file>', 'per-turn results (JSONL), written as chunks finish; re-running resumes')
+    .option('--json <file>', 'write the report as JSON')
+    .option('--no-validation', 'keep turns whose ground truth fails validation (skips negative references)')
+    .option('--no-context', 'do not retry with previous user turn + slot description in the premise')
+    .option('--chunk <n>', 'turns per NLI call (larger batches on GPU)', positiveInt('--chunk'), 256)
+    .option('--skip-invalid', 'list invalid dialogues/predictions and go on')
+    .option('--allow-missing', 'score only the turns that have a prediction (missing ids are still listed)');
+  addNliOptions(cmd);
+  cmd.action(async (flags: ScoreFlags) => {
+    await runScore(flags);
+  });
+}
+
+function digest(text: string): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, 16);
+}
+
+async function runScore(flags: ScoreFlags): Promise<void> {
+  const ownData = flags.input !== undefined && flags.schema !== undefined;
+  const dataDir = ownData && !flags.dataDir ? undefined : resolveDataDir(flags.dataDir).dir;
+  const data = loadSgsaccData({
+    dataset: flags.dataset,
+    dataDir,
+    split: flags.split,
+    input: flags.input,
+    schemaFile: flags.schema,
+    skipInvalid: flags.skipInvalid,
+  });
+  for (const e of data.loaded.invalid) process.stderr.write(`todeval: skipped invalid input: ${e.oneLine()}\n`);
+  const allTurns = data.loaded.turns;
+  let turns = flags.limit ? allTurns.slice(0, flags.limit) : allTurns;
+
+  // Predictions: extra ids are judged against the whole dataset, missing ones against the slice.
+  let predictions: Map<string, string> | undefined;
+  let missing: string[] = [];
+  let extra: string[] = [];
+  if (flags.predictions) {
+    const loaded = loadPredictions(flags.predictions, { skipInvalid: flags.skipInvalid });
+    for (const e of loaded.invalid) process.stderr.write(`todeval: skipped invalid prediction: ${e.oneLine()}\n`);
+    predictions = loaded.byId;
+    extra = comparePredictionIds(predictions, allTurns.map((t) => t.id)).extra;
+    missing = comparePredictionIds(predictions, turns.map((t) => t.id)).missing;
+    if (extra.length > 0) {
+      process.stderr.write(`todeval: ${extra.length} prediction ids match no turn of ${data.loaded.source} (first: ${extra.slice(0, 3).join(', ')})\n`);
+    }
+    if (missing.length > 0) {
+      if (!flags.allowMissing) {
+        throw new InputError(
+          `${missing.length} turns have no prediction (first: ${missing.slice(0, 3).join(', ')}); pass --allow-missing to score the others`,
+          { file: flags.predictions },
+        );
+      }
+      process.stderr.write(`todeval: ${missing.length} turns have no prediction and are not scored (listed in the JSON report)\n`);
+      const has = predictions;
+      turns = turns.filter((t) => has.has(t.id));
+    }
+  }
+  const system = flags.system ?? (flags.predictions ? path.basename(flags.predictions).replace(/\.(jsonl?|json)$/, '') : 'ground-truth');
+  const sgsTurns = data.expand(turns);
+  const utterances = new Map(turns.map((t) => [t.id, predictions ? predictions.get(t.id)! : t.utterance]));
+
+  const tty = process.stderr.isTTY === true;
+  const bar = tty
+    ? new cliProgress.SingleBar(
+        { format: 'score |{bar}| {value}/{total} turns | {pairs} pairs | {rate} pairs/s | ETA {eta_formatted}', etaBuffer: 50 },
+        cliProgress.Presets.shades_classic,
+      )
+    : undefined;
+  const started = Date.now();
+  const runner = await createNliRunner(nliOptionsFrom(flags));
+  const updateBar = (turnsDone?: number) => {
+    if (!bar) return;
+    const issued = runner.stats().issued;
+    const secs = Math.max(0.001, (Date.now() - started) / 1000);
+    bar.update(turnsDone ?? (bar as unknown as { value: number }).value, { pairs: issued, rate: (issued / secs).toFixed(1) });
+  };
+  bar?.start(turns.length, 0, { pairs: 0, rate: '0.0' });
+  const ticker = bar ? setInterval(() => updateBar(), 1000) : undefined;
+
+  try {
+    const options = { validation: flags.validation, context: flags.context };
+    const refsSig: Signature = makeSignature({
+      metric: 'sgsacc-references',
+      model: runner.modelSignature.modelId,
+      revision: runner.modelSignature.revision,
+      dtype: runner.modelSignature.dtype,
+      rules: data.rulesHash,
+      dataset: flags.dataset,
+      source: data.loaded.source,
+      validation: options.validation,
+      context: options.context,
+    });
+    const predictionsDigest = predictions ? digest(JSON.stringify([...predictions.entries()].sort())) : 'gold';
+    const turnsSig = makeSignature({ ...refsSig, metric: 'sgsacc-turns', system, predictions: predictionsDigest });
+    const references = flags.references ? RecordStore.open<TurnReferences>(flags.references, 'todeval-sgsacc-references', refsSig) : undefined;
+    const reused = references ? turns.filter((t) => references.done.has(t.id)).length : 0;
+    const results = flags.out ? RecordStore.open<TurnScore>(flags.out, 'todeval-sgsacc-turns', turnsSig) : undefined;
+
+    const run = await runSgsacc(sgsTurns, utterances, {
+      ...options,
+      scorer: runner,
+      chunkTurns: flags.chunk,
+      references,
+      results,
+      groundTruthSystem: !predictions,
+      onChunk: ({ turnsDone }) => updateBar(turnsDone),
+    });
+    if (ticker) clearInterval(ticker);
+    bar?.stop();
+
+    const summary = aggregateSgsacc(run.scores, { validation: options.validation, isUnseen: data.isUnseen });
+    const gold = run.references.map((r) => r?.groundTruth).filter((x): x is TurnScore => x !== undefined);
+    const goldSummary = gold.length > 0 ? aggregateSgsacc(gold, { validation: options.validation, isUnseen: data.isUnseen }) : null;
+
+    const ser = computeSer(turns, { predictions, isCategorical: data.isCategorical });
+    const withGold = turns.filter((t) => t.utterance.trim() !== '');
+    const bleu = withGold.length > 0 ? corpusBleu(withGold.map((t) => utterances.get(t.id) ?? ''), [withGold.map((t) => t.utterance)]) : undefined;
+
+    const { counts, ...scores } = summary;
+    const signature = makeSignature({
+      metric: 'sgsacc',
+      model: runner.modelSignature.modelId,
+      revision: runner.modelSignature.revision,
+      dtype: runner.modelSignature.dtype,
+      rules: data.rulesHash,
+      dataset: flags.dataset,
+      source: data.loaded.source,
+      validation: options.validation,
+      context: options.context,
+      limit: flags.limit ?? null,
+      system,
+      predictions: predictionsDigest,
+    });
+    const stats = runner.stats();
+    const report: SgsaccReport = {
+      signature,
+      signatureText: '',
+      system,
+      dataset: { name: flags.dataset, source: data.loaded.source, turns: turns.length, limit: flags.limit ?? null },
+      sgsacc: scores,
+      counts: { ...counts, missingPredictions: missing.length },
+      groundTruth: goldSummary
+        ? { sgsacc: { validated: goldSummary.validated, unvalidated: goldSummary.unvalidated }, counts: goldSummary.counts }
+        : null,
+      ser: { ser: ser.ser, errors: ser.errors, utterancesWithValues: ser.utterancesWithValues, perService: ser.perService, turnsScored: ser.turnsScored },
+      bleu: bleu ? bleuSummary(bleu) : null,
+      predictions: { file: flags.predictions ?? null, missing, extra },
+      references: { file: flags.references ?? null, reused, computed: references ? turns.length - reused : turns.length },
+      nli: { requested: stats.requested, issued: stats.issued, cacheHits: stats.cacheHits, batches: stats.batches },
+    };
+    report.signatureText = formatSignature(signature);
+    process.stdout.write(formatSgsaccReport(report));
+    if (flags.json) writeFileSync(flags.json, JSON.stringify(report, null, 2) + '\n');
+  } finally {
+    if (ticker) clearInterval(ticker);
+    bar?.stop();
+    runner.flushCache();
+    await runner.close();
+  }
+}

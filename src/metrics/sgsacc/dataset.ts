@@ -1,0 +1,54 @@
+import { loadDataset, type DatasetName, type LoadedDataset } from '../../adapters/load.js';
+import type { Turn } from '../../adapters/types.js';
+import { expandTurn } from '../../rules/expand.js';
+import { loadRules } from '../../rules/load.js';
+import { buildValueIndex } from '../../rules/value-index.js';
+import { sgdTrainServices } from '../../schema/sgd.js';
+import type { SchemaIndex } from '../../schema/schema-index.js';
+import { makeUnseenTest } from './domains.js';
+import { toSgsaccTurns } from './from-turns.js';
+import type { SgsaccTurn } from './types.js';
+
+export interface SgsaccData {
+  loaded: LoadedDataset;
+  rulesHash: string;
+  /** Expand a slice of the loaded turns into SGSAcc turns (rules + negatives from the whole data). */
+  expand(turns: Turn[]): SgsaccTurn[];
+  isUnseen(service: string): boolean;
+  isCategorical(service: string, slot: string): boolean | undefined;
+  schema: SchemaIndex;
+}
+
+/**
+ * Everything SGSAcc needs from the data side: turns, the rule engine bound to the dataset's
+ * schema, and the seen/unseen test (SGD: domain absent from train/schema.json; others: all seen).
+ */
+export function loadSgsaccData(opts: {
+  dataset: DatasetName;
+  dataDir?: string;
+  split?: string;
+  input?: string;
+  schemaFile?: string;
+  skipInvalid?: boolean;
+}): SgsaccData {
+  const loaded = loadDataset(opts);
+  const rules = loadRules(opts.dataset);
+  // The negatives' value pool comes from all loaded turns so a --limit slice gets the same negatives.
+  const values = buildValueIndex(loaded.turns);
+  let isUnseen: (s: string) => boolean = () => false;
+  if (opts.dataset === 'sgd' && opts.dataDir) {
+    try {
+      isUnseen = makeUnseenTest(sgdTrainServices(opts.dataDir));
+    } catch {
+      // A user's own SGD-format data without the train schema: no unseen split.
+    }
+  }
+  return {
+    loaded,
+    rulesHash: rules.hash,
+    schema: loaded.schema,
+    expand: (turns) => toSgsaccTurns(turns, (t) => expandTurn(t, loaded.schema, rules, values)),
+    isUnseen,
+    isCategorical: (service, slot) => loaded.schema.slot(service, slot)?.isCategorical,
+  };
+}

@@ -1,0 +1,64 @@
+import type { BleuResult } from '../bleu.js';
+import type { SerReport } from '../ser.js';
+import { formatSignature, type Signature } from '../../report/signature.js';
+import type { SgsaccCounts, SgsaccSummary, SplitScores } from './aggregate.js';
+
+export interface SgsaccReport {
+  signature: Signature;
+  /** formatSignature(signature): the one-line form to paste next to a score. */
+  signatureText: string;
+  system: string;
+  dataset: { name: string; source: string; turns: number; limit: number | null };
+  sgsacc: Omit<SgsaccSummary, 'counts'>;
+  counts: SgsaccCounts & { missingPredictions: number };
+  /** The gold utterances scored as a system: the metric's ceiling on these turns. */
+  groundTruth: { sgsacc: { validated: SplitScores | null; unvalidated: SplitScores }; counts: SgsaccCounts } | null;
+  /** Slot error rate (percent) over the same turns, with its details. */
+  ser: Pick<SerReport, 'ser' | 'errors' | 'utterancesWithValues' | 'perService' | 'turnsScored'>;
+  /** sacreBLEU-compatible corpus BLEU against the gold utterances. */
+  bleu: { score: number; signature: string; sysLen: number; refLen: number; bp: number } | null;
+  predictions: { file: string | null; missing: string[]; extra: string[] };
+  references: { file: string | null; reused: number; computed: number };
+  /** NLI runner counters for this run (pairs requested, issued to the model, cache hits). */
+  nli: Record<string, number>;
+}
+
+export function bleuSummary(b: BleuResult): SgsaccReport['bleu'] {
+  return { score: b.score, signature: b.signature, sysLen: b.sysLen, refLen: b.refLen, bp: b.bp };
+}
+
+const pct = (x: number | null | undefined) => (x === null || x === undefined ? '   -  ' : x.toFixed(2).padStart(6));
+
+/** The terminal table: headline scores, counts, then per service and per act. */
+export function formatSgsaccReport(r: SgsaccReport): string {
+  const lines: string[] = [];
+  lines.push(`SGSAcc  system: ${r.system}  data: ${r.dataset.source}  turns: ${r.dataset.turns}`);
+  lines.push(`                       all    seen  unseen`);
+  const row = (name: string, s: SplitScores | null) =>
+    lines.push(`${name.padEnd(20)} ${pct(s?.all)}  ${pct(s?.seen)}  ${pct(s?.unseen)}`);
+  row('validated', r.sgsacc.validated);
+  row('unvalidated', r.sgsacc.unvalidated);
+  if (r.groundTruth) {
+    row('ground truth (val.)', r.groundTruth.sgsacc.validated);
+    row('ground truth (all)', r.groundTruth.sgsacc.unvalidated);
+  }
+  lines.push(`SER ${r.ser.ser.toFixed(2)}% (${r.ser.errors}/${r.ser.utterancesWithValues})   BLEU ${r.bleu ? r.bleu.score.toFixed(2) : '-'}`);
+  const c = r.counts;
+  lines.push(
+    `turns ${c.turns}  evaluated ${c.evaluated}  excluded ${c.excluded}  context-rescued actions ${c.contextRescued}` +
+      (c.missingPredictions ? `  missing predictions ${c.missingPredictions}` : ''),
+  );
+  const groups = (title: string, g: SgsaccSummary['perService']) => {
+    const keys = Object.keys(g);
+    if (keys.length === 0) return;
+    lines.push(`${title.padEnd(24)} valid.     n    all      n`);
+    for (const k of keys) {
+      const x = g[k];
+      lines.push(`  ${k.padEnd(22)} ${pct(x.validated)} ${String(x.validatedN).padStart(5)} ${pct(x.unvalidated)} ${String(x.unvalidatedN).padStart(6)}`);
+    }
+  };
+  groups('per service (turns)', r.sgsacc.perService);
+  groups('per act (actions)', r.sgsacc.perAct);
+  lines.push(`signature: ${formatSignature(r.signature)}`);
+  return lines.join('\n') + '\n';
+}
