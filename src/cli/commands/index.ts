@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { register as data } from './data.js';
+import { register as data } from './data.js';
 import { register as evaluate } from './evaluate.js';
 import { register as models } from './models.js';
 import { register as nli } from './nli.js';
@@ -10,6 +11,7 @@ export type RegisterCommand = (program: Command) => void;
 
 // One line per command module; keep this list sorted by command name.
 export const commands: RegisterCommand[] = [
+  data,
   data,
   evaluate,
   models,
