@@ -64,21 +64,25 @@ export function tokenize13a(line: string): string {
 }
 
 interface NgramStats {
-  ngrams: Map<string, number>;
+  /** Per order n (index n-1): n-gram key -> count. */
+  byOrder: Map<string, number>[];
   length: number;
 }
 
 // Tokens never contain whitespace, so joining with a space is an unambiguous n-gram key.
 function extractNgrams(line: string, maxOrder: number): NgramStats {
   const tokens = pySplit(line);
-  const ngrams = new Map<string, number>();
+  const byOrder: Map<string, number>[] = [];
   for (let n = 1; n <= maxOrder; n++) {
+    const counts = new Map<string, number>();
     for (let i = 0; i + n <= tokens.length; i++) {
-      const key = tokens.slice(i, i + n).join(' ');
-      ngrams.set(key, (ngrams.get(key) ?? 0) + 1);
+      let key = tokens[i];
+      for (let j = 1; j < n; j++) key += ' ' + tokens[i + j];
+      counts.set(key, (counts.get(key) ?? 0) + 1);
     }
+    byOrder.push(counts);
   }
-  return { ngrams, length: tokens.length };
+  return { byOrder, length: tokens.length };
 }
 
 /** Closest reference length to the hypothesis length; the shorter one on a tie. */
@@ -198,24 +202,31 @@ export function corpusBleu(
     nrefsSeen.add(refLines.length);
     // Reference n-gram counts are the maximum over references, so a hypothesis n-gram is clipped
     // by the most generous reference.
-    const refNgrams = new Map<string, number>();
+    const refNgrams: Map<string, number>[] = [];
     const refLens: number[] = [];
     for (const ref of refLines) {
       const stats = extractNgrams(preprocess(ref), BLEU_MAX_ORDER);
       refLens.push(stats.length);
-      for (const [ngram, c] of stats.ngrams) {
-        if (c > (refNgrams.get(ngram) ?? 0)) refNgrams.set(ngram, c);
-      }
+      stats.byOrder.forEach((counts, n) => {
+        const merged = refNgrams[n];
+        if (merged === undefined) {
+          refNgrams[n] = counts;
+          return;
+        }
+        for (const [ngram, c] of counts) if (c > (merged.get(ngram) ?? 0)) merged.set(ngram, c);
+      });
     }
     const hyp = extractNgrams(preprocess(hypotheses[i]), BLEU_MAX_ORDER);
     sysLen += hyp.length;
     refLen += closestRefLength(hyp.length, refLens);
-    for (const [ngram, c] of hyp.ngrams) {
-      const n = ngram.split(' ').length - 1;
-      totals[n] += c;
-      const r = refNgrams.get(ngram);
-      if (r !== undefined) counts[n] += Math.min(c, r);
-    }
+    hyp.byOrder.forEach((hypCounts, n) => {
+      const refCounts = refNgrams[n];
+      for (const [ngram, c] of hypCounts) {
+        totals[n] += c;
+        const r = refCounts?.get(ngram);
+        if (r !== undefined) counts[n] += Math.min(c, r);
+      }
+    });
   }
 
   const nrefs = nrefsSeen.size === 1 ? [...nrefsSeen][0] : -1;
