@@ -87,7 +87,7 @@ function looksLikePath(spec: string): boolean {
  * is a one-line error naming the pull command.
  */
 export function resolveModel(spec?: string, dtype?: NliDtype, env: NodeJS.ProcessEnv = process.env): ResolvedModel {
-  const chosen = spec ?? env.TODEVAL_MODEL ?? DEFAULT_MODEL_ID;
+  const chosen = spec || env.TODEVAL_MODEL || DEFAULT_MODEL_ID;
   if (looksLikePath(chosen)) return resolveLocalDir(chosen.replace(/^~(?=$|\/)/, os.homedir()), dtype);
   const [id, pinned] = chosen.split('@');
   if (!/^[\w.-]+\/[\w.-]+$/.test(id)) {

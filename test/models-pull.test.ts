@@ -1,0 +1,218 @@
+import { createHash } from 'node:crypto';
+import { execFile } from 'node:child_process';
+import { existsSync, lstatSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listCachedModels, repoCacheFolder, resolveModel } from '../src/nli/model-store.js';
+import { pullModel } from '../src/nli/pull.js';
+import { createNliRunner } from '../src/nli/runner.js';
+import { InputError, MissingResourceError } from '../src/util/errors.js';
+import { hasShared, REPO_ROOT } from './helpers/shared.js';
+import { getSensitiveTinyModelDir } from './nli-fixtures.js';
+
+const ID = 'Xenova/roberta-large-mnli';
+const COMMIT = 'a'.repeat(8) + '0123456789abcdef0123456789abcdef';
+
+interface FakeFile {
+  body: Buffer;
+  lfs: boolean;
+  /** What the fake hub claims, when it should lie. */
+  reportedSize?: number;
+  servedBody?: Buffer;
+}
+
+/**
+ * A loopback stand-in for the three hub endpoints @huggingface/hub calls for a download:
+ * model info (commit sha), paths-info (sizes, LFS sha256 / git oids) and resolve (bytes, with the
+ * Range probe). It records requests so the test can see the real client code ran against it.
+ */
+function fakeHub(files: Record<string, FakeFile>) {
+  const requests: string[] = [];
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    requests.push(`${req.method} ${url.pathname}`);
+    const infoPrefix = `/api/models/${ID}/revision/`;
+    if (req.method === 'GET' && url.pathname.startsWith(infoPrefix)) {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ _id: 'x', id: ID, sha: COMMIT, private: false, downloads: 0, likes: 0, gated: false, lastModified: new Date().toISOString() }));
+      return;
+    }
+    if (req.method === 'POST' && url.pathname === `/api/models/${ID}/paths-info/${COMMIT}`) {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        const { paths } = JSON.parse(body) as { paths: string[] };
+        const out = paths
+          .filter((p) => files[p])
+          .map((p) => {
+            const f = files[p];
+            const size = f.reportedSize ?? f.body.length;
+            const gitOid = createHash('sha1').update(`blob ${f.body.length}\0`).update(f.body).digest('hex');
+            const sha256 = createHash('sha256').update(f.body).digest('hex');
+            return f.lfs
+              ? { type: 'file', path: p, oid: gitOid, size, lfs: { oid: sha256, size, pointerSize: 134 } }
+              : { type: 'file', path: p, oid: gitOid, size };
+          });
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify(out));
+      });
+      return;
+    }
+    const resolvePrefix = `/${ID}/resolve/${COMMIT}/`;
+    if (req.method === 'GET' && url.pathname.startsWith(resolvePrefix)) {
+      const f = files[url.pathname.slice(resolvePrefix.length)];
+      if (!f) {
+        res.statusCode = 404;
+        res.setHeader('X-Error-Code', 'EntryNotFound');
+        res.end('not found');
+        return;
+      }
+      const body = f.servedBody ?? f.body;
+      res.setHeader('ETag', `"${createHash('sha256').update(f.body).digest('hex')}"`);
+      if (req.headers.range === 'bytes=0-0') {
+        res.statusCode = 206;
+        res.setHeader('content-range', `bytes 0-0/${body.length}`);
+        res.end(body.subarray(0, 1));
+        return;
+      }
+      res.setHeader('content-length', String(body.length));
+      res.end(body);
+      return;
+    }
+    res.statusCode = 404;
+    res.end('no route');
+  });
+  return {
+    requests,
+    async start(): Promise<string> {
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+      return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    },
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
+
+function modelFiles(dir: string): Record<string, FakeFile> {
+  const read = (f: string) => readFileSync(path.join(dir, f));
+  return {
+    'onnx/model.onnx': { body: read('onnx/model.onnx'), lfs: true },
+    'config.json': { body: read('config.json'), lfs: false },
+    'tokenizer.json': { body: read('tokenizer.json'), lfs: true },
+    'tokenizer_config.json': { body: read('tokenizer_config.json'), lfs: false },
+  };
+}
+
+describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('todeval models pull against a loopback hub', () => {
+  let files: Record<string, FakeFile>;
+  const dirs: string[] = [];
+  const tmpCache = () => {
+    const d = mkdtempSync(path.join(os.tmpdir(), 'hf-cache-'));
+    dirs.push(d);
+    return d;
+  };
+  beforeAll(() => {
+    files = modelFiles(getSensitiveTinyModelDir());
+  });
+  afterAll(() => {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  it('downloads into the HF cache layout, verifies, and the runner then finds the model', async () => {
+    const hub = fakeHub(files);
+    const hubUrl = await hub.start();
+    const cacheDir = tmpCache();
+    const progress: number[] = [];
+    try {
+      const res = await pullModel({ id: ID, dtype: 'fp32', hubUrl, cacheDir, onProgress: (d) => progress.push(d) });
+      expect(res.commit).toBe(COMMIT);
+      expect(res.files.map((f) => f.downloaded)).toEqual([true, true, true, true]);
+      expect(hub.requests).toContain(`POST /api/models/${ID}/paths-info/${COMMIT}`);
+      expect(hub.requests).toContain(`GET /${ID}/resolve/${COMMIT}/onnx/model.onnx`);
+      const folder = repoCacheFolder(cacheDir, ID);
+      expect(readFileSync(path.join(folder, 'refs', 'main'), 'utf8')).toBe(COMMIT);
+      const pointer = path.join(folder, 'snapshots', COMMIT, 'onnx', 'model.onnx');
+      expect(lstatSync(pointer).isSymbolicLink()).toBe(true);
+      const sha = createHash('sha256').update(files['onnx/model.onnx'].body).digest('hex');
+      expect(readdirSync(path.join(folder, 'blobs'))).toContain(sha);
+      expect(readFileSync(pointer).equals(files['onnx/model.onnx'].body)).toBe(true);
+      const total = Object.values(files).reduce((s, f) => s + f.body.length, 0);
+      expect(progress[progress.length - 1]).toBe(total);
+
+      expect(listCachedModels(cacheDir)).toMatchObject([{ id: ID, revision: COMMIT, dtypes: ['fp32'] }]);
+      const resolved = resolveModel(undefined, 'fp32', { HF_HUB_CACHE: cacheDir });
+      expect(resolved.signature).toEqual({ modelId: ID, revision: COMMIT, dtype: 'fp32' });
+      expect(() => resolveModel(undefined, 'fp16', { HF_HUB_CACHE: cacheDir })).toThrow(/missing onnx\/model_fp16\.onnx.*todeval models pull --dtype fp16/);
+
+      const saved = process.env.HF_HUB_CACHE;
+      process.env.HF_HUB_CACHE = cacheDir;
+      try {
+        const runner = await createNliRunner({ device: 'cpu', threads: 1, notice: () => {} });
+        const [p] = await runner.score([{ premise: 'Sure. What time?', hypothesis: 'The time is 5 pm.' }]);
+        expect(p.entailment + p.neutral + p.contradiction).toBeCloseTo(1, 6);
+        expect(runner.modelSignature.revision).toBe(COMMIT);
+        await runner.close();
+      } finally {
+        if (saved === undefined) delete process.env.HF_HUB_CACHE;
+        else process.env.HF_HUB_CACHE = saved;
+      }
+
+      // A second pull finds every blob in place and downloads nothing.
+      hub.requests.length = 0;
+      const again = await pullModel({ id: ID, dtype: 'fp32', hubUrl, cacheDir });
+      expect(again.files.every((f) => !f.downloaded)).toBe(true);
+      expect(hub.requests.some((r) => r.includes('/resolve/'))).toBe(false);
+    } finally {
+      await hub.close();
+    }
+  });
+
+  it('rejects a file whose sha256 differs from the hub report, leaving nothing behind', async () => {
+    const tampered = { ...files, 'onnx/model.onnx': { ...files['onnx/model.onnx'], servedBody: Buffer.from(files['onnx/model.onnx'].body).fill(7, 100, 200) } };
+    const hub = fakeHub(tampered);
+    const hubUrl = await hub.start();
+    const cacheDir = tmpCache();
+    try {
+      const err = await pullModel({ id: ID, dtype: 'fp32', hubUrl, cacheDir }).catch((e) => e);
+      expect(err).toBeInstanceOf(InputError);
+      expect((err as InputError).oneLine()).toMatch(/^download of Xenova\/roberta-large-mnli\/onnx\/model\.onnx is corrupt: sha256 [0-9a-f]{12}… differs from the hub's [0-9a-f]{12}…; run the pull again$/);
+      const blobs = path.join(repoCacheFolder(cacheDir, ID), 'blobs');
+      expect(readdirSync(blobs).filter((f) => f.length === 64)).toEqual([]);
+      expect(readdirSync(blobs).some((f) => f.endsWith('.incomplete'))).toBe(false);
+      expect(() => resolveModel(undefined, 'fp32', { HF_HUB_CACHE: cacheDir })).toThrow(MissingResourceError);
+    } finally {
+      await hub.close();
+    }
+  });
+
+  it('rejects a file whose size differs from the hub report', async () => {
+    const short = { ...files, 'config.json': { ...files['config.json'], servedBody: files['config.json'].body.subarray(0, 50) } };
+    const hub = fakeHub(short);
+    const hubUrl = await hub.start();
+    try {
+      const err = await pullModel({ id: ID, dtype: 'fp32', hubUrl, cacheDir: tmpCache() }).catch((e) => e);
+      expect(err).toBeInstanceOf(InputError);
+      expect((err as Error).message).toMatch(/config\.json is corrupt: 50 bytes, the hub reports \d+/);
+    } finally {
+      await hub.close();
+    }
+  });
+
+  it('fails with one clear line when the hub is unreachable (CLI exit 2)', async () => {
+    const err = await pullModel({ id: ID, dtype: 'q8', hubUrl: 'http://127.0.0.1:9', cacheDir: tmpCache() }).catch((e) => e);
+    expect(err).toBeInstanceOf(MissingResourceError);
+    expect((err as Error).message).toMatch(/^cannot reach the model hub at http:\/\/127\.0\.0\.1:9 for Xenova\/roberta-large-mnli: .*pass --model <dir>$/);
+    const run = promisify(execFile);
+    const res = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'models', 'pull', '--hub-url', 'http://127.0.0.1:9', '--cache-dir', tmpCache()], { cwd: REPO_ROOT }).then(
+      () => ({ code: 0, stderr: '' }),
+      (e: { code: number; stderr: string }) => e,
+    );
+    expect(res.code).toBe(2);
+    expect(res.stderr.trim().split('\n')).toHaveLength(1);
+    expect(res.stderr).toMatch(/^todeval: cannot reach the model hub/);
+    expect(existsSync(path.join(REPO_ROOT, 'src', 'cli', 'main.ts'))).toBe(true);
+  });
+});

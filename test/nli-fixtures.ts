@@ -1,0 +1,55 @@
+import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { buildRandomRoberta, ONNX_BUILDER_VERSION, RANDOM_MODEL_MANIFEST } from '../src/nli/onnx-builder/index.js';
+import { REPO_ROOT, SHARED_TOKENIZER_DIR } from './helpers/shared.js';
+
+/**
+ * A tiny random RoBERTa whose weights are large enough (std 0.3) that different pairs get clearly
+ * different probabilities: with the default std 0.02 every pair scores ~1/3 each, and a padding or
+ * masking bug could hide under the 1e-4 tolerance.
+ */
+export const SENSITIVE_MODEL_DIR = path.join(REPO_ROOT, '.cache', 'models', `nli-test-tiny-std0.3-v${ONNX_BUILDER_VERSION}`);
+
+export function getSensitiveTinyModelDir(): string {
+  if (existsSync(path.join(SENSITIVE_MODEL_DIR, RANDOM_MODEL_MANIFEST))) return SENSITIVE_MODEL_DIR;
+  mkdirSync(path.dirname(SENSITIVE_MODEL_DIR), { recursive: true });
+  const tmp = `${SENSITIVE_MODEL_DIR}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
+  try {
+    buildRandomRoberta({ outDir: tmp, size: 'tiny', tokenizerDir: SHARED_TOKENIZER_DIR, seed: 7, std: 0.3 });
+    try {
+      renameSync(tmp, SENSITIVE_MODEL_DIR);
+    } catch (e) {
+      if (!existsSync(path.join(SENSITIVE_MODEL_DIR, RANDOM_MODEL_MANIFEST))) throw e;
+    }
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+  return SENSITIVE_MODEL_DIR;
+}
+
+/** A private copy of a model dir (to edit its config or damage its weights without touching the shared one). */
+export function copyModelDir(src: string, edit?: (dir: string) => void): string {
+  const dir = path.join(os.tmpdir(), `todeval-nli-${process.pid}-${Math.random().toString(36).slice(2)}`);
+  cpSync(src, dir, { recursive: true });
+  edit?.(dir);
+  return dir;
+}
+
+export function editJson(file: string, f: (v: Record<string, unknown>) => void): void {
+  const v = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+  f(v);
+  writeFileSync(file, JSON.stringify(v));
+}
+
+/** Realistic (system utterance, templated reference) pairs of varied lengths. */
+export const SAMPLE_PAIRS = [
+  { premise: 'I want to book a hair cut. What about Queens?', hypothesis: 'The name of the hair stylist is Queens.' },
+  { premise: 'Sure. What time?', hypothesis: 'The time is 5 pm.' },
+  { premise: 'There are 10 restaurants in San Jose that serve Italian food. Il Fornaio is a nice one in downtown.', hypothesis: 'The city is San Jose.' },
+  { premise: 'There are 10 restaurants in San Jose that serve Italian food. Il Fornaio is a nice one in downtown.', hypothesis: 'The name of the restaurant is Il Fornaio.' },
+  { premise: 'Your reservation is confirmed.', hypothesis: 'The reservation was successful.' },
+  { premise: 'Is there anything else I can help you with?', hypothesis: 'Do you need anything else?' },
+  { premise: 'The flight departs at 7:45 am from SFO and arrives at 11:10 am in Seattle; it costs $220 per person in economy.', hypothesis: 'The price is $220.' },
+  { premise: 'ok', hypothesis: 'The destination is Seattle.' },
+];
