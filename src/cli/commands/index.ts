@@ -1,10 +1,11 @@
 import type { Command } from 'commander';
 import { register as data } from './data.js';
-import { register as data } from './data.js';
 import { register as evaluate } from './evaluate.js';
 import { register as models } from './models.js';
 import { register as nli } from './nli.js';
+import { register as rerank } from './rerank.js';
 import { register as score } from './score.js';
+import { register as ser } from './ser.js';
 
 /** Each CLI command lives in its own module and registers itself on the root program. */
 export type RegisterCommand = (program: Command) => void;
@@ -12,9 +13,10 @@ export type RegisterCommand = (program: Command) => void;
 // One line per command module; keep this list sorted by command name.
 export const commands: RegisterCommand[] = [
   data,
-  data,
   evaluate,
   models,
   nli,
+  rerank,
   score,
+  ser,
 ];

@@ -1,0 +1,175 @@
+import { writeFileSync } from 'node:fs';
+import { Option, type Command } from 'commander';
+import cliProgress from 'cli-progress';
+import type { Turn } from '../../adapters/types.js';
+import { findDataDir } from '../../data/data-dir.js';
+import { loadSgsaccData } from '../../metrics/sgsacc/dataset.js';
+import { createNliRunner } from '../../nli/runner.js';
+import { formatSignature, makeSignature } from '../../report/signature.js';
+import { readRerankInput, rerank, resolveRerankItem, type RerankItem, type RerankResult } from '../../rerank/index.js';
+import { InputError } from '../../util/errors.js';
+import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
+
+interface RerankFlags extends NliCliFlags {
+  input: string;
+  dataset: 'sgd' | 'multiwoz' | 'generic';
+  dataDir?: string;
+  split?: string;
+  dialogues?: string;
+  schema?: string;
+  out?: string;
+  json?: string;
+  context: boolean;
+  systems?: string;
+  skipInvalid?: boolean;
+}
+
+export function register(program: Command): void {
+  const cmd = program
+    .command('rerank')
+    .description('choose, per item, the candidate utterance that realises the most dialogue actions (SGSAcc fidelity)')
+    .requiredOption('-i, --input <file>', 'JSONL items (schemas/rerank-input.schema.json)')
+    .addOption(new Option('--dataset <name>', 'schema and rules the actions belong to').choices(['sgd', 'multiwoz', 'generic']).default('sgd'))
+    .option('--data-dir <dir>', 'data directory (default: $TODEVAL_DATA, ./data, ../shared/data)')
+    .option('--split <split>', 'dataset split for dataset_id lookups', 'test')
+    .option('--dialogues <file>', 'your own dialogues file/folder for dataset_id lookups')
+    .option('--schema <file>', 'schema file (instead of the data dir)')
+    .option('--out <file>', 'write per-item results as JSONL (first line: the signature)')
+    .option('--json <file>', 'write {signature, summary, items} as one JSON file')
+    .option('--no-context', 'do not retry with context + slot description in the premise')
+    .option('--systems <names>', 'comma-separated tie-break order of systems (default: order of each item\'s candidates)')
+    .option('--skip-invalid', 'list invalid items and go on');
+  addNliOptions(cmd);
+  cmd.action(async (flags: RerankFlags) => {
+    await runRerank(flags);
+  });
+}
+
+async function runRerank(flags: RerankFlags): Promise<void> {
+  const { items: raw, invalid } = readRerankInput(flags.input, { skipInvalid: flags.skipInvalid });
+  const dataDir = findDataDir(flags.dataDir)?.dir;
+  if (!dataDir && !(flags.schema && (flags.dialogues || flags.dataset === 'generic'))) {
+    throw new InputError('no data directory: pass --data-dir, set TODEVAL_DATA, or give --schema (and --dialogues)');
+  }
+  if (flags.dataset === 'generic' && !flags.dialogues) {
+    throw new InputError('--dataset generic needs --dialogues <turns.jsonl> and --schema <schema.json>');
+  }
+  const data = loadSgsaccData({
+    dataset: flags.dataset,
+    dataDir,
+    split: flags.split,
+    input: flags.dialogues,
+    schemaFile: flags.schema,
+    skipInvalid: true, // invalid dataset turns only matter if an item points at them (reported then)
+  });
+  const turnsById = new Map<string, Turn>(data.loaded.turns.map((t) => [t.id, t]));
+  const resolver = {
+    schema: data.schema,
+    dataset: flags.dataset,
+    expand: (turn: Turn) => data.expand([turn])[0].actions,
+    turnsById,
+  };
+  const items: RerankItem[] = [];
+  for (const { line, item } of raw) {
+    try {
+      items.push(resolveRerankItem(item, resolver, flags.input, line));
+    } catch (e) {
+      if (!(e instanceof InputError) || !flags.skipInvalid) throw e;
+      invalid.push(e);
+    }
+  }
+  for (const e of invalid) process.stderr.write(`todeval: skipped invalid item: ${e.oneLine()}\n`);
+
+  const systemOrder = flags.systems?.split(',').map((s) => s.trim()).filter(Boolean);
+  const runner = await createNliRunner(nliOptionsFrom(flags));
+  const bar = process.stderr.isTTY
+    ? new cliProgress.SingleBar({ format: 'rerank |{bar}| {value}/{total} items | ETA {eta_formatted}' }, cliProgress.Presets.shades_classic)
+    : undefined;
+  try {
+    const signature = makeSignature({
+      metric: 'sgsacc-rerank',
+      model: runner.modelSignature.modelId,
+      revision: runner.modelSignature.revision,
+      dtype: runner.modelSignature.dtype,
+      rules: data.rulesHash,
+      dataset: flags.dataset,
+      context: flags.context,
+      systems: systemOrder?.join(',') ?? 'item-order',
+    });
+    const results: RerankResult[] = [];
+    bar?.start(items.length, 0);
+    // Chunks of items so results stream to --out while a long input runs.
+    const chunk = 64;
+    if (flags.out) writeFileSync(flags.out, JSON.stringify({ kind: 'todeval-rerank', signature }) + '\n');
+    for (let i = 0; i < items.length; i += chunk) {
+      const done = await rerank(items.slice(i, i + chunk), { scorer: runner, context: flags.context, systemOrder });
+      results.push(...done);
+      if (flags.out) writeFileSync(flags.out, done.map((r) => JSON.stringify(r)).join('\n') + '\n', { flag: 'a' });
+      bar?.update(results.length);
+    }
+    bar?.stop();
+
+    const summary = summarize(results);
+    const stats = runner.stats();
+    process.stdout.write(formatSummary(summary, results.length));
+    process.stdout.write(`signature: ${formatSignature(signature)}\n`);
+    if (flags.json) {
+      const doc = {
+        signature,
+        signatureText: formatSignature(signature),
+        summary,
+        invalid: invalid.map((e) => e.oneLine()),
+        nli: { requested: stats.requested, issued: stats.issued, cacheHits: stats.cacheHits },
+        items: results,
+      };
+      writeFileSync(flags.json, JSON.stringify(doc, null, 2) + '\n');
+    }
+  } finally {
+    bar?.stop();
+    runner.flushCache();
+    await runner.close();
+  }
+}
+
+interface SystemSummary {
+  chosen: number;
+  /** Mean fidelity / number of actions over the items where the system had a candidate. */
+  meanFidelityRate: number | null;
+  /** Items where this candidate realised every action. */
+  fullyFaithful: number;
+  items: number;
+}
+
+function summarize(results: RerankResult[]): { chosenFullyFaithful: number; bySystem: Record<string, SystemSummary> } {
+  const by = new Map<string, { chosen: number; rate: number; rated: number; full: number; items: number }>();
+  let chosenFull = 0;
+  for (const r of results) {
+    if (r.chosen.fidelity === r.actions) chosenFull++;
+    for (const c of r.candidates) {
+      let s = by.get(c.system);
+      if (!s) by.set(c.system, (s = { chosen: 0, rate: 0, rated: 0, full: 0, items: 0 }));
+      s.items++;
+      if (r.actions > 0) {
+        s.rate += c.fidelity / r.actions;
+        s.rated++;
+      }
+      if (c.fidelity === r.actions) s.full++;
+    }
+    by.get(r.chosen.system)!.chosen++;
+  }
+  return {
+    chosenFullyFaithful: chosenFull,
+    bySystem: Object.fromEntries(
+      [...by.entries()].map(([k, s]) => [k, { chosen: s.chosen, meanFidelityRate: s.rated ? s.rate / s.rated : null, fullyFaithful: s.full, items: s.items }]),
+    ),
+  };
+}
+
+function formatSummary(s: ReturnType<typeof summarize>, n: number): string {
+  const lines = [`rerank: ${n} items, chosen candidate realises every action in ${s.chosenFullyFaithful}`];
+  lines.push(`${'system'.padEnd(20)} chosen  all-actions  mean fidelity`);
+  for (const [k, v] of Object.entries(s.bySystem)) {
+    lines.push(`${k.padEnd(20)} ${String(v.chosen).padStart(6)}  ${String(v.fullyFaithful).padStart(11)}  ${v.meanFidelityRate === null ? '-' : (100 * v.meanFidelityRate).toFixed(1) + '%'}`);
+  }
+  return lines.join('\n') + '\n';
+}

@@ -1,0 +1,129 @@
+import { readFileSync } from 'node:fs';
+import { Ajv, type ValidateFunction } from 'ajv';
+import type { DialogueAction, Turn } from '../adapters/types.js';
+import { checkActionAgainstSchema } from '../adapters/validate.js';
+import type { ExpandedAction } from '../metrics/sgsacc/from-turns.js';
+import type { SchemaIndex } from '../schema/schema-index.js';
+import { InputError } from '../util/errors.js';
+import type { RerankAction, RerankItem } from './rerank.js';
+
+/** One line of the rerank input, as schemas/rerank-input.schema.json describes it. */
+export interface RawRerankItem {
+  id: string;
+  service?: string;
+  actions?: { service?: string; act: string; slot: string; values: string[] }[];
+  dataset_id?: string;
+  context?: string;
+  candidates: { system: string; text: string; likelihood?: number }[];
+}
+
+// src/rerank (tsx) and dist/src/rerank (built) sit at different depths below the package root.
+const SCHEMA_CANDIDATES = [
+  new URL('../../schemas/rerank-input.schema.json', import.meta.url),
+  new URL('../../../schemas/rerank-input.schema.json', import.meta.url),
+];
+
+let validator: ValidateFunction | undefined;
+
+function getValidator(): ValidateFunction {
+  if (validator) return validator;
+  for (const url of SCHEMA_CANDIDATES) {
+    try {
+      const schema = JSON.parse(readFileSync(url, 'utf8')) as object;
+      validator = new Ajv({ strict: false }).compile(schema);
+      return validator;
+    } catch {
+      // try the next layout
+    }
+  }
+  throw new Error('schemas/rerank-input.schema.json is missing from the installed package');
+}
+
+/** Reads and validates the JSONL input; with skipInvalid, bad lines are collected instead of thrown. */
+export function readRerankInput(file: string, opts: { skipInvalid?: boolean } = {}): { items: { line: number; item: RawRerankItem }[]; invalid: InputError[] } {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new InputError(`cannot read rerank input (${(e as NodeJS.ErrnoException).code ?? String(e)})`, { file });
+  }
+  const validate = getValidator();
+  const items: { line: number; item: RawRerankItem }[] = [];
+  const invalid: InputError[] = [];
+  const ids = new Set<string>();
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const raw = lines[i].trim();
+    if (raw === '') continue;
+    const where = `line ${i + 1}`;
+    let err: InputError | undefined;
+    try {
+      const value: unknown = JSON.parse(raw);
+      if (!validate(value)) {
+        const e = validate.errors?.[0];
+        err = new InputError(`${e?.instancePath ? e.instancePath + ' ' : ''}${e?.message ?? 'invalid'} (schemas/rerank-input.schema.json)`, { file, where });
+      } else {
+        const item = value as RawRerankItem;
+        if (ids.has(item.id)) err = new InputError(`duplicate item id "${item.id}"`, { file, where });
+        else {
+          ids.add(item.id);
+          items.push({ line: i + 1, item });
+        }
+      }
+    } catch (e) {
+      err = new InputError(`not valid JSON (${(e as Error).message})`, { file, where });
+    }
+    if (err) {
+      if (!opts.skipInvalid) throw err;
+      invalid.push(err);
+    }
+  }
+  return { items, invalid };
+}
+
+export interface RerankResolver {
+  schema: SchemaIndex;
+  dataset: Turn['dataset'];
+  /** The rule engine bound to the dataset's schema. */
+  expand(turn: Turn): ExpandedAction[];
+  /** Dataset turns by id, for items given by `dataset_id`. */
+  turnsById?: Map<string, Turn>;
+}
+
+/** Turns a raw item into a RerankItem: actions checked against the schema and expanded by the rules. */
+export function resolveRerankItem(raw: RawRerankItem, r: RerankResolver, file: string, line: number): RerankItem {
+  const where = `line ${line} (item ${raw.id})`;
+  let turn: Turn;
+  if (raw.actions) {
+    const actions: DialogueAction[] = raw.actions.map((a) => {
+      const service = a.service ?? raw.service;
+      if (!service && a.slot !== '') throw new InputError(`action ${a.act}(${a.slot}) names no service and the item has none`, { file, where });
+      return { service: service ?? 'general', act: a.act, slot: a.slot, values: a.values };
+    });
+    for (const a of actions) checkActionAgainstSchema(a, r.schema, file, where);
+    turn = {
+      id: raw.id,
+      dialogueId: raw.id,
+      turnIndex: 0,
+      dataset: r.dataset,
+      services: [...new Set(actions.map((a) => a.service))],
+      actions,
+      utterance: '',
+      previousUserUtterance: raw.context ?? '',
+    };
+  } else {
+    const found = r.turnsById?.get(raw.dataset_id!);
+    if (!found) throw new InputError(`dataset_id "${raw.dataset_id}" is not a system turn of the dataset`, { file, where });
+    turn = { ...found, previousUserUtterance: raw.context ?? found.previousUserUtterance };
+  }
+  const actions: RerankAction[] = r.expand(turn).map((a, i) => ({
+    id: String(i),
+    service: a.service,
+    act: a.act,
+    slot: a.slot,
+    values: a.values,
+    candidates: a.candidates,
+    slotDescription: a.slotDescription,
+  }));
+  return { id: raw.id, actions, context: turn.previousUserUtterance, candidates: raw.candidates };
+}
