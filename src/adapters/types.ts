@@ -9,6 +9,13 @@ export interface DialogueAction {
   values: string[];
   /** SGD canonical values where the dataset gives them. */
   canonicalValues?: string[];
+  /**
+   * The intent the act belongs to, when the data tells (SGD: the user's active intent for this
+   * service; OFFER_INTENT: its value). NOTIFY_SUCCESS/FAILURE references are phrased from it.
+   */
+  intent?: string;
+  /** The act exactly as the source wrote it when `act` is normalised (MultiWOZ "Booking-Book"). */
+  sourceAct?: string;
 }
 
 /** A system turn: the unit that references, SER and SGSAcc work on. */

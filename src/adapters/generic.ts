@@ -1,0 +1,76 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { Ajv, type ValidateFunction } from 'ajv';
+import type { SchemaIndex } from '../schema/schema-index.js';
+import { InputError } from '../util/errors.js';
+import { readJsonlFile } from '../util/json-file.js';
+import type { InvalidCollector } from './collect.js';
+import type { DialogueAction, Turn } from './types.js';
+import { checkActionAgainstSchema } from './validate.js';
+
+interface GenericRecord {
+  id: string;
+  service: string;
+  actions: { act: string; slot?: string; values?: string[]; service?: string; intent?: string }[];
+  utterance: string;
+  context?: string | string[];
+}
+
+const SCHEMA_CANDIDATES = [
+  new URL('../../schemas/generic-turns.schema.json', import.meta.url),
+  new URL('../../../schemas/generic-turns.schema.json', import.meta.url),
+];
+
+let validator: ValidateFunction | undefined;
+function validate(): ValidateFunction {
+  if (validator) return validator;
+  const url = SCHEMA_CANDIDATES.find((u) => existsSync(u));
+  if (!url) throw new Error('schemas/generic-turns.schema.json is missing from the installed package');
+  const ajv = new Ajv({ allErrors: false, strict: false });
+  validator = ajv.compile(JSON.parse(readFileSync(url, 'utf8')));
+  return validator;
+}
+
+function splitId(id: string): { dialogueId: string; turnIndex: number } {
+  const m = /^(.*)\/(\d+)$/.exec(id);
+  return m ? { dialogueId: m[1], turnIndex: Number(m[2]) } : { dialogueId: id, turnIndex: 0 };
+}
+
+export function readGenericTurns(file: string, schema: SchemaIndex, collector: InvalidCollector, limit?: number): Turn[] {
+  const check = validate();
+  const turns: Turn[] = [];
+  for (const { line, value } of readJsonlFile<GenericRecord>(file)) {
+    if (limit !== undefined && turns.length >= limit) break;
+    const turn = collector.guard(() => {
+      const idForMsg = value && typeof value === 'object' && typeof value.id === 'string' ? value.id : undefined;
+      const where = idForMsg ? `line ${line} (${idForMsg})` : `line ${line}`;
+      if (!check(value)) {
+        const e = check.errors?.[0];
+        if (e?.keyword === 'required' && (e.params as { missingProperty?: string }).missingProperty === 'utterance') {
+          throw new InputError('system turn has no utterance', { file, where });
+        }
+        throw new InputError(
+          `${e?.instancePath || 'record'} ${e?.message ?? 'is invalid'} (schemas/generic-turns.schema.json)`,
+          { file, where },
+        );
+      }
+      const actions: DialogueAction[] = value.actions.map((a) => {
+        const action: DialogueAction = { service: a.service ?? value.service, act: a.act, slot: a.slot ?? '', values: a.values ?? [] };
+        if (a.intent) action.intent = a.intent;
+        checkActionAgainstSchema(action, schema, file, where);
+        return action;
+      });
+      const ctx = value.context === undefined ? [] : Array.isArray(value.context) ? value.context : [value.context];
+      return {
+        id: value.id,
+        ...splitId(value.id),
+        dataset: 'generic' as const,
+        services: [...new Set(actions.map((a) => a.service))],
+        actions,
+        utterance: value.utterance,
+        previousUserUtterance: ctx.length ? ctx[ctx.length - 1] : '',
+      };
+    });
+    if (turn) turns.push(turn);
+  }
+  return turns;
+}

@@ -1,0 +1,84 @@
+import path from 'node:path';
+import { dataFile } from '../data/data-dir.js';
+import { loadSchemaFile, type SchemaIndex } from '../schema/schema-index.js';
+import { InputError, MissingResourceError } from '../util/errors.js';
+import { InvalidCollector } from './collect.js';
+import { readGenericTurns } from './generic.js';
+import { readMultiwozTurns } from './multiwoz.js';
+import { addMultiwozPseudoSlots, loadSlotMap } from './multiwoz-slots.js';
+import { readSgdTurns, sgdDialogueFiles } from './sgd.js';
+import type { Turn } from './types.js';
+
+export type DatasetName = 'sgd' | 'multiwoz' | 'generic';
+
+export interface LoadDatasetOptions {
+  dataset: DatasetName;
+  /** Data dir (resolveDataDir); not needed when both input and schemaFile are given. */
+  dataDir?: string;
+  split?: string;
+  /** User's own dialogues: an SGD dialogues file or folder, a ConvLab file, or generic JSONL. */
+  input?: string;
+  schemaFile?: string;
+  /** List invalid dialogues/turns in `invalid` and go on, instead of throwing the first. */
+  skipInvalid?: boolean;
+  /** Stop after this many system turns (tests, quick looks). */
+  limit?: number;
+}
+
+export interface LoadedDataset {
+  turns: Turn[];
+  schema: SchemaIndex;
+  invalid: InputError[];
+  /** What was read, for signatures: `sgd:test`, `multiwoz:convlab_mwz21_test.json`, or the --input path. */
+  source: string;
+}
+
+function needDataDir(opts: LoadDatasetOptions): string {
+  if (!opts.dataDir) throw new MissingResourceError(`--dataset ${opts.dataset} needs a data directory (or --input and --schema)`);
+  return opts.dataDir;
+}
+
+export const MULTIWOZ_CONVLAB_TEST = 'convlab_mwz21_test.json';
+
+export function loadDataset(opts: LoadDatasetOptions): LoadedDataset {
+  const split = opts.split ?? 'test';
+  const collector = new InvalidCollector(opts.skipInvalid === true);
+  switch (opts.dataset) {
+    case 'sgd': {
+      const schemaFile = opts.schemaFile ?? dataFile(needDataDir(opts), 'sgd', split, 'schema.json');
+      const schema = loadSchemaFile(schemaFile);
+      const files = sgdDialogueFiles(opts.input ?? dataFile(needDataDir(opts), 'sgd', split));
+      const turns = readSgdTurns(files, schema, collector, opts.limit);
+      return { turns, schema, invalid: collector.invalid, source: opts.input ? `sgd:${opts.input}` : `sgd:${split}` };
+    }
+    case 'multiwoz': {
+      const schemaFile = opts.schemaFile ?? dataFile(needDataDir(opts), 'multiwoz', 'schema.json');
+      const schema = loadSchemaFile(schemaFile);
+      addMultiwozPseudoSlots(schema, loadSlotMap());
+      let input = opts.input;
+      if (!input) {
+        if (split !== 'test') {
+          throw new MissingResourceError(`only the MultiWOZ test split ships as a ConvLab file; pass --input for split "${split}"`);
+        }
+        input = dataFile(needDataDir(opts), 'multiwoz', MULTIWOZ_CONVLAB_TEST);
+      }
+      const turns = readMultiwozTurns(input, schema, collector, opts.limit);
+      return {
+        turns,
+        schema,
+        invalid: collector.invalid,
+        source: opts.input ? `multiwoz:${opts.input}` : `multiwoz:${path.basename(input)}`,
+      };
+    }
+    case 'generic': {
+      if (!opts.input || !opts.schemaFile) {
+        throw new InputError('--dataset generic needs --input <turns.jsonl> and --schema <schema.json>');
+      }
+      const schema = loadSchemaFile(opts.schemaFile);
+      const turns = readGenericTurns(opts.input, schema, collector, opts.limit);
+      return { turns, schema, invalid: collector.invalid, source: `generic:${opts.input}` };
+    }
+    default:
+      throw new InputError(`unknown dataset "${String((opts as { dataset: unknown }).dataset)}" (sgd, multiwoz or generic)`);
+  }
+}

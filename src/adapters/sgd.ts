@@ -1,0 +1,143 @@
+import { readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import type { SchemaIndex } from '../schema/schema-index.js';
+import { InputError } from '../util/errors.js';
+import { readJsonFile } from '../util/json-file.js';
+import type { InvalidCollector } from './collect.js';
+import { checkActionAgainstSchema, requireUtterance } from './validate.js';
+import { turnId, type DialogueAction, type Turn } from './types.js';
+
+interface SgdAction {
+  act: string;
+  slot?: string;
+  values?: unknown[];
+  canonical_values?: unknown[];
+}
+interface SgdFrame {
+  service: string;
+  actions: SgdAction[];
+  state?: { active_intent?: string };
+}
+interface SgdTurn {
+  speaker: string;
+  utterance?: string;
+  frames: SgdFrame[];
+}
+interface SgdDialogue {
+  dialogue_id: string;
+  turns: SgdTurn[];
+}
+
+/** `dialogues_*.json` of a split folder, sorted so turn order and value indexes are stable. */
+export function sgdDialogueFiles(dirOrFile: string): string[] {
+  let st;
+  try {
+    st = statSync(dirOrFile);
+  } catch {
+    throw new InputError('no such file or folder', { file: dirOrFile });
+  }
+  if (!st.isDirectory()) return [dirOrFile];
+  const files = readdirSync(dirOrFile)
+    .filter((f) => /^dialogues_\d+\.json$/.test(f))
+    .sort()
+    .map((f) => path.join(dirOrFile, f));
+  if (files.length === 0) throw new InputError('no dialogues_*.json files in folder', { file: dirOrFile });
+  return files;
+}
+
+function checkSgdShape(raw: unknown, file: string): SgdDialogue[] {
+  if (!Array.isArray(raw)) {
+    const looksConvlab =
+      raw !== null && typeof raw === 'object' && Object.values(raw as object).some((d) => d && typeof d === 'object' && 'log' in d);
+    throw new InputError(
+      looksConvlab
+        ? 'wrong dataset format: this is a MultiWOZ ConvLab file (use --dataset multiwoz), expected SGD dialogues (a JSON array)'
+        : 'wrong dataset format: expected SGD dialogues (a JSON array of {dialogue_id, turns})',
+      { file },
+    );
+  }
+  return raw as SgdDialogue[];
+}
+
+function stringValues(v: unknown[] | undefined): string[] {
+  return Array.isArray(v) ? v.map(String) : [];
+}
+
+/** The user's active intent per service, from the user turn just before a system turn. */
+function activeIntents(user: SgdTurn | undefined): Map<string, string> {
+  const m = new Map<string, string>();
+  for (const f of user?.frames ?? []) {
+    const it = f.state?.active_intent;
+    if (it && it !== 'NONE') m.set(f.service, it);
+  }
+  return m;
+}
+
+export function readSgdTurns(files: string[], schema: SchemaIndex, collector: InvalidCollector, limit?: number): Turn[] {
+  const turns: Turn[] = [];
+  for (const file of files) {
+    const dialogues = checkSgdShape(readJsonFile(file), file);
+    for (let di = 0; di < dialogues.length; di++) {
+      if (limit !== undefined && turns.length >= limit) return turns;
+      const d = dialogues[di];
+      if (!d || typeof d.dialogue_id !== 'string' || !Array.isArray(d.turns)) {
+        collector.guard(() => {
+          throw new InputError('wrong dataset format: dialogue without dialogue_id/turns (not SGD format)', {
+            file,
+            where: `dialogue #${di}`,
+          });
+        });
+        continue;
+      }
+      for (let ti = 0; ti < d.turns.length; ti++) {
+        const t = d.turns[ti];
+        if (t?.speaker !== 'SYSTEM') continue;
+        if (limit !== undefined && turns.length >= limit) return turns;
+        const where = turnId(d.dialogue_id, ti);
+        const turn = collector.guard(() => sgdSystemTurn(d, ti, schema, file, where));
+        if (turn) turns.push(turn);
+      }
+    }
+  }
+  return turns;
+}
+
+function sgdSystemTurn(d: SgdDialogue, ti: number, schema: SchemaIndex, file: string, where: string): Turn {
+  const t = d.turns[ti];
+  const utterance = requireUtterance(t.utterance, file, where);
+  if (!Array.isArray(t.frames)) throw new InputError('system turn has no frames', { file, where });
+  const prev = ti > 0 ? d.turns[ti - 1] : undefined;
+  const intents = activeIntents(prev?.speaker === 'USER' ? prev : undefined);
+  const actions: DialogueAction[] = [];
+  const services: string[] = [];
+  for (const f of t.frames) {
+    if (typeof f?.service !== 'string' || !Array.isArray(f.actions)) {
+      throw new InputError('frame without service/actions', { file, where });
+    }
+    services.push(f.service);
+    for (const a of f.actions) {
+      if (typeof a?.act !== 'string') throw new InputError('action without act', { file, where });
+      const action: DialogueAction = {
+        service: f.service,
+        act: a.act,
+        slot: typeof a.slot === 'string' ? a.slot : '',
+        values: stringValues(a.values),
+        canonicalValues: stringValues(a.canonical_values),
+      };
+      const intent = a.slot === 'intent' ? action.values[0] : intents.get(f.service);
+      if (intent) action.intent = intent;
+      checkActionAgainstSchema(action, schema, file, where);
+      actions.push(action);
+    }
+  }
+  return {
+    id: where,
+    dialogueId: d.dialogue_id,
+    turnIndex: ti,
+    dataset: 'sgd',
+    services,
+    actions,
+    utterance,
+    previousUserUtterance: prev?.speaker === 'USER' && typeof prev.utterance === 'string' ? prev.utterance : '',
+  };
+}

@@ -1,0 +1,5 @@
+export * from './types.js';
+export * from './schema-index.js';
+export * from './sgd.js';
+export * from './sgd-x.js';
+export * from './multiwoz.js';
