@@ -105,6 +105,17 @@ describe('mosesDetokenize (sacremoses en defaults)', () => {
     expect(mosesDetokenize(['a', 'well', '@-@', 'known'])).toBe('a well-known');
   });
 
+  it('leaves a space after a colon inside a time (known Moses behaviour mwzeval inherits)', () => {
+    // PAD_NOT_ISALNUM pads ":" -> [at, 10, :, 15]; the detokenizer attaches ":" to the left only
+    expect(mosesDetokenize(mosesTokenize('at 10:15 today'))).toBe('at 10: 15 today');
+  });
+
+  it('re-attaches a currency symbol to the following number', () => {
+    // "£" is padded as non-alphanumeric, then shifted right as a currency symbol (IsSc)
+    expect(mosesTokenize('costs £5')).toEqual(['costs', '£', '5']);
+    expect(mosesDetokenize(['costs', '£', '5'])).toBe('costs £5');
+  });
+
   it('round-trips typical MultiWOZ system text into conventional spacing', () => {
     const text = 'there are 5 hotel that meet your criteria . is there a particular area you prefer ?';
     expect(mosesDetokenize(mosesTokenize(text))).toBe(
