@@ -31,6 +31,7 @@ const program = new Command('build-random-roberta')
   .option('--seed <n>', 'weight seed', intArg('--seed'), DEFAULT_SEED)
   .option('--std <x>', 'std of the normal weights', (v) => Number(v), DEFAULT_STD)
   .option('--fp16', 'store weights as float16 (cast to float32 in the graph)', false)
+  .option('--check', 'then load the model with onnxruntime-node and time forwards of batch 1 x 40 tokens', false)
   .showHelpAfterError();
 
 program.parse(process.argv.filter((a, i) => !(i === 2 && a === '--')));
@@ -46,7 +47,37 @@ const o = program.opts<{
   seed: number;
   std: number;
   fp16: boolean;
+  check: boolean;
 }>();
+
+/** Loads the model as the runner will (onnxruntime-node, CPU) and times single forwards. */
+async function checkModel(onnxPath: string, vocabSize: number): Promise<void> {
+  const ort = await import('onnxruntime-node');
+  let t = performance.now();
+  const session = await ort.InferenceSession.create(onnxPath);
+  const loadMs = performance.now() - t;
+  const seqLen = 40;
+  // <s> ... </s> with arbitrary ordinary token ids (>= 3 skips the special ones).
+  const ids = Array.from({ length: seqLen }, (_, i) => (i === 0 ? 0 : i === seqLen - 1 ? 2 : 3 + ((i * 7919) % (vocabSize - 3))));
+  const feeds = {
+    input_ids: new ort.Tensor('int64', BigInt64Array.from(ids.map(BigInt)), [1, seqLen]),
+    attention_mask: new ort.Tensor('int64', new BigInt64Array(seqLen).fill(1n), [1, seqLen]),
+  };
+  const times: number[] = [];
+  let logits: number[] = [];
+  for (let i = 0; i < 6; i++) {
+    t = performance.now();
+    const out = await session.run(feeds);
+    times.push(performance.now() - t);
+    logits = Array.from(out.logits.data as Float32Array);
+  }
+  const steady = times.slice(1).sort((a, b) => a - b);
+  console.log(
+    `check: loaded in ${(loadMs / 1000).toFixed(1)} s; forward 1 x ${seqLen} tokens: first ${times[0].toFixed(0)} ms, ` +
+      `median of next 5 ${steady[2].toFixed(0)} ms (min ${steady[0].toFixed(0)}); logits [${logits.map((v) => v.toFixed(4)).join(', ')}]`,
+  );
+  await session.release();
+}
 
 try {
   if (o.size !== 'tiny' && o.size !== 'large') throw new InvalidArgumentError(`--size must be tiny or large, got ${o.size}`);
@@ -68,6 +99,7 @@ try {
       `(${s.numLayers} layers, hidden ${s.hiddenSize}, ${s.numHeads} heads, intermediate ${s.intermediateSize}, ${m.dtype}), ` +
       `seed ${m.seed}, sha256 ${m.sha256.slice(0, 16)}…, ${seconds.toFixed(1)} s`,
   );
+  if (o.check) await checkModel(path.join(path.resolve(o.out), m.onnxFile), m.sizes.vocabSize);
 } catch (e) {
   if (isInputError(e)) {
     console.error(e.oneLine());

@@ -16,21 +16,21 @@ export const TINY_MODEL_CACHE = path.join(REPO_ROOT, '.cache', 'models', `tiny-r
  * its own temp dir and renames it into place; the loser of the race drops its copy.
  * Needs ../shared (the tokenizer): guard suites with hasShared('models', 'roberta-large-mnli').
  */
-export async function getTinyModelDir(): Promise<string> {
-  if (existsSync(path.join(TINY_MODEL_CACHE, RANDOM_MODEL_MANIFEST))) return TINY_MODEL_CACHE;
-  const parent = path.dirname(TINY_MODEL_CACHE);
+export async function getTinyModelDir(cacheDir = TINY_MODEL_CACHE): Promise<string> {
+  if (existsSync(path.join(cacheDir, RANDOM_MODEL_MANIFEST))) return cacheDir;
+  const parent = path.dirname(cacheDir);
   mkdirSync(parent, { recursive: true });
   const tmp = path.join(parent, `.tmp-tiny-${process.pid}-${Math.random().toString(36).slice(2)}`);
   try {
     buildRandomRoberta({ outDir: tmp, size: 'tiny', tokenizerDir: SHARED_TOKENIZER_DIR });
     try {
-      renameSync(tmp, TINY_MODEL_CACHE);
+      renameSync(tmp, cacheDir);
     } catch (e) {
       // Another worker won the race (the target exists and is complete): use theirs.
-      if (!existsSync(path.join(TINY_MODEL_CACHE, RANDOM_MODEL_MANIFEST))) throw e;
+      if (!existsSync(path.join(cacheDir, RANDOM_MODEL_MANIFEST))) throw e;
     }
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
-  return TINY_MODEL_CACHE;
+  return cacheDir;
 }
