@@ -3,9 +3,7 @@ import { register as data } from './data.js';
 import { register as evaluate } from './evaluate.js';
 import { register as models } from './models.js';
 import { register as nli } from './nli.js';
-import { register as rerank } from './rerank.js';
 import { register as score } from './score.js';
-import { register as ser } from './ser.js';
 
 /** Each CLI command lives in its own module and registers itself on the root program. */
 export type RegisterCommand = (program: Command) => void;
@@ -16,7 +14,5 @@ export const commands: RegisterCommand[] = [
   evaluate,
   models,
   nli,
-  rerank,
   score,
-  ser,
 ];

@@ -1,0 +1,142 @@
+import path from 'node:path';
+import { dataFile } from '../../data/data-dir.js';
+import { readJsonFile } from '../../util/json-file.js';
+import { InputError } from '../../util/errors.js';
+import { partialRatio } from './fuzzy.js';
+import { DONTCARE_VALUES, normalizeStateSlotValue, timeStrToMinutes } from './normalize-state.js';
+
+export const VENUE_DOMAINS = ['restaurant', 'hotel', 'attraction', 'train'] as const;
+export type VenueDomain = (typeof VENUE_DOMAINS)[number];
+
+// Columns mwzeval drops before matching: free text or structures no state slot can constrain.
+const IGNORED_COLUMNS: Record<string, string[]> = {
+  attraction: ['location', 'openhours'],
+  hotel: ['location', 'price', 'takesbookings'],
+  restaurant: ['location', 'introduction', 'signature'],
+};
+
+// Columns compared with partial_ratio >= 90 instead of equality: surface forms vary most here.
+const FUZZY_COLUMNS: Record<string, Set<string>> = {
+  hotel: new Set(['name']),
+  attraction: new Set(['name']),
+  restaurant: new Set(['name', 'food']),
+  train: new Set(['departure', 'destination']),
+};
+
+type Row = Record<string, unknown>;
+
+export interface QueryOptions {
+  fuzzyRatio?: number;
+  /**
+   * Optimistic ("reduced search") mode of the paper: when the constraints name a venue or a train
+   * id, every other constraint is ignored.
+   */
+  reducedSearch?: boolean;
+}
+
+function normalizeColumnName(name: string): string {
+  if (name === 'id') return name;
+  const n = name.toLowerCase().replaceAll(' ', '');
+  if (n === 'arriveby') return 'arrive';
+  if (n === 'leaveat') return 'leave';
+  return n;
+}
+
+const isVenueDomain = (d: string): d is VenueDomain => (VENUE_DOMAINS as readonly string[]).includes(d);
+
+/**
+ * The MultiWOZ venue database as mwzeval queries it: a row matches when every constrained column
+ * agrees (times as arrive-by/leave-after bounds, fuzzy names), '?' cells match anything, and the
+ * result is the list of venue ids (train ids for trains). Results are memoized per query.
+ */
+export class MwzDatabase {
+  readonly rows: Record<VenueDomain, Row[]>;
+  readonly columns: Record<VenueDomain, string[]>;
+  private readonly cache = new Map<string, string[]>();
+
+  constructor(rows: Record<VenueDomain, Row[]>) {
+    this.rows = {} as Record<VenueDomain, Row[]>;
+    this.columns = {} as Record<VenueDomain, string[]>;
+    for (const domain of VENUE_DOMAINS) {
+      const ignored = IGNORED_COLUMNS[domain] ?? [];
+      this.rows[domain] = rows[domain].map((raw) => {
+        const row: Row = {};
+        for (const [k, v] of Object.entries(raw)) {
+          if (ignored.includes(k)) continue;
+          row[normalizeColumnName(k)] = v;
+        }
+        // time bounds are compared in minutes; parse each cell once
+        if (domain === 'train') {
+          row.__arrive = timeStrToMinutes(String(row.arrive ?? ''));
+          row.__leave = timeStrToMinutes(String(row.leave ?? ''));
+        }
+        return row;
+      });
+      this.columns[domain] = Object.keys(this.rows[domain][0] ?? {}).filter((k) => !k.startsWith('__'));
+    }
+  }
+
+  /** Load `<dataDir>/multiwoz/db/{restaurant,hotel,attraction,train}_db.json`. */
+  static load(dataDir: string): MwzDatabase {
+    const rows = {} as Record<VenueDomain, Row[]>;
+    for (const domain of VENUE_DOMAINS) {
+      const file = dataFile(dataDir, 'multiwoz', 'db', `${domain}_db.json`);
+      const data = readJsonFile<Row[]>(file);
+      if (!Array.isArray(data) || data.length === 0) {
+        throw new InputError('expected a non-empty JSON array of database rows', { file: path.resolve(file) });
+      }
+      rows[domain] = data;
+    }
+    return new MwzDatabase(rows);
+  }
+
+  /** Ids of rows matching the constraints (slot -> value, state-normalized slot names). */
+  query(domain: string, constraints: Record<string, unknown>, opts: QueryOptions = {}): string[] {
+    if (!isVenueDomain(domain)) return [];
+    const fuzzyRatio = opts.fuzzyRatio ?? 90;
+    const query: [string, string | number][] = [];
+    for (const key of this.columns[domain]) {
+      if (!(key in constraints)) continue;
+      const raw = constraints[key];
+      if (raw === undefined || raw === null) continue;
+      const value = typeof raw === 'string' ? raw : String(raw);
+      if (DONTCARE_VALUES.has(value)) continue;
+      const norm = normalizeStateSlotValue(key, value);
+      query.push([key, key === 'arrive' || key === 'leave' ? timeStrToMinutes(norm) : norm]);
+    }
+    const active = opts.reducedSearch ? reduce(query, domain) : query;
+    const cacheKey = `${domain}|${fuzzyRatio}|${JSON.stringify(active)}`;
+    const hit = this.cache.get(cacheKey);
+    if (hit) return hit;
+
+    const fuzzy = FUZZY_COLUMNS[domain];
+    const results: string[] = [];
+    for (const row of this.rows[domain]) {
+      let ok = true;
+      for (const [k, v] of active) {
+        const cell = row[k];
+        if (cell === '?') continue;
+        if (k === 'arrive') {
+          if ((row.__arrive as number) > (v as number)) ok = false;
+        } else if (k === 'leave') {
+          if ((row.__leave as number) < (v as number)) ok = false;
+        } else if (fuzzy.has(k)) {
+          if (partialRatio(String(cell), v as string) < fuzzyRatio) ok = false;
+        } else if (cell !== v) {
+          ok = false;
+        }
+        if (!ok) break;
+      }
+      if (ok) results.push(String(domain === 'train' ? row.trainid : row.id));
+    }
+    this.cache.set(cacheKey, results);
+    return results;
+  }
+}
+
+/** Keep only the identifying constraint when one is present (optimistic evaluation). */
+function reduce(query: [string, string | number][], domain: VenueDomain): [string, string | number][] {
+  const idKey = domain === 'train' ? 'trainid' : 'name';
+  const id = query.filter(([k]) => k === idKey);
+  return id.length > 0 ? id : query;
+}

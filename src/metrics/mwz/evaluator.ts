@@ -1,0 +1,236 @@
+import { corpusBleu, type BleuResult } from '../bleu.js';
+import { lexicalRichness, type LexicalRichness } from '../richness.js';
+import { normalizeResponse } from '../text/normalize-response.js';
+import { makeSignature, type Signature } from '../../report/signature.js';
+import { InputError } from '../../util/errors.js';
+import { estimateActiveDomains } from './active-domains.js';
+import { MwzDatabase } from './database.js';
+import { dstScores, type DstScores } from './dst.js';
+import {
+  GROUND_TRUTH_BUILDER_VERSION,
+  loadBookedDomains,
+  loadGroundTruth,
+  type GroundTruth,
+  type GroundTruthSource,
+} from './ground-truth.js';
+import { validatePredictions, type MwzPredictions } from './input.js';
+import { normalizeState, type BeliefState } from './normalize-state.js';
+import { aggregateSuccess, dialogueSuccess, OPTIMISTIC, STANDARD, type SuccessRates } from './success.js';
+
+export interface EvaluatorOptions {
+  bleu?: boolean;
+  success?: boolean;
+  richness?: boolean;
+  dst?: boolean;
+  /** Directory holding `multiwoz/` (see DATA.md). */
+  dataDir: string;
+  /** How the data dir was found (flag, env, local, shared), for the signature. */
+  dataDirSource?: string;
+  /** Ground-truth source; default: MultiWOZ 2.2 files when present, else the ConvLab 2.1 file. */
+  groundTruth?: GroundTruthSource;
+  /** Unknown slot placeholders are errors instead of warnings. */
+  strict?: boolean;
+  /** Leave out invalid dialogues (listed in `invalid`) instead of stopping at the first. */
+  skipInvalid?: boolean;
+  noCache?: boolean;
+  onWarning?: (message: string) => void;
+}
+
+export interface SuccessReport extends SuccessRates {
+  /** The paper's optimistic setting: intersection matching, name/id-only search, gold domains. */
+  optimistic: SuccessRates;
+  state_source: 'predicted' | 'gold';
+  domain_source: 'predicted' | 'estimated-from-state';
+}
+
+export interface MwzEvaluation {
+  /** Reference set name -> corpus BLEU (sacreBLEU defaults). */
+  bleu: Record<string, number> | null;
+  success: SuccessReport | null;
+  richness: LexicalRichness | null;
+  dst: DstScores | null;
+  details: {
+    dialogues: number;
+    turns: number;
+    bleu?: Omit<BleuResult, 'signature'> & { signature: string };
+    unknown_placeholders: { where: string; placeholders: string[] }[];
+    invalid: string[];
+    ground_truth_cache?: string;
+  };
+  signature: Signature;
+}
+
+/** Name of the reference set in `bleu`, as mwzeval names its MultiWOZ 2.2 references `mwz22`. */
+export function referenceSetName(source: GroundTruthSource): string {
+  return source === 'multiwoz22' ? 'mwz22' : 'mwz21';
+}
+
+/**
+ * mwzeval's Evaluator: BLEU, Inform & Success (standard and optimistic), lexical richness and DST
+ * on predictions in mwzeval's input format. Ground truth, database and booked domains are loaded
+ * once per instance and reused across `evaluate` calls (e.g. once per training epoch).
+ */
+export class Evaluator {
+  readonly opts: EvaluatorOptions;
+  private gt?: GroundTruth & { cacheFile?: string };
+  private db?: MwzDatabase;
+  private booked?: Record<string, string[][]>;
+  private readonly refCache = new Map<string, string>();
+
+  constructor(opts: EvaluatorOptions) {
+    this.opts = opts;
+  }
+
+  groundTruth(): GroundTruth & { cacheFile?: string } {
+    this.gt ??= loadGroundTruth(this.opts.dataDir, { source: this.opts.groundTruth, noCache: this.opts.noCache });
+    return this.gt;
+  }
+
+  private database(): MwzDatabase {
+    this.db ??= MwzDatabase.load(this.opts.dataDir);
+    return this.db;
+  }
+
+  private bookedDomains(): Record<string, string[][]> {
+    this.booked ??= loadBookedDomains(this.opts.dataDir);
+    return this.booked;
+  }
+
+  private normalizedReference(id: string, turn: number, raw: string): string {
+    const key = `${id}/${turn}`;
+    let r = this.refCache.get(key);
+    if (r === undefined) {
+      r = normalizeResponse(raw).text;
+      this.refCache.set(key, r);
+    }
+    return r;
+  }
+
+  /** Evaluate predictions (already parsed JSON); `file` only labels error messages. */
+  evaluate(input: unknown, file?: string): MwzEvaluation {
+    const { bleu, success, richness, dst } = this.opts;
+    const gt = this.groundTruth();
+    const expectedTurns = Object.fromEntries(Object.entries(gt.dialogues).map(([k, v]) => [k, v.references.length]));
+    const { dialogues, invalid } = validatePredictions(input, {
+      file,
+      expectedTurns,
+      skipInvalid: this.opts.skipInvalid,
+    });
+    const warn = this.opts.onWarning ?? (() => undefined);
+    for (const e of invalid) warn(`skipped: ${e.oneLine()}`);
+
+    // normalize responses (and states) once, like mwzeval's normalize_data
+    const unknown: { where: string; placeholders: string[] }[] = [];
+    const responses: Record<string, string[]> = {};
+    const predictedStates: Record<string, BeliefState[]> = {};
+    let allStates = true;
+    let allDomains = true;
+    let turns = 0;
+    for (const [id, dial] of Object.entries(dialogues)) {
+      responses[id] = dial.map((t, i) => {
+        const n = normalizeResponse(t.response);
+        if (n.unknownPlaceholders.length > 0) {
+          const where = `${id}/turn ${i}`;
+          const list = [...new Set(n.unknownPlaceholders)];
+          if (this.opts.strict) {
+            throw new InputError(`unknown slot placeholder(s) ${list.map((p) => `[${p}]`).join(', ')}`, { file, where });
+          }
+          unknown.push({ where, placeholders: list });
+          warn(`${file ? `${file}: ` : ''}${where}: unknown slot placeholder(s) ${list.map((p) => `[${p}]`).join(', ')} removed (mwzeval drops them too; --strict makes this an error)`);
+        }
+        return n.text;
+      });
+      predictedStates[id] = dial.map((t) => (t.state ? normalizeState(t.state) : {}));
+      if (dial.some((t) => t.state === undefined)) allStates = false;
+      if (dial.some((t) => t.active_domains === undefined)) allDomains = false;
+      turns += dial.length;
+    }
+
+    const result: MwzEvaluation = {
+      bleu: null,
+      success: null,
+      richness: null,
+      dst: null,
+      details: {
+        dialogues: Object.keys(dialogues).length,
+        turns,
+        unknown_placeholders: unknown,
+        invalid: invalid.map((e) => e.oneLine()),
+        ground_truth_cache: gt.cacheFile,
+      },
+      signature: makeSignature({}),
+    };
+
+    if (bleu) {
+      const hyps: string[] = [];
+      const refs: string[] = [];
+      for (const [id, rs] of Object.entries(responses)) {
+        rs.forEach((h, i) => {
+          hyps.push(h);
+          refs.push(this.normalizedReference(id, i, gt.dialogues[id].references[i]));
+        });
+      }
+      const b = corpusBleu(hyps, [refs]);
+      result.bleu = { [referenceSetName(gt.source)]: b.score };
+      result.details.bleu = b;
+    }
+
+    if (success) {
+      const states = (id: string): BeliefState[] => (allStates ? predictedStates[id] : gt.dialogues[id].states);
+      const run = (optimistic: boolean): SuccessRates => {
+        const outcomes = Object.entries(dialogues).map(([id, dial]) => {
+          const st = states(id);
+          const activeDomains = optimistic
+            ? gt.dialogues[id].goldDomains
+            : allDomains
+              ? dial.map((t) => t.active_domains!)
+              : estimateActiveDomains(st);
+          return dialogueSuccess(
+            gt.dialogues[id].goal,
+            { responses: responses[id], states: st, activeDomains, bookedDomains: this.bookedDomains()[id] ?? [] },
+            this.database(),
+            optimistic ? OPTIMISTIC : STANDARD,
+          );
+        });
+        return aggregateSuccess(outcomes);
+      };
+      result.success = {
+        ...run(false),
+        optimistic: run(true),
+        state_source: allStates ? 'predicted' : 'gold',
+        domain_source: allDomains ? 'predicted' : 'estimated-from-state',
+      };
+    }
+
+    if (richness) result.richness = lexicalRichness(Object.values(responses).flat());
+
+    if (dst) {
+      if (!allStates) {
+        // mwzeval prints an error and reports zeros; a null score cannot be mistaken for a result
+        warn('dst: skipped, not every turn has a "state" prediction');
+      } else {
+        const pairs = Object.keys(dialogues).flatMap((id) =>
+          predictedStates[id].map((hyp, i) => ({ hyp, ref: gt.dialogues[id].states[i] })),
+        );
+        result.dst = dstScores(pairs);
+      }
+    }
+
+    result.signature = makeSignature({
+      metric: 'mwz-evaluate',
+      ground_truth: gt.source,
+      ground_truth_builder: GROUND_TRUTH_BUILDER_VERSION,
+      bleu: result.details.bleu?.signature,
+      db_fuzzy_ratio: success ? 90 : undefined,
+      dst_fuzzy_ratio: dst ? 95 : undefined,
+      state_source: result.success?.state_source,
+      domain_source: result.success?.domain_source,
+      data_source: this.opts.dataDirSource,
+      dialogues: result.details.dialogues,
+      skipped: invalid.length > 0 ? invalid.length : undefined,
+    });
+    return result;
+  }
+}
+
+export type { MwzPredictions };

@@ -1,0 +1,423 @@
+import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import os from 'node:os';
+import path from 'node:path';
+import { dataFile } from '../../data/data-dir.js';
+import { InputError } from '../../util/errors.js';
+import { readJsonFile } from '../../util/json-file.js';
+import { type BeliefState, normalizeState, normalizeStateSlotName, normalizeStateSlotValue } from './normalize-state.js';
+
+/**
+ * Ground truth of the MultiWOZ test set in the shape mwzeval's bundled files have (goals.json,
+ * gold_states.json, references/mwz22.json), derived deterministically from the data dir:
+ *
+ * - `multiwoz21-convlab` (default): goals, belief states (`metadata`) and span annotations
+ *   (`span_info`, word offsets) of `multiwoz/convlab_mwz21_test.json`.
+ * - `multiwoz22`: states and span annotations (character offsets) from the MultiWOZ 2.2 files in
+ *   `multiwoz/mwz22/` (`dialog_acts.json` + `dialogues_*.json`, also under `test/`), which is what
+ *   mwzeval used; goals still come from the 2.1 file because MultiWOZ 2.2 has none.
+ *
+ * References are stored delexicalized with MultiWOZ 2.2 slot names but not yet normalized, so the
+ * cache does not depend on the text normalizer's version.
+ */
+
+export type GroundTruthSource = 'multiwoz21-convlab' | 'multiwoz22';
+
+/** Bump when the derivation changes so stale caches are rebuilt. */
+export const GROUND_TRUTH_BUILDER_VERSION = 3;
+
+export interface MwzGoalDomain {
+  /** Search constraints of the final goal, state-normalized (arrive/leave, canonical values). */
+  informable: Record<string, string>;
+  /** Requestable placeholders Success checks: PHONE, ADDRESS, POST, REFERENCE, TRAINID. */
+  requestable: string[];
+  booking: Record<string, string>;
+}
+export type MwzGoal = Record<string, MwzGoalDomain>;
+
+export interface GroundTruthDialogue {
+  goal: MwzGoal;
+  /** Belief state before each system turn, normalized. */
+  states: BeliefState[];
+  /** Delexicalized human response of each system turn (`[slot]` placeholders, raw case). */
+  references: string[];
+  /**
+   * Domains of each system turn from annotations (state changes plus system dialogue-act domains,
+   * else the previous turn's), as DAMD derives them; used by the optimistic variant.
+   */
+  goldDomains: string[][];
+}
+
+export interface GroundTruth {
+  source: GroundTruthSource;
+  builderVersion: number;
+  /** Digest of the input files' names, sizes and mtimes. */
+  inputsDigest: string;
+  dialogues: Record<string, GroundTruthDialogue>;
+}
+
+export const GOAL_DOMAINS = ['restaurant', 'hotel', 'attraction', 'train', 'taxi', 'police', 'hospital'];
+const EXTRACTED_REQUESTABLES: Record<string, string> = {
+  phone: 'PHONE',
+  address: 'ADDRESS',
+  postcode: 'POST',
+  reference: 'REFERENCE',
+  id: 'TRAINID',
+};
+
+interface ConvlabGoalDomain {
+  info?: Record<string, string>;
+  reqt?: string[];
+  book?: Record<string, unknown>;
+}
+
+/**
+ * The original MultiWOZ evaluator's goal parsing, which mwzeval's goals.json follows: trains only
+ * count the reference (when booked) and the train id (when requested); other domains count the
+ * phone/address/postcode requests plus the reference when a booking is part of the goal.
+ */
+export function parseGoal(raw: Record<string, unknown>): MwzGoal {
+  const goal: MwzGoal = {};
+  for (const domain of GOAL_DOMAINS) {
+    const g = raw[domain] as ConvlabGoalDomain | undefined;
+    if (!g || Object.keys(g).length === 0) continue;
+    const requestable: string[] = [];
+    if (g.info) {
+      if (domain === 'train') {
+        if (g.book) requestable.push('REFERENCE');
+        if (g.reqt?.includes('trainID')) requestable.push('TRAINID');
+      } else {
+        for (const s of g.reqt ?? []) if (EXTRACTED_REQUESTABLES[s]) requestable.push(EXTRACTED_REQUESTABLES[s]);
+        if (g.book) requestable.push('REFERENCE');
+      }
+    }
+    const informable: Record<string, string> = {};
+    for (const [slot, value] of Object.entries(g.info ?? {})) {
+      const s = normalizeStateSlotName(slot);
+      informable[s] = normalizeStateSlotValue(s, String(value));
+    }
+    const booking: Record<string, string> = {};
+    for (const [k, v] of Object.entries(g.book ?? {})) if (typeof v === 'string') booking[k] = v;
+    goal[domain] = { informable, requestable: [...new Set(requestable)], booking };
+  }
+  return goal;
+}
+
+// MultiWOZ 2.1 act slot names -> the MultiWOZ 2.2 span slot names mwzeval's references use.
+const SPAN_SLOT_21_TO_22: Record<string, string> = {
+  addr: 'address',
+  area: 'area',
+  arrive: 'arriveby',
+  car: 'type',
+  choice: 'choice',
+  day: 'day',
+  depart: 'departure',
+  dest: 'destination',
+  department: 'department',
+  fee: 'entrancefee',
+  food: 'food',
+  id: 'trainid',
+  internet: 'internet',
+  leave: 'leaveat',
+  name: 'name',
+  open: 'openhours',
+  parking: 'parking',
+  people: 'bookpeople',
+  phone: 'phone',
+  post: 'postcode',
+  price: 'pricerange',
+  ref: 'ref',
+  stars: 'stars',
+  stay: 'bookstay',
+  ticket: 'price',
+  time: 'time',
+  type: 'type',
+};
+
+export interface CharSpan {
+  slot: string;
+  value: string;
+  start: number;
+  end: number;
+}
+
+/**
+ * Replace annotated spans by `[slot]`, as mwzeval's MultiWOZ 2.2 reference builder does: spans in
+ * order of start (stable), a span overlapping the previous one or valued "dontcare" is skipped.
+ */
+export function delexicalizeBySpans(utterance: string, spans: CharSpan[]): string {
+  const sorted = [...spans].sort((a, b) => a.start - b.start);
+  let out = '';
+  let prev = 0;
+  for (const s of sorted) {
+    if (s.start < prev || s.value === 'dontcare') continue;
+    out += utterance.slice(prev, s.start) + `[${s.slot}]`;
+    prev = s.end;
+  }
+  return out + utterance.slice(prev);
+}
+
+/** Word-offset spans of the ConvLab 2.1 file (inclusive end word) to character spans. */
+export function wordSpansToChars(text: string, spans: unknown[][]): CharSpan[] {
+  const words: { start: number; end: number }[] = [];
+  for (const m of text.matchAll(/\S+/g)) words.push({ start: m.index!, end: m.index! + m[0].length });
+  const out: CharSpan[] = [];
+  for (const sp of spans) {
+    const [, slot, value, ws, we] = sp as [string, string, string, number, number];
+    const mapped = SPAN_SLOT_21_TO_22[String(slot).toLowerCase()];
+    if (!mapped || !words[ws] || !words[we] || we < ws) continue;
+    out.push({ slot: mapped, value: String(value), start: words[ws].start, end: words[we].end });
+  }
+  return out;
+}
+
+/** Domains of a dialogue-act dict ({"Restaurant-Inform": ...}), without general/booking. */
+function actDomains(acts: Record<string, unknown> | undefined): string[] {
+  const out = new Set<string>();
+  for (const key of Object.keys(acts ?? {})) {
+    const d = key.split('-')[0].toLowerCase();
+    if (d !== 'general' && d !== 'booking') out.add(d);
+  }
+  return [...out];
+}
+
+function sameDomainState(a: Record<string, string> | undefined, b: Record<string, string> | undefined): boolean {
+  const ka = Object.keys(a ?? {});
+  if (ka.length !== Object.keys(b ?? {}).length) return false;
+  return ka.every((k) => b![k] === a![k]);
+}
+
+export function goldTurnDomains(states: BeliefState[], acts: (Record<string, unknown> | undefined)[]): string[][] {
+  const out: string[][] = [];
+  let prevState: BeliefState = {};
+  let prevDomains: string[] = [];
+  states.forEach((state, i) => {
+    const doms = new Set<string>();
+    for (const d of Object.keys(state)) if (!sameDomainState(state[d], prevState[d])) doms.add(d);
+    for (const d of actDomains(acts[i])) doms.add(d);
+    const list = doms.size > 0 ? [...doms] : prevDomains;
+    out.push(list);
+    prevDomains = list;
+    prevState = state;
+  });
+  return out;
+}
+
+/** State of a ConvLab/MultiWOZ 2.1 `metadata` in MultiWOZ 2.2 slot naming (book slots prefixed). */
+export function stateFromMetadata(metadata: Record<string, { semi?: Record<string, unknown>; book?: Record<string, unknown> }>): BeliefState {
+  const state: BeliefState = {};
+  for (const [domain, m] of Object.entries(metadata ?? {})) {
+    const slots: Record<string, string> = {};
+    for (const [slot, value] of Object.entries(m.semi ?? {})) {
+      if (typeof value !== 'string' || value === '' || value === 'not mentioned' || value === 'dontcare') continue;
+      slots[slot] = value;
+    }
+    for (const [slot, value] of Object.entries(m.book ?? {})) {
+      if (slot === 'booked' || typeof value !== 'string' || value === '' || value === 'not mentioned' || value === 'dontcare') continue;
+      slots[`book${slot}`] = value;
+    }
+    if (Object.keys(slots).length > 0) state[domain] = slots;
+  }
+  return normalizeState(state);
+}
+
+export const dialogueKey = (id: string): string => id.split('.')[0].toLowerCase();
+
+interface ConvlabTurn {
+  text: string;
+  metadata?: Record<string, { semi?: Record<string, unknown>; book?: Record<string, unknown> }>;
+  dialog_act?: Record<string, unknown>;
+  span_info?: unknown[][];
+}
+
+function buildFromConvlab(file: string): Record<string, GroundTruthDialogue> {
+  const data = readJsonFile<Record<string, { goal: Record<string, unknown>; log: ConvlabTurn[] }>>(file);
+  const out: Record<string, GroundTruthDialogue> = {};
+  for (const [id, dial] of Object.entries(data)) {
+    if (!dial || !Array.isArray(dial.log) || typeof dial.goal !== 'object') {
+      throw new InputError('not a ConvLab MultiWOZ dialogue (needs goal and log)', { file, where: id });
+    }
+    const states: BeliefState[] = [];
+    const references: string[] = [];
+    const acts: (Record<string, unknown> | undefined)[] = [];
+    for (let i = 1; i < dial.log.length; i += 2) {
+      const turn = dial.log[i];
+      states.push(stateFromMetadata(turn.metadata ?? {}));
+      references.push(delexicalizeBySpans(turn.text, wordSpansToChars(turn.text, turn.span_info ?? [])));
+      acts.push(turn.dialog_act);
+    }
+    out[dialogueKey(id)] = { goal: parseGoal(dial.goal), states, references, goldDomains: goldTurnDomains(states, acts) };
+  }
+  return out;
+}
+
+interface Mwz22Dialogue {
+  dialogue_id: string;
+  turns: {
+    turn_id: string | number;
+    speaker: string;
+    utterance: string;
+    frames: { service: string; state?: { slot_values?: Record<string, string[]> } }[];
+  }[];
+}
+type Mwz22Acts = Record<string, Record<string, { dialog_act?: Record<string, unknown>; span_info?: unknown[][] }>>;
+
+/** Where MultiWOZ 2.2 files are looked for: `<dataDir>/multiwoz/mwz22/`. */
+export function mwz22Dir(dataDir: string): string {
+  return path.join(dataDir, 'multiwoz', 'mwz22');
+}
+
+function mwz22DialogueFiles(dir: string): string[] {
+  const files: string[] = [];
+  for (const sub of ['', 'test']) {
+    const d = path.join(dir, sub);
+    if (!existsSync(d)) continue;
+    for (const f of readdirSync(d).sort()) if (/^dialogues_\d+\.json$/.test(f)) files.push(path.join(d, f));
+  }
+  return files;
+}
+
+export function hasMwz22(dataDir: string): boolean {
+  const dir = mwz22Dir(dataDir);
+  return existsSync(path.join(dir, 'dialog_acts.json')) && mwz22DialogueFiles(dir).length > 0;
+}
+
+function buildFromMwz22(dataDir: string, goals: Record<string, MwzGoal>): Record<string, GroundTruthDialogue> {
+  const dir = mwz22Dir(dataDir);
+  const actsFile = path.join(dir, 'dialog_acts.json');
+  const allActs = readJsonFile<Mwz22Acts>(actsFile);
+  const out: Record<string, GroundTruthDialogue> = {};
+  for (const file of mwz22DialogueFiles(dir)) {
+    const dialogues = readJsonFile<Mwz22Dialogue[]>(file);
+    for (const dial of dialogues) {
+      const key = dialogueKey(dial.dialogue_id);
+      if (!goals[key]) continue; // train/dev dialogues: not part of the test ground truth
+      const dialActs = allActs[dial.dialogue_id] ?? {};
+      const states: BeliefState[] = [];
+      const references: string[] = [];
+      const acts: (Record<string, unknown> | undefined)[] = [];
+      let state: BeliefState = {};
+      dial.turns.forEach((t, i) => {
+        if (i % 2 === 0) {
+          state = {};
+          for (const frame of t.frames ?? []) {
+            const slots: Record<string, string> = {};
+            for (const [name, values] of Object.entries(frame.state?.slot_values ?? {})) {
+              if (values.includes('dontcare')) continue;
+              slots[name.split('-')[1]] = values[0];
+            }
+            if (Object.keys(slots).length > 0) state[frame.service] = slots;
+          }
+          state = normalizeState(state);
+          return;
+        }
+        const ann = dialActs[String(t.turn_id)] ?? {};
+        const spans: CharSpan[] = (ann.span_info ?? []).map((s) => ({
+          slot: String(s[1]),
+          value: String(s[2]),
+          start: Number(s[3]),
+          end: Number(s[4]),
+        }));
+        states.push(state);
+        references.push(delexicalizeBySpans(t.utterance, spans));
+        acts.push(ann.dialog_act);
+      });
+      out[key] = { goal: goals[key], states, references, goldDomains: goldTurnDomains(states, acts) };
+    }
+  }
+  const missing = Object.keys(goals).filter((k) => !out[k]);
+  if (missing.length > 0) {
+    throw new InputError(`MultiWOZ 2.2 files lack ${missing.length} test dialogues (e.g. ${missing.slice(0, 3).join(', ')})`, {
+      file: dir,
+    });
+  }
+  return out;
+}
+
+function inputsDigest(files: string[]): string {
+  const h = createHash('sha256');
+  for (const f of files) {
+    const st = statSync(f);
+    h.update(`${path.resolve(f)}|${st.size}|${st.mtimeMs}\n`);
+  }
+  return h.digest('hex').slice(0, 16);
+}
+
+/**
+ * Cache directory: `<dataDir>/.todeval-cache/` when the data dir is writable, else the user cache
+ * (`$XDG_CACHE_HOME/todeval` or `~/.cache/todeval`), e.g. for a read-only shared data dir.
+ */
+export function groundTruthCacheDir(dataDir: string, env = process.env): string {
+  try {
+    accessSync(dataDir, constants.W_OK);
+    return path.join(dataDir, '.todeval-cache');
+  } catch {
+    const base = env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
+    return path.join(base, 'todeval');
+  }
+}
+
+export interface LoadGroundTruthOptions {
+  /** Force a source; default prefers MultiWOZ 2.2 when its files are present. */
+  source?: GroundTruthSource;
+  /** Skip reading/writing the cache. */
+  noCache?: boolean;
+}
+
+export function resolveSource(dataDir: string, requested?: GroundTruthSource): GroundTruthSource {
+  if (requested === 'multiwoz22' && !hasMwz22(dataDir)) {
+    throw new InputError(
+      `MultiWOZ 2.2 requested but ${mwz22Dir(dataDir)} lacks dialog_acts.json and dialogues_*.json`,
+    );
+  }
+  return requested ?? (hasMwz22(dataDir) ? 'multiwoz22' : 'multiwoz21-convlab');
+}
+
+/** Build (or read from cache) the ground truth for the test set. */
+export function loadGroundTruth(dataDir: string, opts: LoadGroundTruthOptions = {}): GroundTruth & { cacheFile?: string } {
+  const source = resolveSource(dataDir, opts.source);
+  const convlab = dataFile(dataDir, 'multiwoz', 'convlab_mwz21_test.json');
+  const inputs = [convlab];
+  if (source === 'multiwoz22') {
+    const dir = mwz22Dir(dataDir);
+    inputs.push(path.join(dir, 'dialog_acts.json'), ...mwz22DialogueFiles(dir));
+  }
+  const digest = inputsDigest(inputs);
+  const cacheFile = path.join(
+    groundTruthCacheDir(dataDir),
+    `mwz-ground-truth-${source}-v${GROUND_TRUTH_BUILDER_VERSION}-${digest}.json`,
+  );
+  if (!opts.noCache && existsSync(cacheFile)) {
+    try {
+      const cached = JSON.parse(readFileSync(cacheFile, 'utf8')) as GroundTruth;
+      if (cached.builderVersion === GROUND_TRUTH_BUILDER_VERSION && cached.inputsDigest === digest) {
+        return { ...cached, cacheFile };
+      }
+    } catch {
+      // a torn or foreign file: rebuild it below
+    }
+  }
+  const fromConvlab = buildFromConvlab(convlab);
+  let dialogues = fromConvlab;
+  if (source === 'multiwoz22') {
+    const goals = Object.fromEntries(Object.entries(fromConvlab).map(([k, v]) => [k, v.goal]));
+    dialogues = buildFromMwz22(dataDir, goals);
+  }
+  const gt: GroundTruth = { source, builderVersion: GROUND_TRUTH_BUILDER_VERSION, inputsDigest: digest, dialogues };
+  if (!opts.noCache) {
+    try {
+      mkdirSync(path.dirname(cacheFile), { recursive: true });
+      const tmp = `${cacheFile}.${process.pid}.tmp`;
+      writeFileSync(tmp, JSON.stringify(gt));
+      renameSync(tmp, cacheFile); // atomic: parallel runs never read half a file
+    } catch {
+      return gt; // an unwritable cache only costs rebuild time
+    }
+  }
+  return { ...gt, cacheFile };
+}
+
+/** mwzeval's booked_domains.json: per dialogue and system turn, domains booked so far. */
+export function loadBookedDomains(dataDir: string): Record<string, string[][]> {
+  return readJsonFile<Record<string, string[][]>>(dataFile(dataDir, 'multiwoz', 'booked_domains.json'));
+}
