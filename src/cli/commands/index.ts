@@ -1,9 +1,13 @@
 import type { Command } from 'commander';
 import { register as data } from './data.js';
 import { register as evaluate } from './evaluate.js';
+import { register as gcdf1 } from './gcdf1.js';
 import { register as models } from './models.js';
 import { register as nli } from './nli.js';
+import { register as refs } from './refs.js';
+import { register as rerank } from './rerank.js';
 import { register as score } from './score.js';
+import { register as ser } from './ser.js';
 
 /** Each CLI command lives in its own module and registers itself on the root program. */
 export type RegisterCommand = (program: Command) => void;
@@ -12,7 +16,11 @@ export type RegisterCommand = (program: Command) => void;
 export const commands: RegisterCommand[] = [
   data,
   evaluate,
+  gcdf1,
   models,
   nli,
+  refs,
+  rerank,
   score,
+  ser,
 ];

@@ -1,0 +1,126 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import cliProgress from 'cli-progress';
+import type { Command } from 'commander';
+import { findDataDir } from '../../data/data-dir.js';
+import { loadCanonicalValues, type CanonicalValues } from '../../metrics/gcdf1/canonical-values.js';
+import { loadConfig } from '../../metrics/gcdf1/config.js';
+import {
+  aggregate,
+  behaviourCounts,
+  evaluateDialogue,
+  loadDialogues,
+  makeEvaluator,
+} from '../../metrics/gcdf1/evaluate.js';
+import type { DialogueRecord } from '../../metrics/gcdf1/record.js';
+import { formatSummary } from '../../metrics/gcdf1/summary.js';
+import { formatSignature, makeSignature } from '../../report/signature.js';
+import { MissingResourceError } from '../../util/errors.js';
+
+interface Gcdf1Flags {
+  dialogues: string;
+  config?: string;
+  canonicalMap?: string | false;
+  output?: string;
+  perDialogue?: string;
+  dataDir?: string;
+  skipInvalid?: boolean;
+  json?: boolean;
+}
+
+const CANONICAL_MAP_IN_DATA = ['gcdf1', 'resources', 'multiwoz21_canonical_map.json'];
+
+function fileDigest(file: string): string {
+  return createHash('sha256').update(readFileSync(file)).digest('hex').slice(0, 12);
+}
+
+/** --canonical-map FILE, else the MultiWOZ 2.1 map of the data dir; --no-canonical-map matches goal values only. */
+function resolveCanonicalMap(flags: Gcdf1Flags, wanted: boolean): string | undefined {
+  if (flags.canonicalMap === false || !wanted) return undefined;
+  if (typeof flags.canonicalMap === 'string') return flags.canonicalMap;
+  const data = findDataDir(flags.dataDir);
+  const file = data ? path.join(data.dir, ...CANONICAL_MAP_IN_DATA) : undefined;
+  if (file && existsSync(file)) return file;
+  throw new MissingResourceError(
+    'no canonical value map: pass --canonical-map FILE (multiwoz21_canonical_map.json from the GCDF1 release), ' +
+      'set --data-dir, or use --no-canonical-map to match against goal values only',
+  );
+}
+
+export function register(program: Command): void {
+  program
+    .command('gcdf1')
+    .description('I-GCDF1 and R-GCDF1 of a user model from its conversations (SGD format with goal and NLU per turn)')
+    .requiredOption('-d, --dialogues <dir>', 'directory of dialogues_*.json conversations, each with a `goal`')
+    .option('-c, --config <file>', "evaluator configuration in the reference's YAML shape (default: the published settings)")
+    .option('--canonical-map <file>', 'value paraphrase map (default: gcdf1/resources/multiwoz21_canonical_map.json in the data dir)')
+    .option('--no-canonical-map', 'no paraphrase map: values are fuzzy-matched against the goal values only')
+    .option('-o, --output <file>', "write the scores (reference JSON structure) with counts, behaviours and signature")
+    .option('--per-dialogue <file>', 'write each dialogue\'s scores and detected behaviours as JSON')
+    .option('--data-dir <dir>', 'data directory (default: $TODEVAL_DATA, ./data, ../shared/data)')
+    .option('--skip-invalid', 'list malformed dialogues and evaluate the rest')
+    .option('--json', 'print the output JSON instead of the summary table')
+    .action((flags: Gcdf1Flags) => {
+      runGcdf1(flags);
+    });
+}
+
+export function runGcdf1(flags: Gcdf1Flags): void {
+  const config = loadConfig(flags.config);
+  const cmapFile = resolveCanonicalMap(flags, config.igcd_f1.value_matching.use_canonical_map);
+  const cmap: CanonicalValues | undefined = cmapFile ? loadCanonicalValues(cmapFile) : undefined;
+  const evaluator = makeEvaluator(config, cmap);
+  const loaded = loadDialogues(flags.dialogues, flags.skipInvalid);
+  for (const bad of loaded.invalid) {
+    process.stderr.write(`todeval gcdf1: skipped ${[bad.file, bad.where, bad.message].filter(Boolean).join(': ')}\n`);
+  }
+
+  const bar = process.stderr.isTTY
+    ? new cliProgress.SingleBar({ format: 'gcdf1 {bar} {value}/{total} dialogues', clearOnComplete: true }, cliProgress.Presets.shades_classic)
+    : undefined;
+  bar?.start(loaded.dialogues.length, 0);
+  const records: DialogueRecord[] = [];
+  for (const dialogue of loaded.dialogues) {
+    records.push(evaluateDialogue(dialogue, evaluator));
+    bar?.increment();
+  }
+  bar?.stop();
+
+  const scores = aggregate(records);
+  const behaviours = behaviourCounts(records);
+  const signature = makeSignature({
+    metric: 'gcdf1',
+    config: createHash('sha256').update(JSON.stringify(config)).digest('hex').slice(0, 12),
+    config_file: flags.config ? path.basename(flags.config) : 'published-defaults',
+    canonical_map: cmapFile ? `${path.basename(cmapFile)}@${fileDigest(cmapFile)}` : 'none',
+    data: `${path.basename(path.resolve(flags.dialogues))}@${loaded.digest}`,
+    dialogues: records.length,
+    skipped: loaded.invalid.length,
+  });
+  const { counts, ...tables } = scores;
+  const output = {
+    ...tables,
+    metadata: {
+      signature,
+      signature_string: formatSignature(signature),
+      counts,
+      behaviour_counts: behaviours,
+      invalid: loaded.invalid,
+      evaluation_config: config,
+    },
+  };
+  if (flags.output) writeFileSync(flags.output, JSON.stringify(output, null, 2) + '\n');
+  if (flags.perDialogue) {
+    const perDialogue = Object.fromEntries(
+      records.map((r) => [r.dialogueId, { scores: r.scores, behaviours: r.behaviours }]),
+    );
+    writeFileSync(flags.perDialogue, JSON.stringify({ signature, dialogues: perDialogue }, null, 2) + '\n');
+  }
+  if (flags.json) {
+    process.stdout.write(JSON.stringify(output, null, 2) + '\n');
+  } else {
+    process.stdout.write(`GCDF1 over ${records.length} dialogues\n${formatSummary(scores, behaviours)}\n`);
+    process.stdout.write(`\nsignature: ${formatSignature(signature)}\n`);
+  }
+}
