@@ -1,0 +1,167 @@
+import { createWriteStream, writeFileSync } from 'node:fs';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { loadDataset, type DatasetName, type LoadedDataset } from '../../adapters/load.js';
+import { resolveDataDir } from '../../data/data-dir.js';
+import { formatSignature, makeSignature, type Signature } from '../../report/signature.js';
+import { Expander } from '../../rules/expand.js';
+import { loadRules } from '../../rules/load.js';
+import type { ActionReferences, RuleSet } from '../../rules/types.js';
+import { buildValueIndex } from '../../rules/value-index.js';
+
+interface RefsFlags {
+  dataset?: DatasetName;
+  dataDir?: string;
+  split: string;
+  input?: string;
+  schema?: string;
+  out?: string;
+  summary?: boolean;
+  skipInvalid?: boolean;
+  limit?: number;
+}
+
+/** Per-act coverage: what --summary prints and what `refs` checks the rules against. */
+export interface ActCoverage {
+  actions: number;
+  withTwoCandidates: number;
+  withoutRule: number;
+  withNegatives: number;
+}
+
+export function register(program: Command): void {
+  program
+    .command('refs')
+    .description('expand every system action into candidate and negative references (JSONL, one line per action)')
+    .addOption(new Option('--dataset <name>', 'dataset format (default: sgd)').choices(['sgd', 'multiwoz', 'generic']))
+    .option('--data-dir <dir>', 'data directory (default: $TODEVAL_DATA, ./data, ../shared/data)')
+    .option('--split <split>', 'dataset split', 'test')
+    .option('--input <file>', 'your own dialogues (SGD file/folder, ConvLab file, or generic JSONL) instead of the data dir')
+    .option('--schema <file>', 'schema for --input (SGD or MultiWOZ 2.2 format)')
+    .option('--out <file>', 'write references here (JSONL) and the signature to <file>.signature.json')
+    .option('--summary', 'print per-act coverage instead of the references')
+    .option('--skip-invalid', 'list invalid dialogues/turns on stderr and go on')
+    .option('--limit <n>', 'only the first N system turns', (v: string) => {
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('--limit must be a positive integer');
+      return n;
+    })
+    .action(async (flags: RefsFlags) => {
+      await runRefs(flags);
+    });
+}
+
+export async function runRefs(flags: RefsFlags): Promise<void> {
+  const dataset: DatasetName = flags.dataset ?? 'sgd';
+  const ownFiles = flags.input !== undefined && flags.schema !== undefined;
+  const dataDir = ownFiles ? undefined : resolveDataDir(flags.dataDir).dir;
+  const loaded = loadDataset({
+    dataset,
+    dataDir,
+    split: flags.split,
+    input: flags.input,
+    schemaFile: flags.schema,
+    skipInvalid: flags.skipInvalid,
+    limit: flags.limit,
+  });
+  for (const e of loaded.invalid) process.stderr.write(`todeval: skipped invalid: ${e.oneLine()}\n`);
+
+  const rules = loadRules(dataset);
+  const expander = new Expander(loaded.schema, rules, buildValueIndex(loaded.turns));
+  const signature = refsSignature(rules, loaded, dataset, flags);
+  const coverage = new Map<string, ActCoverage>();
+  const toStdout = !flags.out && !flags.summary;
+  const out = flags.out ? createWriteStream(flags.out) : undefined;
+  let buffer: string[] = [];
+  const flush = async (): Promise<void> => {
+    if (buffer.length === 0) return;
+    const text = buffer.join('');
+    buffer = [];
+    if (out) {
+      if (!out.write(text)) await new Promise<void>((r) => out.once('drain', () => r()));
+    } else if (toStdout) {
+      if (!process.stdout.write(text)) await new Promise<void>((r) => process.stdout.once('drain', () => r()));
+    }
+  };
+
+  for (const turn of loaded.turns) {
+    for (const r of expander.expandTurn(turn)) {
+      countCoverage(coverage, r);
+      if (out || toStdout) buffer.push(`${JSON.stringify(referenceLine(r))}\n`);
+    }
+    if (buffer.length >= 2000) await flush();
+  }
+  await flush();
+  if (out) {
+    await new Promise<void>((resolve, reject) => out.end((e?: Error | null) => (e ? reject(e) : resolve())));
+    writeFileSync(`${flags.out}.signature.json`, `${JSON.stringify(signature, null, 2)}\n`);
+  }
+  if (flags.summary) process.stdout.write(formatSummary(coverage, loaded, rules, signature));
+}
+
+/** The line written per action; field order fixed so files diff cleanly. */
+function referenceLine(r: ActionReferences): Record<string, unknown> {
+  return {
+    id: r.id,
+    service: r.service,
+    act: r.act,
+    slot: r.slot,
+    values: r.values,
+    candidates: r.candidates,
+    negatives: r.negatives,
+    slotDescription: r.slotDescription,
+    rule: r.rule ?? null,
+  };
+}
+
+function countCoverage(coverage: Map<string, ActCoverage>, r: ActionReferences): void {
+  let c = coverage.get(r.act);
+  if (!c) coverage.set(r.act, (c = { actions: 0, withTwoCandidates: 0, withoutRule: 0, withNegatives: 0 }));
+  c.actions++;
+  if (r.candidates.length >= 2) c.withTwoCandidates++;
+  if (r.rule === undefined) c.withoutRule++;
+  if (r.negatives.length > 0) c.withNegatives++;
+}
+
+function refsSignature(rules: RuleSet, loaded: LoadedDataset, dataset: DatasetName, flags: RefsFlags): Signature {
+  return makeSignature({
+    rules: rules.hash.slice(0, 16),
+    ruleset: dataset,
+    data: loaded.source,
+    limit: flags.limit,
+  });
+}
+
+export function formatSummary(
+  coverage: Map<string, ActCoverage>,
+  loaded: LoadedDataset,
+  rules: RuleSet,
+  signature: Signature,
+): string {
+  const acts = [...coverage.keys()].sort();
+  const total: ActCoverage = { actions: 0, withTwoCandidates: 0, withoutRule: 0, withNegatives: 0 };
+  const rows = acts.map((act) => {
+    const c = coverage.get(act)!;
+    total.actions += c.actions;
+    total.withTwoCandidates += c.withTwoCandidates;
+    total.withoutRule += c.withoutRule;
+    total.withNegatives += c.withNegatives;
+    return [act, c];
+  }) as [string, ActCoverage][];
+  rows.push(['total', total]);
+  const w = Math.max(12, ...acts.map((a) => a.length)) + 2;
+  const num = (n: number, width: number): string => String(n).padStart(width);
+  const lines = [
+    `references for ${loaded.source}: ${loaded.turns.length} system turns, ${total.actions} actions`,
+    `${'act'.padEnd(w)}${'actions'.padStart(9)}${'>=2 cand'.padStart(10)}${'no rule'.padStart(9)}${'negatives'.padStart(11)}`,
+    ...rows.map(
+      ([act, c]) =>
+        `${act.padEnd(w)}${num(c.actions, 9)}${num(c.withTwoCandidates, 10)}${num(c.withoutRule, 9)}${num(c.withNegatives, 11)}`,
+    ),
+    `actions with < 2 candidates: ${total.actions - total.withTwoCandidates}`,
+    `actions without a rule: ${total.withoutRule}`,
+    `invalid items skipped: ${loaded.invalid.length}`,
+    `rules hash: ${rules.hash} (${rules.files.join(', ')})`,
+    `signature: ${formatSignature(signature)}`,
+  ];
+  return `${lines.join('\n')}\n`;
+}
