@@ -71,6 +71,11 @@ describe('mosesTokenize (sacremoses en defaults)', () => {
     expect(mosesTokenize('  a\t\x1cb\x01c  ')).toEqual(['a', 'bc']);
   });
 
+  it('splits CJK ideographs apart: the Perl property lists behind sacremoses lack them', () => {
+    // Han characters are not in sacremoses' IsAlnum, so PAD_NOT_ISALNUM pads each one
+    expect(mosesTokenize('Tokyo is 東京 city')).toEqual(['Tokyo', 'is', '東', '京', 'city']);
+  });
+
   it('returns the joined string with returnStr', () => {
     expect(mosesTokenize('Hello, world!', { returnStr: true })).toBe('Hello , world !');
   });
@@ -99,6 +104,11 @@ describe('mosesDetokenize (sacremoses en defaults)', () => {
 
   it('a lone apostrophe after other words opens a quote', () => {
     expect(mosesDetokenize(['i', "'", 'm', 'here'])).toBe("i 'm here");
+  });
+
+  it('glues consecutive CJK tokens back together', () => {
+    // is_cjk: a CJK token right after a token ending in a CJK character gets no space
+    expect(mosesDetokenize(['Tokyo', 'is', '東', '京', 'city'])).toBe('Tokyo is 東京 city');
   });
 
   it('joins aggressive hyphen splits', () => {

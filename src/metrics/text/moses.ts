@@ -6,8 +6,10 @@
  *
  * Character classes: sacremoses uses Perl Unicode property lists; we use the equivalent Unicode
  * properties (IsAlpha = Alphabetic, IsAlnum = Alphabetic + decimal digits, IsN = Number,
- * IsSc = currency symbol, IsSo = other symbol, IsLower = Lowercase). Not supported: the Indic
- * virama/nukta additions, custom prefix files, protected patterns, languages other than English.
+ * IsSc = currency symbol, IsLower = Lowercase) minus what those lists lack: everything outside the
+ * BMP, CJK ideographs and precomposed Hangul syllables (so "日本" splits into two tokens, as in
+ * sacremoses). Not supported: the Indic virama/nukta additions, custom prefix files, protected
+ * patterns, languages other than English.
  */
 import { NONBREAKING_PREFIXES_EN, NUMERIC_ONLY_PREFIXES_EN } from './nonbreaking-prefixes-en.js';
 import { PY_WS_CLASS, pyCollapseWhitespace, pySplit, pyStrip } from './py-string.js';
@@ -19,31 +21,36 @@ export interface MosesTokenizeOptions {
   aggressiveDashSplits?: boolean;
 }
 
-const ALPHA = '\\p{Alphabetic}';
-const ALNUM = '\\p{Alphabetic}\\p{Nd}';
-const NUM = '\\p{N}';
+// Characters the Perl property lists leave out although Unicode gives them the property.
+const NOT_IN_PERL_LISTS = '[\\p{Script=Han}\\uAC00-\\uD7A3\\u{10000}-\\u{10FFFF}]';
+const perlClass = (prop: string) => `(?:(?!${NOT_IN_PERL_LISTS})[${prop}])`;
+const ALPHA = perlClass('\\p{Alphabetic}');
+const ALNUM = perlClass('\\p{Alphabetic}\\p{Nd}');
+const NUM = perlClass('\\p{N}');
+/** One code point in none of the given classes (a negated class). */
+const noneOf = (...classes: string[]) => `(?:${classes.map((c) => `(?!${c})`).join('')}[^])`;
 
 const re = (src: string, flags = 'gu') => new RegExp(src, flags);
 
 // Everything that is not alphanumeric, whitespace, or one of . ' ` , - is a token of its own.
-const PAD_NOT_ALNUM = re(`([^${ALNUM}${PY_WS_CLASS}.'\`,\\-])`);
-const AGGRESSIVE_HYPHEN = re(`([${ALNUM}])-(?=[${ALNUM}])`);
+const PAD_NOT_ALNUM = re(`((?!${ALNUM})[^${PY_WS_CLASS}.'\`,\\-])`);
+const AGGRESSIVE_HYPHEN = re(`(${ALNUM})-(?=${ALNUM})`);
 const ASCII_JUNK = /[\x00-\x1f]/g;
 
 // Commas split off unless between digits (5,300 stays).
 const COMMA_SEPARATE = [
-  [re(`([^${NUM}])[,]`), '$1 , '],
-  [re(`[,]([^${NUM}])`), ' , $1'],
-  [re(`([${NUM}])[,]$`), '$1 , '],
+  [re(`(${noneOf(NUM)})[,]`), '$1 , '],
+  [re(`[,](${noneOf(NUM)})`), ' , $1'],
+  [re(`(${NUM})[,]$`), '$1 , '],
 ] as const;
 
-// English apostrophes: split "'" off unless it begins a clitic ('s, 'll, n't stays "n 't").
+// English apostrophes: split "'" off, except that it stays on a clitic after a letter ("aren't" -> "aren 't").
 const ENGLISH_APOSTROPHE = [
-  [re(`([^${ALPHA}])[']([^${ALPHA}])`), "$1 ' $2"],
-  [re(`([^${ALPHA}${NUM}])[']([${ALPHA}])`), "$1 ' $2"],
-  [re(`([${ALPHA}])[']([^${ALPHA}])`), "$1 ' $2"],
-  [re(`([${ALPHA}])[']([${ALPHA}])`), "$1 '$2"],
-  [re(`([${NUM}])[']([s])`), "$1 '$2"],
+  [re(`(${noneOf(ALPHA)})['](${noneOf(ALPHA)})`), "$1 ' $2"],
+  [re(`(${noneOf(ALPHA, NUM)})['](${ALPHA})`), "$1 ' $2"],
+  [re(`(${ALPHA})['](${noneOf(ALPHA)})`), "$1 ' $2"],
+  [re(`(${ALPHA})['](${ALPHA})`), "$1 '$2"],
+  [re(`(${NUM})[']([s])`), "$1 '$2"],
 ] as const;
 
 const TRAILING_DOT_APOSTROPHE = /\.' ?$/u;
@@ -77,8 +84,8 @@ const XML_UNESCAPES: ReadonlyArray<readonly [RegExp, string]> = [
 const NONBREAKING = new Set(NONBREAKING_PREFIXES_EN);
 const NUMERIC_ONLY = new Set(NUMERIC_ONLY_PREFIXES_EN);
 const ENDS_WITH_PERIOD = re(`^([^${PY_WS_CLASS}]+)\\.$`, 'u');
-const ANY_ALPHA = re(`[${ALPHA}]`, 'u');
-const IS_LOWER = /^\p{Lowercase}$/u;
+const ANY_ALPHA = re(ALPHA, 'u');
+const IS_LOWER = re(`^${perlClass('\\p{Lowercase}')}$`, 'u');
 
 /** Protect runs of 2+ dots (ellipses) from the period rules by turning them into words. */
 function replaceMultidots(text: string): string {
@@ -168,9 +175,9 @@ function isCjk(cp: number): boolean {
   return false;
 }
 
-const IS_CURRENCY_OR_OPENER = /^[\p{Sc}([{¿¡]+$/u;
+const IS_CURRENCY_OR_OPENER = re(`^(?:${perlClass('\\p{Sc}')}|[([{¿¡])+$`, 'u');
 const IS_CLOSING_PUNCT = /^[,.?!:;\\%}\])]+$/u;
-const IS_CONTRACTION = /^['][\p{Alphabetic}]/u;
+const IS_CONTRACTION = re(`^[']${ALPHA}`, 'u');
 const IS_QUOTE = /^['"„“`]+$/u;
 
 export interface MosesDetokenizeOptions {
