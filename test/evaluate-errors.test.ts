@@ -1,0 +1,103 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { Evaluator } from '../src/metrics/mwz/evaluator.js';
+import { validatePredictions } from '../src/metrics/mwz/input.js';
+import { InputError } from '../src/util/errors.js';
+import { hasShared, REPO_ROOT, SHARED_DATA } from './helpers/shared.js';
+
+const expectedTurns = { sng0073: 2, pmul4648: 3 };
+const turn = (response: string) => ({ response });
+
+function errorOf(fn: () => unknown): InputError {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof InputError) return e;
+    throw e;
+  }
+  throw new Error('expected an InputError');
+}
+
+describe('predictions validation', () => {
+  it('names dialogue ids that are not in the test set', () => {
+    const e = errorOf(() =>
+      validatePredictions({ sng0073: [turn('a'), turn('b')], mul9999: [], pmul0001: [] }, { file: 'p.json', expectedTurns }),
+    );
+    expect(e.oneLine()).toBe('p.json: dialogue ids not in the MultiWOZ test set: mul9999, pmul0001');
+  });
+
+  it('names the dialogue with a wrong number of turns, expected vs given', () => {
+    const e = errorOf(() => validatePredictions({ PMUL4648: [turn('a')] }, { file: 'p.json', expectedTurns }));
+    expect(e.oneLine()).toBe('p.json: PMUL4648: expected 3 system turns, got 1');
+  });
+
+  it('names dialogue and turn of a malformed turn', () => {
+    const e = errorOf(() =>
+      validatePredictions({ sng0073: [turn('a'), { response: 'b', state: { hotel: { stars: ['4'] } } }] }, { expectedTurns }),
+    );
+    expect(e.where).toBe('sng0073/turn 1');
+    expect(e.message).toMatch(/state\.hotel\.stars/);
+  });
+
+  it('lists invalid dialogues and keeps the rest under skipInvalid', () => {
+    const r = validatePredictions(
+      { 'SNG0073.json': [turn('a'), turn('b')], pmul4648: [turn('x')], foo: [] },
+      { expectedTurns, skipInvalid: true },
+    );
+    expect(Object.keys(r.dialogues)).toEqual(['sng0073']);
+    expect(r.invalid.map((e) => e.oneLine())).toEqual([
+      'pmul4648: expected 3 system turns, got 1',
+      'dialogue ids not in the MultiWOZ test set: foo',
+    ]);
+  });
+});
+
+describe.skipIf(!hasShared('data', 'multiwoz', 'convlab_mwz21_test.json'))('evaluate on real data: placeholders and CLI', () => {
+  // SNG0073 has 4 system turns (8 log entries in the ConvLab file, 4 rows in booked_domains.json)
+  const sng0073 = (first: string) => [first, 'b', 'c', 'd'].map((r) => ({ response: r }));
+
+  it('warns about unknown placeholders with dialogue and turn, and fails on them with strict', () => {
+    const warnings: string[] = [];
+    const ev = new Evaluator({ richness: true, dataDir: SHARED_DATA, onWarning: (m) => warnings.push(m) });
+    const r = ev.evaluate({ sng0073: sng0073('the [hotel_colour] one is [value_name]') }, 'p.json');
+    expect(r.details.unknown_placeholders).toEqual([{ where: 'sng0073/turn 0', placeholders: ['hotel_colour'] }]);
+    expect(warnings[0]).toMatch(/^p\.json: sng0073\/turn 0: unknown slot placeholder\(s\) \[hotel_colour\]/);
+    const strict = new Evaluator({ richness: true, dataDir: SHARED_DATA, strict: true });
+    const e = errorOf(() => strict.evaluate({ sng0073: sng0073('the [hotel_colour] one') }, 'p.json'));
+    expect(e.oneLine()).toBe('p.json: sng0073/turn 0: unknown slot placeholder(s) [hotel_colour]');
+  });
+
+  it('exits 2 with one line naming the dialogue for a wrong turn count, and writes -o output', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'todeval-eval-'));
+    const bad = path.join(dir, 'bad.json');
+    writeFileSync(bad, JSON.stringify({ sng0073: [{ response: 'hello' }] }));
+    const cli = (args: string[]) =>
+      spawnSync(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'src/cli/main.ts'), 'evaluate', '--data-dir', SHARED_DATA, ...args], {
+        cwd: REPO_ROOT,
+        encoding: 'utf8',
+      });
+    const r = cli(['-i', bad, '--bleu']);
+    expect(r.status).toBe(2);
+    expect(r.stderr.trim()).toBe(`todeval: ${bad}: sng0073: expected 4 system turns, got 1`);
+
+    const good = path.join(dir, 'good.json');
+    writeFileSync(good, JSON.stringify({ sng0073: sng0073('[value_name] is a nice place .') }));
+    const out = path.join(dir, 'out.json');
+    const ok = cli(['-i', good, '--richness', '--success', '-o', out]);
+    expect(ok.stderr).toBe('');
+    expect(ok.status).toBe(0);
+    expect(ok.stdout).toMatch(/====== RICHNESS ======/);
+    const saved = JSON.parse(readFileSync(out, 'utf8'));
+    expect(Object.keys(saved)).toEqual(expect.arrayContaining(['bleu', 'success', 'richness', 'dst', 'signature']));
+    expect(saved.bleu).toBeNull();
+    expect(saved.signature.ground_truth).toBe('multiwoz21-convlab');
+    expect(saved.success.state_source).toBe('gold');
+
+    const sg = cli(['-i', good, '--sgsacc']);
+    expect(sg.status).toBe(2);
+    expect(sg.stderr.split('\n').filter(Boolean)).toHaveLength(1);
+  });
+});
