@@ -93,7 +93,8 @@ beforeAll(async () => {
       const cut = truncateOnce.bytes;
       truncateOnce = undefined;
       res.writeHead(200, { 'content-length': body.length });
-      res.write(body.subarray(0, cut), () => res.destroy());
+      // Close gracefully (FIN, not RST) so the client gets the bytes sent before the cut.
+      res.write(body.subarray(0, cut), () => res.socket?.end());
       return;
     }
     if (m) {
