@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { estimateActiveDomains } from '../src/metrics/mwz/active-domains.js';
+import { domainsFromSlotNames, estimateActiveDomains } from '../src/metrics/mwz/active-domains.js';
 import { MwzDatabase } from '../src/metrics/mwz/database.js';
 import { Evaluator } from '../src/metrics/mwz/evaluator.js';
 import { loadBookedDomains, loadGroundTruth } from '../src/metrics/mwz/ground-truth.js';
@@ -27,6 +27,17 @@ describe('active domain estimation from state changes (mwzeval rules)', () => {
     ];
     // turn 0: both changed, taxi has more slots; turn 1: nothing changed, two changed last time -> hotel
     expect(estimateActiveDomains(states)).toEqual([['taxi'], ['hotel']]);
+  });
+});
+
+describe('active domains from placeholder names (add_slot_domains.py)', () => {
+  it('keeps known domains named before the first underscore', () => {
+    expect(domainsFromSlotNames('[Hotel_name] near [attraction_address], [value_count] [train_trainID]').sort()).toEqual([
+      'attraction',
+      'hotel',
+      'train',
+    ]);
+    expect(domainsFromSlotNames('[value_name] is [name]')).toEqual([]);
   });
 });
 

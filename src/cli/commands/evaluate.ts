@@ -22,6 +22,7 @@ interface EvaluateFlags {
   skipInvalid?: boolean;
   cache: boolean;
   json?: boolean;
+  domainsFromSlots?: boolean;
 }
 
 const SOURCES: Record<string, GroundTruthSource | undefined> = {
@@ -49,6 +50,7 @@ export function register(program: Command): void {
     )
     .option('--strict', 'unknown slot placeholders are errors (default: warn and drop them, as mwzeval)')
     .option('--skip-invalid', 'list invalid dialogues (unknown ids, wrong turn counts) and evaluate the rest')
+    .option('--domains-from-slots', "active domains from placeholder names like [hotel_name] (mwzeval's add_slot_domains.py)")
     .option('--no-cache', 'rebuild the ground truth instead of reading the cached copy')
     .option('--json', 'print the results as JSON instead of tables')
     .action((flags: EvaluateFlags) => {
@@ -78,6 +80,7 @@ export function runEvaluate(flags: EvaluateFlags): MwzEvaluation {
     strict: flags.strict,
     skipInvalid: flags.skipInvalid,
     noCache: !flags.cache,
+    domainsFromSlots: flags.domainsFromSlots,
     onWarning: (m) => process.stderr.write(`todeval: warning: ${m}\n`),
   });
   const result = evaluator.evaluate(input, flags.input);

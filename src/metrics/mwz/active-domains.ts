@@ -41,3 +41,15 @@ export function estimateActiveDomains(states: BeliefState[]): string[][] {
   }
   return out;
 }
+
+const DOMAIN_NAMES = new Set(['restaurant', 'hotel', 'attraction', 'train', 'taxi', 'police', 'hospital']);
+
+/**
+ * Domains named by a raw response's placeholders (`[restaurant_name]` -> restaurant), as mwzeval's
+ * add_slot_domains.py extracts them for systems with domain-aware delexicalization.
+ */
+export function domainsFromSlotNames(response: string): string[] {
+  const found = new Set<string>();
+  for (const m of response.toLowerCase().matchAll(/\[([\p{L}\p{N}_\s]+)\]/gu)) found.add(m[1].split('_')[0]);
+  return [...found].filter((d) => DOMAIN_NAMES.has(d));
+}

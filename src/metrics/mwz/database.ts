@@ -53,6 +53,7 @@ export class MwzDatabase {
   readonly rows: Record<VenueDomain, Row[]>;
   readonly columns: Record<VenueDomain, string[]>;
   private readonly cache = new Map<string, string[]>();
+  private readonly filters = new Map<string, Uint8Array>();
 
   constructor(rows: Record<VenueDomain, Row[]>) {
     this.rows = {} as Record<VenueDomain, Row[]>;
@@ -109,28 +110,54 @@ export class MwzDatabase {
     const hit = this.cache.get(cacheKey);
     if (hit) return hit;
 
-    const fuzzy = FUZZY_COLUMNS[domain];
-    const results: string[] = [];
-    for (const row of this.rows[domain]) {
-      let ok = true;
-      for (const [k, v] of active) {
-        const cell = row[k];
-        if (cell === '?') continue;
-        if (k === 'arrive') {
-          if ((row.__arrive as number) > (v as number)) ok = false;
-        } else if (k === 'leave') {
-          if ((row.__leave as number) < (v as number)) ok = false;
-        } else if (fuzzy.has(k)) {
-          if (partialRatio(String(cell), v as string) < fuzzyRatio) ok = false;
-        } else if (cell !== v) {
-          ok = false;
-        }
-        if (!ok) break;
-      }
-      if (ok) results.push(String(domain === 'train' ? row.trainid : row.id));
+    const rows = this.rows[domain];
+    let ok: Uint8Array | undefined;
+    for (const [k, v] of active) {
+      const pass = this.columnFilter(domain, k, v, fuzzyRatio);
+      if (!ok) ok = pass.slice();
+      else for (let i = 0; i < ok.length; i++) ok[i] &= pass[i];
     }
+    const results: string[] = [];
+    rows.forEach((row, i) => {
+      if (!ok || ok[i]) results.push(String(domain === 'train' ? row.trainid : row.id));
+    });
     this.cache.set(cacheKey, results);
     return results;
+  }
+
+  /**
+   * Rows passing one constraint, memoized per (column, value): a query is the AND of these, so
+   * fuzzy comparisons run once per distinct cell value rather than once per row and query.
+   */
+  private columnFilter(domain: VenueDomain, k: string, v: string | number, fuzzyRatio: number): Uint8Array {
+    const key = `${domain}|${k}|${fuzzyRatio}|${typeof v}|${v}`;
+    const hit = this.filters.get(key);
+    if (hit) return hit;
+    const rows = this.rows[domain];
+    const pass = new Uint8Array(rows.length);
+    const fuzzy = FUZZY_COLUMNS[domain];
+    const byCell = new Map<unknown, boolean>();
+    rows.forEach((row, i) => {
+      const cell = row[k];
+      if (cell === '?') {
+        pass[i] = 1; // unknown cells never exclude a venue
+        return;
+      }
+      let ok: boolean;
+      if (k === 'arrive') ok = !((row.__arrive as number) > (v as number));
+      else if (k === 'leave') ok = !((row.__leave as number) < (v as number));
+      else {
+        const known = byCell.get(cell);
+        if (known !== undefined) ok = known;
+        else {
+          ok = fuzzy.has(k) ? partialRatio(String(cell), v as string) >= fuzzyRatio : cell === v;
+          byCell.set(cell, ok);
+        }
+      }
+      pass[i] = ok ? 1 : 0;
+    });
+    this.filters.set(key, pass);
+    return pass;
   }
 }
 

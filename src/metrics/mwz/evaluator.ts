@@ -3,7 +3,7 @@ import { lexicalRichness, type LexicalRichness } from '../richness.js';
 import { normalizeResponse } from '../text/normalize-response.js';
 import { makeSignature, type Signature } from '../../report/signature.js';
 import { InputError } from '../../util/errors.js';
-import { estimateActiveDomains } from './active-domains.js';
+import { domainsFromSlotNames, estimateActiveDomains } from './active-domains.js';
 import { MwzDatabase } from './database.js';
 import { dstScores, type DstScores } from './dst.js';
 import {
@@ -33,6 +33,11 @@ export interface EvaluatorOptions {
   /** Leave out invalid dialogues (listed in `invalid`) instead of stopping at the first. */
   skipInvalid?: boolean;
   noCache?: boolean;
+  /**
+   * Take each turn's active domains from the domain names in its placeholders (mwzeval's
+   * add_slot_domains.py), replacing any given `active_domains`.
+   */
+  domainsFromSlots?: boolean;
   onWarning?: (message: string) => void;
 }
 
@@ -40,7 +45,7 @@ export interface SuccessReport extends SuccessRates {
   /** The paper's optimistic setting: intersection matching, name/id-only search, gold domains. */
   optimistic: SuccessRates;
   state_source: 'predicted' | 'gold';
-  domain_source: 'predicted' | 'estimated-from-state';
+  domain_source: 'predicted' | 'estimated-from-state' | 'slot-names';
 }
 
 export interface MwzEvaluation {
@@ -142,6 +147,9 @@ export class Evaluator {
       });
       predictedStates[id] = dial.map((t) => (t.state ? normalizeState(t.state) : {}));
       if (dial.some((t) => t.state === undefined)) allStates = false;
+      if (this.opts.domainsFromSlots) {
+        for (const t of dial) t.active_domains = domainsFromSlotNames(t.response);
+      }
       if (dial.some((t) => t.active_domains === undefined)) allDomains = false;
       turns += dial.length;
     }
@@ -198,7 +206,7 @@ export class Evaluator {
         ...run(false),
         optimistic: run(true),
         state_source: allStates ? 'predicted' : 'gold',
-        domain_source: allDomains ? 'predicted' : 'estimated-from-state',
+        domain_source: this.opts.domainsFromSlots ? 'slot-names' : allDomains ? 'predicted' : 'estimated-from-state',
       };
     }
 
@@ -220,7 +228,7 @@ export class Evaluator {
       metric: 'mwz-evaluate',
       ground_truth: gt.source,
       ground_truth_builder: GROUND_TRUTH_BUILDER_VERSION,
-      bleu: result.details.bleu?.signature,
+      bleu: result.details.bleu?.signature.replaceAll('|', ','),
       db_fuzzy_ratio: success ? 90 : undefined,
       dst_fuzzy_ratio: dst ? 95 : undefined,
       state_source: result.success?.state_source,
