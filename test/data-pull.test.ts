@@ -93,8 +93,9 @@ beforeAll(async () => {
       const cut = truncateOnce.bytes;
       truncateOnce = undefined;
       res.writeHead(200, { 'content-length': body.length });
-      // Close gracefully (FIN, not RST) so the client gets the bytes sent before the cut.
-      res.write(body.subarray(0, cut), () => res.socket?.end());
+      // Give the client time to consume the bytes before the cut (an errored web stream drops
+      // chunks still queued), then close mid-body.
+      res.write(body.subarray(0, cut), () => setTimeout(() => res.socket?.end(), 300));
       return;
     }
     if (m) {

@@ -222,6 +222,14 @@ async function fetchOne(f: ManifestFile, opts: PullOptions, onBytes: (n: number)
       file: f.path,
     });
   }
+  // A connection closed early can end the stream without an error: a short file is resumable,
+  // not corrupt, so keep it for the next run instead of failing the checksum and deleting it.
+  const got = statSync(download).size;
+  const announced = Number(res.headers.get('content-length') ?? NaN);
+  const expected = Number.isFinite(announced) ? have + announced : f.size;
+  if (got < expected) {
+    throw new DownloadError(`download interrupted (${got} of ${expected} bytes); run the pull again to resume`, { file: f.path });
+  }
   return finish(f, dest, download, resumed);
 }
 
