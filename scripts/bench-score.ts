@@ -1,0 +1,112 @@
+/**
+ * Cost of SGSAcc scoring in NLI pairs on a fixed SGD slice, with the full-size random roberta-large
+ * on this CPU: first the ground truth (which builds and stores the references), then a second
+ * system that reuses the stored references, so its cost is only its own pairs.
+ *
+ *   npm run bench:score -- [--model DIR] [--turns 12] [--threads N] [--data-dir DIR] [--json FILE]
+ *
+ * Slice: the first --turns system turns of sgd/test/dialogues_017.json (Services_1 + Messaging_1 +
+ * Alarm_1: seen and unseen domains). Second system: the ground truth with, per turn, the first slot
+ * value that occurs verbatim replaced by another value of the same slot (a deterministic
+ * hallucination), so some actions fail and take the context pass.
+ * A fresh runner per system: no pair cache carries over, the reuse comes from the reference file.
+ * Random weights make the scores meaningless; the pair counts and timings are what this measures.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Command } from 'commander';
+import { resolveDataDir } from '../src/data/data-dir.js';
+import { aggregateSgsacc, loadSgsaccData, RecordStore, runSgsacc, type TurnReferences } from '../src/metrics/sgsacc/index.js';
+import { createNliRunner } from '../src/nli/runner.js';
+import { makeSignature } from '../src/report/signature.js';
+import { buildValueIndex, pickOther } from '../src/rules/value-index.js';
+
+const program = new Command('bench-score')
+  .option('--model <dir>', 'model directory', '.cache/models/large-random-roberta')
+  .option('--turns <n>', 'system turns in the slice', (v) => Number(v), 12)
+  .option('--threads <n>', 'intra-op threads (default: all cores)', (v) => Number(v))
+  .option('--data-dir <dir>', 'data directory (default: resolveDataDir)')
+  .option('--json <file>', 'also write the figures as JSON');
+program.parse(process.argv.filter((a, i) => !(i === 2 && a === '--')));
+const o = program.opts<{ model: string; turns: number; threads?: number; dataDir?: string; json?: string }>();
+
+const repoRoot = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+const modelDir = path.resolve(repoRoot, o.model);
+if (!existsSync(path.join(modelDir, 'onnx', 'model.onnx')) && !existsSync(path.join(modelDir, 'model.onnx'))) {
+  console.log(`building the random roberta-large into ${modelDir} ...`);
+  execFileSync('npx', ['tsx', 'scripts/build-random-roberta.ts', '--size', 'large', '--out', modelDir], { cwd: repoRoot, stdio: 'inherit' });
+}
+
+const dataDir = resolveDataDir(o.dataDir).dir;
+const input = path.join(dataDir, 'sgd', 'test', 'dialogues_017.json');
+const data = loadSgsaccData({ dataset: 'sgd', dataDir, input });
+const turns = data.loaded.turns.slice(0, o.turns);
+const sgs = data.expand(turns);
+const actions = sgs.reduce((n, t) => n + t.actions.length, 0);
+
+// The second system: swap one verbatim slot value per turn for another value of that slot.
+const values = buildValueIndex(data.loaded.turns);
+const swapped = new Map<string, string>();
+let swaps = 0;
+for (const t of turns) {
+  let text = t.utterance;
+  for (const a of t.actions) {
+    const v = a.values.find((x) => x.length > 1 && text.includes(x));
+    if (!v) continue;
+    const other = pickOther(values.values(a.service, a.slot), a.values, `${t.id}/${a.slot}`);
+    if (!other) continue;
+    text = text.replace(v, other);
+    swaps++;
+    break;
+  }
+  swapped.set(t.id, text);
+}
+
+const dir = mkdtempSync(path.join(tmpdir(), 'bench-score-'));
+const refsFile = path.join(dir, 'refs.jsonl');
+const options = { validation: true, context: true };
+
+async function system(name: string, utterances: Map<string, string>, groundTruth: boolean) {
+  const runner = await createNliRunner({ model: modelDir, device: 'cpu', threads: o.threads });
+  const sig = makeSignature({ metric: 'sgsacc-references', model: runner.modelSignature.modelId, revision: runner.modelSignature.revision, rules: data.rulesHash, ...options });
+  const references = RecordStore.open<TurnReferences>(refsFile, 'todeval-sgsacc-references', sig);
+  const reused = turns.filter((t) => references.done.has(t.id)).length;
+  const t0 = performance.now();
+  const run = await runSgsacc(sgs, utterances, { ...options, scorer: runner, references, groundTruthSystem: groundTruth, chunkTurns: 64 });
+  const seconds = (performance.now() - t0) / 1000;
+  const stats = runner.stats();
+  await runner.close();
+  const s = aggregateSgsacc(run.scores, { validation: true, isUnseen: data.isUnseen });
+  const scorable = s.counts.evaluatedUnvalidated;
+  const fig = {
+    system: name,
+    turns: turns.length,
+    actions,
+    referencesReused: reused,
+    validatedTurns: s.counts.evaluated,
+    scorableTurns: scorable,
+    pairsRequested: stats.requested,
+    pairsIssued: stats.issued,
+    issuedPerScorableTurn: scorable ? stats.issued / scorable : null,
+    issuedPerValidatedTurn: s.counts.evaluated ? stats.issued / s.counts.evaluated : null,
+    issuedPerAction: stats.issued / actions,
+    seconds,
+    pairsPerSecond: stats.issued / seconds,
+    sgsaccUnvalidated: s.unvalidated.all,
+  };
+  const f = (x: number | null, d = 2) => (x === null ? 'n/a' : x.toFixed(d));
+  console.log(
+    `${name.padEnd(22)} refs reused ${String(reused).padStart(3)}/${turns.length}  pairs issued ${String(stats.issued).padStart(5)} ` +
+      `(requested ${stats.requested})  per scorable turn ${f(fig.issuedPerScorableTurn)}  per validated turn ${f(fig.issuedPerValidatedTurn)}  ` +
+      `per action ${f(fig.issuedPerAction)}  ${seconds.toFixed(1)} s  ${f(fig.pairsPerSecond, 1)} pairs/s`,
+  );
+  return fig;
+}
+
+console.log(`slice: ${turns.length} system turns, ${actions} actions of ${path.relative(dataDir, input)}; second system: ${swaps} slot values swapped; model ${modelDir}`);
+const gold = await system('ground truth (+refs)', new Map(turns.map((t) => [t.id, t.utterance])), true);
+const second = await system('value-swapped system', swapped, false);
+console.log(`second system / ground truth pairs issued: ${(second.pairsIssued / gold.pairsIssued).toFixed(3)}`);
+if (o.json) writeFileSync(o.json, JSON.stringify({ gold, second }, null, 2) + '\n');
