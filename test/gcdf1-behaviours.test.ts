@@ -316,3 +316,55 @@ describe('R-GCDF1: requests', () => {
     expect(seen(r, 'rgcd_f1', 'requests_not_in_goal')).toEqual({ restaurant: [['restaurant-ref']] });
   });
 });
+
+describe('booking failures, domain switches and pre-empted requests', () => {
+  const goal = { hotel: { info: { area: 'north' }, book: { people: '2' } } };
+
+  it('accepts a new venue name and repeated booking constraints after a booking failure', () => {
+    const d = conversation(goal, [
+      user([['Hotel-Inform', 'area', 'north'], ['Hotel-Inform', 'people', '2']]),
+      system([['Booking-NoBook', 'name', 'acorn'], ['Hotel-Recommend', 'name', 'alpha']]),
+      user([['Hotel-Inform', 'name', 'alpha'], ['Hotel-Inform', 'people', '2']]),
+      system([['Booking-Book', 'Ref', 'X1']]),
+    ]);
+    const r = score(d);
+    expect(igcd(r).precision).toBe(1);
+    expect(seen(r, 'igcd_f1', 'constraints_not_in_goal.elicited_by_booking_failure')).toEqual({ hotel: [{ 'name===alpha': 2 }] });
+    expect(seen(r, 'igcd_f1', 'multiple_constraint_informs.elicited_by_booking_failure')).toEqual({
+      hotel: [{ 'people===2': [0, 2] }],
+    });
+  });
+
+  it('accepts reminding the system of a constraint after other domains were discussed', () => {
+    const twoDomains = { ...goal, attraction: { info: { type: 'museum' } } };
+    const d = conversation(twoDomains, [
+      user([['Hotel-Inform', 'area', 'north'], ['Hotel-Inform', 'people', '2']]),
+      system([['Attraction-Inform', 'address', 'x']]),
+      user([['Attraction-Inform', 'type', 'museum']]),
+      system([['Attraction-Inform', 'phone', 'y']]),
+      user([['Hotel-Inform', 'area', 'north']]),
+      system([['Hotel-Inform', 'phone', 'z']]),
+    ]);
+    const r = score(d);
+    expect(igcd(r, 'hotel').precision).toBe(1);
+    expect(seen(r, 'igcd_f1', 'multiple_constraint_informs.switched_between_domains')).toEqual({
+      hotel: [{ 'area===north': [0, 4] }],
+    });
+    const off = score(d, (c) => (c.igcd_f1.repetitions.user_behaviours.proposes_multiple_domains = false));
+    expect(igcd(off, 'hotel').precision).toBeCloseTo(2 / 3, 12);
+  });
+
+  it('accepts a request repeated after answering the system question it raised (user pre-empted)', () => {
+    const reqGoal = { train: { info: { day: 'monday', departure: 'ely' }, reqt: { price: '?' } } };
+    const r = score(
+      conversation(reqGoal, [
+        user([['Train-Inform', 'day', 'monday'], ['Train-Request', 'price']]),
+        system([['Train-Request', 'departure', '?']]),
+        user([['Train-Inform', 'departure', 'ely'], ['Train-Request', 'price']]),
+        system([['Train-Inform', 'price', '4 pounds']]),
+      ]),
+    );
+    expect(rgcd(r).precision).toBe(1);
+    expect(seen(r, 'rgcd_f1', 'multiple_slot_requests.user_prempted_request')).toBeDefined();
+  });
+});

@@ -5,7 +5,7 @@
  * within a dialogue the combined score pools all domains), as in the reference evaluator.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../../util/errors.js';
 import { readJsonFile } from '../../util/json-file.js';
@@ -115,7 +115,7 @@ export interface LoadedDialogues {
   dialogues: Dialogue[];
   files: string[];
   invalid: InvalidDialogue[];
-  /** sha256 over the file contents' digests, to sign the data source */
+  /** sha256 over the files' names and bytes, to sign the data source */
   digest: string;
 }
 
@@ -146,7 +146,7 @@ export function loadDialogues(dir: string, skipInvalid = false): LoadedDialogues
   const hash = createHash('sha256');
   for (const file of files) {
     const data = readJsonFile<unknown>(file);
-    hash.update(JSON.stringify(data).length.toString()).update(path.basename(file));
+    hash.update(path.basename(file)).update(readFileSync(file));
     const items = Array.isArray(data) ? data : data && typeof data === 'object' ? Object.values(data) : undefined;
     if (!items) throw new InputError('expected a list of dialogues', { file });
     items.forEach((raw, i) => {
