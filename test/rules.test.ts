@@ -21,6 +21,7 @@ const fakeServices: SchemaService[] = [
       { name: 'kids_friendly', description: 'Whether the place is kids friendly', isCategorical: true, possibleValues: ['True', 'False'] },
       { name: 'is_unisex', description: 'Boolean flag indicating if the salon is unisex', isCategorical: true, possibleValues: ['True', 'False'] },
       { name: 'city', description: 'City of the salon', isCategorical: true, possibleValues: ['Oakland', 'Fremont', 'Napa'] },
+      { name: 'appointment_time', description: 'Time of the appointment', isCategorical: false, possibleValues: [] },
     ],
     intents: [
       { name: 'BookAppointment', description: 'Book an appointment with a stylist' },
@@ -196,6 +197,31 @@ describe('our act families', () => {
     // without any other value there is nothing to tamper with
     const lone = new Expander(fakeSchema, sgdRules, buildValueIndex([turns[0]])).expandTurn(turns[0])[0];
     expect(lone.negatives).toEqual([]);
+  });
+
+  it('a value with the same canonical form or number is never a negative', () => {
+    const seen: [string, string][] = [
+      ['12 pm', '12:00'],
+      ['afternoon 12', '12:00'],
+      ['noon', '12:00'],
+      ['3 pm', '15:00'],
+    ];
+    const turns = seen.map(([v, c], i) =>
+      turnWith([{ act: 'INFORM', slot: 'appointment_time', values: [v], canonicalValues: [c] }], 'Salon_1', `t${i}/1`),
+    );
+    const ex = new Expander(fakeSchema, sgdRules, buildValueIndex(turns));
+    for (let i = 0; i < 40; i++) {
+      const t = turnWith([{ act: 'CONFIRM', slot: 'appointment_time', values: ['12 pm'], canonicalValues: ['12:00'] }], 'Salon_1', `x${i}/1`);
+      const r = ex.expandTurn(t)[0];
+      expect(r.negatives).toContain('The time of the appointment is 3 pm.');
+      expect(r.negatives.join(' ')).not.toMatch(/afternoon 12|noon|12 pm/);
+    }
+    const counts = ['two', '2', '5'].map((v, i) => turnWith([{ act: 'INFORM_COUNT', slot: 'count', values: [v] }], 'Salon_1', `c${i}/1`));
+    const cx = new Expander(fakeSchema, sgdRules, buildValueIndex(counts));
+    for (let i = 0; i < 20; i++) {
+      const r = cx.expandTurn(turnWith([{ act: 'INFORM_COUNT', slot: 'count', values: ['2'] }], 'Salon_1', `y${i}/1`))[0];
+      expect(r.negatives).toContain('I found 5 results.');
+    }
   });
 
   it('an act no rule covers is reported, not guessed', () => {

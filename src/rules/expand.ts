@@ -15,7 +15,7 @@ import {
   slotHasVerb,
 } from './text.js';
 import type { ActionReferences, CompiledRule, CompiledTemplate, RuleSet, TemplateKind } from './types.js';
-import { pickOther, type ValueIndex } from './value-index.js';
+import { pickOther, valueKey, type ValueIndex } from './value-index.js';
 
 /** Placeholder values that do not depend on the action's values. */
 interface Phrases {
@@ -255,7 +255,13 @@ export class Expander {
       slot && slot.isCategorical && slot.possibleValues.length > 0
         ? slot.possibleValues
         : (this.valueIndex?.values(a.service, a.slot) ?? []);
-    const alt = pickOther(pool, a.values, seed);
+    // Same meaning counts as same value: surface form, canonical value (SGD), number words.
+    const index = this.valueIndex;
+    const current = new Set([...a.values, ...(a.canonicalValues ?? [])].map(valueKey));
+    if (index) for (const v of a.values) current.add(index.canonical(a.service, a.slot, v));
+    const same = (v: string): boolean =>
+      current.has(valueKey(v)) || (index !== undefined && current.has(index.canonical(a.service, a.slot, v)));
+    const alt = pickOther(pool, a.values, seed, same);
     if (!alt) return [];
     return fillAll(this.prepared(prep, kind), alt, true, exclude);
   }

@@ -1,5 +1,5 @@
 export * from './types.js';
 export { loadRules, compileTemplate } from './load.js';
 export { expandTurn, Expander, findRule } from './expand.js';
-export { buildValueIndex, pickOther, type ValueIndex } from './value-index.js';
+export { buildValueIndex, pickOther, valueKey, type ValueIndex } from './value-index.js';
 export { rulesDir } from './paths.js';

@@ -61,12 +61,15 @@ export async function runRefs(flags: RefsFlags): Promise<void> {
     input: flags.input,
     schemaFile: flags.schema,
     skipInvalid: flags.skipInvalid,
-    limit: flags.limit,
   });
+  // Negatives draw free-text values from all loaded turns, so a --limit slice gets the same
+  // references as the full run; only the expansion is limited.
+  const valueIndex = buildValueIndex(loaded.turns);
+  if (flags.limit !== undefined) loaded.turns = loaded.turns.slice(0, flags.limit);
   for (const e of loaded.invalid) process.stderr.write(`todeval: skipped invalid: ${e.oneLine()}\n`);
 
   const rules = loadRules(dataset);
-  const expander = new Expander(loaded.schema, rules, buildValueIndex(loaded.turns));
+  const expander = new Expander(loaded.schema, rules, valueIndex);
   const signature = refsSignature(rules, loaded, dataset, flags);
   const coverage = new Map<string, ActCoverage>();
   const toStdout = !flags.out && !flags.summary;
