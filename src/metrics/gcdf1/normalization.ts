@@ -10,6 +10,7 @@ import {
   appendParams,
   COREFERENCE_VALUES,
   DOMAIN_CONSTRAINT_GOAL_KEYS,
+  INFORM_ACTS,
   MULTIPLE_VALUE_SEP,
   REQUEST_ACTS,
   SLOT_VALUE_SEP,
@@ -22,7 +23,6 @@ import type { Gcdf1Config } from './config.js';
 import { tokenSortRatio } from './fuzzy.js';
 import type { DialogueRecord } from './record.js';
 import type { DomainGoal, Goal, ParamsByService, Turn } from './types.js';
-import { INFORM_ACTS } from './acts.js';
 
 type IgcdConfig = Gcdf1Config['igcd_f1'];
 
