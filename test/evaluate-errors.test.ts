@@ -96,8 +96,11 @@ describe.skipIf(!hasShared('data', 'multiwoz', 'convlab_mwz21_test.json'))('eval
     expect(saved.signature.ground_truth).toBe('multiwoz21-convlab');
     expect(saved.success.state_source).toBe('gold');
 
-    const sg = cli(['-i', good, '--sgsacc']);
-    expect(sg.status).toBe(2);
-    expect(sg.stderr.split('\n').filter(Boolean)).toHaveLength(1);
+    // --sgsacc on delexicalized responses only: nothing to score, said in one warning, no model loaded
+    const delex = path.join(dir, 'delex.json');
+    writeFileSync(delex, JSON.stringify({ sng0073: ['a', 'b', 'c', 'd'].map((w) => ({ response: `${w} [value_name]` })) }));
+    const sg = cli(['-i', delex, '--sgsacc', '--richness']);
+    expect(sg.status).toBe(0);
+    expect(sg.stderr.trim()).toBe('todeval: warning: --sgsacc: no turn carries lexicalized text ("utterance", or a response without placeholders)');
   });
 });

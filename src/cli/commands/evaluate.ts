@@ -3,12 +3,14 @@ import path from 'node:path';
 import { Option, type Command } from 'commander';
 import { resolveDataDir } from '../../data/data-dir.js';
 import { Evaluator, type MwzEvaluation } from '../../metrics/mwz/evaluator.js';
+import { mergeSgsacc, type SgsaccMergeResult } from '../../metrics/mwz/sgsacc-merge.js';
+import { validatePredictions } from '../../metrics/mwz/input.js';
 import type { GroundTruthSource } from '../../metrics/mwz/ground-truth.js';
 import { readPredictionsFile } from '../../metrics/mwz/input.js';
-import { formatSignature } from '../../report/signature.js';
-import { InputError } from '../../util/errors.js';
+import { formatSignature, makeSignature } from '../../report/signature.js';
+import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
 
-interface EvaluateFlags {
+interface EvaluateFlags extends Omit<NliCliFlags, 'cache'> {
   input: string;
   output?: string;
   bleu?: boolean;
@@ -20,7 +22,8 @@ interface EvaluateFlags {
   groundTruth: 'auto' | 'mwz21' | 'mwz22';
   strict?: boolean;
   skipInvalid?: boolean;
-  cache: boolean;
+  rebuildGroundTruth?: boolean;
+  cache?: string;
   json?: boolean;
   domainsFromSlots?: boolean;
 }
@@ -32,7 +35,7 @@ const SOURCES: Record<string, GroundTruthSource | undefined> = {
 };
 
 export function register(program: Command): void {
-  program
+  const cmd = program
     .command('evaluate')
     .description('MultiWOZ context-to-response metrics with mwzeval parity: BLEU, Inform & Success, lexical richness, DST')
     .requiredOption('-i, --input <file>', "predictions in mwzeval's format: dialogue id -> [{response, state?, active_domains?}]")
@@ -41,7 +44,7 @@ export function register(program: Command): void {
     .option('-s, --success', 'Inform and Success rates (standard and optimistic)')
     .option('-r, --richness', 'lexical richness (unique n-grams, entropies, MSTTR, length)')
     .option('--dst', 'dialogue state tracking: joint accuracy, slot precision/recall/F1')
-    .option('--sgsacc', 'also SGSAcc and SER for turns with lexicalized text')
+    .option('--sgsacc', 'also SGSAcc and SER for turns with lexicalized text ("utterance", or a response without placeholders)')
     .option('--data-dir <dir>', 'data directory (default: $TODEVAL_DATA, ./data, ../shared/data)')
     .addOption(
       new Option('--ground-truth <source>', 'ground truth: MultiWOZ 2.2 files when present (auto), or force one')
@@ -51,17 +54,17 @@ export function register(program: Command): void {
     .option('--strict', 'unknown slot placeholders are errors (default: warn and drop them, as mwzeval)')
     .option('--skip-invalid', 'list invalid dialogues (unknown ids, wrong turn counts) and evaluate the rest')
     .option('--domains-from-slots', "active domains from placeholder names like [hotel_name] (mwzeval's add_slot_domains.py)")
-    .option('--no-cache', 'rebuild the ground truth instead of reading the cached copy')
-    .option('--json', 'print the results as JSON instead of tables')
-    .action((flags: EvaluateFlags) => {
-      runEvaluate(flags);
-    });
+    .option('--rebuild-ground-truth', 'rebuild the ground truth instead of reading the cached copy')
+    .option('--json', 'print the results as JSON instead of tables');
+  addNliOptions(cmd); // model flags for --sgsacc
+  cmd.action(async (flags: EvaluateFlags) => {
+    await runEvaluate(flags);
+  });
 }
 
-export function runEvaluate(flags: EvaluateFlags): MwzEvaluation {
-  if (flags.sgsacc) {
-    throw new InputError('--sgsacc is not available in this build of `todeval evaluate` (use `todeval score --dataset multiwoz`)');
-  }
+export type EvaluateResult = MwzEvaluation & { sgsacc?: SgsaccMergeResult | null };
+
+export async function runEvaluate(flags: EvaluateFlags): Promise<EvaluateResult> {
   let { bleu, success, richness, dst } = flags;
   if (!bleu && !success && !richness && !dst) {
     // mwzeval refuses to run without a metric; defaulting to its three main ones is friendlier
@@ -79,11 +82,29 @@ export function runEvaluate(flags: EvaluateFlags): MwzEvaluation {
     groundTruth: SOURCES[flags.groundTruth],
     strict: flags.strict,
     skipInvalid: flags.skipInvalid,
-    noCache: !flags.cache,
+    noCache: flags.rebuildGroundTruth,
     domainsFromSlots: flags.domainsFromSlots,
     onWarning: (m) => process.stderr.write(`todeval: warning: ${m}\n`),
   });
-  const result = evaluator.evaluate(input, flags.input);
+  const result: EvaluateResult = evaluator.evaluate(input, flags.input);
+  if (flags.sgsacc) {
+    // the same validation as evaluate(), which already reported what it skipped
+    const expectedTurns = Object.fromEntries(
+      Object.entries(evaluator.groundTruth().dialogues).map(([k, v]) => [k, v.references.length]),
+    );
+    const { dialogues } = validatePredictions(input, { file: flags.input, expectedTurns, skipInvalid: flags.skipInvalid });
+    result.sgsacc = await mergeSgsacc(dialogues, { dataDir: data.dir, nli: nliOptionsFrom({ ...flags, cache: flags.cache }) });
+    if (!result.sgsacc) {
+      process.stderr.write('todeval: warning: --sgsacc: no turn carries lexicalized text ("utterance", or a response without placeholders)\n');
+    } else {
+      result.signature = makeSignature({
+        ...result.signature,
+        sgsacc_model: result.sgsacc.model.modelId,
+        sgsacc_revision: result.sgsacc.model.revision,
+        sgsacc_dtype: result.sgsacc.model.dtype,
+      });
+    }
+  }
   if (flags.output) {
     writeFileSync(path.resolve(flags.output), JSON.stringify(result, null, 2) + '\n');
   }
@@ -115,6 +136,15 @@ export function formatEvaluation(r: MwzEvaluation): string {
   }
   if (r.richness) block('RICHNESS', Object.entries(r.richness));
   if (r.dst) block('DST', Object.entries(r.dst));
+  const sg = (r as EvaluateResult).sgsacc;
+  if (sg) {
+    block('SGSACC & SER (lexicalized turns)', [
+      ['sgsacc', sg.sgsacc.validated?.all ?? 'n/a'],
+      ['sgsacc_unval', sg.sgsacc.unvalidated.all ?? 'n/a'],
+      ['ser', sg.ser.ser],
+      ['turns', `${sg.counts.lexicalizedTurns} lexicalized, ${sg.counts.delexicalizedTurns} delexicalized (left out)`],
+    ]);
+  }
   lines.push(`${r.details.dialogues} dialogues, ${r.details.turns} turns`);
   if (r.details.invalid.length > 0) lines.push(`${r.details.invalid.length} invalid dialogues skipped`);
   if (r.details.unknown_placeholders.length > 0) {

@@ -1,0 +1,82 @@
+import type { Turn } from '../../adapters/types.js';
+import { createNliRunner, type NliRunnerOptions } from '../../nli/runner.js';
+import { computeSer } from '../ser.js';
+import { aggregateSgsacc, loadSgsaccData, runSgsacc, type SgsaccSummary } from '../sgsacc/index.js';
+import { dialogueKey } from './ground-truth.js';
+import type { MwzPredictions } from './input.js';
+
+// Any bracketed placeholder, in any delexicalization style: such a response is not lexicalized.
+const PLACEHOLDER = /\[[^\]\n]+\]/;
+
+/** The lexicalized text of a turn: its `utterance`, or a `response` without placeholders. */
+export function lexicalizedText(turn: { response: string; utterance?: string }): string | undefined {
+  if (turn.utterance !== undefined) return turn.utterance;
+  return PLACEHOLDER.test(turn.response) ? undefined : turn.response;
+}
+
+export interface SgsaccMergeOptions {
+  dataDir: string;
+  nli: NliRunnerOptions;
+  validation?: boolean;
+  context?: boolean;
+  chunkTurns?: number;
+}
+
+export interface SgsaccMergeResult {
+  /** SGSAcc percentages (validated and unvalidated), per service and act. */
+  sgsacc: Omit<SgsaccSummary, 'counts'>;
+  counts: SgsaccSummary['counts'] & { lexicalizedTurns: number; delexicalizedTurns: number };
+  ser: { ser: number; errors: number; utterancesWithValues: number; perService: Record<string, unknown> };
+  model: { modelId: string; revision: string; dtype: string };
+}
+
+/**
+ * SGSAcc and SER of the lexicalized turns of an mwzeval-format input, scored against the system
+ * dialogue acts of the MultiWOZ test set (ConvLab 2.1 annotations) with the MultiWOZ 2.2 schema
+ * descriptions, by the same code as `todeval score --dataset multiwoz`. Delexicalized turns are
+ * left out and counted.
+ */
+export async function mergeSgsacc(dialogues: MwzPredictions, opts: SgsaccMergeOptions): Promise<SgsaccMergeResult | null> {
+  const data = loadSgsaccData({ dataset: 'multiwoz', dataDir: opts.dataDir, split: 'test' });
+  // ConvLab turn ids are `<DIALOGUE>/<log index>`; system turn k of mwzeval's input is log index 2k+1
+  const byKey = new Map<string, Turn>();
+  for (const t of data.loaded.turns) byKey.set(`${dialogueKey(t.dialogueId)}/${(t.turnIndex - 1) / 2}`, t);
+
+  const turns: Turn[] = [];
+  const utterances = new Map<string, string>();
+  let delexicalized = 0;
+  for (const [id, dial] of Object.entries(dialogues)) {
+    dial.forEach((t, k) => {
+      const text = lexicalizedText(t);
+      const turn = byKey.get(`${id}/${k}`);
+      if (text === undefined || !turn) {
+        delexicalized++;
+        return;
+      }
+      turns.push(turn);
+      utterances.set(turn.id, text);
+    });
+  }
+  if (turns.length === 0) return null;
+
+  const runner = await createNliRunner(opts.nli);
+  try {
+    const options = { validation: opts.validation ?? true, context: opts.context ?? true };
+    const run = await runSgsacc(data.expand(turns), utterances, { ...options, scorer: runner, chunkTurns: opts.chunkTurns });
+    const { counts, ...scores } = aggregateSgsacc(run.scores, { validation: options.validation, isUnseen: data.isUnseen });
+    const ser = computeSer(turns, { predictions: utterances, isCategorical: data.isCategorical });
+    return {
+      sgsacc: scores,
+      counts: { ...counts, lexicalizedTurns: turns.length, delexicalizedTurns: delexicalized },
+      ser: { ser: ser.ser, errors: ser.errors, utterancesWithValues: ser.utterancesWithValues, perService: ser.perService },
+      model: {
+        modelId: runner.modelSignature.modelId,
+        revision: String(runner.modelSignature.revision),
+        dtype: String(runner.modelSignature.dtype),
+      },
+    };
+  } finally {
+    runner.flushCache();
+    await runner.close();
+  }
+}

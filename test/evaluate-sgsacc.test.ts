@@ -1,0 +1,45 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { lexicalizedText, mergeSgsacc } from '../src/metrics/mwz/sgsacc-merge.js';
+import { hasShared, SHARED_DATA } from './helpers/shared.js';
+import { getTinyModelDir } from './helpers/tiny-model.js';
+
+describe('which turns --sgsacc scores', () => {
+  it('takes the utterance field, else a response without any placeholder style', () => {
+    expect(lexicalizedText({ response: '[value_name] is cheap', utterance: 'Nandos is cheap' })).toBe('Nandos is cheap');
+    expect(lexicalizedText({ response: 'Nandos is cheap' })).toBe('Nandos is cheap');
+    expect(lexicalizedText({ response: '[restaurant_name] is cheap' })).toBeUndefined();
+    expect(lexicalizedText({ response: 'the [attraction name] is free' })).toBeUndefined();
+  });
+});
+
+describe.skipIf(!hasShared('data', 'multiwoz', 'convlab_mwz21_test.json') || !hasShared('models', 'roberta-large-mnli'))(
+  'SGSAcc and SER merged into evaluate (tiny random NLI model: checks plumbing and SER, not SGSAcc values)',
+  () => {
+    const convlab = JSON.parse(readFileSync(path.join(SHARED_DATA, 'multiwoz', 'convlab_mwz21_test.json'), 'utf8')) as Record<
+      string,
+      { log: { text: string }[] }
+    >;
+    const gold = (id: string) => convlab[id].log.filter((_, i) => i % 2 === 1).map((t) => t.text);
+
+    it('scores lexicalized turns against the test set acts; SER sees dropped values', async () => {
+      const model = await getTinyModelDir();
+      const sng0580 = gold('SNG0580'); // turn 2 is "The postcode is cb21db"
+      const input = {
+        sng0580: sng0580.map((text, k) => ({ response: k === 2 ? 'The postcode is [value_postcode]' : text })),
+        pmul4648: gold('PMUL4648').map((text) => ({ response: '[value_name] ok', utterance: text })),
+      };
+      const r = await mergeSgsacc(input, { dataDir: SHARED_DATA, nli: { model, device: 'cpu' } });
+      expect(r).not.toBeNull();
+      expect(r!.counts.delexicalizedTurns).toBe(1);
+      expect(r!.counts.lexicalizedTurns).toBe(sng0580.length - 1 + gold('PMUL4648').length);
+      expect(r!.ser.errors).toBe(0); // the gold texts contain their own values
+      expect(r!.model.modelId).toMatch(/tiny-random-roberta/);
+
+      const dropped = { sng0580: sng0580.map((text) => ({ response: text.replace('Charlie Chan', 'It') })) };
+      const r2 = await mergeSgsacc(dropped, { dataDir: SHARED_DATA, nli: { model, device: 'cpu' } });
+      expect(r2!.ser.errors).toBe(1);
+    });
+  },
+);
