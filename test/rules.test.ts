@@ -9,7 +9,7 @@ import { Expander, expandTurn } from '../src/rules/expand.js';
 import { loadRules } from '../src/rules/load.js';
 import { rulesDir } from '../src/rules/paths.js';
 import { buildValueIndex } from '../src/rules/value-index.js';
-import { descriptionPhrase, descriptionQuestion, joinValues, nameWords, negateSlotVerb } from '../src/rules/text.js';
+import { descriptionPhrase, descriptionQuestion, joinValues, nameWords, negateSlotVerb, nounPhrase } from '../src/rules/text.js';
 
 // Schemas written for these tests, with the descriptions the SGSAcc paper quotes in its worked examples.
 const fakeServices: SchemaService[] = [
@@ -67,6 +67,10 @@ describe('text helpers', () => {
   it('turn descriptions and names into phrases', () => {
     expect(descriptionPhrase('Name of the hair stylist')).toBe('the name of the hair stylist');
     expect(descriptionPhrase('The city.')).toBe('the city');
+    expect(descriptionPhrase('how much is the entrance fee')).toBe('the entrance fee');
+    expect(descriptionPhrase('how many train tickets you need')).toBe('the number of train tickets you need');
+    expect(nounPhrase('whether the hotel has parking')).toBe('');
+    expect(nounPhrase('area of the hotel')).toBe('the area of the hotel');
     expect(descriptionQuestion('Boolean flag indicating if the salon is unisex')).toBe('whether the salon is unisex');
     expect(nameWords('stylist_name')).toBe('stylist name');
     expect(nameWords('ReserveRestaurant')).toBe('reserve restaurant');

@@ -10,6 +10,7 @@ import {
   joinValues,
   nameWords,
   negateSlotVerb,
+  nounPhrase,
   plainPhrase,
   sentenceCase,
   slotHasVerb,
@@ -20,6 +21,7 @@ import { pickOther, valueKey, type ValueIndex } from './value-index.js';
 /** Placeholder values that do not depend on the action's values. */
 interface Phrases {
   desc: string;
+  descnp: string;
   descq: string;
   slot: string;
   slotneg: string;
@@ -158,6 +160,7 @@ export class Expander {
     const slotW = slot ? nameWords(slot, this.rules.slotWords) : '';
     const phrases: Phrases = {
       desc: descriptionPhrase(rawDesc),
+      descnp: nounPhrase(rawDesc),
       descq: descriptionQuestion(rawDesc),
       slot: slotW,
       slotneg: negateSlotVerb(slotW),

@@ -5,7 +5,7 @@ import { InputError } from '../util/errors.js';
 import { rulesDir } from './paths.js';
 import type { CompiledRule, CompiledTemplate, RuleFile, RuleSet, TemplateKind } from './types.js';
 
-const PLACEHOLDERS = new Set(['desc', 'descq', 'slot', 'slotneg', 'service', 'value', 'intent', 'intentdesc']);
+const PLACEHOLDERS = new Set(['desc', 'descnp', 'descq', 'slot', 'slotneg', 'service', 'value', 'intent', 'intentdesc']);
 
 /** Split "The {desc} is {value}." once, so expansion only concatenates. */
 export function compileTemplate(t: string, file: string): CompiledTemplate {

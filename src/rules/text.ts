@@ -15,12 +15,28 @@ function stripEnd(s: string): string {
   return s.trim().replace(/\s+/g, ' ').replace(/[\s.?!:;,]+$/, '');
 }
 
-/** "Name of the hair stylist" -> "the name of the hair stylist": a noun phrase to say "... is X". */
+/**
+ * "Name of the hair stylist" -> "the name of the hair stylist": a noun phrase to say "... is X".
+ * Question-like descriptions become noun phrases where that is mechanical ("how much is the
+ * entrance fee" -> "the entrance fee", "how many people ..." -> "the number of people ...").
+ */
 export function descriptionPhrase(desc: string): string {
-  const d = lowerFirst(stripEnd(desc));
+  let d = lowerFirst(stripEnd(desc));
   if (d === '') return '';
+  const much = /^how much (?:is |are )?(.+)$/i.exec(d);
+  if (much) d = much[1];
+  const many = /^how many (.+)$/i.exec(d);
+  if (many) d = `the number of ${many[1]}`;
   const first = d.split(' ', 1)[0].toLowerCase();
   return KEEP_DETERMINER.has(first) ? d : `the ${d}`;
+}
+
+const CLAUSE_START = new Set(['whether', 'if', 'is', 'are', 'do', 'does', 'can', 'should', 'will', 'would']);
+
+/** descriptionPhrase when it is a noun phrase; '' for clauses ("whether the hotel has parking") so "What is {descnp}?" is skipped. */
+export function nounPhrase(desc: string): string {
+  const d = descriptionPhrase(desc);
+  return CLAUSE_START.has(d.split(' ', 1)[0]) ? '' : d;
 }
 
 /**
