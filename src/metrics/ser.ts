@@ -1,4 +1,5 @@
 import type { DialogueAction, Turn } from '../adapters/types.js';
+import { loadSchemaFile } from '../schema/schema-index.js';
 import type { CanonicalMap } from './canonical-map.js';
 
 /**
@@ -18,6 +19,16 @@ import type { CanonicalMap } from './canonical-map.js';
 
 /** Whether a slot is categorical; undefined when the schema has no such slot (then it is not counted). */
 export type IsCategorical = (service: string, slot: string) => boolean | undefined;
+
+/**
+ * Categorical-ness straight from a schema file, without the pseudo-slots the MultiWOZ adapter adds
+ * for reference building (choice, booking slots of other domains): SER counts schema slots only,
+ * so `todeval ser` and `todeval score` must agree on MultiWOZ by both using this.
+ */
+export function schemaFileIsCategorical(schemaFile: string): IsCategorical {
+  const schema = loadSchemaFile(schemaFile);
+  return (service, slot) => schema.slot(service, slot)?.isCategorical;
+}
 
 export interface SerOptions {
   /** Generated utterances by turn id; when absent the ground-truth utterances are scored. */

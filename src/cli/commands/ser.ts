@@ -6,9 +6,8 @@ import { loadDataset, type DatasetName } from '../../adapters/load.js';
 import { dataFile, findDataDir, resolveDataDir } from '../../data/data-dir.js';
 import { loadCanonicalMap, MULTIWOZ_CANONICAL_MAP, type CanonicalMap } from '../../metrics/canonical-map.js';
 import { comparePredictionIds, loadPredictions } from '../../metrics/predictions.js';
-import { computeSer, type IsCategorical, type SerReport } from '../../metrics/ser.js';
+import { computeSer, schemaFileIsCategorical, type IsCategorical, type SerReport } from '../../metrics/ser.js';
 import { formatSignature, makeSignature } from '../../report/signature.js';
-import { loadSchemaFile } from '../../schema/schema-index.js';
 
 interface SerFlags {
   dataset: DatasetName;
@@ -77,8 +76,7 @@ function runSer(flags: SerFlags): void {
   let schemaSource = data.schema.source;
   if (flags.dataset === 'multiwoz') {
     const file = flags.schema ?? dataFile(dataDir!, 'multiwoz', 'schema.json');
-    const raw = loadSchemaFile(file);
-    isCategorical = (service, slot) => raw.slot(service, slot)?.isCategorical;
+    isCategorical = schemaFileIsCategorical(file);
     schemaSource = file;
   }
 
