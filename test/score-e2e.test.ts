@@ -85,8 +85,8 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
     it('a second system reuses the stored references, pays only its own pairs, and resumes', async () => {
       const refs = readJsonl(f('refs.jsonl')).slice(1) as { id: string; actions: unknown[] }[];
       const ids = readJsonl(f('gold.jsonl')).slice(1).map((t) => t.id as string);
-      const goldText = new Map(
-        (readJson<{ dialogue_id: string; turns: { utterance: string }[] }[]>(DIALOGUES)).flatMap((d) => d.turns.map((t, i) => [`${d.dialogue_id}/${i}`, t.utterance] as const)),
+      const goldText = new Map<string, string>(
+        (readJson<{ dialogue_id: string; turns: { utterance: string }[] }[]>(DIALOGUES)).flatMap((d) => d.turns.map((t, i) => [`${d.dialogue_id}/${i}`, t.utterance] as [string, string])),
       );
       writeFileSync(f('sys.jsonl'), ids.map((id) => JSON.stringify({ id, utterance: goldText.get(id)!.toLowerCase() })).join('\n') + '\n');
       const args = ['score', ...base(), '--predictions', f('sys.jsonl'), '--references', f('refs.jsonl'), '--out', f('sys.out.jsonl'), '--json', f('sys.json')];
