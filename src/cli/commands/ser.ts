@@ -94,6 +94,11 @@ function runSer(flags: SerFlags): void {
       flags.canonicalMap ??
       (dataDir && flags.dataset === 'multiwoz' ? path.join(dataDir, ...MULTIWOZ_CANONICAL_MAP) : undefined);
     if (flags.canonicalMap || (file && existsSync(file))) canonicalMap = loadCanonicalMap(file!);
+    else if (file) {
+      process.stderr.write(
+        `todeval: no canonical map at ${file} (run \`todeval data pull --only gcdf1\` or pass --canonical-map); robust SER uses normalisation and time variants only\n`,
+      );
+    }
   }
 
   const report = computeSer(data.turns, { predictions, isCategorical, robust: flags.robust, canonicalMap });
