@@ -21,6 +21,7 @@ const dir = arg('--dialogues') ?? path.join(data, 'gcdf1', 'convlab_baselines', 
 const mb = (kb: number) => (kb / 1024).toFixed(0);
 
 const t0 = performance.now();
+const cpu0 = process.cpuUsage();
 const config = loadConfig(path.join(data, 'gcdf1', 'multiwoz_user_evaluator.yaml'));
 const cmap = loadCanonicalValues(path.join(data, 'gcdf1', 'resources', 'multiwoz21_canonical_map.json'));
 const { dialogues } = loadDialogues(dir);
@@ -29,12 +30,13 @@ const ev = makeEvaluator(config, cmap);
 const records = dialogues.map((d) => evaluateDialogue(d, ev));
 const scores = aggregate(records);
 const t2 = performance.now();
+const cpu = process.cpuUsage(cpu0);
 
 console.log(formatSummary(scores));
 console.log(`\ndialogues: ${dialogues.length} (${dir})`);
 console.log(`load (config, canonical map, dialogues): ${((t1 - t0) / 1000).toFixed(2)} s`);
 console.log(`score: ${((t2 - t1) / 1000).toFixed(2)} s (${((t2 - t1) / dialogues.length).toFixed(1)} ms per dialogue)`);
-console.log(`total: ${((t2 - t0) / 1000).toFixed(2)} s, peak RSS ${mb(process.resourceUsage().maxRSS)} MiB`);
+console.log(`total: ${((t2 - t0) / 1000).toFixed(2)} s wall, ${((cpu.user + cpu.system) / 1e6).toFixed(2)} s CPU (wall grows when other jobs share the cores), peak RSS ${mb(process.resourceUsage().maxRSS)} MiB`);
 
 const reference = arg('--reference');
 if (reference) {

@@ -63,16 +63,6 @@ function serviceMatches(service: string, patterns: string[]): boolean {
   });
 }
 
-function* actionsOf(frame: Frame, patterns?: RegExp[]): Generator<Action> {
-  for (const action of frame.actions ?? []) {
-    if (patterns && patterns.length) {
-      for (const p of patterns) if (p.test(action.act)) yield action;
-    } else {
-      yield action;
-    }
-  }
-}
-
 /** Grouped result with the reference's defaultdict reads: a missing service reads as empty. */
 export class ByService<T> extends Map<string, T[]> {
   of(service: string): T[] {
@@ -98,14 +88,21 @@ export function turnActions(turn: { frames?: Frame[] }, q: ActQuery = {}): BySer
   for (const frame of turn.frames ?? []) {
     const service = frame.service ?? '';
     if (q.services && q.services.length && !serviceMatches(service, q.services)) continue;
-    for (const action of actionsOf(frame, q.acts)) {
+    for (const action of frame.actions ?? []) {
+      // an act matched by two patterns of the list is taken twice, as the reference's iterator does
+      let times = 1;
+      if (q.acts && q.acts.length) {
+        times = 0;
+        for (const p of q.acts) if (p.test(action.act)) times++;
+        if (!times) continue;
+      }
       const slot = action.slot ? action.slot : '';
       const value = slot && action.values && action.values.length ? action.values.join(MULTIPLE_VALUE_SEP) : '';
       let formatted: string;
       if (slot && value) formatted = `${action.act}${ACT_SLOT_SEP}${slot}${SLOT_VALUE_SEP}${value}`;
       else if (slot) formatted = `${action.act}${ACT_SLOT_SEP}${slot}`;
       else formatted = action.act;
-      out.push(service, lowercase ? formatted.toLowerCase() : formatted);
+      for (let k = 0; k < times; k++) out.push(service, lowercase ? formatted.toLowerCase() : formatted);
     }
   }
   return out;
