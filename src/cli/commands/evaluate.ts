@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Option, type Command } from 'commander';
+import cliProgress from 'cli-progress';
 import { resolveDataDir } from '../../data/data-dir.js';
 import { Evaluator, type MwzEvaluation } from '../../metrics/mwz/evaluator.js';
 import { mergeSgsacc, type SgsaccMergeResult } from '../../metrics/mwz/sgsacc-merge.js';
@@ -93,7 +94,25 @@ export async function runEvaluate(flags: EvaluateFlags): Promise<EvaluateResult>
       Object.entries(evaluator.groundTruth().dialogues).map(([k, v]) => [k, v.references.length]),
     );
     const { dialogues } = validatePredictions(input, { file: flags.input, expectedTurns, skipInvalid: flags.skipInvalid });
-    result.sgsacc = await mergeSgsacc(dialogues, { dataDir: data.dir, nli: nliOptionsFrom({ ...flags, cache: flags.cache }) });
+    // NLI scoring can take long on CPU: a progress bar on a terminal only
+    const bar = process.stderr.isTTY
+      ? new cliProgress.SingleBar({ format: 'sgsacc |{bar}| {value}/{total} turns | ETA {eta_formatted}' }, cliProgress.Presets.shades_classic)
+      : undefined;
+    let started = false;
+    try {
+      result.sgsacc = await mergeSgsacc(dialogues, {
+        dataDir: data.dir,
+        nli: nliOptionsFrom({ ...flags, cache: flags.cache }),
+        onProgress: ({ turnsDone, turnsTotal }) => {
+          if (!bar) return;
+          if (!started) bar.start(turnsTotal, turnsDone);
+          else bar.update(turnsDone);
+          started = true;
+        },
+      });
+    } finally {
+      bar?.stop();
+    }
     if (!result.sgsacc) {
       process.stderr.write('todeval: warning: --sgsacc: no turn carries lexicalized text ("utterance", or a response without placeholders)\n');
     } else {

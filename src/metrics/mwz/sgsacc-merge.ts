@@ -20,6 +20,7 @@ export interface SgsaccMergeOptions {
   validation?: boolean;
   context?: boolean;
   chunkTurns?: number;
+  onProgress?: (p: { turnsDone: number; turnsTotal: number }) => void;
 }
 
 export interface SgsaccMergeResult {
@@ -62,7 +63,12 @@ export async function mergeSgsacc(dialogues: MwzPredictions, opts: SgsaccMergeOp
   const runner = await createNliRunner(opts.nli);
   try {
     const options = { validation: opts.validation ?? true, context: opts.context ?? true };
-    const run = await runSgsacc(data.expand(turns), utterances, { ...options, scorer: runner, chunkTurns: opts.chunkTurns });
+    const run = await runSgsacc(data.expand(turns), utterances, {
+      ...options,
+      scorer: runner,
+      chunkTurns: opts.chunkTurns,
+      onChunk: opts.onProgress,
+    });
     const { counts, ...scores } = aggregateSgsacc(run.scores, { validation: options.validation, isUnseen: data.isUnseen });
     const ser = computeSer(turns, { predictions: utterances, isCategorical: data.isCategorical });
     return {
