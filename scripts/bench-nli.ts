@@ -4,7 +4,7 @@
  * batched runner vs one pair at a time, in one run; plus the dedupe saving over the whole SGD
  * test candidate set (no model needed for that part).
  *
- *   npm run bench:nli -- [--model DIR] [--pairs 64] [--round 32] [--threads N] [--budgets 2048,8192] [--batch-size 64]
+ *   npm run bench:nli -- [--model DIR] [--pairs 64] [--round 32] [--threads N] [--budget 4096] [--pad 0.15,1] [--batch-size 64]
  *     [--data-dir DIR] [--device cpu|auto|cuda] [--json FILE]
  *
  * The model defaults to .cache/models/large-random-roberta, built if absent with
@@ -27,14 +27,15 @@ const program = new Command('bench-nli')
   .option('--model <dir>', 'model directory', '.cache/models/large-random-roberta')
   .option('--pairs <n>', 'pairs in the timed set', (v) => Number(v), 64)
   .option('--threads <n>', 'intra-op threads (default: all cores)', (v) => Number(v))
-  .option('--budgets <list>', 'padded-token budgets per batch to try', '2048,8192')
+  .option('--budget <n>', 'padded-token budget per batch', (v) => Number(v), 4096)
+  .option('--pad <list>', 'padding caps to try (share of a batch that may be padding; 1 = no cap)', '0.15,1')
   .option('--batch-size <n>', 'max pairs per batch', (v) => Number(v), 64)
   .option('--device <d>', 'auto|cpu|cuda', 'cpu')
   .option('--data-dir <dir>', 'data directory (default: resolveDataDir)')
   .option('--round <n>', 'pairs per interleaved round', (v) => Number(v), 32)
   .option('--json <file>', 'also write the figures as JSON');
 program.parse(process.argv.filter((a, i) => !(i === 2 && a === '--')));
-const o = program.opts<{ model: string; pairs: number; threads?: number; budgets: string; batchSize: number; device: NliDevice; dataDir?: string; json?: string; round: number }>();
+const o = program.opts<{ model: string; pairs: number; threads?: number; budget: number; pad: string; batchSize: number; device: NliDevice; dataDir?: string; json?: string; round: number }>();
 
 const repoRoot = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const modelDir = path.resolve(repoRoot, o.model);
@@ -64,10 +65,17 @@ console.log(
     `expansion ${expandSeconds.toFixed(1)} s`,
 );
 
-// 2. A fixed, spread-out sample of distinct pairs for timing (every k-th, so lengths vary as in the data).
+// 2. The timed set: distinct pairs in the order SGSAcc submits them (turn by turn, each turn's
+// candidates together), taken in blocks from four places spread over the test set, so it has the
+// real mix of turn lengths and the real clustering of lengths among a turn's candidates.
 const all = [...unique.values()];
-const step = Math.max(1, Math.floor(all.length / o.pairs));
-const sample = Array.from({ length: Math.min(o.pairs, all.length) }, (_, i) => all[i * step]);
+const blocks = 4;
+const perBlock = Math.ceil(o.pairs / blocks);
+const sample: NliPair[] = [];
+for (let b = 0; b < blocks && sample.length < o.pairs; b++) {
+  const from = Math.floor((b * all.length) / blocks);
+  sample.push(...all.slice(from, from + Math.min(perBlock, o.pairs - sample.length)));
+}
 
 interface Figure {
   mode: string;
@@ -86,8 +94,8 @@ interface Contender {
   before: NliRunnerStats;
 }
 
-async function contender(mode: string, maxBatchTokens: number, maxBatchSize: number, oneByOne: boolean): Promise<Contender> {
-  const runner = await createNliRunner({ model: modelDir, device: o.device, threads: o.threads, maxBatchTokens, maxBatchSize });
+async function contender(mode: string, maxBatchTokens: number, maxBatchSize: number, oneByOne: boolean, maxPadFraction = 1): Promise<Contender> {
+  const runner = await createNliRunner({ model: modelDir, device: o.device, threads: o.threads, maxBatchTokens, maxBatchSize, maxPadFraction });
   // Warm-up outside the clock: first runs allocate arenas and pick kernels.
   await runner.score([{ premise: 'Warm up the session.', hypothesis: 'This is a warm-up.' }, { premise: 'Another warm-up pair, a bit longer.', hypothesis: 'Warm.' }]);
   return { mode, oneByOne, runner, seconds: 0, probs: [], before: runner.stats() };
@@ -99,8 +107,8 @@ console.log(
     `device ${o.device}, threads ${o.threads ?? `default (${os.availableParallelism()} cores)`}, rounds of ${o.round} pairs`,
 );
 const contenders: Contender[] = [await contender('one pair at a time', 1_000_000, 1, true)];
-for (const budget of o.budgets.split(',').map(Number)) {
-  contenders.push(await contender(`batched (budget ${budget} tok, <=${o.batchSize}/batch)`, budget, o.batchSize, false));
+for (const pad of o.pad.split(',').map(Number)) {
+  contenders.push(await contender(`batched (${o.budget} tok, <=${o.batchSize}, pad<=${pad})`, o.budget, o.batchSize, false, pad));
 }
 // Interleave the contenders round by round over the same pairs, so load from other processes on a
 // shared machine falls on all of them alike instead of skewing whichever ran last.

@@ -27,6 +27,14 @@ describe('planBatches / takeBatch', () => {
     expect(batches).toEqual([[0, 1, 2], [3, 4], [5], [6], [7]]);
   });
 
+  it('caps the share of padding when asked (rows must be of similar length)', () => {
+    const lengths = [10, 10, 11, 12, 20, 21, 40];
+    // [10,10,11,12]: 48 padded, 43 real -> 10% padding; adding 20 would make 100 padded for 63 real.
+    expect(planBatches(lengths, { maxBatchTokens: 1000, maxBatchSize: 64, maxPadFraction: 0.15 })).toEqual([[0, 1, 2, 3], [4, 5], [6]]);
+    expect(planBatches(lengths, { maxBatchTokens: 1000, maxBatchSize: 64 })).toEqual([[0, 1, 2, 3, 4, 5, 6]]);
+    expect(takeBatch((i) => lengths[i], 7, { maxBatchTokens: 1000, maxBatchSize: 64, maxPadFraction: 0.15 })).toBe(4);
+  });
+
   it('takeBatch takes the longest prefix that fits', () => {
     const lengths = [3, 3, 4, 4, 9];
     expect(takeBatch((i) => lengths[i], 5, { maxBatchTokens: 16, maxBatchSize: 10 })).toBe(4);

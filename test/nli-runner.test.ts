@@ -22,7 +22,8 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('N
   const tmp: string[] = [];
   beforeAll(async () => {
     dir = getSensitiveTinyModelDir();
-    batched = await createNliRunner({ model: dir, device: 'cpu', threads: 1, notice: quiet });
+    // No padding cap here: the point is to run rows of different lengths in one padded batch.
+    batched = await createNliRunner({ model: dir, device: 'cpu', threads: 1, maxPadFraction: 1, notice: quiet });
     single = await createNliRunner({ model: dir, device: 'cpu', threads: 1, maxBatchSize: 1, notice: quiet });
   });
   afterAll(async () => {
@@ -99,7 +100,7 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('N
   });
 
   it('serves concurrent callers from shared batches', async () => {
-    const r = await createNliRunner({ model: dir, device: 'cpu', threads: 1, notice: quiet });
+    const r = await createNliRunner({ model: dir, device: 'cpu', threads: 1, maxPadFraction: 1, notice: quiet });
     try {
       const halves = [SAMPLE_PAIRS.slice(0, 5), SAMPLE_PAIRS.slice(3)];
       const [a, b] = await Promise.all(halves.map((h) => r.score(h)));

@@ -21,6 +21,8 @@ export interface NliRunnerOptions {
   /** JSON-lines file the pair cache is loaded from and appended to. */
   cacheFile?: string;
   onProgress?: (done: number, total: number) => void;
+  /** Largest share of padding in a batch (default CPU 0.15, CUDA 0.5); 1 disables the cap. */
+  maxPadFraction?: number;
   /** Shorter than the model maximum, e.g. to test truncation. */
   maxLength?: number;
   /** Where the auto-device CPU fallback notice goes (default stderr). */
@@ -57,8 +59,8 @@ export interface NliRunner extends NliScorer {
   close(): Promise<void>;
 }
 
-export const CPU_LIMITS: BatchLimits = { maxBatchTokens: 4096, maxBatchSize: 64 };
-export const CUDA_LIMITS: BatchLimits = { maxBatchTokens: 65536, maxBatchSize: 512 };
+export const CPU_LIMITS: BatchLimits = { maxBatchTokens: 4096, maxBatchSize: 64, maxPadFraction: 0.15 };
+export const CUDA_LIMITS: BatchLimits = { maxBatchTokens: 65536, maxBatchSize: 512, maxPadFraction: 0.5 };
 
 interface Pending {
   premise: string;
@@ -281,7 +283,11 @@ export async function createNliRunner(opts: NliRunnerOptions = {}): Promise<NliR
     tokenizer,
     labels,
     signature: model.signature,
-    limits: { maxBatchTokens: opts.maxBatchTokens ?? base.maxBatchTokens, maxBatchSize: opts.maxBatchSize ?? base.maxBatchSize },
+    limits: {
+      maxBatchTokens: opts.maxBatchTokens ?? base.maxBatchTokens,
+      maxBatchSize: opts.maxBatchSize ?? base.maxBatchSize,
+      maxPadFraction: opts.maxPadFraction ?? base.maxPadFraction,
+    },
     cacheFile: opts.cacheFile,
     onProgress: opts.onProgress,
   });
