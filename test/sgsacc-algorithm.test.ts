@@ -149,7 +149,13 @@ describe('turn scoring and aggregation', () => {
     const refs = new Map((await selectReferences([queens], nli, ON)).map((r) => [r.id, r]));
     const [s] = await scoreTurns([queens], refs, new Map([[queens.id, 'How about Queens then?']]), nli, ON);
     expect(s).toMatchObject({ faithful: true, validation: 'validated' });
-    expect(s.actions[0]).toMatchObject({ contextUsed: true, referenceViaContext: true });
+    expect(s.actions[0]).toMatchObject({ contextUsed: true, referenceViaContext: true, status: 'validated' });
+    expect(aggregateSgsacc([s], { validation: true, isUnseen: () => false }).counts).toMatchObject({
+      contextRescued: 1,
+      referenceContextRescued: 1,
+      actionsValidated: 1,
+      actionsExcluded: 0,
+    });
     const [off] = await scoreTurns([queens], refs, new Map([[queens.id, 'How about Queens then?']]), nli, {
       validation: true,
       context: false,

@@ -32,6 +32,9 @@ export interface SgsaccCounts {
   /** Turns behind unvalidated SGSAcc. */
   evaluatedUnvalidated: number;
   actions: number;
+  /** Actions that passed validation / failed it (each failing action excludes its turn). */
+  actionsValidated: number;
+  actionsExcluded: number;
   /** Turns excluded by validation, per reason (a turn counts once per distinct reason). */
   excludedByReason: Partial<Record<ExclusionReason, number>>;
 }
@@ -83,6 +86,8 @@ export function aggregateSgsacc(
     unscorable: 0,
     evaluatedUnvalidated: 0,
     actions: 0,
+    actionsValidated: 0,
+    actionsExcluded: 0,
     excludedByReason: {},
   };
 
@@ -91,6 +96,8 @@ export function aggregateSgsacc(
     for (const a of s.actions) {
       if (a.contextUsed) counts.contextRescued++;
       if (a.referenceViaContext) counts.referenceContextRescued++;
+      if (a.status === 'validated') counts.actionsValidated++;
+      if (a.status === 'excluded') counts.actionsExcluded++;
     }
     for (const r of s.exclusionReasons ?? []) counts.excludedByReason[r] = (counts.excludedByReason[r] ?? 0) + 1;
     if (s.faithful === null) {

@@ -67,6 +67,7 @@ export async function scoreTurns(
         entailment: ctxOk ? viaContext!.entailment : plain.entailment,
         contextUsed: !plainOk && ctxOk,
         referenceViaContext: a.contextUsed,
+        status: a.status,
       });
     });
     const excluded = refs.actions.filter((a) => a.status === 'excluded');

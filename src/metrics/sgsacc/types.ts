@@ -83,6 +83,8 @@ export interface ActionScore {
   contextUsed: boolean;
   /** The reference itself was only entailed by the gold utterance with context (selection rescue). */
   referenceViaContext: boolean;
+  /** The action's own validation outcome (its turn is excluded when any action is). */
+  status?: ActionReferenceChoice['status'];
 }
 
 /** One finished turn of one system: what the incremental output file holds per line. */
