@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -193,6 +193,55 @@ describe.skipIf(!hasShared('data', 'multiwoz', 'convlab_mwz21_test.json'))('Mult
     const addr = ds.turns.flatMap((t) => t.actions).find((a) => a.sourceAct === 'Restaurant-Inform' && a.slot === 'restaurant-address');
     expect(addr).toBeDefined();
     expect(ds.schema.slot('restaurant', 'restaurant-address')?.description).toBe('address of the restaurant');
+  });
+
+  it('reads MultiWOZ 2.2 dialogues with dialog_acts.json (lower-case slot names) into the same Turns', () => {
+    const root = mkdtempSync(path.join(tmp, 'mwz22-'));
+    const dir = path.join(root, 'test');
+    mkdirSync(dir);
+    const turn = (turn_id: string, speaker: string, utterance: string) => ({ turn_id, speaker, utterance, frames: [] });
+    writeFileSync(
+      path.join(dir, 'dialogues_001.json'),
+      JSON.stringify([
+        {
+          dialogue_id: 'PMUL0001.json',
+          services: ['restaurant'],
+          turns: [
+            turn('0', 'USER', 'A cheap place to eat, please.'),
+            turn('1', 'SYSTEM', 'There are 3 cheap ones; Nandos is at 33 Bridge St. Booked, ref AB12.'),
+            turn('2', 'USER', 'Thanks.'),
+            turn('3', 'SYSTEM', 'Bye.'),
+          ],
+        },
+      ]),
+    );
+    writeFileSync(
+      path.join(root, 'dialog_acts.json'),
+      JSON.stringify({
+        'PMUL0001.json': {
+          '0': { dialog_act: { 'Restaurant-Inform': [['pricerange', 'cheap']] }, span_info: [] },
+          '1': {
+            dialog_act: {
+              'Restaurant-Inform': [['choice', '3'], ['price', 'cheap'], ['address', '33 Bridge St']],
+              'Booking-Book': [['ref', 'AB12']],
+            },
+            span_info: [],
+          },
+          '2': { dialog_act: {}, span_info: [] },
+          '3': { dialog_act: { 'general-bye': [['none', 'none']] }, span_info: [] },
+        },
+      }),
+    );
+    const mwz22 = loadDataset({ dataset: 'multiwoz', dataDir: SHARED_DATA, input: dir });
+    expect(mwz22.turns.map((t) => t.id)).toEqual(['PMUL0001/1', 'PMUL0001/3']);
+    expect(mwz22.turns[0].previousUserUtterance).toBe('A cheap place to eat, please.');
+    expect(mwz22.turns[0].actions.map((a) => [a.service, a.act, a.slot, a.values[0]])).toEqual([
+      ['restaurant', 'Inform', 'restaurant-choice', '3'],
+      ['restaurant', 'Inform', 'restaurant-pricerange', 'cheap'],
+      ['restaurant', 'Inform', 'restaurant-address', '33 Bridge St'],
+      ['restaurant', 'Book', 'restaurant-ref', 'AB12'],
+    ]);
+    expect(mwz22.turns[1].actions).toEqual([{ service: 'general', act: 'bye', slot: '', values: [], sourceAct: 'general-bye' }]);
   });
 
   it('Internet/Parking "none" means the venue has it', () => {

@@ -5,6 +5,7 @@ import { InputError, MissingResourceError } from '../util/errors.js';
 import { InvalidCollector } from './collect.js';
 import { readGenericTurns } from './generic.js';
 import { readMultiwozTurns } from './multiwoz.js';
+import { findDialogActsFile, readMultiwoz22Turns } from './multiwoz22.js';
 import { addMultiwozPseudoSlots, loadSlotMap } from './multiwoz-slots.js';
 import { readSgdTurns, sgdDialogueFiles } from './sgd.js';
 import type { Turn } from './types.js';
@@ -62,7 +63,11 @@ export function loadDataset(opts: LoadDatasetOptions): LoadedDataset {
         }
         input = dataFile(needDataDir(opts), 'multiwoz', MULTIWOZ_CONVLAB_TEST);
       }
-      const turns = readMultiwozTurns(input, schema, collector, opts.limit);
+      // A MultiWOZ 2.2 folder/file (dialog_acts.json beside it) or the 2.1 ConvLab file.
+      const actsFile = opts.input ? findDialogActsFile(opts.input) : undefined;
+      const turns = actsFile
+        ? readMultiwoz22Turns(input, actsFile, schema, collector, opts.limit)
+        : readMultiwozTurns(input, schema, collector, opts.limit);
       return {
         turns,
         schema,

@@ -21,9 +21,34 @@ export function loadSlotMap(): MultiwozSlotMap {
   return cached;
 }
 
-/** The 2.2 suffix for a 2.1 slot in a domain (Addr -> address), or undefined when unmapped. */
-export function mapSlot(map: MultiwozSlotMap, domain: string, slot21: string): string | undefined {
-  return map.domains[domain]?.[slot21] ?? map.default[slot21];
+const lowerMaps = new WeakMap<MultiwozSlotMap, { default: Map<string, string>; domains: Map<string, Map<string, string>>; suffixes: Set<string> }>();
+
+function lowered(map: MultiwozSlotMap) {
+  let l = lowerMaps.get(map);
+  if (!l) {
+    const lower = (o: Record<string, string>) => new Map(Object.entries(o).map(([k, v]) => [k.toLowerCase(), v]));
+    l = {
+      default: lower(map.default),
+      domains: new Map(Object.entries(map.domains).map(([d, o]) => [d, lower(o)])),
+      suffixes: new Set([...Object.values(map.default), ...Object.keys(map.extraSlots)]),
+    };
+    lowerMaps.set(map, l);
+  }
+  return l;
+}
+
+/**
+ * The 2.2 suffix for an act slot in a domain (Addr -> address), or undefined when unmapped.
+ * MultiWOZ 2.1 writes "Addr"; MultiWOZ 2.2's dialog_acts.json writes slots in lower case, some
+ * already as 2.2 names ("address", "leaveat"), so the lookup falls back to case-insensitive
+ * matching and then to the name itself when it is a known 2.2 suffix.
+ */
+export function mapSlot(map: MultiwozSlotMap, domain: string, slot: string): string | undefined {
+  const exact = map.domains[domain]?.[slot] ?? map.default[slot];
+  if (exact) return exact;
+  const l = lowered(map);
+  const key = slot.toLowerCase();
+  return l.domains.get(domain)?.get(key) ?? l.default.get(key) ?? (l.suffixes.has(key) ? key : undefined);
 }
 
 /**

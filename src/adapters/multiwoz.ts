@@ -7,12 +7,12 @@ import { turnId, type DialogueAction, type Turn } from './types.js';
 import { checkActionAgainstSchema, GENERAL_SERVICE, requireUtterance } from './validate.js';
 
 type ActPairs = [string, string][];
-interface ConvlabTurn {
+export interface ConvlabTurn {
   text?: string;
   dialog_act?: Record<string, ActPairs>;
   metadata?: Record<string, { book?: { booked?: unknown[] } }>;
 }
-interface ConvlabDialogue {
+export interface ConvlabDialogue {
   goal?: Record<string, unknown>;
   log: ConvlabTurn[];
 }
@@ -106,7 +106,7 @@ export function readMultiwozTurns(file: string, schema: SchemaIndex, collector: 
   return turns;
 }
 
-function multiwozSystemTurn(
+export function multiwozSystemTurn(
   d: ConvlabDialogue,
   dialogueId: string,
   ti: number,

@@ -1,0 +1,92 @@
+import { existsSync, statSync } from 'node:fs';
+import path from 'node:path';
+import type { SchemaIndex } from '../schema/schema-index.js';
+import { InputError } from '../util/errors.js';
+import { readJsonFile } from '../util/json-file.js';
+import type { InvalidCollector } from './collect.js';
+import { multiwozSystemTurn, type ConvlabDialogue, type ConvlabTurn } from './multiwoz.js';
+import { loadSlotMap } from './multiwoz-slots.js';
+import { sgdDialogueFiles } from './sgd.js';
+import type { Turn } from './types.js';
+
+interface Mwz22Turn {
+  turn_id?: string;
+  speaker: string;
+  utterance?: string;
+}
+interface Mwz22Dialogue {
+  dialogue_id: string;
+  turns: Mwz22Turn[];
+}
+type ActsFile = Record<string, Record<string, { dialog_act?: Record<string, [string, string][]>; dialogue_acts?: Record<string, [string, string][]> }>>;
+
+/**
+ * MultiWOZ 2.2 keeps dialogues in SGD-style files without acts; the acts sit in dialog_acts.json
+ * (2.1 style, keyed by dialogue id and turn id) in the dataset folder. Returns that file for a
+ * dialogues file or split folder, or undefined when there is none (then it is not 2.2 data).
+ */
+export function findDialogActsFile(input: string): string | undefined {
+  let dir = input;
+  try {
+    if (!statSync(input).isDirectory()) dir = path.dirname(input);
+  } catch {
+    return undefined;
+  }
+  for (const d of [dir, path.dirname(dir)]) {
+    const f = path.join(d, 'dialog_acts.json');
+    if (existsSync(f)) return f;
+  }
+  return undefined;
+}
+
+/** "PMUL4398.json" -> "PMUL4398", the id MultiWOZ 2.1 / ConvLab and predictions files use. */
+function bareId(id: string): string {
+  return id.replace(/\.json$/i, '');
+}
+
+export function readMultiwoz22Turns(
+  input: string,
+  actsFile: string,
+  schema: SchemaIndex,
+  collector: InvalidCollector,
+  limit?: number,
+): Turn[] {
+  const acts = readJsonFile<ActsFile>(actsFile);
+  if (!acts || typeof acts !== 'object' || Array.isArray(acts)) {
+    throw new InputError('wrong dataset format: dialog_acts.json must map dialogue ids to turns', { file: actsFile });
+  }
+  const map = loadSlotMap();
+  const turns: Turn[] = [];
+  for (const file of sgdDialogueFiles(input)) {
+    const raw = readJsonFile(file);
+    if (!Array.isArray(raw)) {
+      throw new InputError('wrong dataset format: expected MultiWOZ 2.2 dialogues (a JSON array of {dialogue_id, turns})', { file });
+    }
+    for (const d of raw as Mwz22Dialogue[]) {
+      if (!d || typeof d.dialogue_id !== 'string' || !Array.isArray(d.turns)) {
+        collector.guard(() => {
+          throw new InputError('wrong dataset format: dialogue without dialogue_id/turns', { file });
+        });
+        continue;
+      }
+      const dialogueActs = acts[d.dialogue_id] ?? acts[bareId(d.dialogue_id)] ?? acts[`${bareId(d.dialogue_id)}.json`];
+      // The ConvLab-shaped log lets the 2.1 code (slot mapping, Booking-* attribution) run unchanged.
+      const log: ConvlabTurn[] = d.turns.map((t, i) => {
+        const a = dialogueActs?.[t.turn_id ?? String(i)];
+        return { text: t.utterance, dialog_act: a?.dialog_act ?? a?.dialogue_acts ?? {} };
+      });
+      const dialogue: ConvlabDialogue = { log };
+      const id = bareId(d.dialogue_id);
+      for (let ti = 0; ti < d.turns.length; ti++) {
+        if (d.turns[ti]?.speaker !== 'SYSTEM') continue;
+        if (limit !== undefined && turns.length >= limit) return turns;
+        const turn = collector.guard(() => {
+          if (!dialogueActs) throw new InputError(`dialogue has no entry in ${path.basename(actsFile)}`, { file, where: id });
+          return multiwozSystemTurn(dialogue, id, ti, schema, map, file, `${id}/${ti}`);
+        });
+        if (turn) turns.push(turn);
+      }
+    }
+  }
+  return turns;
+}
