@@ -3,6 +3,12 @@ import { TODEVAL_VERSION } from '../version.js';
 import { isInputError } from '../util/errors.js';
 import { commands } from './commands/index.js';
 
+// `todeval refs | head` closes our stdout early: that is the reader's choice, not an error.
+process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+  if (e.code === 'EPIPE') process.exit(0);
+  throw e;
+});
+
 const program = new Command();
 program
   .name('todeval')
