@@ -1,5 +1,5 @@
 import type { DialogueAction, Turn } from '../adapters/types.js';
-import { loadSchemaFile } from '../schema/schema-index.js';
+import { loadSchemaFile, type SchemaIndex } from '../schema/schema-index.js';
 import type { CanonicalMap } from './canonical-map.js';
 
 /**
@@ -27,6 +27,16 @@ export type IsCategorical = (service: string, slot: string) => boolean | undefin
  */
 export function schemaFileIsCategorical(schemaFile: string): IsCategorical {
   const schema = loadSchemaFile(schemaFile);
+  return (service, slot) => schema.slot(service, slot)?.isCategorical;
+}
+
+/**
+ * The categorical test SER uses for a loaded dataset. MultiWOZ's index also holds the adapter's
+ * pseudo-slots, so the schema file it was read from is consulted instead; every caller (ser,
+ * score, evaluate --sgsacc) goes through here so their SER figures agree.
+ */
+export function serIsCategorical(dataset: string, schema: SchemaIndex): IsCategorical {
+  if (dataset === 'multiwoz') return schemaFileIsCategorical(schema.source);
   return (service, slot) => schema.slot(service, slot)?.isCategorical;
 }
 

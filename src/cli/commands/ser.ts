@@ -3,10 +3,10 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { loadDataset, type DatasetName } from '../../adapters/load.js';
-import { dataFile, findDataDir, resolveDataDir } from '../../data/data-dir.js';
+import { findDataDir, resolveDataDir } from '../../data/data-dir.js';
 import { loadCanonicalMap, MULTIWOZ_CANONICAL_MAP, type CanonicalMap } from '../../metrics/canonical-map.js';
 import { comparePredictionIds, loadPredictions } from '../../metrics/predictions.js';
-import { computeSer, schemaFileIsCategorical, type IsCategorical, type SerReport } from '../../metrics/ser.js';
+import { computeSer, serIsCategorical, type SerReport } from '../../metrics/ser.js';
 import { formatSignature, makeSignature } from '../../report/signature.js';
 
 interface SerFlags {
@@ -69,16 +69,8 @@ function runSer(flags: SerFlags): void {
   });
   for (const e of data.invalid) process.stderr.write(`todeval: skipped invalid input: ${e.oneLine()}\n`);
 
-  // MultiWOZ: categorical means what the 2.2 schema says. The adapter adds pseudo-slots (choice,
-  // booking slots of other domains) for reference building; they are not schema slots, so SER
-  // reads the schema file itself and leaves them out.
-  let isCategorical: IsCategorical = (service, slot) => data.schema.slot(service, slot)?.isCategorical;
-  let schemaSource = data.schema.source;
-  if (flags.dataset === 'multiwoz') {
-    const file = flags.schema ?? dataFile(dataDir!, 'multiwoz', 'schema.json');
-    isCategorical = schemaFileIsCategorical(file);
-    schemaSource = file;
-  }
+  const isCategorical = serIsCategorical(flags.dataset, data.schema);
+  const schemaSource = data.schema.source;
 
   let predictions: Map<string, string> | undefined;
   if (flags.predictions) {

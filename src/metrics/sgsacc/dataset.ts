@@ -3,6 +3,7 @@ import type { Turn } from '../../adapters/types.js';
 import { expandTurn } from '../../rules/expand.js';
 import { loadRules } from '../../rules/load.js';
 import { buildValueIndex } from '../../rules/value-index.js';
+import { serIsCategorical } from '../ser.js';
 import { sgdTrainServices } from '../../schema/sgd.js';
 import type { SchemaIndex } from '../../schema/schema-index.js';
 import { makeUnseenTest } from './domains.js';
@@ -49,6 +50,6 @@ export function loadSgsaccData(opts: {
     schema: loaded.schema,
     expand: (turns) => toSgsaccTurns(turns, (t) => expandTurn(t, loaded.schema, rules, values)),
     isUnseen,
-    isCategorical: (service, slot) => loaded.schema.slot(service, slot)?.isCategorical,
+    isCategorical: serIsCategorical(opts.dataset, loaded.schema),
   };
 }
