@@ -252,6 +252,14 @@ describe('rules hash', () => {
     );
   });
 
+  it('the generic ruleset holds both the SGD and the MultiWOZ act families', () => {
+    const generic = loadRules('generic');
+    for (const act of ['INFORM', 'OFFER_INTENT', 'GOODBYE', 'Inform', 'OfferBooked', 'bye']) expect(generic.byAct.has(act), act).toBe(true);
+    expect(sgdRules.byAct.has('Inform')).toBe(false);
+    expect(loadRules('multiwoz').byAct.has('INFORM')).toBe(false);
+    expect(loadRules('multiwoz').files).toContain('multiwoz/slot-map.json');
+  });
+
   it('rejects an unknown placeholder with the file name', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'todeval-rules-'));
     cpSync(rulesDir(), dir, { recursive: true });
