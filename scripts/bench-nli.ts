@@ -4,14 +4,14 @@
  * batched runner vs one pair at a time, in one run; plus the dedupe saving over the whole SGD
  * test candidate set (no model needed for that part).
  *
- *   npm run bench:nli -- [--model DIR] [--pairs 64] [--round 32] [--threads N] [--budget 4096] [--pad 0.15,1] [--batch-size 64]
+ *   npm run bench:nli -- [--model DIR] [--pairs 96] [--round 16] [--threads N] [--budget 2048] [--pad 0.15,1] [--batch-size 16]
  *     [--data-dir DIR] [--device cpu|auto|cuda] [--json FILE]
  *
  * The model defaults to .cache/models/large-random-roberta, built if absent with
  * `npm run model:random -- --size large --out .cache/models/large-random-roberta`.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
@@ -25,14 +25,14 @@ import { buildValueIndex, expandTurn, loadRules } from '../src/rules/index.js';
 
 const program = new Command('bench-nli')
   .option('--model <dir>', 'model directory', '.cache/models/large-random-roberta')
-  .option('--pairs <n>', 'pairs in the timed set', (v) => Number(v), 64)
+  .option('--pairs <n>', 'pairs in the timed set', (v) => Number(v), 96)
   .option('--threads <n>', 'intra-op threads (default: all cores)', (v) => Number(v))
-  .option('--budget <n>', 'padded-token budget per batch', (v) => Number(v), 4096)
+  .option('--budget <n>', 'padded-token budget per batch', (v) => Number(v), 2048)
   .option('--pad <list>', 'padding caps to try (share of a batch that may be padding; 1 = no cap)', '0.15,1')
-  .option('--batch-size <n>', 'max pairs per batch', (v) => Number(v), 64)
+  .option('--batch-size <n>', 'max pairs per batch', (v) => Number(v), 16)
   .option('--device <d>', 'auto|cpu|cuda', 'cpu')
   .option('--data-dir <dir>', 'data directory (default: resolveDataDir)')
-  .option('--round <n>', 'pairs per interleaved round', (v) => Number(v), 32)
+  .option('--round <n>', 'pairs per interleaved round', (v) => Number(v), 16)
   .option('--json <file>', 'also write the figures as JSON');
 program.parse(process.argv.filter((a, i) => !(i === 2 && a === '--')));
 const o = program.opts<{ model: string; pairs: number; threads?: number; budget: number; pad: string; batchSize: number; device: NliDevice; dataDir?: string; json?: string; round: number }>();
@@ -132,6 +132,14 @@ for (const c of contenders) {
     `${c.mode.padEnd(38)} ${c.seconds.toFixed(1).padStart(6)} s  ${fig.pairsPerSec.toFixed(2).padStart(7)} pairs/s  ${fig.tokensPerSec.toFixed(0).padStart(6)} tokens/s  ` +
       `${stats.batches} batches, padding efficiency ${(stats.tokens / stats.paddedTokens).toFixed(2)}`,
   );
+}
+// Dense FLOPs per token of the encoder (QKV + output projections 4d^2, feed-forward 2*d*ff, times
+// two for multiply-add), to show how close each mode runs to the hardware's peak.
+const cfg = JSON.parse(readFileSync(path.join(modelDir, 'config.json'), 'utf8')) as { hidden_size: number; intermediate_size: number; num_hidden_layers: number };
+const flopsPerToken = 2 * cfg.num_hidden_layers * (4 * cfg.hidden_size ** 2 + 2 * cfg.hidden_size * cfg.intermediate_size);
+for (const f of figures) {
+  const computed = f.stats.paddedTokens / f.seconds;
+  console.log(`${f.mode.padEnd(38)} ~${((computed * flopsPerToken) / 1e9).toFixed(0)} GFLOP/s effective (padding included, ${(flopsPerToken / 1e9).toFixed(2)} GFLOP/token)`);
 }
 const single = contenders[0];
 let maxDiff = 0;

@@ -54,9 +54,13 @@ export function parseDtype(value: string | undefined): NliDtype | undefined {
   return d;
 }
 
-/** The Hugging Face hub cache: $HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub. */
+/**
+ * The Hugging Face hub cache, with huggingface_hub's precedence: $HF_HUB_CACHE, $HUGGINGFACE_HUB_CACHE,
+ * $HF_HOME/hub, $XDG_CACHE_HOME/huggingface/hub, ~/.cache/huggingface/hub.
+ */
 export function hubCacheDir(env: NodeJS.ProcessEnv = process.env): string {
   if (env.HF_HUB_CACHE) return env.HF_HUB_CACHE;
+  if (env.HUGGINGFACE_HUB_CACHE) return env.HUGGINGFACE_HUB_CACHE;
   if (env.HF_HOME) return path.join(env.HF_HOME, 'hub');
   const xdg = env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache');
   return path.join(xdg, 'huggingface', 'hub');

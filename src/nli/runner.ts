@@ -59,7 +59,9 @@ export interface NliRunner extends NliScorer {
   close(): Promise<void>;
 }
 
-export const CPU_LIMITS: BatchLimits = { maxBatchTokens: 4096, maxBatchSize: 64, maxPadFraction: 0.15 };
+// Measured on 2 EPYC cores (scripts/bench-nli.ts, docs/nli.md): one pair already runs near peak
+// FLOPs; batches of 2-8 equal-length rows gain ~1.2x, larger batches spill caches and gain less.
+export const CPU_LIMITS: BatchLimits = { maxBatchTokens: 2048, maxBatchSize: 16, maxPadFraction: 0.15 };
 export const CUDA_LIMITS: BatchLimits = { maxBatchTokens: 65536, maxBatchSize: 512, maxPadFraction: 0.5 };
 
 interface Pending {
