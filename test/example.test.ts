@@ -1,0 +1,129 @@
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { hasShared, REPO_ROOT } from './helpers/shared.js';
+
+// `npm run example` end to end: scripts/example.ts drives the built CLI (node bin/todeval.js), so this
+// covers the user's first command. An empty hub cache and no TODEVAL_MODEL force the path a fresh
+// clone takes: a random stand-in model built from ../shared's tokenizer.
+const emptyHub = mkdtempSync(path.join(tmpdir(), 'todeval-example-hub-'));
+const env = { ...process.env, HF_HUB_CACHE: emptyHub, TODEVAL_MODEL: '' };
+
+async function runExample(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/example.ts', ...args], {
+    cwd: REPO_ROOT,
+    env,
+    maxBuffer: 1 << 26,
+  }).then(
+    (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
+    (e: { code: number; stdout: string; stderr: string }) => e,
+  );
+}
+
+const readJson = <T,>(f: string) => JSON.parse(readFileSync(f, 'utf8')) as T;
+
+interface ScoreReport {
+  signature: Record<string, unknown>;
+  system: string;
+  sgsacc: { validated: Record<string, number | null>; unvalidated: Record<string, number | null> };
+  counts: { turns: number; evaluated: number; excluded: number };
+  ser: { ser: number; errors: number; utterancesWithValues: number };
+  bleu: { score: number } | null;
+  references: { reused: number; computed: number };
+}
+
+interface RerankDoc {
+  signature: Record<string, unknown>;
+  items: { id: string; actions: number; chosen: { system: string; fidelity: number }; candidates: { system: string; text: string; fidelity: number }[] }[];
+}
+
+// The example's system turns: 4 in mini_001, 3 in mini_002, 2 in mini_003.
+const SYSTEM_TURNS = 9;
+
+describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('npm run example (random stand-in model)', () => {
+  const out = mkdtempSync(path.join(tmpdir(), 'todeval-example-'));
+  let res: { code: number; stdout: string; stderr: string };
+
+  beforeAll(async () => {
+    res = await runExample(['--out-dir', out]);
+  }, 120_000);
+
+  it('exits 0, says the weights are random, and prints every command it runs', () => {
+    expect(res.stderr.replace(/^(npm warn|todeval: CUDA).*\n/gm, '')).toBe('');
+    expect(res.code).toBe(0);
+    expect(res.stdout).toContain('RANDOM weights');
+    expect(res.stdout).toContain('MEANINGLESS');
+    expect(res.stdout).toContain('models pull');
+    for (const cmd of ['score', 'rerank', 'ser']) expect(res.stdout).toContain(`$ node bin/todeval.js ${cmd}`);
+  });
+
+  it('scores the system: signature, SGSAcc with and without validation, SER, BLEU, counts', () => {
+    const r = readJson<ScoreReport>(path.join(out, 'score.json'));
+    expect(r.signature).toMatchObject({ tool: 'todeval', metric: 'sgsacc', dataset: 'sgd', system: 'predictions', validation: true });
+    expect(String(r.signature.model)).toContain('random');
+    expect(String(r.signature.revision)).toMatch(/^sha256:/);
+    for (const k of ['all', 'seen', 'unseen']) {
+      expect(r.sgsacc.validated).toHaveProperty(k);
+      expect(r.sgsacc.unvalidated).toHaveProperty(k);
+    }
+    expect(r.sgsacc.unvalidated.all).toEqual(expect.any(Number));
+    expect(r.counts.turns).toBe(SYSTEM_TURNS);
+    expect(r.counts.evaluated + r.counts.excluded).toBe(SYSTEM_TURNS);
+    // Non-categorical values live in mini_001/3 (pickup_date), mini_001/5 (price) and mini_002/1
+    // (bakery_name); predictions.jsonl changes the date and drops the price.
+    expect(r.ser).toMatchObject({ errors: 2, utterancesWithValues: 3 });
+    expect(r.ser.ser).toBeCloseTo(200 / 3, 9);
+    expect(r.bleu!.score).toBeGreaterThan(0);
+    expect(r.bleu!.score).toBeLessThan(100);
+    expect(r.references).toEqual({ file: path.join(out, 'references.jsonl'), reused: 0, computed: SYSTEM_TURNS });
+  });
+
+  it('scores the ground truth reusing the stored references', () => {
+    const g = readJson<ScoreReport>(path.join(out, 'score-ground-truth.json'));
+    expect(g.signature).toMatchObject({ metric: 'sgsacc', system: 'ground-truth', predictions: 'gold' });
+    expect(g.references).toMatchObject({ reused: SYSTEM_TURNS, computed: 0 });
+    expect(g.ser.ser).toBe(0);
+    expect(g.bleu!.score).toBeCloseTo(100, 6);
+  });
+
+  it('reranks: a chosen candidate per item, never beaten on fidelity, likelihood breaking ties', () => {
+    const doc = readJson<RerankDoc>(path.join(out, 'rerank.json'));
+    expect(doc.signature).toMatchObject({ metric: 'sgsacc-rerank' });
+    const input = readFileSync(path.join(REPO_ROOT, 'examples', 'sgd-mini', 'rerank.jsonl'), 'utf8').trim().split('\n');
+    expect(doc.items.map((i) => i.id)).toEqual(input.map((l) => (JSON.parse(l) as { id: string }).id));
+    for (const item of doc.items) {
+      const systems = item.candidates.map((c) => c.system);
+      expect(systems).toContain(item.chosen.system);
+      expect(item.chosen.fidelity).toBe(Math.max(...item.candidates.map((c) => c.fidelity)));
+    }
+    // offer-bike: beam-lm and copy-net give the same text, so the same fidelity; copy-net's higher
+    // likelihood must win the tie, whatever the random model decides.
+    const bike = doc.items.find((i) => i.id === 'offer-bike')!;
+    const [beam, copy] = ['beam-lm', 'copy-net'].map((s) => bike.candidates.find((c) => c.system === s)!);
+    expect(beam.fidelity).toBe(copy.fidelity);
+    expect(bike.chosen.system).not.toBe('beam-lm');
+    const lines = readFileSync(path.join(out, 'rerank.jsonl'), 'utf8').trim().split('\n');
+    expect(JSON.parse(lines[0])).toMatchObject({ kind: 'todeval-rerank' });
+    expect(lines).toHaveLength(doc.items.length + 1);
+  });
+});
+
+describe('npm run example without any model or tokenizer', () => {
+  it('runs refs and ser, names what is missing and the pull command, exits 0', async () => {
+    const out = mkdtempSync(path.join(tmpdir(), 'todeval-example-none-'));
+    const missing = path.join(out, 'no-such-tokenizer');
+    const res = await runExample(['--out-dir', out, '--tokenizer-dir', missing]);
+    expect(res.code).toBe(0);
+    expect(res.stdout).toContain('NOT RUN');
+    expect(res.stdout).toContain(missing);
+    expect(res.stdout).toContain(emptyHub);
+    expect(res.stdout).toContain('node bin/todeval.js models pull');
+    expect(res.stdout).toContain('$ node bin/todeval.js refs');
+    expect(res.stdout).not.toContain('$ node bin/todeval.js score');
+    expect(readdirSync(out).sort()).toEqual(['ser.json']);
+    expect(existsSync(path.join(out, 'score.json'))).toBe(false);
+  }, 60_000);
+});
