@@ -1,8 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs';
 import { Ajv, type ValidateFunction } from 'ajv';
 import type { SchemaIndex } from '../schema/schema-index.js';
 import { InputError } from '../util/errors.js';
 import { readJsonlFile } from '../util/json-file.js';
+import { readPackageJson } from '../util/package-file.js';
 import type { InvalidCollector } from './collect.js';
 import type { DialogueAction, Turn } from './types.js';
 import { checkActionAgainstSchema } from './validate.js';
@@ -15,18 +15,9 @@ interface GenericRecord {
   context?: string | string[];
 }
 
-const SCHEMA_CANDIDATES = [
-  new URL('../../schemas/generic-turns.schema.json', import.meta.url),
-  new URL('../../../schemas/generic-turns.schema.json', import.meta.url),
-];
-
 let validator: ValidateFunction | undefined;
 function validate(): ValidateFunction {
-  if (validator) return validator;
-  const url = SCHEMA_CANDIDATES.find((u) => existsSync(u));
-  if (!url) throw new Error('schemas/generic-turns.schema.json is missing from the installed package');
-  const ajv = new Ajv({ allErrors: false, strict: false });
-  validator = ajv.compile(JSON.parse(readFileSync(url, 'utf8')));
+  validator ??= new Ajv({ allErrors: false, strict: false }).compile(readPackageJson<object>('schemas', 'generic-turns.schema.json'));
   return validator;
 }
 

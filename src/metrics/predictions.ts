@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Ajv, type ValidateFunction, type ErrorObject } from 'ajv';
 import { InputError } from '../util/errors.js';
+import { readPackageJson } from '../util/package-file.js';
 
 /**
  * Generated utterances keyed by turn id. Three layouts are accepted because systems publish all
@@ -24,26 +25,11 @@ export interface IdComparison {
   extra: string[];
 }
 
-// src/metrics (tsx) and dist/src/metrics (built) sit at different depths below the package root.
-const SCHEMA_CANDIDATES = [
-  new URL('../../schemas/predictions.schema.json', import.meta.url),
-  new URL('../../../schemas/predictions.schema.json', import.meta.url),
-];
-
 let validators: { whole: ValidateFunction; record: ValidateFunction } | undefined;
 
 function getValidators(): { whole: ValidateFunction; record: ValidateFunction } {
   if (validators) return validators;
-  let schema: Record<string, unknown> | undefined;
-  for (const url of SCHEMA_CANDIDATES) {
-    try {
-      schema = JSON.parse(readFileSync(url, 'utf8')) as Record<string, unknown>;
-      break;
-    } catch {
-      // try the next layout
-    }
-  }
-  if (!schema) throw new Error('schemas/predictions.schema.json is missing from the installed package');
+  const schema = readPackageJson<Record<string, unknown>>('schemas', 'predictions.schema.json');
   const ajv = new Ajv({ allErrors: false, strict: false });
   ajv.addSchema(schema);
   const id = schema.$id as string;

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { InputError, MissingResourceError } from '../util/errors.js';
+import { readPackageJson } from '../util/package-file.js';
 import type { NliModelSignature } from './types.js';
 
 export type NliDtype = 'fp32' | 'fp16' | 'q8';
@@ -28,19 +28,8 @@ export interface ResolvedModel {
   source: 'local' | 'hub-cache';
 }
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-
-/** models/<name>.json, found from src/nli (tsx) or dist/src/nli (built). */
-function manifestFile(name: string): string {
-  for (const up of [['..', '..'], ['..', '..', '..']]) {
-    const f = path.resolve(here, ...up, 'models', `${name}.json`);
-    if (existsSync(f)) return f;
-  }
-  throw new Error(`model manifest models/${name}.json is missing from the installation`);
-}
-
 export function loadDefaultManifest(): ModelManifest {
-  return JSON.parse(readFileSync(manifestFile('roberta-large-mnli'), 'utf8')) as ModelManifest;
+  return readPackageJson<ModelManifest>('models', 'roberta-large-mnli.json');
 }
 
 export const DEFAULT_MODEL_ID = 'Xenova/roberta-large-mnli';

@@ -2,9 +2,10 @@ import { readFileSync } from 'node:fs';
 import { Ajv, type ValidateFunction } from 'ajv';
 import type { DialogueAction, Turn } from '../adapters/types.js';
 import { checkActionAgainstSchema } from '../adapters/validate.js';
-import type { ExpandedAction } from '../metrics/sgsacc/from-turns.js';
+import { numberActions, type ExpandedAction } from '../metrics/sgsacc/from-turns.js';
 import type { SchemaIndex } from '../schema/schema-index.js';
 import { InputError } from '../util/errors.js';
+import { readPackageJson } from '../util/package-file.js';
 import type { RerankAction, RerankItem } from './rerank.js';
 
 /** One line of the rerank input, as schemas/rerank-input.schema.json describes it. */
@@ -17,26 +18,11 @@ export interface RawRerankItem {
   candidates: { system: string; text: string; likelihood?: number }[];
 }
 
-// src/rerank (tsx) and dist/src/rerank (built) sit at different depths below the package root.
-const SCHEMA_CANDIDATES = [
-  new URL('../../schemas/rerank-input.schema.json', import.meta.url),
-  new URL('../../../schemas/rerank-input.schema.json', import.meta.url),
-];
-
 let validator: ValidateFunction | undefined;
 
 function getValidator(): ValidateFunction {
-  if (validator) return validator;
-  for (const url of SCHEMA_CANDIDATES) {
-    try {
-      const schema = JSON.parse(readFileSync(url, 'utf8')) as object;
-      validator = new Ajv({ strict: false }).compile(schema);
-      return validator;
-    } catch {
-      // try the next layout
-    }
-  }
-  throw new Error('schemas/rerank-input.schema.json is missing from the installed package');
+  validator ??= new Ajv({ strict: false }).compile(readPackageJson<object>('schemas', 'rerank-input.schema.json'));
+  return validator;
 }
 
 /** Reads and validates the JSONL input; with skipInvalid, bad lines are collected instead of thrown. */
@@ -116,14 +102,6 @@ export function resolveRerankItem(raw: RawRerankItem, r: RerankResolver, file: s
     if (!found) throw new InputError(`dataset_id "${raw.dataset_id}" is not a system turn of the dataset`, { file, where });
     turn = { ...found, previousUserUtterance: raw.context ?? found.previousUserUtterance };
   }
-  const actions: RerankAction[] = r.expand(turn).map((a, i) => ({
-    id: String(i),
-    service: a.service,
-    act: a.act,
-    slot: a.slot,
-    values: a.values,
-    candidates: a.candidates,
-    slotDescription: a.slotDescription,
-  }));
+  const actions: RerankAction[] = numberActions(r.expand(turn));
   return { id: raw.id, actions, context: turn.previousUserUtterance, candidates: raw.candidates };
 }

@@ -1,4 +1,4 @@
-import { loadDataset, type DatasetName, type LoadedDataset } from '../../adapters/load.js';
+import { loadDataset, type LoadDatasetOptions, type LoadedDataset } from '../../adapters/load.js';
 import type { Turn } from '../../adapters/types.js';
 import { expandTurn } from '../../rules/expand.js';
 import { loadRules } from '../../rules/load.js';
@@ -24,14 +24,7 @@ export interface SgsaccData {
  * Everything SGSAcc needs from the data side: turns, the rule engine bound to the dataset's
  * schema, and the seen/unseen test (SGD: domain absent from train/schema.json; others: all seen).
  */
-export function loadSgsaccData(opts: {
-  dataset: DatasetName;
-  dataDir?: string;
-  split?: string;
-  input?: string;
-  schemaFile?: string;
-  skipInvalid?: boolean;
-}): SgsaccData {
+export function loadSgsaccData(opts: Omit<LoadDatasetOptions, 'limit'>): SgsaccData {
   const loaded = loadDataset(opts);
   const rules = loadRules(opts.dataset);
   // The negatives' value pool comes from all loaded turns so a --limit slice gets the same negatives.

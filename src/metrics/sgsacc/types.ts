@@ -1,19 +1,13 @@
+import type { ActionReferences } from '../../rules/types.js';
+
 /**
- * SGSAcc works on system turns whose actions have already been expanded by the rule engine. The
- * action shape is the subset of `ActionReferences` (src/rules/types.ts) that scoring reads, kept
- * structural so the algorithm does not depend on how the references were produced.
+ * SGSAcc works on system turns whose actions have already been expanded by the rule engine: the
+ * rule engine's references minus the rule id (scoring never reads it), keyed by the action's
+ * position in its turn rather than by the turn id.
  */
-export interface SgsaccAction {
-  /** Stable id of the action inside its turn (the rule engine's `id`). */
+export interface SgsaccAction extends Omit<ActionReferences, 'id' | 'rule'> {
+  /** Stable id of the action inside its turn (its index in the expanded turn). */
   id: string;
-  service: string;
-  act: string;
-  slot: string;
-  values: string[];
-  candidates: string[];
-  negatives: string[];
-  /** Inserted into the context-augmented premise (paper Figure 1). */
-  slotDescription: string;
 }
 
 export interface SgsaccTurn {
