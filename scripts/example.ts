@@ -46,7 +46,8 @@ const RANDOM_MODEL_DIR = path.join('.cache', 'models', `example-tiny-random-robe
 
 type ModelChoice =
   | { kind: 'real'; args: string[]; describe: string }
-  | { kind: 'random'; args: string[]; tokenizerDir: string }
+  /** tokenizerDir: build the stand-in from it; absent when $TODEVAL_MODEL already names a random model. */
+  | { kind: 'random'; args: string[]; tokenizerDir?: string }
   | { kind: 'none'; looked: string[] };
 
 const { values: opts } = parseArgs({
@@ -97,7 +98,8 @@ function pickModel(): ModelChoice {
   const env = process.env.TODEVAL_MODEL;
   if (env) {
     // The user asked for this model: a wrong value is their error to see, not a reason to fall back.
-    resolveModel(env);
+    const m = resolveModel(env);
+    if (existsSync(path.join(m.dir, RANDOM_MODEL_MANIFEST))) return { kind: 'random', args: ['--model', env] };
     return { kind: 'real', args: ['--model', env], describe: `$TODEVAL_MODEL (${env})` };
   }
   for (const dtype of NLI_DTYPES) {
@@ -190,7 +192,7 @@ function main(): void {
   }
   if (model.kind === 'random') {
     randomNotice();
-    ensureRandomModel(model.tokenizerDir);
+    if (model.tokenizerDir) ensureRandomModel(model.tokenizerDir);
   } else {
     process.stdout.write(`\nNLI model: ${model.describe}\n`);
   }
