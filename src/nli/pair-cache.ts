@@ -1,6 +1,7 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../util/errors.js';
+import { repairJsonlTail } from '../util/jsonl-append.js';
 import type { NliProbs } from './types.js';
 
 /**
@@ -25,7 +26,7 @@ export class PairCache {
   }
 
   private load(file: string): void {
-    const lines = readFileSync(file, 'utf8').split('\n');
+    const lines = repairJsonlTail(file, readFileSync(file, 'utf8')).split('\n');
     for (let i = 0; i < lines.length; i++) {
       const line = lines[i];
       if (line.trim() === '') continue;
@@ -33,8 +34,7 @@ export class PairCache {
       try {
         rec = JSON.parse(line);
       } catch {
-        // An interrupted append leaves a partial last line; anything earlier is real damage.
-        if (i >= lines.length - 2) continue;
+        // An interrupted append was already cut off above; anything left is real damage.
         throw new InputError('NLI cache file is corrupt (not JSON lines); delete it or pass another --cache', { file, where: `line ${i + 1}` });
       }
       if (rec.m !== this.modelKey) continue;

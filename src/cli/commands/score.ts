@@ -160,6 +160,8 @@ async function runScore(flags: ScoreFlags): Promise<void> {
     const references = flags.references ? RecordStore.open<TurnReferences>(flags.references, 'todeval-sgsacc-references', refsSig) : undefined;
     const reused = references ? turns.filter((t) => references.done.has(t.id)).length : 0;
     const results = flags.out ? RecordStore.open<TurnScore>(flags.out, 'todeval-sgsacc-turns', turnsSig) : undefined;
+    const resumed = results ? turns.filter((t) => results.done.has(t.id)).length : 0;
+    if (resumed > 0) process.stderr.write(`todeval: resuming ${flags.out}: ${resumed} of ${turns.length} turns already scored\n`);
 
     const run = await runSgsacc(sgsTurns, utterances, {
       ...options,

@@ -1,5 +1,6 @@
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { InputError } from '../../util/errors.js';
+import { repairJsonlTail } from '../../util/jsonl-append.js';
 import { formatSignature, signatureDigest, type Signature } from '../../report/signature.js';
 
 export type StoreKind = 'todeval-sgsacc-references' | 'todeval-sgsacc-turns';
@@ -28,11 +29,11 @@ export class RecordStore<T extends { id: string }> {
     const store = new RecordStore<T>(file, signature);
     const digest = signatureDigest(signature);
     const header: Header = { kind, digest, signature };
-    if (!existsSync(file) || readFileSync(file, 'utf8').trim() === '') {
+    const text = existsSync(file) ? repairJsonlTail(file, readFileSync(file, 'utf8')) : '';
+    if (text.trim() === '') {
       writeFileSync(file, JSON.stringify(header) + '\n');
       return store;
     }
-    const text = readFileSync(file, 'utf8');
     const lines = text.split('\n');
     let found: Header;
     try {
@@ -57,13 +58,10 @@ export class RecordStore<T extends { id: string }> {
         const rec = JSON.parse(raw) as T;
         store.done.set(rec.id, rec);
       } catch {
-        // A run killed mid-write leaves at most a torn last line; its turns are simply recomputed.
-        if (i < lines.length - 1 && lines.slice(i + 1).some((l) => l.trim() !== '')) {
-          throw new InputError('corrupt record', { file, where: `line ${i + 1}` });
-        }
+        // A torn write was already cut off above (its turns are recomputed): this is real damage.
+        throw new InputError('corrupt record', { file, where: `line ${i + 1}` });
       }
     }
-    if (!text.endsWith('\n')) appendFileSync(file, '\n');
     return store;
   }
 
