@@ -19,6 +19,26 @@ program
 
 for (const register of commands) register(program);
 
+const ERRNO_WORDS: Record<string, string> = {
+  ENOENT: 'no such file or directory',
+  ENOTDIR: 'not a directory',
+  EISDIR: 'is a directory, expected a file',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  ENOSPC: 'no space left on device',
+  EROFS: 'read-only file system',
+};
+
+/**
+ * A file-system failure on a path the user named (a file where a folder was expected, say) is bad
+ * input like any other: name the path and the reason instead of Node's `ENOTDIR: ..., scandir` text.
+ */
+function systemErrorLine(e: unknown): string | undefined {
+  const err = e as NodeJS.ErrnoException;
+  if (!(e instanceof Error) || typeof err.code !== 'string' || typeof err.path !== 'string') return undefined;
+  return `${err.path}: ${ERRNO_WORDS[err.code] ?? err.code}`;
+}
+
 function fail(message: string): never {
   process.stderr.write(`todeval: ${message}\n`);
   process.exit(2);
@@ -33,5 +53,7 @@ try {
   }
   if (isInputError(e)) fail(e.oneLine());
   if (process.env.TODEVAL_DEBUG) throw e;
+  const systemError = systemErrorLine(e);
+  if (systemError) fail(systemError);
   fail(`${(e as Error).message ?? String(e)} (set TODEVAL_DEBUG=1 for a stack trace)`);
 }

@@ -7,6 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { inflateRawSync } from 'node:zlib';
 import { InputError, MissingResourceError } from '../util/errors.js';
+import { requireHttpUrl } from '../util/url.js';
 
 /**
  * `todeval data pull`: fetch the public datasets into a data dir with the ../shared/DATA.md layout.
@@ -135,6 +136,7 @@ function finalChecksum(f: ManifestFile): string {
 }
 
 export async function pull(opts: PullOptions): Promise<PullResult> {
+  if (opts.mirror) requireHttpUrl(opts.mirror, 'mirror (--mirror or $TODEVAL_DATA_MIRROR)');
   const { manifest } = loadManifest(opts.manifestFile);
   const files = selectFiles(manifest, opts.only);
   const emit = opts.onEvent ?? (() => {});

@@ -3,6 +3,7 @@ import { createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, rmS
 import path from 'node:path';
 import { downloadFile, modelInfo, pathsInfo } from '@huggingface/hub';
 import { InputError, MissingResourceError } from '../util/errors.js';
+import { requireHttpUrl } from '../util/url.js';
 import { hubCacheDir, manifestFor, repoCacheFolder, type NliDtype } from './model-store.js';
 
 export interface PullOptions {
@@ -77,7 +78,7 @@ function linkIntoSnapshot(blob: string, pointer: string): void {
 export async function pullModel(opts: PullOptions): Promise<PullResult> {
   const manifest = manifestFor(opts.id);
   const revision = opts.revision ?? manifest.revision;
-  const hubUrl = opts.hubUrl ?? process.env.HF_ENDPOINT ?? 'https://huggingface.co';
+  const hubUrl = requireHttpUrl(opts.hubUrl ?? process.env.HF_ENDPOINT ?? 'https://huggingface.co', 'hub URL (--hub-url or $HF_ENDPOINT)');
   const cacheDir = opts.cacheDir ?? hubCacheDir();
   const folder = repoCacheFolder(cacheDir, opts.id);
   const creds = opts.accessToken ? { accessToken: opts.accessToken } : {};

@@ -5,7 +5,7 @@
  * within a dialogue the combined score pools all domains), as in the reference evaluator.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../../util/errors.js';
 import { readJsonFile } from '../../util/json-file.js';
@@ -135,6 +135,7 @@ function schemaServices(dir: string): string[] {
  */
 export function loadDialogues(dir: string, skipInvalid = false): LoadedDialogues {
   if (!existsSync(dir)) throw new InputError('dialogue directory does not exist', { file: dir });
+  if (!statSync(dir).isDirectory()) throw new InputError('not a directory (expected a folder of dialogues_*.json files)', { file: dir });
   const files = readdirSync(dir)
     .filter((f) => /^dialogues_.*\.json$/.test(f) && f !== 'dialogues_and_metrics.json')
     .sort()

@@ -1,0 +1,117 @@
+// Regression tests for defects found by using every command as a demanding user would: each case
+// failed (wrong exit code, stack-trace-ish message, or an unresumable file) before its fix.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { PairCache } from '../src/nli/pair-cache.js';
+import { repairJsonlTail } from '../src/util/jsonl-append.js';
+import { hasShared, REPO_ROOT, SHARED_DATA } from './helpers/shared.js';
+import { getTinyModelDir } from './helpers/tiny-model.js';
+
+const cli = (args: string[], env: Record<string, string> = {}) =>
+  promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    cwd: REPO_ROOT,
+    maxBuffer: 1 << 26,
+    env: { ...process.env, ...env },
+  }).then(
+    (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
+    (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
+  );
+
+const tmp = (): string => mkdtempSync(path.join(tmpdir(), 'todeval-qa-'));
+
+/** The promise for bad input: exit 2, one line on stderr, no stack trace. */
+function expectOneLineError(r: { code: number; stderr: string }, ...parts: string[]): void {
+  expect(r.code).toBe(2);
+  const lines = r.stderr.trim().split('\n').filter((l) => !/CUDA execution provider/.test(l));
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).not.toMatch(/\n\s+at |TODEVAL_DEBUG/);
+  for (const p of parts) expect(lines[0]).toContain(p);
+}
+
+describe('append-only JSONL files survive a run killed mid-write', () => {
+  it('a torn tail is cut off, a complete last record only gets its newline', () => {
+    const dir = tmp();
+    const torn = path.join(dir, 'torn.jsonl');
+    writeFileSync(torn, '{"a":1}\n{"b":');
+    expect(repairJsonlTail(torn, readFileSync(torn, 'utf8'))).toBe('{"a":1}\n');
+    expect(readFileSync(torn, 'utf8')).toBe('{"a":1}\n');
+    const whole = path.join(dir, 'whole.jsonl');
+    writeFileSync(whole, '{"a":1}\n{"b":2}');
+    expect(repairJsonlTail(whole, readFileSync(whole, 'utf8'))).toBe('{"a":1}\n{"b":2}\n');
+    expect(readFileSync(whole, 'utf8')).toBe('{"a":1}\n{"b":2}\n');
+  });
+
+  it('the NLI cache stays readable after appending to a torn file (was: corrupt on the next run)', () => {
+    const file = path.join(tmp(), 'cache.jsonl');
+    writeFileSync(file, `${JSON.stringify({ m: 'k', p: 'a', h: 'b', e: 1, n: 0, c: 0 })}\n{"m":"k","p":`);
+    const first = new PairCache('k', file);
+    first.set('p2', 'h2', { entailment: 0.1, neutral: 0.2, contradiction: 0.7 });
+    first.flush();
+    const again = new PairCache('k', file);
+    expect(again.size).toBe(2);
+    expect(again.get('p2', 'h2')?.contradiction).toBe(0.7);
+  });
+});
+
+describe('system errors become one line naming the path', () => {
+  it('gcdf1 --dialogues given a file', async () => {
+    const file = path.join(tmp(), 'dialogues_001.json');
+    writeFileSync(file, '[]');
+    expectOneLineError(await cli(['gcdf1', '--dialogues', file]), file, 'not a directory');
+  });
+
+  it('models list --cache-dir given a file', async () => {
+    const file = path.join(tmp(), 'cache');
+    writeFileSync(file, '');
+    expectOneLineError(await cli(['models', 'list', '--cache-dir', file]), file, 'not a directory');
+  });
+});
+
+describe('a base URL that is not http(s) is reported as that setting', () => {
+  it('data pull --mirror that is not a URL', async () => {
+    const r = await cli(['data', 'pull', '--only', 'gcdf1', '--data-dir', tmp(), '--mirror', 'notaurl']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--mirror');
+    expect(r.stderr).toContain('notaurl');
+  });
+
+  it('models pull --hub-url that is not a URL', async () => {
+    const r = await cli(['models', 'pull', '--cache-dir', tmp(), '--hub-url', 'notaurl']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--hub-url');
+    expect(r.stderr).not.toContain('/api/models');
+  });
+});
+
+describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || !hasShared('data', 'sgd', 'test', 'dialogues_001.json'))(
+  'score --out resumes after a kill, repeatedly (tiny random model)',
+  () => {
+    let model = '';
+    beforeAll(async () => {
+      model = await getTinyModelDir();
+    }, 120_000);
+
+    it('a torn --out is resumed, and resumed again', async () => {
+      const out = path.join(tmp(), 'turns.jsonl');
+      const args = ['score', '--dataset', 'sgd', '--data-dir', SHARED_DATA, '--limit', '12', '--chunk', '4', '--out', out, '--model', model, '--device', 'cpu'];
+      const full = await cli(args);
+      expect(full.code).toBe(0);
+      const lines = readFileSync(out, 'utf8').trim().split('\n');
+      expect(lines).toHaveLength(13);
+      // Killed mid-write: 7 whole records, then half of the 8th.
+      writeFileSync(out, `${lines.slice(0, 8).join('\n')}\n${lines[8].slice(0, 40)}`);
+      const resumed = await cli(args);
+      expect(resumed.code).toBe(0);
+      expect(resumed.stderr).toContain(`resuming ${out}: 7 of 12 turns already scored`);
+      expect(resumed.stdout).toBe(full.stdout);
+      const again = await cli(args);
+      expect(again.code).toBe(0);
+      expect(again.stderr).toContain('12 of 12 turns already scored');
+      expect(readFileSync(out, 'utf8').trim().split('\n')).toHaveLength(13);
+    }, 120_000);
+  },
+);
