@@ -1,7 +1,7 @@
 // Regression tests for defects found by using every command as a demanding user would: each case
 // failed (wrong exit code, stack-trace-ish message, or an unresumable file) before its fix.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -88,12 +88,23 @@ describe('a base URL that is not http(s) is reported as that setting', () => {
 });
 
 describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || !hasShared('data', 'sgd', 'test', 'dialogues_001.json'))(
-  'score --out resumes after a kill, repeatedly (tiny random model)',
+  'tiny random model: bad --model paths, and score --out resuming after a kill',
   () => {
     let model = '';
     beforeAll(async () => {
       model = await getTinyModelDir();
     }, 120_000);
+
+    it('a model path that is a file, a missing one, and a truncated ONNX file', async () => {
+      const onnx = path.join(model, 'onnx', 'model.onnx');
+      expectOneLineError(await cli(['nli', 'a', 'b', '--model', onnx, '--device', 'cpu']), onnx, 'is a file, not a model directory');
+      expectOneLineError(await cli(['nli', 'a', 'b', '--model', '/nonexistent', '--device', 'cpu']), '/nonexistent', 'does not exist');
+      const corrupt = tmp();
+      cpSync(model, corrupt, { recursive: true });
+      const cut = path.join(corrupt, 'onnx', 'model.onnx');
+      truncateSync(cut, 4096);
+      expectOneLineError(await cli(['nli', 'a', 'b', '--model', corrupt, '--device', 'cpu']), cut, 'corrupt');
+    }, 60_000);
 
     it('a torn --out is resumed, and resumed again', async () => {
       const out = path.join(tmp(), 'turns.jsonl');

@@ -149,7 +149,9 @@ function pickOnnx(dir: string, dtype: NliDtype | undefined): string | undefined 
 function resolveLocalDir(dirSpec: string, dtype: NliDtype | undefined): ResolvedModel {
   const dir = path.resolve(dirSpec);
   if (!existsSync(dir) || !statSync(dir).isDirectory()) {
-    throw new MissingResourceError(`model directory ${dir} does not exist; pass --model <dir> holding model.onnx, tokenizer.json and config.json, or run \`${pullCommand(dtype ?? 'fp32')}\``);
+    // A file (often the .onnx itself) is a common slip: say so rather than "does not exist".
+    const what = existsSync(dir) ? 'is a file, not a model directory' : 'does not exist';
+    throw new MissingResourceError(`model directory ${dir} ${what}; pass --model <dir> holding model.onnx, tokenizer.json and config.json, or run \`${pullCommand(dtype ?? 'fp32')}\``);
   }
   const onnxPath = pickOnnx(dir, dtype);
   if (!onnxPath) {
