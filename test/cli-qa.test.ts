@@ -7,6 +7,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PairCache } from '../src/nli/pair-cache.js';
+import { InputError } from '../src/util/errors.js';
 import { repairJsonlTail } from '../src/util/jsonl-append.js';
 import { hasShared, REPO_ROOT, SHARED_DATA } from './helpers/shared.js';
 import { getTinyModelDir } from './helpers/tiny-model.js';
@@ -62,6 +63,25 @@ describe('system errors become one line naming the path', () => {
     const file = path.join(tmp(), 'dialogues_001.json');
     writeFileSync(file, '[]');
     expectOneLineError(await cli(['gcdf1', '--dialogues', file]), file, 'not a directory');
+  });
+
+  it('an output file in a folder that does not exist (was: unhandled stream error, exit 1)', async () => {
+    const out = path.join(tmp(), 'no', 'such', 'refs.jsonl');
+    const input = path.join(REPO_ROOT, 'examples', 'sgd-mini', 'dialogues.json');
+    const schema = path.join(REPO_ROOT, 'examples', 'sgd-mini', 'schema.json');
+    expectOneLineError(await cli(['refs', '--input', input, '--schema', schema, '--out', out]), out, 'no such file or directory');
+  });
+
+  it('--cache given a folder names it (readFileSync on a folder does not)', () => {
+    const dir = tmp();
+    let err: unknown;
+    try {
+      new PairCache('k', dir);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(InputError);
+    expect((err as InputError).oneLine()).toMatch(new RegExp(`^${dir}: is a directory`));
   });
 
   it('models list --cache-dir given a file', async () => {

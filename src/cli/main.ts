@@ -44,9 +44,7 @@ function fail(message: string): never {
   process.exit(2);
 }
 
-try {
-  await program.parseAsync(process.argv);
-} catch (e) {
+function exitOn(e: unknown): never {
   if (e instanceof CommanderError) {
     // help and --version exit 0; usage errors are bad input (commander already printed them).
     process.exit(e.exitCode === 0 ? 0 : 2);
@@ -56,4 +54,14 @@ try {
   const systemError = systemErrorLine(e);
   if (systemError) fail(systemError);
   fail(`${(e as Error).message ?? String(e)} (set TODEVAL_DEBUG=1 for a stack trace)`);
+}
+
+// A write stream's 'error' (e.g. --out in a folder that does not exist) is raised outside the
+// command's promise: without this it would crash with Node's stack trace and exit code 1.
+process.on('uncaughtException', exitOn);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (e) {
+  exitOn(e);
 }

@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../util/errors.js';
 import { repairJsonlTail } from '../util/jsonl-append.js';
@@ -18,7 +18,11 @@ export class PairCache {
     readonly modelKey: string,
     readonly file?: string,
   ) {
-    if (file && existsSync(file)) this.load(file);
+    if (file && existsSync(file)) {
+      // readFileSync on a folder fails with an EISDIR that does not name the path.
+      if (statSync(file).isDirectory()) throw new InputError('is a directory; --cache takes a JSON-lines file', { file });
+      this.load(file);
+    }
   }
 
   static key(premise: string, hypothesis: string): string {
