@@ -30,12 +30,12 @@ export interface LoadedDataset {
   turns: Turn[];
   schema: SchemaIndex;
   invalid: InputError[];
-  /** What was read, for signatures: `sgd:test`, `multiwoz:convlab_mwz21_test.json`, or the --input path. */
+  /** What was read, for signatures: `sgd:test`, `multiwoz:convlab_mwz21_test.json`, or the user's own dialogues path. */
   source: string;
 }
 
 function needDataDir(opts: LoadDatasetOptions): string {
-  if (!opts.dataDir) throw new MissingResourceError(`--dataset ${opts.dataset} needs a data directory (or --input and --schema)`);
+  if (!opts.dataDir) throw new MissingResourceError(`--dataset ${opts.dataset} needs a data directory (or --dialogues and --schema)`);
   return opts.dataDir;
 }
 
@@ -59,7 +59,7 @@ export function loadDataset(opts: LoadDatasetOptions): LoadedDataset {
       let input = opts.input;
       if (!input) {
         if (split !== 'test') {
-          throw new MissingResourceError(`only the MultiWOZ test split ships as a ConvLab file; pass --input for split "${split}"`);
+          throw new MissingResourceError(`only the MultiWOZ test split ships as a ConvLab file; pass --dialogues for split "${split}"`);
         }
         input = dataFile(needDataDir(opts), 'multiwoz', MULTIWOZ_CONVLAB_TEST);
       }
@@ -77,7 +77,7 @@ export function loadDataset(opts: LoadDatasetOptions): LoadedDataset {
     }
     case 'generic': {
       if (!opts.input || !opts.schemaFile) {
-        throw new InputError('--dataset generic needs --input <turns.jsonl> and --schema <schema.json>');
+        throw new InputError('--dataset generic needs --dialogues <turns.jsonl> and --schema <schema.json>');
       }
       const schema = loadSchemaFile(opts.schemaFile);
       const turns = readGenericTurns(opts.input, schema, collector, opts.limit);

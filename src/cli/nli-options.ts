@@ -1,7 +1,8 @@
-import { InvalidArgumentError, Option, type Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { parseDtype, type NliDtype } from '../nli/model-store.js';
 import type { NliRunnerOptions } from '../nli/runner.js';
 import type { NliDevice } from '../nli/session.js';
+import { positiveInt } from './options.js';
 
 /** Flags every NLI-backed command shares (`nli`, `score`, `rerank`), parsed by nliOptionsFrom. */
 export interface NliCliFlags {
@@ -12,14 +13,6 @@ export interface NliCliFlags {
   batchTokens?: number;
   batchSize?: number;
   cache?: string;
-}
-
-function positiveInt(flag: string) {
-  return (v: string): number => {
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`${flag} must be a positive integer`);
-    return n;
-  };
 }
 
 export function addNliOptions(cmd: Command): Command {

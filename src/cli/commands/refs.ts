@@ -1,22 +1,16 @@
 import { createWriteStream, writeFileSync } from 'node:fs';
-import { InvalidArgumentError, Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import { loadDataset, type DatasetName, type LoadedDataset } from '../../adapters/load.js';
-import { resolveDataDir } from '../../data/data-dir.js';
 import { formatSignature, makeSignature, type Signature } from '../../report/signature.js';
 import { Expander } from '../../rules/expand.js';
 import { loadRules } from '../../rules/load.js';
 import type { ActionReferences, RuleSet } from '../../rules/types.js';
 import { buildValueIndex } from '../../rules/value-index.js';
+import { addDatasetOptions, datasetDataDir, datasetLoadOptions, positiveInt, reportSkipped, type DatasetFlags } from '../options.js';
 
-interface RefsFlags {
-  dataset?: DatasetName;
-  dataDir?: string;
-  split: string;
-  input?: string;
-  schema?: string;
+interface RefsFlags extends DatasetFlags {
   out?: string;
   summary?: boolean;
-  skipInvalid?: boolean;
   limit?: number;
 }
 
@@ -29,22 +23,18 @@ export interface ActCoverage {
 }
 
 export function register(program: Command): void {
-  program
+  const cmd = program
     .command('refs')
-    .description('expand every system action into candidate and negative references (JSONL, one line per action)')
-    .addOption(new Option('--dataset <name>', 'dataset format (default: sgd)').choices(['sgd', 'multiwoz', 'generic']))
-    .option('--data-dir <dir>', 'data directory (default: $TODEVAL_DATA, ./data, ../shared/data)')
-    .option('--split <split>', 'dataset split', 'test')
-    .option('--input <file>', 'your own dialogues (SGD file/folder, ConvLab file, or generic JSONL) instead of the data dir')
-    .option('--schema <file>', 'schema for --input (SGD or MultiWOZ 2.2 format)')
+    .description('expand every system action into candidate and negative references (JSONL, one line per action)');
+  addDatasetOptions(cmd, {
+    defaultDataset: 'sgd',
+    datasetHelp: 'dataset format',
+    dialoguesHelp: 'your own dialogues (SGD file/folder, ConvLab file, or generic JSONL) instead of the data dir',
+    schemaHelp: 'schema for --dialogues (SGD or MultiWOZ 2.2 format)',
+  })
     .option('--out <file>', 'write references here (JSONL) and the signature to <file>.signature.json')
     .option('--summary', 'print per-act coverage instead of the references')
-    .option('--skip-invalid', 'list invalid dialogues/turns on stderr and go on')
-    .option('--limit <n>', 'only the first N system turns', (v: string) => {
-      const n = Number(v);
-      if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('--limit must be a positive integer');
-      return n;
-    })
+    .option('--limit <n>', 'only the first N system turns', positiveInt('--limit'))
     .action(async (flags: RefsFlags) => {
       await runRefs(flags);
     });
@@ -52,21 +42,12 @@ export function register(program: Command): void {
 
 export async function runRefs(flags: RefsFlags): Promise<void> {
   const dataset: DatasetName = flags.dataset ?? 'sgd';
-  const ownFiles = flags.input !== undefined && flags.schema !== undefined;
-  const dataDir = ownFiles ? undefined : resolveDataDir(flags.dataDir).dir;
-  const loaded = loadDataset({
-    dataset,
-    dataDir,
-    split: flags.split,
-    input: flags.input,
-    schemaFile: flags.schema,
-    skipInvalid: flags.skipInvalid,
-  });
+  const loaded = loadDataset(datasetLoadOptions({ ...flags, dataset }, datasetDataDir(flags)));
   // Negatives draw free-text values from all loaded turns, so a --limit slice gets the same
   // references as the full run; only the expansion is limited.
   const valueIndex = buildValueIndex(loaded.turns);
   if (flags.limit !== undefined) loaded.turns = loaded.turns.slice(0, flags.limit);
-  for (const e of loaded.invalid) process.stderr.write(`todeval: skipped invalid: ${e.oneLine()}\n`);
+  reportSkipped('input', loaded.invalid);
 
   const rules = loadRules(dataset);
   const expander = new Expander(loaded.schema, rules, valueIndex);

@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import cliProgress from 'cli-progress';
+import type { DatasetName } from '../../adapters/load.js';
 import type { Turn } from '../../adapters/types.js';
 import { findDataDir } from '../../data/data-dir.js';
 import { loadSgsaccData } from '../../metrics/sgsacc/dataset.js';
@@ -9,36 +10,36 @@ import { formatSignature, makeSignature } from '../../report/signature.js';
 import { readRerankInput, rerank, resolveRerankItem, type RerankItem, type RerankResult } from '../../rerank/index.js';
 import { InputError } from '../../util/errors.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
+import { addDatasetOptions, addReportFileOption, datasetLoadOptions, reportFileFrom, reportSkipped, type DatasetFlags } from '../options.js';
 
-interface RerankFlags extends NliCliFlags {
+interface RerankFlags extends NliCliFlags, DatasetFlags {
   input: string;
-  dataset: 'sgd' | 'multiwoz' | 'generic';
-  dataDir?: string;
-  split?: string;
-  dialogues?: string;
-  schema?: string;
+  dataset: DatasetName;
   out?: string;
+  output?: string;
   json?: string;
   context: boolean;
   systems?: string;
-  skipInvalid?: boolean;
 }
 
 export function register(program: Command): void {
   const cmd = program
     .command('rerank')
     .description('choose, per item, the candidate utterance that realises the most dialogue actions (SGSAcc fidelity)')
-    .requiredOption('-i, --input <file>', 'JSONL items (schemas/rerank-input.schema.json)')
-    .addOption(new Option('--dataset <name>', 'schema and rules the actions belong to').choices(['sgd', 'multiwoz', 'generic']).default('sgd'))
-    .option('--data-dir <dir>', 'data directory (default: $TODEVAL_DATA, ./data, ../shared/data)')
-    .option('--split <split>', 'dataset split for dataset_id lookups', 'test')
-    .option('--dialogues <file>', 'your own dialogues file/folder for dataset_id lookups')
-    .option('--schema <file>', 'schema file (instead of the data dir)')
-    .option('--out <file>', 'write per-item results as JSONL (first line: the signature)')
-    .option('--json <file>', 'write {signature, summary, items} as one JSON file')
+    .requiredOption('-i, --input <file>', 'JSONL items (schemas/rerank-input.schema.json)');
+  addDatasetOptions(cmd, {
+    defaultDataset: 'sgd',
+    datasetHelp: 'schema and rules the actions belong to',
+    splitHelp: 'dataset split for dataset_id lookups',
+    dialoguesHelp: 'your own dialogues file/folder for dataset_id lookups',
+    schemaHelp: 'schema file (instead of the data dir)',
+    skipInvalidHelp: 'list invalid items on stderr and go on',
+    inputAlias: false, // --input names the items here
+  })
+    .option('--out <file>', 'write per-item results as JSONL (first line: the signature)');
+  addReportFileOption(cmd, 'write {signature, summary, items} as one JSON file')
     .option('--no-context', 'do not retry with context + slot description in the premise')
-    .option('--systems <names>', 'comma-separated tie-break order of systems (default: order of each item\'s candidates)')
-    .option('--skip-invalid', 'list invalid items and go on');
+    .option('--systems <names>', 'comma-separated tie-break order of systems (default: order of each item\'s candidates)');
   addNliOptions(cmd);
   cmd.action(async (flags: RerankFlags) => {
     await runRerank(flags);
@@ -54,14 +55,8 @@ async function runRerank(flags: RerankFlags): Promise<void> {
   if (flags.dataset === 'generic' && !flags.dialogues) {
     throw new InputError('--dataset generic needs --dialogues <turns.jsonl> and --schema <schema.json>');
   }
-  const data = loadSgsaccData({
-    dataset: flags.dataset,
-    dataDir,
-    split: flags.split,
-    input: flags.dialogues,
-    schemaFile: flags.schema,
-    skipInvalid: true, // invalid dataset turns only matter if an item points at them (reported then)
-  });
+  // Invalid dataset turns only matter if an item points at them (reported then).
+  const data = loadSgsaccData({ ...datasetLoadOptions(flags, dataDir), skipInvalid: true });
   const turnsById = new Map<string, Turn>(data.loaded.turns.map((t) => [t.id, t]));
   const resolver = {
     schema: data.schema,
@@ -78,7 +73,7 @@ async function runRerank(flags: RerankFlags): Promise<void> {
       invalid.push(e);
     }
   }
-  for (const e of invalid) process.stderr.write(`todeval: skipped invalid item: ${e.oneLine()}\n`);
+  reportSkipped('item', invalid);
 
   const systemOrder = flags.systems?.split(',').map((s) => s.trim()).filter(Boolean);
   const runner = await createNliRunner(nliOptionsFrom(flags));
@@ -113,7 +108,8 @@ async function runRerank(flags: RerankFlags): Promise<void> {
     const stats = runner.stats();
     process.stdout.write(formatSummary(summary, results.length));
     process.stdout.write(`signature: ${formatSignature(signature)}\n`);
-    if (flags.json) {
+    const reportFile = reportFileFrom(flags);
+    if (reportFile) {
       const doc = {
         signature,
         signatureText: formatSignature(signature),
@@ -122,7 +118,7 @@ async function runRerank(flags: RerankFlags): Promise<void> {
         nli: { requested: stats.requested, issued: stats.issued, cacheHits: stats.cacheHits },
         items: results,
       };
-      writeFileSync(flags.json, JSON.stringify(doc, null, 2) + '\n');
+      writeFileSync(reportFile, JSON.stringify(doc, null, 2) + '\n');
     }
   } finally {
     bar?.stop();

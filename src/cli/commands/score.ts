@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { InvalidArgumentError, Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import cliProgress from 'cli-progress';
-import { resolveDataDir } from '../../data/data-dir.js';
+import type { DatasetName } from '../../adapters/load.js';
 import { corpusBleu } from '../../metrics/bleu.js';
 import { comparePredictionIds, loadPredictions } from '../../metrics/predictions.js';
 import { computeSer } from '../../metrics/ser.js';
@@ -22,53 +22,37 @@ import { createNliRunner } from '../../nli/runner.js';
 import { formatSignature, makeSignature, type Signature } from '../../report/signature.js';
 import { InputError } from '../../util/errors.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
+import { addDatasetOptions, addReportFileOption, datasetDataDir, datasetLoadOptions, positiveInt, reportFileFrom, reportSkipped, type DatasetFlags } from '../options.js';
 
-interface ScoreFlags extends NliCliFlags {
-  dataset: 'sgd' | 'multiwoz' | 'generic';
-  dataDir?: string;
-  split?: string;
-  input?: string;
-  schema?: string;
+interface ScoreFlags extends NliCliFlags, DatasetFlags {
+  dataset: DatasetName;
   predictions?: string;
   system?: string;
   limit?: number;
   references?: string;
   out?: string;
+  output?: string;
   json?: string;
   validation: boolean;
   context: boolean;
   chunk: number;
-  skipInvalid?: boolean;
   allowMissing?: boolean;
-}
-
-function positiveInt(flag: string) {
-  return (v: string): number => {
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`${flag} must be a positive integer`);
-    return n;
-  };
 }
 
 export function register(program: Command): void {
   const cmd = program
     .command('score')
-    .description('SGSAcc (with and without validation, seen/unseen), SER and BLEU of a system, or of the ground truth')
-    .addOption(new Option('--dataset <name>', 'dataset the turns come from').choices(['sgd', 'multiwoz', 'generic']).makeOptionMandatory())
-    .option('--data-dir <dir>', 'data directory (default: $TODEVAL_DATA, ./data, ../shared/data)')
-    .option('--split <split>', 'dataset split', 'test')
-    .option('--input <file>', 'your own dialogues file/folder instead of the data dir')
-    .option('--schema <file>', 'schema for --input')
+    .description('SGSAcc (with and without validation, seen/unseen), SER and BLEU of a system, or of the ground truth');
+  addDatasetOptions(cmd, { skipInvalidHelp: 'list invalid dialogues/predictions on stderr and go on' })
     .option('--predictions <file>', 'system outputs: JSONL {"id","utterance"} or a JSON object id -> utterance (default: score the ground truth)')
     .option('--system <name>', 'name of the system in the report (default: predictions file name)')
     .option('--limit <n>', 'score only the first N system turns', positiveInt('--limit'))
     .option('--references <file>', 'stored references (JSONL): reused when present, extended with missing turns')
-    .option('--out <file>', 'per-turn results (JSONL), written as chunks finish; re-running resumes')
-    .option('--json <file>', 'write the report as JSON')
+    .option('--out <file>', 'per-turn results (JSONL), written as chunks finish; re-running resumes');
+  addReportFileOption(cmd, 'write the report as JSON')
     .option('--no-validation', 'keep turns whose ground truth fails validation (skips negative references)')
     .option('--no-context', 'do not retry with previous user turn + slot description in the premise')
     .option('--chunk <n>', 'turns per NLI call (larger batches on GPU)', positiveInt('--chunk'), 256)
-    .option('--skip-invalid', 'list invalid dialogues/predictions and go on')
     .option('--allow-missing', 'score only the turns that have a prediction (missing ids are still listed)');
   addNliOptions(cmd);
   cmd.action(async (flags: ScoreFlags) => {
@@ -81,17 +65,8 @@ function digest(text: string): string {
 }
 
 async function runScore(flags: ScoreFlags): Promise<void> {
-  const ownData = flags.input !== undefined && flags.schema !== undefined;
-  const dataDir = ownData && !flags.dataDir ? undefined : resolveDataDir(flags.dataDir).dir;
-  const data = loadSgsaccData({
-    dataset: flags.dataset,
-    dataDir,
-    split: flags.split,
-    input: flags.input,
-    schemaFile: flags.schema,
-    skipInvalid: flags.skipInvalid,
-  });
-  for (const e of data.loaded.invalid) process.stderr.write(`todeval: skipped invalid input: ${e.oneLine()}\n`);
+  const data = loadSgsaccData(datasetLoadOptions(flags, datasetDataDir(flags)));
+  reportSkipped('input', data.loaded.invalid);
   const allTurns = data.loaded.turns;
   let turns = flags.limit ? allTurns.slice(0, flags.limit) : allTurns;
 
@@ -101,7 +76,7 @@ async function runScore(flags: ScoreFlags): Promise<void> {
   let extra: string[] = [];
   if (flags.predictions) {
     const loaded = loadPredictions(flags.predictions, { skipInvalid: flags.skipInvalid });
-    for (const e of loaded.invalid) process.stderr.write(`todeval: skipped invalid prediction: ${e.oneLine()}\n`);
+    reportSkipped('prediction', loaded.invalid);
     predictions = loaded.byId;
     extra = comparePredictionIds(predictions, allTurns.map((t) => t.id)).extra;
     missing = comparePredictionIds(predictions, turns.map((t) => t.id)).missing;
@@ -184,16 +159,10 @@ async function runScore(flags: ScoreFlags): Promise<void> {
     const bleu = withGold.length > 0 ? corpusBleu(withGold.map((t) => utterances.get(t.id) ?? ''), [withGold.map((t) => t.utterance)]) : undefined;
 
     const { counts, ...scores } = summary;
+    // The references' configuration, then what makes this system's scores its own.
     const signature = makeSignature({
+      ...refsSig,
       metric: 'sgsacc',
-      model: runner.modelSignature.modelId,
-      revision: runner.modelSignature.revision,
-      dtype: runner.modelSignature.dtype,
-      rules: data.rulesHash,
-      dataset: flags.dataset,
-      source: data.loaded.source,
-      validation: options.validation,
-      context: options.context,
       limit: flags.limit ?? null,
       system,
       predictions: predictionsDigest,
@@ -217,7 +186,8 @@ async function runScore(flags: ScoreFlags): Promise<void> {
     };
     report.signatureText = formatSignature(signature);
     process.stdout.write(formatSgsaccReport(report));
-    if (flags.json) writeFileSync(flags.json, JSON.stringify(report, null, 2) + '\n');
+    const reportFile = reportFileFrom(flags);
+    if (reportFile) writeFileSync(reportFile, JSON.stringify(report, null, 2) + '\n');
   } finally {
     if (ticker) clearInterval(ticker);
     bar?.stop();

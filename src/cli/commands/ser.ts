@@ -1,35 +1,24 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { InvalidArgumentError, Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import { loadDataset, type DatasetName } from '../../adapters/load.js';
-import { findDataDir, resolveDataDir } from '../../data/data-dir.js';
+import { findDataDir } from '../../data/data-dir.js';
 import { loadCanonicalMap, MULTIWOZ_CANONICAL_MAP, type CanonicalMap } from '../../metrics/canonical-map.js';
 import { comparePredictionIds, loadPredictions } from '../../metrics/predictions.js';
 import { computeSer, serIsCategorical, type SerReport } from '../../metrics/ser.js';
 import { formatSignature, makeSignature } from '../../report/signature.js';
+import { addDatasetOptions, addReportFileOption, datasetDataDir, datasetLoadOptions, positiveInt, reportFileFrom, reportSkipped, type DatasetFlags } from '../options.js';
 
-interface SerFlags {
+interface SerFlags extends DatasetFlags {
   dataset: DatasetName;
-  dataDir?: string;
-  split: string;
-  input?: string;
-  schema?: string;
   predictions?: string;
   robust?: boolean;
   canonicalMap?: string;
+  output?: string;
   json?: string;
-  skipInvalid?: boolean;
   limit?: number;
   showErrors: number;
-}
-
-function positiveInt(flag: string, allowZero = false) {
-  return (v: string): number => {
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < (allowZero ? 0 : 1)) throw new InvalidArgumentError(`${flag} must be a ${allowZero ? 'non-negative' : 'positive'} integer`);
-    return n;
-  };
 }
 
 function fileDigest(file: string): string {
@@ -37,37 +26,27 @@ function fileDigest(file: string): string {
 }
 
 export function register(program: Command): void {
-  program
+  const cmd = program
     .command('ser')
-    .description('slot error rate: share of utterances missing a non-categorical slot value of their actions (overall and per service)')
-    .addOption(new Option('--dataset <name>', 'dataset the turns come from').choices(['sgd', 'multiwoz', 'generic']).makeOptionMandatory())
-    .option('--data-dir <dir>', 'data directory (default: $TODEVAL_DATA, ./data, ../shared/data)')
-    .option('--split <split>', 'dataset split', 'test')
-    .option('--input <file>', 'your own dialogues file/folder instead of the data dir')
-    .option('--schema <file>', 'schema for --input (decides which slots are categorical)')
+    .description('slot error rate: share of utterances missing a non-categorical slot value of their actions (overall and per service)');
+  addDatasetOptions(cmd, {
+    schemaHelp: 'schema for --dialogues (decides which slots are categorical)',
+    skipInvalidHelp: 'list invalid dialogues/predictions on stderr and go on',
+  })
     .option('--predictions <file>', 'system outputs: JSONL {"id","utterance"}, a JSON array of those, or a JSON object id -> utterance (default: the ground truth)')
     .option('--robust', 'also report the robust variant: canonical-map paraphrases, 12/24-hour times, punctuation-insensitive')
-    .option('--canonical-map <file>', 'paraphrase map for --robust (MultiWOZ default: <data-dir>/gcdf1/resources/multiwoz21_canonical_map.json)')
-    .option('--json <file>', 'write the full report (every erroneous slot value) as JSON')
-    .option('--skip-invalid', 'list invalid dialogues/predictions and go on')
+    .option('--canonical-map <file>', 'paraphrase map for --robust (MultiWOZ default: <data-dir>/gcdf1/resources/multiwoz21_canonical_map.json)');
+  addReportFileOption(cmd, 'write the full report (every erroneous slot value) as JSON')
     .option('--limit <n>', 'only the first N system turns', positiveInt('--limit'))
     .option('--show-errors <n>', 'print the first N erroneous slot values', positiveInt('--show-errors', true), 5)
     .action((flags: SerFlags) => runSer(flags));
 }
 
 function runSer(flags: SerFlags): void {
-  const ownData = flags.input !== undefined && flags.schema !== undefined;
-  const dataDir = ownData && !flags.dataDir ? findDataDir()?.dir : resolveDataDir(flags.dataDir).dir;
-  const data = loadDataset({
-    dataset: flags.dataset,
-    dataDir,
-    split: flags.split,
-    input: flags.input,
-    schemaFile: flags.schema,
-    skipInvalid: flags.skipInvalid,
-    limit: flags.limit,
-  });
-  for (const e of data.invalid) process.stderr.write(`todeval: skipped invalid input: ${e.oneLine()}\n`);
+  // Own files need no data dir, but --robust still looks for the MultiWOZ canonical map in one.
+  const dataDir = datasetDataDir(flags) ?? findDataDir()?.dir;
+  const data = loadDataset({ ...datasetLoadOptions(flags, dataDir), limit: flags.limit });
+  reportSkipped('input', data.invalid);
 
   const isCategorical = serIsCategorical(flags.dataset, data.schema);
   const schemaSource = data.schema.source;
@@ -75,7 +54,7 @@ function runSer(flags: SerFlags): void {
   let predictions: Map<string, string> | undefined;
   if (flags.predictions) {
     const loaded = loadPredictions(flags.predictions, { skipInvalid: flags.skipInvalid });
-    for (const e of loaded.invalid) process.stderr.write(`todeval: skipped invalid prediction: ${e.oneLine()}\n`);
+    reportSkipped('prediction', loaded.invalid);
     predictions = loaded.byId;
   }
 
@@ -123,9 +102,10 @@ function runSer(flags: SerFlags): void {
   process.stdout.write(formatReport(report, flags.showErrors));
   process.stdout.write(`signature: ${formatSignature(signature)}\n`);
 
-  if (flags.json) {
+  const reportFile = reportFileFrom(flags);
+  if (reportFile) {
     writeFileSync(
-      flags.json,
+      reportFile,
       `${JSON.stringify(
         { signature, signatureText: formatSignature(signature), report, invalid: data.invalid.map((e) => e.oneLine()) },
         null,

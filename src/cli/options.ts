@@ -1,0 +1,100 @@
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import type { DatasetName, LoadDatasetOptions } from '../adapters/load.js';
+import { resolveDataDir } from '../data/data-dir.js';
+import type { InputError } from '../util/errors.js';
+
+/** Commander parser for a count flag; `allowZero` for counts where 0 means "none" (--show-errors 0). */
+export function positiveInt(flag: string, allowZero = false) {
+  return (v: string): number => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < (allowZero ? 0 : 1)) {
+      throw new InvalidArgumentError(`${flag} must be a ${allowZero ? 'non-negative' : 'positive'} integer`);
+    }
+    return n;
+  };
+}
+
+/** The flags addDatasetOptions declares: where the dialogues come from (refs, ser, score, rerank). */
+export interface DatasetFlags {
+  dataset?: DatasetName;
+  dataDir?: string;
+  split?: string;
+  dialogues?: string;
+  schema?: string;
+  skipInvalid?: boolean;
+}
+
+export interface DatasetOptionsConfig {
+  /** A default dataset; without one, --dataset is mandatory. */
+  defaultDataset?: DatasetName;
+  datasetHelp?: string;
+  splitHelp?: string;
+  dialoguesHelp?: string;
+  schemaHelp?: string;
+  skipInvalidHelp?: string;
+  /**
+   * Accept the old `--input <file>` for --dialogues, hidden from help. Off where --input means
+   * something else (rerank's items).
+   */
+  inputAlias?: boolean;
+}
+
+/** --dataset, --data-dir, --split, --dialogues, --schema, --skip-invalid, worded alike everywhere. */
+export function addDatasetOptions(cmd: Command, config: DatasetOptionsConfig = {}): Command {
+  const dataset = new Option('--dataset <name>', config.datasetHelp ?? 'dataset the turns come from').choices(['sgd', 'multiwoz', 'generic']);
+  if (config.defaultDataset) dataset.default(config.defaultDataset);
+  else dataset.makeOptionMandatory();
+  cmd
+    .addOption(dataset)
+    .option('--data-dir <dir>', 'data directory (default: $TODEVAL_DATA, ./data, ../shared/data)')
+    .option('--split <split>', config.splitHelp ?? 'dataset split', 'test')
+    .option('--dialogues <file>', config.dialoguesHelp ?? 'your own dialogues file/folder instead of the data dir')
+    .option('--schema <file>', config.schemaHelp ?? 'schema for --dialogues')
+    .option('--skip-invalid', config.skipInvalidHelp ?? 'list invalid dialogues/turns on stderr and go on');
+  if (config.inputAlias !== false) {
+    cmd.addOption(new Option('--input <file>', 'old name of --dialogues').hideHelp());
+    cmd.on('option:input', (file: string) => cmd.setOptionValueWithSource('dialogues', file, 'cli'));
+  }
+  return cmd;
+}
+
+/**
+ * The data dir a dataset command needs: none when the user gave both their own dialogues and
+ * schema and no --data-dir (nothing is read from it then), else resolveDataDir's answer.
+ */
+export function datasetDataDir(flags: DatasetFlags): string | undefined {
+  const ownData = flags.dialogues !== undefined && flags.schema !== undefined;
+  return ownData && !flags.dataDir ? undefined : resolveDataDir(flags.dataDir).dir;
+}
+
+/** The adapter's load options for these flags (the caller decides the data dir). */
+export function datasetLoadOptions(flags: DatasetFlags & { dataset: DatasetName }, dataDir: string | undefined): Omit<LoadDatasetOptions, 'limit'> {
+  return {
+    dataset: flags.dataset,
+    dataDir,
+    split: flags.split,
+    input: flags.dialogues,
+    schemaFile: flags.schema,
+    skipInvalid: flags.skipInvalid,
+  };
+}
+
+/** -o/--output <file> for a command's JSON report, with --json <file>, its earlier name, hidden. */
+export function addReportFileOption(cmd: Command, help: string): Command {
+  return cmd
+    .option('-o, --output <file>', help)
+    .addOption(new Option('--json <file>', 'old name of --output').hideHelp());
+}
+
+/** The report file of addReportFileOption: --output, else the hidden --json. */
+export function reportFileFrom(flags: { output?: string; json?: string }): string | undefined {
+  return flags.output ?? flags.json;
+}
+
+/**
+ * What --skip-invalid dropped, one stderr line each, worded the same by every command:
+ * `todeval: skipped invalid <kind>: <file>: <where>: <message>`.
+ */
+export function reportSkipped(kind: 'input' | 'prediction' | 'item', errors: readonly Pick<InputError, 'oneLine'>[]): void {
+  for (const e of errors) process.stderr.write(`todeval: skipped invalid ${kind}: ${e.oneLine()}\n`);
+}

@@ -1,0 +1,99 @@
+import path from 'node:path';
+import { Command, CommanderError } from 'commander';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { commands } from '../../src/cli/commands/index.js';
+import {
+  addDatasetOptions,
+  addReportFileOption,
+  datasetDataDir,
+  datasetLoadOptions,
+  positiveInt,
+  reportFileFrom,
+  reportSkipped,
+  type DatasetFlags,
+} from '../../src/cli/options.js';
+import { InputError } from '../../src/util/errors.js';
+
+/** A throwaway command with the shared options, parsed without touching process.exit. */
+function parse(args: string[], setup: (cmd: Command) => void): Record<string, unknown> {
+  const cmd = new Command('t').exitOverride().configureOutput({ writeErr: () => {}, writeOut: () => {} });
+  setup(cmd);
+  cmd.parse(args, { from: 'user' });
+  return cmd.opts();
+}
+
+describe('shared dataset options', () => {
+  it('--dialogues and its hidden old name --input land in the same flag', () => {
+    const setup = (cmd: Command) => addDatasetOptions(cmd, { defaultDataset: 'sgd' });
+    expect(parse(['--dialogues', 'a.json'], setup).dialogues).toBe('a.json');
+    expect(parse(['--input', 'b.json'], setup).dialogues).toBe('b.json');
+  });
+
+  it('without inputAlias, --input is not a dataset flag', () => {
+    expect(() => parse(['--input', 'b.json'], (cmd) => addDatasetOptions(cmd, { defaultDataset: 'sgd', inputAlias: false }))).toThrow(CommanderError);
+  });
+
+  it('--dataset is mandatory unless a default is given', () => {
+    expect(() => parse([], (cmd) => addDatasetOptions(cmd))).toThrow(/--dataset/);
+    expect(parse([], (cmd) => addDatasetOptions(cmd, { defaultDataset: 'multiwoz' })).dataset).toBe('multiwoz');
+    expect(() => parse(['--dataset', 'woz'], (cmd) => addDatasetOptions(cmd))).toThrow(CommanderError);
+  });
+
+  it('own dialogues and schema need no data dir; --data-dir is still honoured', () => {
+    const own: DatasetFlags = { dataset: 'sgd', dialogues: 'd.json', schema: 's.json' };
+    expect(datasetDataDir(own)).toBeUndefined();
+    expect(datasetDataDir({ ...own, dataDir: 'x' })).toBe(path.resolve('x'));
+    expect(datasetLoadOptions({ ...own, dataset: 'sgd', split: 'dev', skipInvalid: true }, undefined)).toEqual({
+      dataset: 'sgd',
+      dataDir: undefined,
+      split: 'dev',
+      input: 'd.json',
+      schemaFile: 's.json',
+      skipInvalid: true,
+    });
+  });
+});
+
+describe('shared report-file option', () => {
+  const setup = (cmd: Command) => addReportFileOption(cmd, 'report');
+  it('-o, --output and the hidden old --json <file> all name the report file', () => {
+    expect(reportFileFrom(parse(['-o', 'r.json'], setup))).toBe('r.json');
+    expect(reportFileFrom(parse(['--output', 'r.json'], setup))).toBe('r.json');
+    expect(reportFileFrom(parse(['--json', 'old.json'], setup))).toBe('old.json');
+    expect(reportFileFrom(parse([], setup))).toBeUndefined();
+  });
+});
+
+describe('positiveInt', () => {
+  it('accepts positive integers and rejects the rest, naming the flag', () => {
+    expect(positiveInt('--limit')('12')).toBe(12);
+    expect(() => positiveInt('--limit')('0')).toThrow('--limit must be a positive integer');
+    expect(() => positiveInt('--limit')('1.5')).toThrow('--limit must be a positive integer');
+    expect(positiveInt('--show-errors', true)('0')).toBe(0);
+    expect(() => positiveInt('--show-errors', true)('-1')).toThrow('--show-errors must be a non-negative integer');
+  });
+});
+
+describe('reportSkipped', () => {
+  afterEach(() => vi.restoreAllMocks());
+  it('writes one `todeval: skipped invalid <kind>:` line per item to stderr', () => {
+    const write = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    reportSkipped('prediction', [new InputError('no utterance', { file: 'p.jsonl', where: 'line 3' })]);
+    expect(write.mock.calls.map((c) => c[0])).toEqual(['todeval: skipped invalid prediction: p.jsonl: line 3: no utterance\n']);
+  });
+});
+
+describe('the registered commands use the same flag names', () => {
+  const program = new Command('todeval');
+  for (const register of commands) register(program);
+  const help = (name: string): string => program.commands.find((c) => c.name() === name)!.helpInformation();
+
+  it.each(['refs', 'ser', 'score', 'rerank'])('%s: own dialogues are --dialogues; the old --input name is hidden', (name) => {
+    expect(help(name)).toContain('--dialogues <file>');
+    if (name !== 'rerank') expect(help(name)).not.toMatch(/--input\b/);
+  });
+
+  it.each(['ser', 'score', 'rerank', 'evaluate', 'gcdf1'])('%s: the JSON report is written by -o, --output <file>', (name) => {
+    expect(help(name)).toContain('-o, --output <file>');
+  });
+});
