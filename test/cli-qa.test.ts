@@ -44,6 +44,17 @@ describe('append-only JSONL files survive a run killed mid-write', () => {
     writeFileSync(whole, '{"a":1}\n{"b":2}');
     expect(repairJsonlTail(whole, readFileSync(whole, 'utf8'))).toBe('{"a":1}\n{"b":2}\n');
     expect(readFileSync(whole, 'utf8')).toBe('{"a":1}\n{"b":2}\n');
+    const onlyTorn = path.join(dir, 'first-write-killed.jsonl');
+    writeFileSync(onlyTorn, '{"m":"k","p":');
+    expect(repairJsonlTail(onlyTorn, readFileSync(onlyTorn, 'utf8'))).toBe('');
+  });
+
+  it("leaves alone a file that is not JSON lines (someone's pretty-printed JSON given as --out)", () => {
+    const file = path.join(tmp(), 'dialogues.json');
+    const pretty = JSON.stringify([{ dialogue_id: 'x' }], null, 2);
+    writeFileSync(file, pretty);
+    expect(repairJsonlTail(file, pretty)).toBe(pretty);
+    expect(readFileSync(file, 'utf8')).toBe(pretty);
   });
 
   it('the NLI cache stays readable after appending to a torn file (was: corrupt on the next run)', () => {
@@ -124,6 +135,15 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
       const cut = path.join(corrupt, 'onnx', 'model.onnx');
       truncateSync(cut, 4096);
       expectOneLineError(await cli(['nli', 'a', 'b', '--model', corrupt, '--device', 'cpu']), cut, 'corrupt');
+    }, 60_000);
+
+    it('--out naming some other JSON file is refused and left untouched (was: "found undefined")', async () => {
+      const other = path.join(tmp(), 'dialogues.json');
+      const pretty = JSON.stringify([{ dialogue_id: 'x' }], null, 2);
+      writeFileSync(other, pretty);
+      const r = await cli(['score', '--dataset', 'sgd', '--data-dir', SHARED_DATA, '--limit', '2', '--out', other, '--model', model, '--device', 'cpu']);
+      expectOneLineError(r, other, 'not a todeval SGSAcc file');
+      expect(readFileSync(other, 'utf8')).toBe(pretty);
     }, 60_000);
 
     it('a torn --out is resumed, and resumed again', async () => {

@@ -41,6 +41,9 @@ export class RecordStore<T extends { id: string }> {
     } catch {
       throw new InputError('not a todeval SGSAcc file (first line is not a JSON header)', { file });
     }
+    if (typeof found !== 'object' || found === null || typeof found.kind !== 'string') {
+      throw new InputError('not a todeval SGSAcc file (no header line); use another file, this one is left as it is', { file });
+    }
     if (found.kind !== kind) {
       throw new InputError(`expected a ${kind} file, found ${String(found.kind)}`, { file });
     }
