@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { TODEVAL_VERSION } from '../version.js';
 
 /**
@@ -27,4 +29,9 @@ export function formatSignature(sig: Signature): string {
 /** Short stable digest of a signature, for keying stored references and caches. */
 export function signatureDigest(sig: Signature): string {
   return createHash('sha256').update(formatSignature(sig)).digest('hex').slice(0, 16);
+}
+
+/** A file as a signature names it: `<base name>@<first 12 hex of the sha256 of its bytes>`. */
+export function fileSignature(file: string): string {
+  return `${path.basename(file)}@${createHash('sha256').update(readFileSync(file)).digest('hex').slice(0, 12)}`;
 }

@@ -1,11 +1,8 @@
 import path from 'node:path';
 import type { Command } from 'commander';
-import cliProgress from 'cli-progress';
 import { pull, type PullEvent } from '../../data/pull.js';
-
-function mib(bytes: number): string {
-  return `${(bytes / 2 ** 20).toFixed(1)} MiB`;
-}
+import { progressBar } from '../../report/progress.js';
+import { mib } from '../../report/units.js';
 
 /** `todeval data pull`: download the public datasets into ./data (layout of ../shared/DATA.md). */
 export function register(program: Command): void {
@@ -22,13 +19,7 @@ export function register(program: Command): void {
       const dataDir = path.resolve(flags.dataDir);
       const only = flags.only?.split(',').map((s) => s.trim()).filter(Boolean);
       const mirror = flags.mirror ?? (process.env.TODEVAL_DATA_MIRROR || undefined);
-      const tty = process.stderr.isTTY;
-      const bar = tty
-        ? new cliProgress.SingleBar(
-            { format: 'data pull [{bar}] {percentage}% {done}/{total_mib} {file}', stream: process.stderr, hideCursor: true },
-            cliProgress.Presets.shades_classic,
-          )
-        : undefined;
+      const bar = progressBar('data pull [{bar}] {percentage}% {done}/{total_mib} {file}', { hideCursor: true });
       let done = 0;
       let total = 0;
       const onEvent = (e: PullEvent): void => {
@@ -38,7 +29,7 @@ export function register(program: Command): void {
         } else if (e.kind === 'progress') {
           done += e.bytes;
           bar?.update(done, { done: mib(done), file: e.file.path });
-        } else if (e.kind === 'done' && !tty) {
+        } else if (e.kind === 'done' && !bar) {
           // Without a TTY, one line per file keeps logs readable.
           process.stderr.write(`fetched ${e.file.path} (${mib(e.file.size)}${e.resumed ? ', resumed' : ''})\n`);
         }

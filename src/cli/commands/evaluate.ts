@@ -1,13 +1,13 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Option, type Command } from 'commander';
-import cliProgress from 'cli-progress';
 import { resolveDataDir } from '../../data/data-dir.js';
 import { Evaluator, type MwzEvaluation } from '../../metrics/mwz/evaluator.js';
 import { mergeSgsacc, type SgsaccMergeResult } from '../../metrics/mwz/sgsacc-merge.js';
 import { validatePredictions } from '../../metrics/mwz/input.js';
 import type { GroundTruthSource } from '../../metrics/mwz/ground-truth.js';
 import { readPredictionsFile } from '../../metrics/mwz/input.js';
+import { progressBar } from '../../report/progress.js';
 import { formatSignature, makeSignature } from '../../report/signature.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
 
@@ -95,9 +95,7 @@ export async function runEvaluate(flags: EvaluateFlags): Promise<EvaluateResult>
     );
     const { dialogues } = validatePredictions(input, { file: flags.input, expectedTurns, skipInvalid: flags.skipInvalid });
     // NLI scoring can take long on CPU: a progress bar on a terminal only
-    const bar = process.stderr.isTTY
-      ? new cliProgress.SingleBar({ format: 'sgsacc |{bar}| {value}/{total} turns | ETA {eta_formatted}' }, cliProgress.Presets.shades_classic)
-      : undefined;
+    const bar = progressBar('sgsacc |{bar}| {value}/{total} turns | ETA {eta_formatted}');
     let started = false;
     try {
       result.sgsacc = await mergeSgsacc(dialogues, {

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import cliProgress from 'cli-progress';
 import type { Command } from 'commander';
 import { findDataDir } from '../../data/data-dir.js';
+import { MULTIWOZ_CANONICAL_MAP } from '../../metrics/canonical-map.js';
 import { loadCanonicalValues, type CanonicalValues } from '../../metrics/gcdf1/canonical-values.js';
 import { loadConfig } from '../../metrics/gcdf1/config.js';
 import {
@@ -15,8 +15,10 @@ import {
 } from '../../metrics/gcdf1/evaluate.js';
 import type { DialogueRecord } from '../../metrics/gcdf1/record.js';
 import { formatSummary } from '../../metrics/gcdf1/summary.js';
-import { formatSignature, makeSignature } from '../../report/signature.js';
-import { MissingResourceError } from '../../util/errors.js';
+import { progressBar } from '../../report/progress.js';
+import { fileSignature, formatSignature, makeSignature } from '../../report/signature.js';
+import { InputError, MissingResourceError } from '../../util/errors.js';
+import { reportSkipped } from '../options.js';
 
 interface Gcdf1Flags {
   dialogues: string;
@@ -29,18 +31,12 @@ interface Gcdf1Flags {
   json?: boolean;
 }
 
-const CANONICAL_MAP_IN_DATA = ['gcdf1', 'resources', 'multiwoz21_canonical_map.json'];
-
-function fileDigest(file: string): string {
-  return createHash('sha256').update(readFileSync(file)).digest('hex').slice(0, 12);
-}
-
 /** --canonical-map FILE, else the MultiWOZ 2.1 map of the data dir; --no-canonical-map matches goal values only. */
 function resolveCanonicalMap(flags: Gcdf1Flags, wanted: boolean): string | undefined {
   if (flags.canonicalMap === false || !wanted) return undefined;
   if (typeof flags.canonicalMap === 'string') return flags.canonicalMap;
   const data = findDataDir(flags.dataDir);
-  const file = data ? path.join(data.dir, ...CANONICAL_MAP_IN_DATA) : undefined;
+  const file = data ? path.join(data.dir, ...MULTIWOZ_CANONICAL_MAP) : undefined;
   if (file && existsSync(file)) return file;
   throw new MissingResourceError(
     'no canonical value map: pass --canonical-map FILE (multiwoz21_canonical_map.json from the GCDF1 release), ' +
@@ -72,13 +68,9 @@ export function runGcdf1(flags: Gcdf1Flags): void {
   const cmap: CanonicalValues | undefined = cmapFile ? loadCanonicalValues(cmapFile) : undefined;
   const evaluator = makeEvaluator(config, cmap);
   const loaded = loadDialogues(flags.dialogues, flags.skipInvalid);
-  for (const bad of loaded.invalid) {
-    process.stderr.write(`todeval gcdf1: skipped ${[bad.file, bad.where, bad.message].filter(Boolean).join(': ')}\n`);
-  }
+  reportSkipped('input', loaded.invalid.map((bad) => new InputError(bad.message, bad)));
 
-  const bar = process.stderr.isTTY
-    ? new cliProgress.SingleBar({ format: 'gcdf1 {bar} {value}/{total} dialogues', clearOnComplete: true }, cliProgress.Presets.shades_classic)
-    : undefined;
+  const bar = progressBar('gcdf1 {bar} {value}/{total} dialogues', { clearOnComplete: true });
   bar?.start(loaded.dialogues.length, 0);
   const records: DialogueRecord[] = [];
   for (const dialogue of loaded.dialogues) {
@@ -93,7 +85,7 @@ export function runGcdf1(flags: Gcdf1Flags): void {
     metric: 'gcdf1',
     config: createHash('sha256').update(JSON.stringify(config)).digest('hex').slice(0, 12),
     config_file: flags.config ? path.basename(flags.config) : 'published-defaults',
-    canonical_map: cmapFile ? `${path.basename(cmapFile)}@${fileDigest(cmapFile)}` : 'none',
+    canonical_map: cmapFile ? fileSignature(cmapFile) : 'none',
     data: `${path.basename(path.resolve(flags.dialogues))}@${loaded.digest}`,
     dialogues: records.length,
     skipped: loaded.invalid.length,

@@ -1,11 +1,8 @@
 import { Option, type Command } from 'commander';
-import cliProgress from 'cli-progress';
 import { DEFAULT_MODEL_ID, hubCacheDir, listCachedModels, parseDtype } from '../../nli/model-store.js';
 import { pullModel } from '../../nli/pull.js';
-
-function mib(bytes: number): string {
-  return `${(bytes / 2 ** 20).toFixed(1)} MiB`;
-}
+import { progressBar } from '../../report/progress.js';
+import { mib } from '../../report/units.js';
 
 /** `todeval models pull|list`: fetch the ONNX NLI model into the Hugging Face cache, show what is there. */
 export function register(program: Command): void {
@@ -21,9 +18,7 @@ export function register(program: Command): void {
     .option('--cache-dir <dir>', 'hub cache (default $HF_HUB_CACHE, $HF_HOME/hub, ~/.cache/huggingface/hub)')
     .action(async (flags: { model: string; dtype: string; revision?: string; hubUrl?: string; cacheDir?: string }) => {
       const dtype = parseDtype(flags.dtype) ?? 'fp32';
-      const bar = process.stderr.isTTY
-        ? new cliProgress.SingleBar({ format: 'pull {file} [{bar}] {percentage}% {value}/{total} MiB', stream: process.stderr }, cliProgress.Presets.shades_classic)
-        : undefined;
+      const bar = progressBar('pull {file} [{bar}] {percentage}% {value}/{total} MiB');
       let started = false;
       const result = await pullModel({
         id: flags.model,

@@ -1,11 +1,11 @@
 import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import cliProgress from 'cli-progress';
 import type { DatasetName } from '../../adapters/load.js';
 import type { Turn } from '../../adapters/types.js';
 import { findDataDir } from '../../data/data-dir.js';
 import { loadSgsaccData } from '../../metrics/sgsacc/dataset.js';
 import { createNliRunner } from '../../nli/runner.js';
+import { progressBar } from '../../report/progress.js';
 import { formatSignature, makeSignature } from '../../report/signature.js';
 import { readRerankInput, rerank, resolveRerankItem, type RerankItem, type RerankResult } from '../../rerank/index.js';
 import { InputError } from '../../util/errors.js';
@@ -77,9 +77,7 @@ async function runRerank(flags: RerankFlags): Promise<void> {
 
   const systemOrder = flags.systems?.split(',').map((s) => s.trim()).filter(Boolean);
   const runner = await createNliRunner(nliOptionsFrom(flags));
-  const bar = process.stderr.isTTY
-    ? new cliProgress.SingleBar({ format: 'rerank |{bar}| {value}/{total} items | ETA {eta_formatted}' }, cliProgress.Presets.shades_classic)
-    : undefined;
+  const bar = progressBar('rerank |{bar}| {value}/{total} items | ETA {eta_formatted}');
   try {
     const signature = makeSignature({
       metric: 'sgsacc-rerank',

@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import cliProgress from 'cli-progress';
 import type { DatasetName } from '../../adapters/load.js';
 import { corpusBleu } from '../../metrics/bleu.js';
 import { comparePredictionIds, loadPredictions } from '../../metrics/predictions.js';
@@ -19,6 +18,7 @@ import {
   type TurnScore,
 } from '../../metrics/sgsacc/index.js';
 import { createNliRunner } from '../../nli/runner.js';
+import { progressBar } from '../../report/progress.js';
 import { formatSignature, makeSignature, type Signature } from '../../report/signature.js';
 import { InputError } from '../../util/errors.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
@@ -99,13 +99,7 @@ async function runScore(flags: ScoreFlags): Promise<void> {
   const sgsTurns = data.expand(turns);
   const utterances = new Map(turns.map((t) => [t.id, predictions ? predictions.get(t.id)! : t.utterance]));
 
-  const tty = process.stderr.isTTY === true;
-  const bar = tty
-    ? new cliProgress.SingleBar(
-        { format: 'score |{bar}| {value}/{total} turns | {pairs} pairs | {rate} pairs/s | ETA {eta_formatted}', etaBuffer: 50 },
-        cliProgress.Presets.shades_classic,
-      )
-    : undefined;
+  const bar = progressBar('score |{bar}| {value}/{total} turns | {pairs} pairs | {rate} pairs/s | ETA {eta_formatted}', { etaBuffer: 50 });
   const started = Date.now();
   const runner = await createNliRunner(nliOptionsFrom(flags));
   const updateBar = (turnsDone?: number) => {

@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { loadDataset, type DatasetName } from '../../adapters/load.js';
@@ -7,7 +6,7 @@ import { findDataDir } from '../../data/data-dir.js';
 import { loadCanonicalMap, MULTIWOZ_CANONICAL_MAP, type CanonicalMap } from '../../metrics/canonical-map.js';
 import { comparePredictionIds, loadPredictions } from '../../metrics/predictions.js';
 import { computeSer, serIsCategorical, type SerReport } from '../../metrics/ser.js';
-import { formatSignature, makeSignature } from '../../report/signature.js';
+import { fileSignature, formatSignature, makeSignature } from '../../report/signature.js';
 import { addDatasetOptions, addReportFileOption, datasetDataDir, datasetLoadOptions, positiveInt, reportFileFrom, reportSkipped, type DatasetFlags } from '../options.js';
 
 interface SerFlags extends DatasetFlags {
@@ -19,10 +18,6 @@ interface SerFlags extends DatasetFlags {
   json?: string;
   limit?: number;
   showErrors: number;
-}
-
-function fileDigest(file: string): string {
-  return createHash('sha256').update(readFileSync(file)).digest('hex').slice(0, 12);
 }
 
 export function register(program: Command): void {
@@ -91,10 +86,10 @@ function runSer(flags: SerFlags): void {
     metric: 'ser',
     dataset: data.source,
     schema: path.basename(schemaSource),
-    predictions: flags.predictions ? `${path.basename(flags.predictions)}@${fileDigest(flags.predictions)}` : 'ground-truth',
+    predictions: flags.predictions ? fileSignature(flags.predictions) : 'ground-truth',
     match: 'substring-ci',
     robust: flags.robust === true,
-    canonicalMap: flags.robust ? (canonicalMap ? `${path.basename(canonicalMap.source)}@${fileDigest(canonicalMap.source)}` : 'none') : undefined,
+    canonicalMap: flags.robust ? (canonicalMap ? fileSignature(canonicalMap.source) : 'none') : undefined,
     limit: flags.limit,
     invalidSkipped: data.invalid.length,
   });
