@@ -102,6 +102,23 @@ describe('system errors become one line naming the path', () => {
   });
 });
 
+describe('act names no rule knows are bad input, not silently unscored actions', () => {
+  const mini = path.join(REPO_ROOT, 'examples', 'sgd-mini');
+
+  it('an SGD dialogue with an act SGD does not have (was: counted under "no rule", exit 0)', async () => {
+    const dialogues = JSON.parse(readFileSync(path.join(mini, 'dialogues.json'), 'utf8')) as { turns: { frames: { actions: { act: string }[] }[] }[] }[];
+    dialogues[0].turns[1].frames[0].actions[0].act = 'REQUETS';
+    const file = path.join(tmp(), 'dialogues.json');
+    writeFileSync(file, JSON.stringify(dialogues));
+    const args = ['refs', '--input', file, '--schema', path.join(mini, 'schema.json'), '--summary'];
+    expectOneLineError(await cli(args), file, 'mini_001/1', 'unknown SGD system act "REQUETS"');
+    const skipped = await cli([...args, '--skip-invalid']);
+    expect(skipped.code).toBe(0);
+    expect(skipped.stderr).toContain('REQUETS');
+    expect(skipped.stdout).not.toContain('REQUETS');
+  });
+});
+
 describe('a base URL that is not http(s) is reported as that setting', () => {
   it('data pull --mirror that is not a URL', async () => {
     const r = await cli(['data', 'pull', '--only', 'gcdf1', '--data-dir', tmp(), '--mirror', 'notaurl']);
@@ -119,7 +136,7 @@ describe('a base URL that is not http(s) is reported as that setting', () => {
 });
 
 describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || !hasShared('data', 'sgd', 'test', 'dialogues_001.json'))(
-  'tiny random model: bad --model paths, and score --out resuming after a kill',
+  'with the tiny random model: bad --model paths, foreign --out, rerank acts, score resuming after a kill',
   () => {
     let model = '';
     beforeAll(async () => {
@@ -144,6 +161,18 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
       const r = await cli(['score', '--dataset', 'sgd', '--data-dir', SHARED_DATA, '--limit', '2', '--out', other, '--model', model, '--device', 'cpu']);
       expectOneLineError(r, other, 'not a todeval SGSAcc file');
       expect(readFileSync(other, 'utf8')).toBe(pretty);
+    }, 60_000);
+
+    it('rerank: an inline act no rule covers names the item (was: ranked as if unrealised by all)', async () => {
+      const items = path.join(tmp(), 'items.jsonl');
+      const item = (id: string, act: string) =>
+        JSON.stringify({ id, service: 'Restaurants_2', actions: [{ act, slot: 'location', values: ['San Jose'] }], candidates: [{ system: 's1', text: 'It is in San Jose.' }] });
+      writeFileSync(items, `${item('ok', 'INFORM')}\n${item('typo', 'INFROM')}\n`);
+      const args = ['rerank', '-i', items, '--data-dir', SHARED_DATA, '--model', model, '--device', 'cpu'];
+      expectOneLineError(await cli(args), items, 'line 2 (item typo)', 'INFROM');
+      const skipped = await cli([...args, '--skip-invalid']);
+      expect(skipped.code).toBe(0);
+      expect(skipped.stdout).toMatch(/rerank: 1 items/);
     }, 60_000);
 
     it('a torn --out is resumed, and resumed again', async () => {

@@ -7,6 +7,15 @@ import type { InvalidCollector } from './collect.js';
 import { checkActionAgainstSchema, requireUtterance } from './validate.js';
 import { turnId, type DialogueAction, type Turn } from './types.js';
 
+/**
+ * The system acts SGD defines. Anything else is a typo or another dataset's act (MultiWOZ's
+ * Inform): left through, it would get no reference and silently drop out of every score.
+ */
+export const SGD_SYSTEM_ACTS = new Set([
+  'INFORM', 'REQUEST', 'CONFIRM', 'OFFER', 'NOTIFY_SUCCESS', 'NOTIFY_FAILURE',
+  'INFORM_COUNT', 'OFFER_INTENT', 'REQ_MORE', 'GOODBYE',
+]);
+
 interface SgdAction {
   act: string;
   slot?: string;
@@ -117,6 +126,9 @@ function sgdSystemTurn(d: SgdDialogue, ti: number, schema: SchemaIndex, file: st
     services.push(f.service);
     for (const a of f.actions) {
       if (typeof a?.act !== 'string') throw new InputError('action without act', { file, where });
+      if (!SGD_SYSTEM_ACTS.has(a.act)) {
+        throw new InputError(`unknown SGD system act "${a.act}" (SGD has ${[...SGD_SYSTEM_ACTS].join(', ')})`, { file, where });
+      }
       const action: DialogueAction = {
         service: f.service,
         act: a.act,

@@ -102,6 +102,13 @@ export function resolveRerankItem(raw: RawRerankItem, r: RerankResolver, file: s
     if (!found) throw new InputError(`dataset_id "${raw.dataset_id}" is not a system turn of the dataset`, { file, where });
     turn = { ...found, previousUserUtterance: raw.context ?? found.previousUserUtterance };
   }
-  const actions: RerankAction[] = numberActions(r.expand(turn));
+  const expanded = r.expand(turn);
+  // An inline act no rule covers (a typo, or another dataset's act name) has no reference: it
+  // would count as unrealised for every candidate and quietly flatten the ranking.
+  const uncovered = raw.actions ? expanded.find((a) => a.candidates.length === 0) : undefined;
+  if (uncovered) {
+    throw new InputError(`no ${r.dataset} rule covers act "${uncovered.act}"${uncovered.slot ? ` (slot "${uncovered.slot}")` : ''}: unknown act for --dataset ${r.dataset}?`, { file, where });
+  }
+  const actions: RerankAction[] = numberActions(expanded);
   return { id: raw.id, actions, context: turn.previousUserUtterance, candidates: raw.candidates };
 }
