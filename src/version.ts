@@ -1,17 +1,12 @@
-import { readFileSync } from 'node:fs';
+import { readPackageJson } from './util/package-file.js';
 
 // Read from package.json at run time so the signature always names the installed version.
-const pkgUrl = new URL('../../package.json', import.meta.url);
-const fallbackUrl = new URL('../package.json', import.meta.url);
-
 function readVersion(): string {
-  for (const url of [pkgUrl, fallbackUrl]) {
-    try {
-      const pkg = JSON.parse(readFileSync(url, 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'todeval' && pkg.version) return pkg.version;
-    } catch {
-      // try the next candidate: src/ (tsx) and dist/src/ (built) sit at different depths
-    }
+  try {
+    const pkg = readPackageJson<{ name?: string; version?: string }>('package.json');
+    if (pkg.name === 'todeval' && pkg.version) return pkg.version;
+  } catch {
+    // an installation without its package.json: say so in every signature rather than guess
   }
   return '0.0.0-unknown';
 }

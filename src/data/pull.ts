@@ -7,6 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { inflateRawSync } from 'node:zlib';
 import { InputError, MissingResourceError } from '../util/errors.js';
+import { readJsonFile } from '../util/json-file.js';
 import { requireHttpUrl } from '../util/url.js';
 
 /**
@@ -53,12 +54,7 @@ export function loadManifest(file?: string): { manifest: Manifest; file: string 
   const candidates = file ? [path.resolve(file)] : MANIFEST_CANDIDATES.map((u) => fileURLToPath(u));
   for (const f of candidates) {
     if (!existsSync(f)) continue;
-    let json: unknown;
-    try {
-      json = JSON.parse(readFileSync(f, 'utf8'));
-    } catch (e) {
-      throw new InputError(`manifest is not valid JSON (${(e as Error).message})`, { file: f });
-    }
+    const json = readJsonFile(f);
     validateManifest(json, f);
     return { manifest: json as Manifest, file: f };
   }

@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
 import PQueue from 'p-queue';
 import { InputError } from '../util/errors.js';
+import { readJsonFile } from '../util/json-file.js';
 import { takeBatch, type BatchLimits } from './batcher.js';
 import { labelIndexFromConfig, probsFromLogits, type LabelIndex } from './labels.js';
 import { resolveModelWithSignature, type NliDtype } from './model-store.js';
@@ -265,11 +265,7 @@ export class BatchedNliRunner implements NliRunner {
 }
 
 function readConfig(file: string): Record<string, unknown> {
-  try {
-    return JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
-  } catch (e) {
-    throw new InputError(`model config.json is unreadable (${(e as Error).message.split('\n')[0]})`, { file });
-  }
+  return readJsonFile<Record<string, unknown>>(file);
 }
 
 /** Resolve the model, load tokenizer and labels, open the ONNX session. */

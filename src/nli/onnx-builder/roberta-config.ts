@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { InputError } from '../../util/errors.js';
+import { readJsonFile } from '../../util/json-file.js';
 
 /** The sizes that shape a RobertaForSequenceClassification graph and its weights. */
 export interface RobertaSizes {
@@ -94,12 +94,7 @@ export function configWithSizes(base: Record<string, unknown>, sizes: RobertaSiz
 }
 
 export function readConfigFile(file: string): Record<string, unknown> {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(readFileSync(file, 'utf8'));
-  } catch (e) {
-    throw new InputError(`cannot read config: ${(e as Error).message}`, { file });
-  }
+  const parsed = readJsonFile(file);
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new InputError('config must be a JSON object', { file });
   }
