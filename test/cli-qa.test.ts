@@ -175,6 +175,26 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
       expect(skipped.stdout).toMatch(/rerank: 1 items/);
     }, 60_000);
 
+    it('missing predictions: score and ser refuse with one line; --allow-missing goes on and signs the subset', async () => {
+      const dir = tmp();
+      const mini = path.join(REPO_ROOT, 'examples', 'sgd-mini');
+      const own = ['--dataset', 'sgd', '--dialogues', path.join(mini, 'dialogues.json'), '--schema', path.join(mini, 'schema.json')];
+      const refs = await cli(['refs', ...own.slice(2)]);
+      const ids = [...new Set(refs.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { id: string }).id))];
+      expect(ids.length).toBeGreaterThan(2);
+      const preds = path.join(dir, 'preds.jsonl');
+      // the first turn is missing, and one id is not in the data
+      writeFileSync(preds, [...ids.slice(1), 'nope/1'].map((id) => JSON.stringify({ id, utterance: 'Sure.' })).join('\n') + '\n');
+      for (const command of [['score', '--model', model, '--device', 'cpu'], ['ser']]) {
+        const args = [command[0], ...own, '--predictions', preds, ...command.slice(1)];
+        expectOneLineError(await cli(args), preds, `1 turns have no prediction (first: ${ids[0]})`, '--allow-missing');
+        const ok = await cli([...args, '--allow-missing']);
+        expect(ok.code).toBe(0);
+        expect(ok.stdout).toContain('|missingPredictions:1|');
+        expect(ok.stderr).toContain('1 prediction ids match no turn');
+      }
+    }, 60_000);
+
     it('a torn --out is resumed, and resumed again', async () => {
       const out = path.join(tmp(), 'turns.jsonl');
       const args = ['score', '--dataset', 'sgd', '--data-dir', SHARED_DATA, '--limit', '12', '--chunk', '4', '--out', out, '--model', model, '--device', 'cpu'];

@@ -57,10 +57,14 @@ describe.skipIf(!hasShared('data', 'sgd', 'test', 'dialogues_001.json'))('SER on
     const good = path.join(dir, 'pred.jsonl');
     writeFileSync(good, `${lines.join('\n')}\n`);
     const json = path.join(dir, 'ser.json');
-    const ok = await cli('ser', '--dataset', 'sgd', '--input', sgdFile, '--schema', sgdSchema, '--limit', '400', '--predictions', good, '--json', json);
+    // Only 20 of the slice's turns have a prediction: refused without --allow-missing.
+    const refused = await cli('ser', '--dataset', 'sgd', '--input', sgdFile, '--schema', sgdSchema, '--limit', '400', '--predictions', good);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(new RegExp(`^todeval: ${good}: \\d+ turns have no prediction .*--allow-missing to score the others\n$`));
+    const ok = await cli('ser', '--dataset', 'sgd', '--input', sgdFile, '--schema', sgdSchema, '--limit', '400', '--predictions', good, '--json', json, '--allow-missing');
     expect(ok.code).toBe(0);
     expect(ok.stdout).toMatch(/^SER 25\.00% \(5 of 20 utterances/);
-    expect(ok.stdout).toMatch(/signature: tool:todeval\|version:[^|]+\|.*predictions:pred\.jsonl@[0-9a-f]{12}/);
+    expect(ok.stdout).toMatch(/signature: tool:todeval\|version:[^|]+\|.*missingPredictions:\d+\|.*predictions:pred\.jsonl@[0-9a-f]{12}/);
     expect(ok.stderr).toMatch(/1 prediction ids match no turn/);
     expect(ok.stderr).toMatch(/turns have no prediction/);
     const report = JSON.parse(readFileSync(json, 'utf8')) as { report: { errors: number; extraIds: string[] } };

@@ -80,16 +80,17 @@ async function runScore(flags: ScoreFlags): Promise<void> {
     predictions = loaded.byId;
     extra = comparePredictionIds(predictions, allTurns.map((t) => t.id)).extra;
     missing = comparePredictionIds(predictions, turns.map((t) => t.id)).missing;
+    // Refuse before any notice, so a refused run prints its one line only.
+    if (missing.length > 0 && !flags.allowMissing) {
+      throw new InputError(
+        `${missing.length} turns have no prediction (first: ${missing.slice(0, 3).join(', ')}); pass --allow-missing to score the others`,
+        { file: flags.predictions },
+      );
+    }
     if (extra.length > 0) {
       process.stderr.write(`todeval: ${extra.length} prediction ids match no turn of ${data.loaded.source} (first: ${extra.slice(0, 3).join(', ')})\n`);
     }
     if (missing.length > 0) {
-      if (!flags.allowMissing) {
-        throw new InputError(
-          `${missing.length} turns have no prediction (first: ${missing.slice(0, 3).join(', ')}); pass --allow-missing to score the others`,
-          { file: flags.predictions },
-        );
-      }
       process.stderr.write(`todeval: ${missing.length} turns have no prediction and are not scored (listed in the JSON report)\n`);
       const has = predictions;
       turns = turns.filter((t) => has.has(t.id));
@@ -160,6 +161,8 @@ async function runScore(flags: ScoreFlags): Promise<void> {
       limit: flags.limit ?? null,
       system,
       predictions: predictionsDigest,
+      // --allow-missing scores a subset: not comparable with a full run, whatever the digest says.
+      missingPredictions: missing.length > 0 ? missing.length : undefined,
     });
     const stats = runner.stats();
     const report: SgsaccReport = {

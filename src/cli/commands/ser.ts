@@ -7,6 +7,7 @@ import { loadCanonicalMap, MULTIWOZ_CANONICAL_MAP, type CanonicalMap } from '../
 import { comparePredictionIds, loadPredictions } from '../../metrics/predictions.js';
 import { computeSer, serIsCategorical, type SerReport } from '../../metrics/ser.js';
 import { fileSignature, formatSignature, makeSignature } from '../../report/signature.js';
+import { InputError } from '../../util/errors.js';
 import { addDatasetOptions, addReportFileOption, datasetDataDir, datasetLoadOptions, positiveInt, reportFileFrom, reportSkipped, type DatasetFlags } from '../options.js';
 
 interface SerFlags extends DatasetFlags {
@@ -18,6 +19,7 @@ interface SerFlags extends DatasetFlags {
   json?: string;
   limit?: number;
   showErrors: number;
+  allowMissing?: boolean;
 }
 
 export function register(program: Command): void {
@@ -30,7 +32,8 @@ export function register(program: Command): void {
   })
     .option('--predictions <file>', 'system outputs: JSONL {"id","utterance"}, a JSON array of those, or a JSON object id -> utterance (default: the ground truth)')
     .option('--robust', 'also report the robust variant: canonical-map paraphrases, 12/24-hour times, punctuation-insensitive')
-    .option('--canonical-map <file>', 'paraphrase map for --robust (MultiWOZ default: <data-dir>/gcdf1/resources/multiwoz21_canonical_map.json)');
+    .option('--canonical-map <file>', 'paraphrase map for --robust (MultiWOZ default: <data-dir>/gcdf1/resources/multiwoz21_canonical_map.json)')
+    .option('--allow-missing', 'score only the turns that have a prediction (missing ids are still listed)');
   addReportFileOption(cmd, 'write the full report (every erroneous slot value) as JSON')
     .option('--limit <n>', 'only the first N system turns', positiveInt('--limit'))
     .option('--show-errors <n>', 'print the first N erroneous slot values', positiveInt('--show-errors', true), 5)
@@ -70,6 +73,14 @@ function runSer(flags: SerFlags): void {
   const report = computeSer(data.turns, { predictions, isCategorical, robust: flags.robust, canonicalMap });
 
   if (predictions) {
+    // As in score: an SER over fewer utterances than the reference set is not comparable, so it
+    // takes an explicit --allow-missing rather than a notice that scrolls by.
+    if (report.missingIds.length > 0 && !flags.allowMissing) {
+      throw new InputError(
+        `${report.missingIds.length} turns have no prediction (first: ${report.missingIds.slice(0, 3).join(', ')}); pass --allow-missing to score the others`,
+        { file: flags.predictions },
+      );
+    }
     const { extra } = comparePredictionIds(predictions, data.turns.map((t) => t.id));
     if (extra.length > 0) {
       process.stderr.write(`todeval: ${extra.length} prediction ids match no turn of ${data.source} (first: ${extra.slice(0, 3).join(', ')})\n`);
@@ -92,6 +103,7 @@ function runSer(flags: SerFlags): void {
     canonicalMap: flags.robust ? (canonicalMap ? fileSignature(canonicalMap.source) : 'none') : undefined,
     limit: flags.limit,
     invalidSkipped: data.invalid.length,
+    missingPredictions: report.missingIds.length > 0 ? report.missingIds.length : undefined,
   });
 
   process.stdout.write(formatReport(report, flags.showErrors));
