@@ -1,8 +1,9 @@
-import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { buildRandomRoberta, ONNX_BUILDER_VERSION, RANDOM_MODEL_MANIFEST } from '../src/nli/onnx-builder/index.js';
-import { REPO_ROOT, SHARED_TOKENIZER_DIR } from './helpers/shared.js';
+import { ONNX_BUILDER_VERSION } from '../src/nli/onnx-builder/index.js';
+import { REPO_ROOT } from './helpers/shared.js';
+import { cachedTinyModel } from './helpers/tiny-model.js';
 
 /**
  * A tiny random RoBERTa whose weights are large enough (std 0.3) that different pairs get clearly
@@ -12,20 +13,7 @@ import { REPO_ROOT, SHARED_TOKENIZER_DIR } from './helpers/shared.js';
 export const SENSITIVE_MODEL_DIR = path.join(REPO_ROOT, '.cache', 'models', `nli-test-tiny-std0.3-v${ONNX_BUILDER_VERSION}`);
 
 export function getSensitiveTinyModelDir(): string {
-  if (existsSync(path.join(SENSITIVE_MODEL_DIR, RANDOM_MODEL_MANIFEST))) return SENSITIVE_MODEL_DIR;
-  mkdirSync(path.dirname(SENSITIVE_MODEL_DIR), { recursive: true });
-  const tmp = `${SENSITIVE_MODEL_DIR}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
-  try {
-    buildRandomRoberta({ outDir: tmp, size: 'tiny', tokenizerDir: SHARED_TOKENIZER_DIR, seed: 7, std: 0.3 });
-    try {
-      renameSync(tmp, SENSITIVE_MODEL_DIR);
-    } catch (e) {
-      if (!existsSync(path.join(SENSITIVE_MODEL_DIR, RANDOM_MODEL_MANIFEST))) throw e;
-    }
-  } finally {
-    rmSync(tmp, { recursive: true, force: true });
-  }
-  return SENSITIVE_MODEL_DIR;
+  return cachedTinyModel(SENSITIVE_MODEL_DIR, { seed: 7, std: 0.3 });
 }
 
 /** A private copy of a model dir (to edit its config or damage its weights without touching the shared one). */

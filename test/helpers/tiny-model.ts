@@ -11,18 +11,18 @@ import { REPO_ROOT, SHARED_TOKENIZER_DIR } from './shared.js';
 export const TINY_MODEL_CACHE = path.join(REPO_ROOT, '.cache', 'models', `tiny-random-roberta-v${ONNX_BUILDER_VERSION}`);
 
 /**
- * Directory of the tiny random RoBERTa (2 layers, hidden 64, seed 42) with the real tokenizer and
- * config: built once, then reused. Several vitest workers may call this at once: each builds into
- * its own temp dir and renames it into place; the loser of the race drops its copy.
+ * Directory of a tiny random RoBERTa with the real tokenizer and config, built once into `cacheDir`
+ * and reused. Several vitest workers may call this at once: each builds into its own temp dir and
+ * renames it into place; the loser of the race drops its copy.
  * Needs ../shared (the tokenizer): guard suites with hasShared('models', 'roberta-large-mnli').
  */
-export async function getTinyModelDir(cacheDir = TINY_MODEL_CACHE): Promise<string> {
+export function cachedTinyModel(cacheDir: string, weights: { seed?: number; std?: number } = {}): string {
   if (existsSync(path.join(cacheDir, RANDOM_MODEL_MANIFEST))) return cacheDir;
   const parent = path.dirname(cacheDir);
   mkdirSync(parent, { recursive: true });
   const tmp = path.join(parent, `.tmp-tiny-${process.pid}-${Math.random().toString(36).slice(2)}`);
   try {
-    buildRandomRoberta({ outDir: tmp, size: 'tiny', tokenizerDir: SHARED_TOKENIZER_DIR });
+    buildRandomRoberta({ outDir: tmp, size: 'tiny', tokenizerDir: SHARED_TOKENIZER_DIR, ...weights });
     try {
       renameSync(tmp, cacheDir);
     } catch (e) {
@@ -33,4 +33,9 @@ export async function getTinyModelDir(cacheDir = TINY_MODEL_CACHE): Promise<stri
     rmSync(tmp, { recursive: true, force: true });
   }
   return cacheDir;
+}
+
+/** The default tiny random RoBERTa (2 layers, hidden 64, seed 42). */
+export async function getTinyModelDir(cacheDir = TINY_MODEL_CACHE): Promise<string> {
+  return cachedTinyModel(cacheDir);
 }
