@@ -119,6 +119,35 @@ describe('act names no rule knows are bad input, not silently unscored actions',
   });
 });
 
+describe('data pull writes where the other commands look', () => {
+  it('$TODEVAL_DATA is the default target (was: always ./data, which the others read only after it)', async () => {
+    const dir = tmp();
+    const manifest = path.join(dir, 'manifest.json');
+    writeFileSync(manifest, JSON.stringify({ datasets: { none: { files: [] } } }));
+    const target = path.join(dir, 'data-here');
+    const r = await cli(['data', 'pull', '--manifest', manifest], { TODEVAL_DATA: target });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`in ${target}\n`);
+  });
+});
+
+describe.skipIf(!hasShared('data', 'multiwoz', 'predictions', 'damd.json'))('evaluate tables', () => {
+  it('list `total` after the domains (was: sorted in among them, between taxi and train)', async () => {
+    const all = JSON.parse(readFileSync(path.join(SHARED_DATA, 'multiwoz', 'predictions', 'damd.json'), 'utf8')) as Record<string, unknown>;
+    const file = path.join(tmp(), 'damd-30.json');
+    writeFileSync(file, JSON.stringify(Object.fromEntries(Object.entries(all).slice(0, 30))));
+    const r = await cli(['evaluate', '-i', file, '-s', '--data-dir', SHARED_DATA]);
+    expect(r.code).toBe(0);
+    const blocks = r.stdout.split('\n\n').filter((b) => b.includes('INFORM & SUCCESS'));
+    expect(blocks).toHaveLength(2);
+    for (const b of blocks) {
+      const rows = b.trim().split('\n').slice(1);
+      expect(rows.length).toBeGreaterThan(2);
+      expect(rows.at(-1)).toMatch(/^total /);
+    }
+  });
+});
+
 describe('a base URL that is not http(s) is reported as that setting', () => {
   it('data pull --mirror that is not a URL', async () => {
     const r = await cli(['data', 'pull', '--only', 'gcdf1', '--data-dir', tmp(), '--mirror', 'notaurl']);

@@ -11,12 +11,13 @@ export function register(program: Command): void {
   data
     .command('pull')
     .description('download the datasets pinned in data/datasets.json, verifying size and sha256; resumes and skips finished files')
-    .option('--data-dir <dir>', 'where to write (default ./data)', 'data')
+    .option('--data-dir <dir>', 'where to write (default: $TODEVAL_DATA, else ./data)')
     .option('--only <names>', 'comma-separated datasets: sgd,multiwoz,gcdf1 (default all)')
     .option('--mirror <url>', 'fetch the same paths from this base URL instead (default $TODEVAL_DATA_MIRROR)')
     .option('--manifest <file>', 'use another manifest instead of the bundled data/datasets.json')
-    .action(async (flags: { dataDir: string; only?: string; mirror?: string; manifest?: string }) => {
-      const dataDir = path.resolve(flags.dataDir);
+    .action(async (flags: { dataDir?: string; only?: string; mirror?: string; manifest?: string }) => {
+      // Where the other commands look first ($TODEVAL_DATA before ./data), so what is pulled is found.
+      const dataDir = path.resolve(flags.dataDir ?? (process.env.TODEVAL_DATA || 'data'));
       const only = flags.only?.split(',').map((s) => s.trim()).filter(Boolean);
       const mirror = flags.mirror ?? (process.env.TODEVAL_DATA_MIRROR || undefined);
       const bar = progressBar('data pull [{bar}] {percentage}% {done}/{total_mib} {file}', { hideCursor: true });

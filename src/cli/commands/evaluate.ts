@@ -141,7 +141,8 @@ export function formatEvaluation(r: MwzEvaluation): string {
   };
   if (r.bleu) block('BLEU', Object.entries(r.bleu));
   if (r.success) {
-    const domains = Object.keys(r.success.inform);
+    // `total` last, after the domains (the JSON keeps mwzeval's key order).
+    const domains = Object.keys(r.success.inform).sort((a, b) => Number(a === 'total') - Number(b === 'total'));
     block(
       `INFORM & SUCCESS (state: ${r.success.state_source}, domains: ${r.success.domain_source})`,
       domains.map((d) => [d, `inform ${r.success!.inform[d]}  success ${r.success!.success[d]}`]),
