@@ -14,6 +14,11 @@ export function positiveInt(flag: string, allowZero = false) {
   };
 }
 
+/** --data-dir, with the lookup order resolveDataDir/findDataDir follow when it is absent. */
+export function addDataDirOption(cmd: Command): Command {
+  return cmd.option('--data-dir <dir>', 'data directory (default: $TODEVAL_DATA, ./data, ../shared/data)');
+}
+
 /** The flags addDatasetOptions declares: where the dialogues come from (refs, ser, score, rerank). */
 export interface DatasetFlags {
   dataset?: DatasetName;
@@ -44,9 +49,7 @@ export function addDatasetOptions(cmd: Command, config: DatasetOptionsConfig = {
   const dataset = new Option('--dataset <name>', config.datasetHelp ?? 'dataset the turns come from').choices(['sgd', 'multiwoz', 'generic']);
   if (config.defaultDataset) dataset.default(config.defaultDataset);
   else dataset.makeOptionMandatory();
-  cmd
-    .addOption(dataset)
-    .option('--data-dir <dir>', 'data directory (default: $TODEVAL_DATA, ./data, ../shared/data)')
+  addDataDirOption(cmd.addOption(dataset))
     .option('--split <split>', config.splitHelp ?? 'dataset split', 'test')
     .option('--dialogues <file>', config.dialoguesHelp ?? 'your own dialogues file/folder instead of the data dir')
     .option('--schema <file>', config.schemaHelp ?? 'schema for --dialogues')

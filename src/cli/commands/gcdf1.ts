@@ -18,7 +18,7 @@ import { formatSummary } from '../../metrics/gcdf1/summary.js';
 import { progressBar } from '../../report/progress.js';
 import { fileSignature, formatSignature, makeSignature } from '../../report/signature.js';
 import { InputError, MissingResourceError } from '../../util/errors.js';
-import { reportSkipped } from '../options.js';
+import { addDataDirOption, reportSkipped } from '../options.js';
 
 interface Gcdf1Flags {
   dialogues: string;
@@ -45,7 +45,7 @@ function resolveCanonicalMap(flags: Gcdf1Flags, wanted: boolean): string | undef
 }
 
 export function register(program: Command): void {
-  program
+  const cmd = program
     .command('gcdf1')
     .description('I-GCDF1 and R-GCDF1 of a user model from its conversations (SGD format with goal and NLU per turn)')
     .requiredOption('-d, --dialogues <dir>', 'directory of dialogues_*.json conversations, each with a `goal`')
@@ -53,8 +53,8 @@ export function register(program: Command): void {
     .option('--canonical-map <file>', 'value paraphrase map (default: gcdf1/resources/multiwoz21_canonical_map.json in the data dir)')
     .option('--no-canonical-map', 'no paraphrase map: values are fuzzy-matched against the goal values only')
     .option('-o, --output <file>', "write the scores (reference JSON structure) with counts, behaviours and signature")
-    .option('--per-dialogue <file>', 'write each dialogue\'s scores and detected behaviours as JSON')
-    .option('--data-dir <dir>', 'data directory (default: $TODEVAL_DATA, ./data, ../shared/data)')
+    .option('--per-dialogue <file>', 'write each dialogue\'s scores and detected behaviours as JSON');
+  addDataDirOption(cmd)
     .option('--skip-invalid', 'list malformed dialogues and evaluate the rest')
     .option('--json', 'print the output JSON instead of the summary table')
     .action((flags: Gcdf1Flags) => {
