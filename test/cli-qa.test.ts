@@ -202,6 +202,9 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
       const skipped = await cli([...args, '--skip-invalid']);
       expect(skipped.code).toBe(0);
       expect(skipped.stdout).toMatch(/rerank: 1 items/);
+      // a misspelt --systems name (was: accepted, tie-break silently left to item order)
+      writeFileSync(items, `${item('ok', 'INFORM')}\n`);
+      expectOneLineError(await cli([...args, '--systems', 's2,s1']), '--systems', '"s2"');
     }, 60_000);
 
     it('missing predictions: score and ser refuse with one line; --allow-missing goes on and signs the subset', async () => {

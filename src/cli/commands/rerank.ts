@@ -76,6 +76,12 @@ async function runRerank(flags: RerankFlags): Promise<void> {
   reportSkipped('item', invalid);
 
   const systemOrder = flags.systems?.split(',').map((s) => s.trim()).filter(Boolean);
+  // A misspelt name would silently leave the tie-break to item order while the signature claims it.
+  const seen = new Set(items.flatMap((it) => it.candidates.map((c) => c.system)));
+  const unknown = systemOrder?.filter((s) => !seen.has(s)) ?? [];
+  if (unknown.length > 0) {
+    throw new InputError(`--systems names ${unknown.map((s) => `"${s}"`).join(', ')}, not a system of any candidate (systems: ${[...seen].join(', ')})`);
+  }
   const runner = await createNliRunner(nliOptionsFrom(flags));
   const bar = progressBar('rerank |{bar}| {value}/{total} items | ETA {eta_formatted}');
   try {
