@@ -10,6 +10,7 @@ import { readPredictionsFile } from '../../metrics/mwz/input.js';
 import { progressBar } from '../../report/progress.js';
 import { formatSignature, makeSignature } from '../../report/signature.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
+import { addDataDirOption, reportSkipped } from '../options.js';
 
 interface EvaluateFlags extends Omit<NliCliFlags, 'cache'> {
   input: string;
@@ -45,8 +46,8 @@ export function register(program: Command): void {
     .option('-s, --success', 'Inform and Success rates (standard and optimistic)')
     .option('-r, --richness', 'lexical richness (unique n-grams, entropies, MSTTR, length)')
     .option('--dst', 'dialogue state tracking: joint accuracy, slot precision/recall/F1')
-    .option('--sgsacc', 'also SGSAcc and SER for turns with lexicalized text ("utterance", or a response without placeholders)')
-    .option('--data-dir <dir>', 'data directory (default: $TODEVAL_DATA, ./data, ../shared/data)')
+    .option('--sgsacc', 'also SGSAcc and SER for turns with lexicalized text ("utterance", or a response without placeholders)');
+  addDataDirOption(cmd)
     .addOption(
       new Option('--ground-truth <source>', 'ground truth: MultiWOZ 2.2 files when present (auto), or force one')
         .choices(['auto', 'mwz21', 'mwz22'])
@@ -86,6 +87,7 @@ export async function runEvaluate(flags: EvaluateFlags): Promise<EvaluateResult>
     noCache: flags.rebuildGroundTruth,
     domainsFromSlots: flags.domainsFromSlots,
     onWarning: (m) => process.stderr.write(`todeval: warning: ${m}\n`),
+    onSkipped: (e) => reportSkipped('input', [e]),
   });
   const result: EvaluateResult = evaluator.evaluate(input, flags.input);
   if (flags.sgsacc) {

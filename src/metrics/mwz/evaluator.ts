@@ -39,6 +39,8 @@ export interface EvaluatorOptions {
    */
   domainsFromSlots?: boolean;
   onWarning?: (message: string) => void;
+  /** Each dialogue skipped under skipInvalid; default: an onWarning line `skipped: ...`. */
+  onSkipped?: (error: InputError) => void;
 }
 
 export interface SuccessReport extends SuccessRates {
@@ -122,7 +124,10 @@ export class Evaluator {
       skipInvalid: this.opts.skipInvalid,
     });
     const warn = this.opts.onWarning ?? (() => undefined);
-    for (const e of invalid) warn(`skipped: ${e.oneLine()}`);
+    for (const e of invalid) {
+      if (this.opts.onSkipped) this.opts.onSkipped(e);
+      else warn(`skipped: ${e.oneLine()}`);
+    }
 
     // normalize responses (and states) once, like mwzeval's normalize_data
     const unknown: { where: string; placeholders: string[] }[] = [];
