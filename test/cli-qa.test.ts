@@ -119,6 +119,22 @@ describe('act names no rule knows are bad input, not silently unscored actions',
   });
 });
 
+describe.skipIf(!hasShared('data', 'sgd', 'test', 'schema.json'))('generic JSONL turns', () => {
+  it('--skip-invalid lists a line that is not JSON and a repeated id, and goes on (was: exit 2 on the bad line; duplicates kept)', async () => {
+    const file = path.join(tmp(), 'turns.jsonl');
+    const turn = (id: string, utterance: string) =>
+      JSON.stringify({ id, service: 'Restaurants_2', actions: [{ act: 'INFORM', slot: 'location', values: ['San Jose'] }], utterance });
+    writeFileSync(file, [turn('d1/1', 'In San Jose.'), '{"id": "d1/3", "serv', turn('d1/1', 'Again.'), turn('d1/5', 'San Jose it is.')].join('\n') + '\n');
+    const args = ['refs', '--dataset', 'generic', '--dialogues', file, '--schema', path.join(SHARED_DATA, 'sgd', 'test', 'schema.json')];
+    expectOneLineError(await cli(args), file, 'line 2', 'not valid JSON');
+    const r = await cli([...args, '--skip-invalid']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain(`${file}: line 2: not valid JSON`);
+    expect(r.stderr).toContain(`${file}: line 3 (d1/1): duplicate turn id "d1/1" (first on line 1)`);
+    expect(r.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { id: string }).id)).toEqual(['d1/1', 'd1/5']);
+  });
+});
+
 describe('data pull writes where the other commands look', () => {
   it('$TODEVAL_DATA is the default target (was: always ./data, which the others read only after it)', async () => {
     const dir = tmp();

@@ -29,7 +29,13 @@ function splitId(id: string): { dialogueId: string; turnIndex: number } {
 export function readGenericTurns(file: string, schema: SchemaIndex, collector: InvalidCollector, limit?: number): Turn[] {
   const check = validate();
   const turns: Turn[] = [];
-  for (const { line, value } of readJsonlFile<GenericRecord>(file)) {
+  const firstLineOf = new Map<string, number>();
+  const records = readJsonlFile<GenericRecord>(file, {
+    onInvalidLine: (e) => collector.guard(() => {
+      throw e;
+    }),
+  });
+  for (const { line, value } of records) {
     if (limit !== undefined && turns.length >= limit) break;
     const turn = collector.guard(() => {
       const idForMsg = value && typeof value === 'object' && typeof value.id === 'string' ? value.id : undefined;
@@ -44,6 +50,10 @@ export function readGenericTurns(file: string, schema: SchemaIndex, collector: I
           { file, where },
         );
       }
+      // Predictions and stored results are keyed by turn id: a repeated id would make them ambiguous.
+      const first = firstLineOf.get(value.id);
+      if (first !== undefined) throw new InputError(`duplicate turn id "${value.id}" (first on line ${first})`, { file, where });
+      firstLineOf.set(value.id, line);
       const actions: DialogueAction[] = value.actions.map((a) => {
         const action: DialogueAction = { service: a.service ?? value.service, act: a.act, slot: a.slot ?? '', values: a.values ?? [] };
         if (a.intent) action.intent = a.intent;

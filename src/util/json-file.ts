@@ -16,8 +16,14 @@ export function readJsonFile<T = unknown>(file: string): T {
   }
 }
 
-/** Read a JSONL file; each record is returned with its 1-based line number for error messages. */
-export function readJsonlFile<T = unknown>(file: string): { line: number; value: T }[] {
+/**
+ * Read a JSONL file; each record is returned with its 1-based line number for error messages.
+ * A line that is not JSON throws, or with `onInvalidLine` (--skip-invalid) is handed to it and left out.
+ */
+export function readJsonlFile<T = unknown>(
+  file: string,
+  opts: { onInvalidLine?: (e: InputError) => void } = {},
+): { line: number; value: T }[] {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -32,7 +38,9 @@ export function readJsonlFile<T = unknown>(file: string): { line: number; value:
     try {
       out.push({ line: i + 1, value: JSON.parse(raw) as T });
     } catch (e) {
-      throw new InputError(`not valid JSON (${(e as Error).message})`, { file, where: `line ${i + 1}` });
+      const err = new InputError(`not valid JSON (${(e as Error).message})`, { file, where: `line ${i + 1}` });
+      if (!opts.onInvalidLine) throw err;
+      opts.onInvalidLine(err);
     }
   }
   return out;
