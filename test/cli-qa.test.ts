@@ -135,6 +135,22 @@ describe.skipIf(!hasShared('data', 'sgd', 'test', 'schema.json'))('generic JSONL
   });
 });
 
+describe('SGD folders', () => {
+  it('a dialogue id in two files is invalid (was: its turns counted twice)', async () => {
+    const mini = path.join(REPO_ROOT, 'examples', 'sgd-mini');
+    const dir = tmp();
+    const body = readFileSync(path.join(mini, 'dialogues.json'), 'utf8');
+    writeFileSync(path.join(dir, 'dialogues_001.json'), body);
+    writeFileSync(path.join(dir, 'dialogues_002.json'), body);
+    const args = ['refs', '--dialogues', dir, '--schema', path.join(mini, 'schema.json')];
+    expectOneLineError(await cli(args), path.join(dir, 'dialogues_002.json'), 'mini_001', 'duplicate dialogue id');
+    const once = await cli(['refs', '--dialogues', path.join(mini, 'dialogues.json'), '--schema', path.join(mini, 'schema.json')]);
+    const skipped = await cli([...args, '--skip-invalid']);
+    expect(skipped.code).toBe(0);
+    expect(skipped.stdout).toBe(once.stdout);
+  });
+});
+
 describe('data pull writes where the other commands look', () => {
   it('$TODEVAL_DATA is the default target (was: always ./data, which the others read only after it)', async () => {
     const dir = tmp();

@@ -84,6 +84,9 @@ function activeIntents(user: SgdTurn | undefined): Map<string, string> {
 
 export function readSgdTurns(files: string[], schema: SchemaIndex, collector: InvalidCollector, limit?: number): Turn[] {
   const turns: Turn[] = [];
+  // Turn ids key predictions and stored results: a dialogue id seen twice (the same file copied
+  // into a folder twice, say) would score its turns twice.
+  const fileOf = new Map<string, string>();
   for (const file of files) {
     const dialogues = checkSgdShape(readJsonFile(file), file);
     for (let di = 0; di < dialogues.length; di++) {
@@ -98,6 +101,14 @@ export function readSgdTurns(files: string[], schema: SchemaIndex, collector: In
         });
         continue;
       }
+      const seenIn = fileOf.get(d.dialogue_id);
+      if (seenIn !== undefined) {
+        collector.guard(() => {
+          throw new InputError(`duplicate dialogue id (first in ${seenIn})`, { file, where: d.dialogue_id });
+        });
+        continue;
+      }
+      fileOf.set(d.dialogue_id, file);
       for (let ti = 0; ti < d.turns.length; ti++) {
         const t = d.turns[ti];
         if (t?.speaker !== 'SYSTEM') continue;
