@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { positiveInt } from '../src/cli/options.js';
 import { PairCache } from '../src/nli/pair-cache.js';
 import { InputError } from '../src/util/errors.js';
 import { repairJsonlTail } from '../src/util/jsonl-append.js';
@@ -32,6 +33,12 @@ function expectOneLineError(r: { code: number; stderr: string }, ...parts: strin
   expect(lines[0]).not.toMatch(/\n\s+at |TODEVAL_DEBUG/);
   for (const p of parts) expect(lines[0]).toContain(p);
 }
+
+describe('count flags take decimal digits only', () => {
+  it.each(['0x10', '1e3', ' 7', '99999999999999999999'])('--limit %j is refused (was: read as a number)', (v) => {
+    expect(() => positiveInt('--limit')(v)).toThrow('--limit must be a positive integer');
+  });
+});
 
 describe('append-only JSONL files survive a run killed mid-write', () => {
   it('a torn tail is cut off, a complete last record only gets its newline', () => {

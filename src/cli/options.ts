@@ -6,8 +6,9 @@ import type { InputError } from '../util/errors.js';
 /** Commander parser for a count flag; `allowZero` for counts where 0 means "none" (--show-errors 0). */
 export function positiveInt(flag: string, allowZero = false) {
   return (v: string): number => {
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < (allowZero ? 0 : 1)) {
+    // Decimal digits only: Number() would also take '0x10', '1e3' and ' 7 ' without a word.
+    const n = /^\d+$/.test(v) ? Number(v) : NaN;
+    if (!Number.isSafeInteger(n) || n < (allowZero ? 0 : 1)) {
       throw new InvalidArgumentError(`${flag} must be a ${allowZero ? 'non-negative' : 'positive'} integer`);
     }
     return n;
