@@ -1,7 +1,7 @@
 // Regression tests for defects found by using every command as a demanding user would: each case
 // failed (wrong exit code, stack-trace-ish message, or an unresumable file) before its fix.
 import { execFile } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -100,6 +100,16 @@ describe('system errors become one line naming the path', () => {
     }
     expect(err).toBeInstanceOf(InputError);
     expect((err as InputError).oneLine()).toMatch(new RegExp(`^${dir}: is a directory`));
+  });
+
+  it('gcdf1 names the canonical map it looked for under --data-dir (was: "set --data-dir", which was set)', async () => {
+    const data = tmp();
+    const dialogues = path.join(tmp(), 'convs');
+    mkdirSync(dialogues);
+    writeFileSync(path.join(dialogues, 'dialogues_001.json'), '[]');
+    const r = await cli(['gcdf1', '-d', dialogues, '--data-dir', data]);
+    expectOneLineError(r, path.join(data, 'gcdf1', 'resources', 'multiwoz21_canonical_map.json'), '--no-canonical-map');
+    expect(r.stderr).not.toContain('set --data-dir');
   });
 
   it('models list --cache-dir given a file', async () => {

@@ -38,9 +38,10 @@ function resolveCanonicalMap(flags: Gcdf1Flags, wanted: boolean): string | undef
   const data = findDataDir(flags.dataDir);
   const file = data ? path.join(data.dir, ...MULTIWOZ_CANONICAL_MAP) : undefined;
   if (file && existsSync(file)) return file;
+  // Name the file looked for: with --data-dir given, "set --data-dir" alone would be no help.
   throw new MissingResourceError(
-    'no canonical value map: pass --canonical-map FILE (multiwoz21_canonical_map.json from the GCDF1 release), ' +
-      'set --data-dir, or use --no-canonical-map to match against goal values only',
+    `no canonical value map${file ? ` at ${file}` : ''}: pass --canonical-map FILE (multiwoz21_canonical_map.json from the GCDF1 release), ` +
+      `${file ? 'run `todeval data pull --only gcdf1`, ' : 'set --data-dir, '}or use --no-canonical-map to match against goal values only`,
   );
 }
 
