@@ -64,6 +64,17 @@ describe('append-only JSONL files survive a run killed mid-write', () => {
     expect(readFileSync(file, 'utf8')).toBe(pretty);
   });
 
+  it('the NLI cache is written as it grows, not only at the end (was: a killed run kept none of its pairs)', () => {
+    const file = path.join(tmp(), 'cache.jsonl');
+    const cache = new PairCache('k', file);
+    const n = PairCache.FLUSH_EVERY + 10;
+    for (let i = 0; i < n; i++) cache.set(`p${i}`, 'h', { entailment: 1, neutral: 0, contradiction: 0 });
+    // no flush(), no close(): as if the process died here
+    expect(new PairCache('k', file).size).toBe(PairCache.FLUSH_EVERY);
+    expect(cache.flush()).toBe(10);
+    expect(new PairCache('k', file).size).toBe(n);
+  });
+
   it('the NLI cache stays readable after appending to a torn file (was: corrupt on the next run)', () => {
     const file = path.join(tmp(), 'cache.jsonl');
     writeFileSync(file, `${JSON.stringify({ m: 'k', p: 'a', h: 'b', e: 1, n: 0, c: 0 })}\n{"m":"k","p":`);

@@ -13,6 +13,8 @@ import type { NliProbs } from './types.js';
 export class PairCache {
   private readonly map = new Map<string, NliProbs>();
   private unsaved: [string, string, NliProbs][] = [];
+  /** Pairs held in memory before they are appended to the file. */
+  static readonly FLUSH_EVERY = 256;
 
   constructor(
     readonly modelKey: string,
@@ -61,7 +63,11 @@ export class PairCache {
     const k = PairCache.key(premise, hypothesis);
     if (this.map.has(k)) return;
     this.map.set(k, probs);
-    if (this.file) this.unsaved.push([premise, hypothesis, probs]);
+    if (!this.file) return;
+    this.unsaved.push([premise, hypothesis, probs]);
+    // Written as it grows, not only at the end: a long run stopped with Ctrl-C or killed keeps
+    // what it paid for (the append tolerates a torn tail, see repairJsonlTail).
+    if (this.unsaved.length >= PairCache.FLUSH_EVERY) this.flush();
   }
 
   /** Append what was computed since the last flush to the cache file (no-op in memory-only mode). */
