@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import type { DatasetName } from '../../adapters/load.js';
 import { corpusBleu } from '../../metrics/bleu.js';
-import { comparePredictionIds, loadPredictions } from '../../metrics/predictions.js';
+import { comparePredictionIds } from '../../metrics/predictions.js';
 import { computeSer } from '../../metrics/ser.js';
 import {
   aggregateSgsacc,
@@ -20,8 +20,8 @@ import {
 import { createNliRunner } from '../../nli/runner.js';
 import { progressBar } from '../../report/progress.js';
 import { formatSignature, makeSignature, type Signature } from '../../report/signature.js';
-import { InputError } from '../../util/errors.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
+import { addPredictionsOptions, checkPredictionIds, readPredictionsFlag } from '../predictions.js';
 import { addDatasetOptions, addReportFileOption, datasetDataDir, datasetLoadOptions, positiveInt, reportFileFrom, reportSkipped, type DatasetFlags } from '../options.js';
 
 interface ScoreFlags extends NliCliFlags, DatasetFlags {
@@ -43,8 +43,8 @@ export function register(program: Command): void {
   const cmd = program
     .command('score')
     .description('SGSAcc (with and without validation, seen/unseen), SER and BLEU of a system, or of the ground truth');
-  addDatasetOptions(cmd, { skipInvalidHelp: 'list invalid dialogues/predictions on stderr and go on' })
-    .option('--predictions <file>', 'system outputs: JSONL {"id","utterance"} or a JSON object id -> utterance (default: score the ground truth)')
+  addDatasetOptions(cmd, { skipInvalidHelp: 'list invalid dialogues/predictions on stderr and go on' });
+  addPredictionsOptions(cmd)
     .option('--system <name>', 'name of the system in the report (default: predictions file name)')
     .option('--limit <n>', 'score only the first N system turns', positiveInt('--limit'))
     .option('--references <file>', 'stored references (JSONL): reused when present, extended with missing turns')
@@ -52,8 +52,7 @@ export function register(program: Command): void {
   addReportFileOption(cmd, 'write the report as JSON')
     .option('--no-validation', 'keep turns whose ground truth fails validation (skips negative references)')
     .option('--no-context', 'do not retry with previous user turn + slot description in the premise')
-    .option('--chunk <n>', 'turns per NLI call (larger batches on GPU)', positiveInt('--chunk'), 256)
-    .option('--allow-missing', 'score only the turns that have a prediction (missing ids are still listed)');
+    .option('--chunk <n>', 'turns per NLI call (larger batches on GPU)', positiveInt('--chunk'), 256);
   addNliOptions(cmd);
   cmd.action(async (flags: ScoreFlags) => {
     await runScore(flags);
@@ -75,21 +74,10 @@ async function runScore(flags: ScoreFlags): Promise<void> {
   let missing: string[] = [];
   let extra: string[] = [];
   if (flags.predictions) {
-    const loaded = loadPredictions(flags.predictions, { skipInvalid: flags.skipInvalid });
-    reportSkipped('prediction', loaded.invalid);
-    predictions = loaded.byId;
+    predictions = readPredictionsFlag(flags.predictions, flags.skipInvalid);
     extra = comparePredictionIds(predictions, allTurns.map((t) => t.id)).extra;
     missing = comparePredictionIds(predictions, turns.map((t) => t.id)).missing;
-    // Refuse before any notice, so a refused run prints its one line only.
-    if (missing.length > 0 && !flags.allowMissing) {
-      throw new InputError(
-        `${missing.length} turns have no prediction (first: ${missing.slice(0, 3).join(', ')}); pass --allow-missing to score the others`,
-        { file: flags.predictions },
-      );
-    }
-    if (extra.length > 0) {
-      process.stderr.write(`todeval: ${extra.length} prediction ids match no turn of ${data.loaded.source} (first: ${extra.slice(0, 3).join(', ')})\n`);
-    }
+    checkPredictionIds({ file: flags.predictions, missing, extra, source: data.loaded.source, allowMissing: flags.allowMissing });
     if (missing.length > 0) {
       process.stderr.write(`todeval: ${missing.length} turns have no prediction and are not scored (listed in the JSON report)\n`);
       const has = predictions;

@@ -4,10 +4,10 @@ import type { Command } from 'commander';
 import { loadDataset, type DatasetName } from '../../adapters/load.js';
 import { findDataDir } from '../../data/data-dir.js';
 import { loadCanonicalMap, MULTIWOZ_CANONICAL_MAP, type CanonicalMap } from '../../metrics/canonical-map.js';
-import { comparePredictionIds, loadPredictions } from '../../metrics/predictions.js';
+import { comparePredictionIds } from '../../metrics/predictions.js';
 import { computeSer, serIsCategorical, type SerReport } from '../../metrics/ser.js';
 import { fileSignature, formatSignature, makeSignature } from '../../report/signature.js';
-import { InputError } from '../../util/errors.js';
+import { addPredictionsOptions, checkPredictionIds, readPredictionsFlag } from '../predictions.js';
 import { addDatasetOptions, addReportFileOption, datasetDataDir, datasetLoadOptions, positiveInt, reportFileFrom, reportSkipped, type DatasetFlags } from '../options.js';
 
 interface SerFlags extends DatasetFlags {
@@ -29,11 +29,10 @@ export function register(program: Command): void {
   addDatasetOptions(cmd, {
     schemaHelp: 'schema for --dialogues (decides which slots are categorical)',
     skipInvalidHelp: 'list invalid dialogues/predictions on stderr and go on',
-  })
-    .option('--predictions <file>', 'system outputs: JSONL {"id","utterance"}, a JSON array of those, or a JSON object id -> utterance (default: the ground truth)')
+  });
+  addPredictionsOptions(cmd)
     .option('--robust', 'also report the robust variant: canonical-map paraphrases, 12/24-hour times, punctuation-insensitive')
-    .option('--canonical-map <file>', 'paraphrase map for --robust (MultiWOZ default: <data-dir>/gcdf1/resources/multiwoz21_canonical_map.json)')
-    .option('--allow-missing', 'score only the turns that have a prediction (missing ids are still listed)');
+    .option('--canonical-map <file>', 'paraphrase map for --robust (MultiWOZ default: <data-dir>/gcdf1/resources/multiwoz21_canonical_map.json)');
   addReportFileOption(cmd, 'write the full report (every erroneous slot value) as JSON')
     .option('--limit <n>', 'only the first N system turns', positiveInt('--limit'))
     .option('--show-errors <n>', 'print the first N erroneous slot values', positiveInt('--show-errors', true), 5)
@@ -49,12 +48,7 @@ function runSer(flags: SerFlags): void {
   const isCategorical = serIsCategorical(flags.dataset, data.schema);
   const schemaSource = data.schema.source;
 
-  let predictions: Map<string, string> | undefined;
-  if (flags.predictions) {
-    const loaded = loadPredictions(flags.predictions, { skipInvalid: flags.skipInvalid });
-    reportSkipped('prediction', loaded.invalid);
-    predictions = loaded.byId;
-  }
+  const predictions = flags.predictions ? readPredictionsFlag(flags.predictions, flags.skipInvalid) : undefined;
 
   let canonicalMap: CanonicalMap | undefined;
   if (flags.robust) {
@@ -72,19 +66,9 @@ function runSer(flags: SerFlags): void {
 
   const report = computeSer(data.turns, { predictions, isCategorical, robust: flags.robust, canonicalMap });
 
-  if (predictions) {
-    // As in score: an SER over fewer utterances than the reference set is not comparable, so it
-    // takes an explicit --allow-missing rather than a notice that scrolls by.
-    if (report.missingIds.length > 0 && !flags.allowMissing) {
-      throw new InputError(
-        `${report.missingIds.length} turns have no prediction (first: ${report.missingIds.slice(0, 3).join(', ')}); pass --allow-missing to score the others`,
-        { file: flags.predictions },
-      );
-    }
+  if (predictions && flags.predictions) {
     const { extra } = comparePredictionIds(predictions, data.turns.map((t) => t.id));
-    if (extra.length > 0) {
-      process.stderr.write(`todeval: ${extra.length} prediction ids match no turn of ${data.source} (first: ${extra.slice(0, 3).join(', ')})\n`);
-    }
+    checkPredictionIds({ file: flags.predictions, missing: report.missingIds, extra, source: data.source, allowMissing: flags.allowMissing });
     if (report.missingIds.length > 0) {
       process.stderr.write(
         `todeval: ${report.missingIds.length} turns have no prediction (first: ${report.missingIds.slice(0, 3).join(', ')}); ` +
