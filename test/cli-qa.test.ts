@@ -5,9 +5,10 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, truncateSync, writeFileSy
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { positiveInt } from '../src/cli/options.js';
 import { PairCache } from '../src/nli/pair-cache.js';
+import { progressBar } from '../src/report/progress.js';
 import { InputError } from '../src/util/errors.js';
 import { repairJsonlTail } from '../src/util/jsonl-append.js';
 import { hasShared, REPO_ROOT, SHARED_DATA } from './helpers/shared.js';
@@ -33,6 +34,38 @@ function expectOneLineError(r: { code: number; stderr: string }, ...parts: strin
   expect(lines[0]).not.toMatch(/\n\s+at |TODEVAL_DEBUG/);
   for (const p of parts) expect(lines[0]).toContain(p);
 }
+
+describe('progress bar and Ctrl-C', () => {
+  it('a signal stops the bar, restoring line wrapping, then exits 130 (was: terminal left without wrapping)', () => {
+    const tty = Object.getOwnPropertyDescriptor(process.stderr, 'isTTY');
+    Object.defineProperty(process.stderr, 'isTTY', { value: true, configurable: true });
+    const writes: string[] = [];
+    const write = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: unknown) => {
+      writes.push(String(chunk));
+      return true;
+    });
+    let exitCode: number | undefined;
+    const exit = vi.spyOn(process, 'exit').mockImplementation(((code?: number) => {
+      exitCode = code;
+    }) as typeof process.exit);
+    const listeners = process.listenerCount('SIGINT');
+    try {
+      const bar = progressBar('qa |{bar}| {value}/{total}');
+      expect(bar).toBeDefined();
+      bar!.start(10, 3);
+      expect(writes.join('')).toContain('\x1b[?7l');
+      process.emit('SIGINT', 'SIGINT');
+      expect(exitCode).toBe(130);
+      expect(writes.join('')).toContain('\x1b[?7h');
+      expect(process.listenerCount('SIGINT')).toBe(listeners);
+    } finally {
+      write.mockRestore();
+      exit.mockRestore();
+      if (tty) Object.defineProperty(process.stderr, 'isTTY', tty);
+      else delete (process.stderr as { isTTY?: boolean }).isTTY;
+    }
+  });
+});
 
 describe('count flags take decimal digits only', () => {
   it.each(['0x10', '1e3', ' 7', '99999999999999999999'])('--limit %j is refused (was: read as a number)', (v) => {
