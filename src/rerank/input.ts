@@ -1,10 +1,10 @@
-import { readFileSync } from 'node:fs';
 import { Ajv, type ValidateFunction } from 'ajv';
 import type { DialogueAction, Turn } from '../adapters/types.js';
 import { checkActionAgainstSchema } from '../adapters/validate.js';
 import { numberActions, type ExpandedAction } from '../metrics/sgsacc/from-turns.js';
 import type { SchemaIndex } from '../schema/schema-index.js';
 import { InputError } from '../util/errors.js';
+import { readJsonlFile } from '../util/json-file.js';
 import { readPackageJson } from '../util/package-file.js';
 import type { RerankAction, RerankItem } from './rerank.js';
 
@@ -27,37 +27,29 @@ function getValidator(): ValidateFunction {
 
 /** Reads and validates the JSONL input; with skipInvalid, bad lines are collected instead of thrown. */
 export function readRerankInput(file: string, opts: { skipInvalid?: boolean } = {}): { items: { line: number; item: RawRerankItem }[]; invalid: InputError[] } {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (e) {
-    throw new InputError(`cannot read rerank input (${(e as NodeJS.ErrnoException).code ?? String(e)})`, { file });
-  }
+  // Lines that are not JSON are merged back in line order, so the first bad line is the one
+  // reported (or thrown) first whatever is wrong with it.
+  const unparsed: { line: number; error: InputError }[] = [];
+  const parsed = readJsonlFile(file, { onInvalidLine: (error, line) => unparsed.push({ line, error }) });
+  const lines: ({ line: number; value: unknown } | { line: number; error: InputError })[] = [...parsed, ...unparsed].sort((a, b) => a.line - b.line);
   const validate = getValidator();
   const items: { line: number; item: RawRerankItem }[] = [];
   const invalid: InputError[] = [];
   const ids = new Set<string>();
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const raw = lines[i].trim();
-    if (raw === '') continue;
-    const where = `line ${i + 1}`;
+  for (const entry of lines) {
+    const where = `line ${entry.line}`;
     let err: InputError | undefined;
-    try {
-      const value: unknown = JSON.parse(raw);
-      if (!validate(value)) {
-        const e = validate.errors?.[0];
-        err = new InputError(`${e?.instancePath ? e.instancePath + ' ' : ''}${e?.message ?? 'invalid'} (schemas/rerank-input.schema.json)`, { file, where });
-      } else {
-        const item = value as RawRerankItem;
-        if (ids.has(item.id)) err = new InputError(`duplicate item id "${item.id}"`, { file, where });
-        else {
-          ids.add(item.id);
-          items.push({ line: i + 1, item });
-        }
+    if ('error' in entry) err = entry.error;
+    else if (!validate(entry.value)) {
+      const e = validate.errors?.[0];
+      err = new InputError(`${e?.instancePath ? e.instancePath + ' ' : ''}${e?.message ?? 'invalid'} (schemas/rerank-input.schema.json)`, { file, where });
+    } else {
+      const item = entry.value as RawRerankItem;
+      if (ids.has(item.id)) err = new InputError(`duplicate item id "${item.id}"`, { file, where });
+      else {
+        ids.add(item.id);
+        items.push({ line: entry.line, item });
       }
-    } catch (e) {
-      err = new InputError(`not valid JSON (${(e as Error).message})`, { file, where });
     }
     if (err) {
       if (!opts.skipInvalid) throw err;

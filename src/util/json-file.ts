@@ -22,7 +22,7 @@ export function readJsonFile<T = unknown>(file: string): T {
  */
 export function readJsonlFile<T = unknown>(
   file: string,
-  opts: { onInvalidLine?: (e: InputError) => void } = {},
+  opts: { onInvalidLine?: (e: InputError, line: number) => void } = {},
 ): { line: number; value: T }[] {
   let text: string;
   try {
@@ -40,7 +40,7 @@ export function readJsonlFile<T = unknown>(
     } catch (e) {
       const err = new InputError(`not valid JSON (${(e as Error).message})`, { file, where: `line ${i + 1}` });
       if (!opts.onInvalidLine) throw err;
-      opts.onInvalidLine(err);
+      opts.onInvalidLine(err, i + 1);
     }
   }
   return out;
