@@ -241,6 +241,13 @@ describe.skipIf(!hasShared('data', 'multiwoz', 'predictions', 'damd.json'))('eva
   });
 });
 
+describe('a hub model that is not downloaded', () => {
+  it('the hint is one runnable command, --model inside the backticks (was: after them)', async () => {
+    const r = await cli(['nli', 'a', 'b', '--model', 'someone/other-model', '--device', 'cpu'], { HF_HUB_CACHE: tmp(), TODEVAL_MODEL: '' });
+    expectOneLineError(r, 'someone/other-model', 'run `todeval models pull --model someone/other-model --dtype fp32`');
+  });
+});
+
 describe('a base URL that is not http(s) is reported as that setting', () => {
   it('data pull --mirror that is not a URL', async () => {
     const r = await cli(['data', 'pull', '--only', 'gcdf1', '--data-dir', tmp(), '--mirror', 'notaurl']);

@@ -66,8 +66,8 @@ export function manifestFor(id: string): ModelManifest {
   return { ...m, id, revision: 'main' };
 }
 
-export function pullCommand(dtype: NliDtype): string {
-  return `todeval models pull --dtype ${dtype}`;
+export function pullCommand(dtype: NliDtype, id: string = DEFAULT_MODEL_ID): string {
+  return `todeval models pull${id === DEFAULT_MODEL_ID ? '' : ` --model ${id}`} --dtype ${dtype}`;
 }
 
 function looksLikePath(spec: string): boolean {
@@ -93,7 +93,7 @@ function resolveHubCache(id: string, pinned: string | undefined, dtype: NliDtype
   const manifest = manifestFor(id);
   const revision = pinned ?? manifest.revision;
   const folder = repoCacheFolder(cacheDir, id);
-  const hint = `run \`${pullCommand(dtype)}\`${id === DEFAULT_MODEL_ID ? '' : ` --model ${id}`} or pass --model <dir>`;
+  const hint = `run \`${pullCommand(dtype, id)}\` or pass --model <dir>`;
   let commit = revision;
   if (!/^[0-9a-f]{40}$/.test(revision)) {
     const ref = path.join(folder, 'refs', revision);
