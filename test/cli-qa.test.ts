@@ -196,6 +196,28 @@ describe.skipIf(!hasShared('data', 'sgd', 'test', 'schema.json'))('generic JSONL
   });
 });
 
+describe('UTF-8 files saved with a byte-order mark', () => {
+  it('are read like any other (was: "not valid JSON (Unexpected token \'\ufeff\'")', async () => {
+    const mini = path.join(REPO_ROOT, 'examples', 'sgd-mini');
+    const dir = tmp();
+    const bom = (name: string, text: string): string => {
+      writeFileSync(path.join(dir, name), `\ufeff${text}`);
+      return path.join(dir, name);
+    };
+    const dialogues = bom('dialogues.json', readFileSync(path.join(mini, 'dialogues.json'), 'utf8'));
+    const schema = bom('schema.json', readFileSync(path.join(mini, 'schema.json'), 'utf8'));
+    const plain = await cli(['ser', '--dataset', 'sgd', '--dialogues', path.join(mini, 'dialogues.json'), '--schema', path.join(mini, 'schema.json')]);
+    const r = await cli(['ser', '--dataset', 'sgd', '--dialogues', dialogues, '--schema', schema]);
+    expect(r.code).toBe(0);
+    expect(r.stdout.split('\n')[0]).toBe(plain.stdout.split('\n')[0]);
+    const refs = await cli(['refs', '--dialogues', dialogues, '--schema', schema]);
+    const ids = [...new Set(refs.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { id: string }).id))];
+    const preds = bom('preds.jsonl', ids.map((id) => JSON.stringify({ id, utterance: 'Sure.' })).join('\n'));
+    const withPreds = await cli(['ser', '--dataset', 'sgd', '--dialogues', dialogues, '--schema', schema, '--predictions', preds]);
+    expect(withPreds.code).toBe(0);
+  });
+});
+
 describe('SGD folders', () => {
   it('a dialogue id in two files is invalid (was: its turns counted twice)', async () => {
     const mini = path.join(REPO_ROOT, 'examples', 'sgd-mini');

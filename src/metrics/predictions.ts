@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Ajv, type ValidateFunction, type ErrorObject } from 'ajv';
 import { InputError } from '../util/errors.js';
+import { stripBom } from '../util/json-file.js';
 import { readPackageJson } from '../util/package-file.js';
 
 /**
@@ -52,7 +53,7 @@ function looksLikeRecord(v: unknown): boolean {
 export function loadPredictions(file: string, opts: { skipInvalid?: boolean } = {}): LoadedPredictions {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = stripBom(readFileSync(file, 'utf8'));
   } catch (e) {
     throw new InputError(`cannot read predictions (${(e as NodeJS.ErrnoException).code ?? String(e)})`, { file });
   }

@@ -5,7 +5,7 @@ import { InputError } from './errors.js';
 export function readJsonFile<T = unknown>(file: string): T {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = stripBom(readFileSync(file, 'utf8'));
   } catch (e) {
     throw new InputError(`cannot read file (${(e as NodeJS.ErrnoException).code ?? String(e)})`, { file });
   }
@@ -26,7 +26,7 @@ export function readJsonlFile<T = unknown>(
 ): { line: number; value: T }[] {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = stripBom(readFileSync(file, 'utf8'));
   } catch (e) {
     throw new InputError(`cannot read file (${(e as NodeJS.ErrnoException).code ?? String(e)})`, { file });
   }
@@ -44,4 +44,9 @@ export function readJsonlFile<T = unknown>(
     }
   }
   return out;
+}
+
+/** Editors on Windows save UTF-8 with a byte-order mark; JSON.parse rejects it with an invisible character. */
+export function stripBom(text: string): string {
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
