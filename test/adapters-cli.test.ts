@@ -1,20 +1,16 @@
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { HAS_BUILT_CLI, runBuiltCli } from './helpers/cli.js';
 import { hasShared, REPO_ROOT, SHARED_DATA } from './helpers/shared.js';
 
-// The CLI as users run it (built by `npm test` before vitest).
-const BIN = path.join(REPO_ROOT, 'bin', 'todeval.js');
 const SCHEMA = path.join(REPO_ROOT, 'examples', 'sgd-mini', 'schema.json');
 const DIALOGUES = path.join(REPO_ROOT, 'examples', 'sgd-mini', 'dialogues.json');
 const tmp = mkdtempSync(path.join(tmpdir(), 'todeval-refs-cli-'));
 
-function todeval(...args: string[]) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', cwd: tmp });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
+// The CLI as users run it (built by `npm test` before vitest).
+const todeval = (...args: string[]) => runBuiltCli(args, tmp);
 
 function mutated(name: string, mutate: (d: any) => void): string {
   const d = JSON.parse(readFileSync(DIALOGUES, 'utf8'));
@@ -24,7 +20,7 @@ function mutated(name: string, mutate: (d: any) => void): string {
   return f;
 }
 
-describe.skipIf(!existsSync(path.join(REPO_ROOT, 'dist', 'src', 'cli', 'main.js')))('todeval refs CLI', () => {
+describe.skipIf(!HAS_BUILT_CLI)('todeval refs CLI', () => {
   it('runs the bundled example: summary with per-act counts, no action below two candidates', () => {
     const r = todeval('refs', '--input', DIALOGUES, '--schema', SCHEMA, '--summary');
     expect(r.code).toBe(0);

@@ -1,22 +1,18 @@
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { HAS_BUILT_CLI, runBuiltCli } from './helpers/cli.js';
 import { hasShared, REPO_ROOT, SHARED_DATA } from './helpers/shared.js';
 
-// The built CLI, as users run it: the unified flag names and their hidden old names must behave alike.
-const BIN = path.join(REPO_ROOT, 'bin', 'todeval.js');
 const SCHEMA = path.join(REPO_ROOT, 'examples', 'sgd-mini', 'schema.json');
 const DIALOGUES = path.join(REPO_ROOT, 'examples', 'sgd-mini', 'dialogues.json');
 const tmp = mkdtempSync(path.join(tmpdir(), 'todeval-conventions-'));
 
-function todeval(...args: string[]) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', cwd: tmp });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
+// The built CLI, as users run it: the unified flag names and their hidden old names must behave alike.
+const todeval = (...args: string[]) => runBuiltCli(args, tmp);
 
-describe.skipIf(!existsSync(path.join(REPO_ROOT, 'dist', 'src', 'cli', 'main.js')))('CLI conventions', () => {
+describe.skipIf(!HAS_BUILT_CLI)('CLI conventions', () => {
   it('refs: --dialogues and the old --input read the same dialogues', () => {
     const now = todeval('refs', '--dialogues', DIALOGUES, '--schema', SCHEMA);
     const old = todeval('refs', '--input', DIALOGUES, '--schema', SCHEMA);

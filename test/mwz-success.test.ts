@@ -123,30 +123,16 @@ describe.skipIf(!hasShared('data', 'multiwoz', 'convlab_mwz21_test.json'))('pape
   });
 
   it('reduced search (optimistic) finds a named venue despite a wrong price constraint', () => {
-    const outcome = dialogueSuccess(
-      goal,
-      {
-        responses: ['i recommend NAME.'],
-        states: [{ restaurant: { name: 'charlie chan', pricerange: 'expensive' } }],
-        activeDomains: [['restaurant']],
-        bookedDomains: [[]],
-      },
-      db,
-      OPTIMISTIC,
-    );
+    const prediction = {
+      responses: ['i recommend NAME.'],
+      states: [{ restaurant: { name: 'charlie chan', pricerange: 'expensive' } }],
+      activeDomains: [['restaurant']],
+      bookedDomains: [[]],
+    };
+    const outcome = dialogueSuccess(goal, prediction, db, OPTIMISTIC);
     expect(outcome.offered.restaurant).toEqual(['19212']); // charlie chan's row in restaurant_db.json
     expect(outcome.match.restaurant).toBe(true);
-    const strict = dialogueSuccess(
-      goal,
-      {
-        responses: ['i recommend NAME.'],
-        states: [{ restaurant: { name: 'charlie chan', pricerange: 'expensive' } }],
-        activeDomains: [['restaurant']],
-        bookedDomains: [[]],
-      },
-      db,
-      STANDARD,
-    );
+    const strict = dialogueSuccess(goal, prediction, db, STANDARD);
     expect(strict.offered.restaurant).toEqual([]);
     expect(strict.match.restaurant).toBe(false);
   });

@@ -1,15 +1,8 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { cudaProviderInstalled } from '../src/nli/session.js';
-import { hasShared, REPO_ROOT } from './helpers/shared.js';
+import { runCli as run } from './helpers/cli.js';
+import { hasShared } from './helpers/shared.js';
 import { getSensitiveTinyModelDir } from './nli-fixtures.js';
-
-const run = (args: string[], env: NodeJS.ProcessEnv = {}) =>
-  promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env } }).then(
-    (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
-    (e: { code: number; stdout: string; stderr: string }) => e,
-  );
 
 describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('todeval nli', () => {
   it('prints the three probabilities and the argmax label as JSON', async () => {

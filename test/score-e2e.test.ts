@@ -1,20 +1,13 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { hasShared, REPO_ROOT, SHARED_DATA } from './helpers/shared.js';
+import { runCli as run } from './helpers/cli.js';
+import { hasShared, SHARED_DATA } from './helpers/shared.js';
 import { getSensitiveTinyModelDir } from './nli-fixtures.js';
 
 // The real path: CLI -> adapters -> rules -> ONNX runner, with a tiny random RoBERTa whose weights
 // are large enough that labels vary (labels are arbitrary, so we assert structure and consistency).
-const run = (args: string[]) =>
-  promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: REPO_ROOT, maxBuffer: 1 << 26 }).then(
-    (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
-    (e: { code: number; stdout: string; stderr: string }) => e,
-  );
-
 // dialogues_017 starts with a Services_1 + Messaging_1 + Alarm_1 dialogue: seen and unseen turns.
 const DIALOGUES = path.join(SHARED_DATA, 'sgd', 'test', 'dialogues_017.json');
 const LIMIT = 24;

@@ -1,20 +1,15 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { loadDataset } from '../src/adapters/load.js';
 import { loadCanonicalMap } from '../src/metrics/canonical-map.js';
 import { computeSer, canonicalMapSlot } from '../src/metrics/ser.js';
 import { loadSchemaFile } from '../src/schema/schema-index.js';
-import { hasShared, REPO_ROOT, SHARED_DATA } from './helpers/shared.js';
+import { runCli } from './helpers/cli.js';
+import { hasShared, SHARED_DATA } from './helpers/shared.js';
 
-const cli = (...args: string[]) =>
-  promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: REPO_ROOT, maxBuffer: 1 << 26 }).then(
-    (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
-    (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
-  );
+const cli = (...args: string[]) => runCli(args);
 
 const tmp = (): string => mkdtempSync(path.join(tmpdir(), 'todeval-ser-'));
 
