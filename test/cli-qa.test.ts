@@ -246,6 +246,20 @@ describe('data pull writes where the other commands look', () => {
   });
 });
 
+describe.skipIf(!hasShared('data', 'multiwoz', 'predictions', 'damd.json'))('evaluate input: domain names', () => {
+  it('an unknown domain in active_domains or state names the turn (was: silently ignored by the metrics)', async () => {
+    const all = JSON.parse(readFileSync(path.join(SHARED_DATA, 'multiwoz', 'predictions', 'augpt.json'), 'utf8')) as Record<string, { active_domains?: string[]; state?: object }[]>;
+    const [id, turns] = Object.entries(all)[0];
+    const dir = tmp();
+    const typo = path.join(dir, 'typo.json');
+    writeFileSync(typo, JSON.stringify({ [id]: turns.map((t, i) => (i === 1 ? { ...t, active_domains: ['hotels'] } : t)) }));
+    expectOneLineError(await cli(['evaluate', '-i', typo, '-s', '--data-dir', SHARED_DATA]), typo, `${id}/turn 1`, '"hotels"');
+    const state = path.join(dir, 'state.json');
+    writeFileSync(state, JSON.stringify({ [id]: turns.map((t, i) => (i === 0 ? { ...t, state: { resturant: { food: 'thai' } } } : t)) }));
+    expectOneLineError(await cli(['evaluate', '-i', state, '--dst', '--data-dir', SHARED_DATA]), state, `${id}/turn 0`, '"resturant"');
+  });
+});
+
 describe.skipIf(!hasShared('data', 'multiwoz', 'predictions', 'damd.json'))('evaluate tables', () => {
   it('list `total` after the domains (was: sorted in among them, between taxi and train)', async () => {
     const all = JSON.parse(readFileSync(path.join(SHARED_DATA, 'multiwoz', 'predictions', 'damd.json'), 'utf8')) as Record<string, unknown>;

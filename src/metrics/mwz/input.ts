@@ -27,6 +27,18 @@ export interface ValidateOptions {
   skipInvalid?: boolean;
 }
 
+/**
+ * MultiWOZ domain names (bus has a belief state in 2.1 but no database). Any other name is a typo
+ * ("hotels") that the metrics would silently ignore, so it is refused.
+ */
+export const MWZ_DOMAINS = ['attraction', 'bus', 'hospital', 'hotel', 'police', 'restaurant', 'taxi', 'train'];
+
+function checkDomain(domain: string, field: string, file: string | undefined, where: string): void {
+  if (!MWZ_DOMAINS.includes(domain.toLowerCase())) {
+    throw new InputError(`${field}: unknown domain "${domain}" (MultiWOZ domains: ${MWZ_DOMAINS.join(', ')})`, { file, where });
+  }
+}
+
 function checkTurn(raw: unknown, file: string | undefined, where: string): MwzInputTurn {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw new InputError('a turn must be an object with a "response" string', { file, where });
@@ -49,6 +61,7 @@ function checkTurn(raw: unknown, file: string | undefined, where: string): MwzIn
       if (typeof slots !== 'object' || slots === null || Array.isArray(slots)) {
         throw new InputError(`"state.${domain}" must be an object {slot: value}`, { file, where });
       }
+      checkDomain(domain, '"state"', file, where);
       const d: Record<string, string> = {};
       for (const [slot, value] of Object.entries(slots as Record<string, unknown>)) {
         // numbers (e.g. stars: 4) are accepted as their string form, as the database stores them
@@ -64,6 +77,7 @@ function checkTurn(raw: unknown, file: string | undefined, where: string): MwzIn
     if (!Array.isArray(t.active_domains) || !t.active_domains.every((d) => typeof d === 'string')) {
       throw new InputError('"active_domains" must be a list of domain names', { file, where });
     }
+    for (const d of t.active_domains as string[]) checkDomain(d, '"active_domains"', file, where);
     turn.active_domains = (t.active_domains as string[]).map((d) => d.toLowerCase());
   }
   return turn;
