@@ -180,13 +180,13 @@ function main(): void {
   mkdirSync(outDir, { recursive: true });
 
   const model = pickModel();
-  const own = ['--dataset', 'sgd', '--input', DIALOGUES, '--schema', SCHEMA];
+  const own = ['--dataset', 'sgd', '--dialogues', DIALOGUES, '--schema', SCHEMA];
 
   if (model.kind === 'none') {
     noModelNotice(model.looked);
     process.stdout.write('\nRunning what needs no model: the references SGSAcc would check, and the slot error rate.\n');
     todeval('refs', ...own, '--summary');
-    todeval('ser', ...own, '--predictions', PREDICTIONS, '--json', out('ser.json'));
+    todeval('ser', ...own, '--predictions', PREDICTIONS, '-o', out('ser.json'));
     noModelNotice(model.looked);
     return;
   }
@@ -199,15 +199,15 @@ function main(): void {
 
   process.stdout.write('\n# 1. SGSAcc of a system (its outputs in predictions.jsonl); references are stored for reuse\n');
   todeval('score', ...own, '--predictions', PREDICTIONS, ...model.args,
-    '--json', out('score.json'), '--out', out('turns.jsonl'), '--references', out('references.jsonl'));
+    '-o', out('score.json'), '--out', out('turns.jsonl'), '--references', out('references.jsonl'));
   process.stdout.write('\n# 2. SGSAcc of the ground truth, reusing the stored references\n');
   todeval('score', ...own, ...model.args,
-    '--json', out('score-ground-truth.json'), '--out', out('turns-ground-truth.jsonl'), '--references', out('references.jsonl'));
+    '-o', out('score-ground-truth.json'), '--out', out('turns-ground-truth.jsonl'), '--references', out('references.jsonl'));
   process.stdout.write('\n# 3. Rerank candidates of three systems by how many dialogue actions each realises\n');
   todeval('rerank', '--input', RERANK, '--dataset', 'sgd', '--dialogues', DIALOGUES, '--schema', SCHEMA, ...model.args,
-    '--out', out('rerank.jsonl'), '--json', out('rerank.json'));
+    '--out', out('rerank.jsonl'), '-o', out('rerank.json'));
   process.stdout.write('\n# 4. Slot error rate of the same system (string matching, no model)\n');
-  todeval('ser', ...own, '--predictions', PREDICTIONS, '--json', out('ser.json'));
+  todeval('ser', ...own, '--predictions', PREDICTIONS, '-o', out('ser.json'));
 
   const files = readdirSync(outDir).sort().join(', ');
   process.stdout.write(`\nDone in ${((performance.now() - started) / 1000).toFixed(1)} s. Outputs in ${outDir}/: ${files}\n`);
