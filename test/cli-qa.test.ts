@@ -7,6 +7,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { positiveInt } from '../src/cli/options.js';
+import { loadPredictions } from '../src/metrics/predictions.js';
 import { PairCache } from '../src/nli/pair-cache.js';
 import { progressBar } from '../src/report/progress.js';
 import { InputError } from '../src/util/errors.js';
@@ -215,6 +216,16 @@ describe('UTF-8 files saved with a byte-order mark', () => {
     const preds = bom('preds.jsonl', ids.map((id) => JSON.stringify({ id, utterance: 'Sure.' })).join('\n'));
     const withPreds = await cli(['ser', '--dataset', 'sgd', '--dialogues', dialogues, '--schema', schema, '--predictions', preds]);
     expect(withPreds.code).toBe(0);
+  });
+});
+
+describe('predictions in the wrong layout', () => {
+  it("mwzeval's dialogue -> turns file given to ser gets a pointer to evaluate (was: \"must be array\")", () => {
+    const file = path.join(tmp(), 'mwzeval.json');
+    writeFileSync(file, JSON.stringify({ sng0073: [{ response: 'hello' }] }));
+    expect(() => loadPredictions(file)).toThrow(/"sng0073" maps to a list: this looks like mwzeval's format .*todeval evaluate/);
+    writeFileSync(file, JSON.stringify({ 'd/1': 'fine', 'd/3': 3 }));
+    expect(() => loadPredictions(file)).toThrow('"d/3" must map to an utterance string');
   });
 });
 

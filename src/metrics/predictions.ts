@@ -45,6 +45,24 @@ function describeAjvError(errors: ErrorObject[] | null | undefined): string {
   return `${at}${e.message ?? 'is invalid'} (schemas/predictions.schema.json)`;
 }
 
+/**
+ * Why an object is not an id -> utterance map. ajv's first oneOf error ("must be array") names the
+ * other branch; the common slip is mwzeval's dialogue -> [turns] file, which gets its own hint.
+ */
+function describeObjectError(parsed: unknown, errors: ErrorObject[] | null | undefined): string {
+  if (typeof parsed !== 'object' || parsed === null) return describeAjvError(errors);
+  const bad = Object.entries(parsed as Record<string, unknown>).find(([, v]) => typeof v !== 'string');
+  if (!bad) return describeAjvError(errors);
+  const [key, value] = bad;
+  if (Array.isArray(value)) {
+    return (
+      `"${key}" maps to a list: this looks like mwzeval's format (dialogue id -> turns); ` +
+      'use `todeval evaluate -i FILE --sgsacc`, or give one {"id": "<dialogue>/<turn>", "utterance"} per turn'
+    );
+  }
+  return `"${key}" must map to an utterance string (schemas/predictions.schema.json)`;
+}
+
 /** A JSON object that is itself one record: a one-line JSONL file, not an id -> utterance map. */
 function looksLikeRecord(v: unknown): boolean {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && 'id' in v && 'utterance' in v;
@@ -91,7 +109,7 @@ export function loadPredictions(file: string, opts: { skipInvalid?: boolean } = 
   }
 
   if (wholeParsed && !looksLikeRecord(parsed)) {
-    if (!whole(parsed)) throw new InputError(describeAjvError(whole.errors), { file });
+    if (!whole(parsed)) throw new InputError(describeObjectError(parsed, whole.errors), { file });
     for (const [id, utterance] of Object.entries(parsed as Record<string, string>)) byId.set(id, utterance);
     return { file, format: 'json-object', byId, invalid };
   }
