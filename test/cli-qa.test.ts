@@ -1,7 +1,7 @@
 // Regression tests for defects found by using every command as a demanding user would: each case
 // failed (wrong exit code, stack-trace-ish message, or an unresumable file) before its fix.
 import { execFile } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -372,6 +372,22 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
         expect(ok.stdout).toContain('|missingPredictions:1|');
         expect(ok.stderr).toContain('1 prediction ids match no turn');
       }
+    }, 60_000);
+
+    it.skipIf(!existsSync('/usr/bin/script'))('on a terminal, the resume notice comes before the progress bar, not into its line', async () => {
+      const out = path.join(tmp(), 'turns.jsonl');
+      const base = ['score', '--dataset', 'sgd', '--data-dir', SHARED_DATA, '--chunk', '4', '--out', out, '--model', model, '--device', 'cpu'];
+      expect((await cli([...base, '--limit', '4'])).code).toBe(0);
+      // util-linux `script` gives the command a pseudo-terminal, so stderr.isTTY is true
+      const log = path.join(tmp(), 'tty.log');
+      const quoted = [process.execPath, '--import', 'tsx', 'src/cli/main.ts', ...base, '--limit', '8'].map((a) => `'${a}'`).join(' ');
+      await promisify(execFile)('/usr/bin/script', ['-qec', `${quoted} > /dev/null`, log], { cwd: REPO_ROOT });
+      const tty = readFileSync(log, 'utf8');
+      const notice = tty.indexOf('resuming');
+      const barStart = tty.indexOf('\x1b[?7l');
+      expect(notice).toBeGreaterThan(-1);
+      expect(barStart).toBeGreaterThan(notice);
+      expect(tty.indexOf('\x1b[?7h')).toBeGreaterThan(barStart);
     }, 60_000);
 
     it('a torn --out is resumed, and resumed again', async () => {

@@ -97,8 +97,7 @@ async function runScore(flags: ScoreFlags): Promise<void> {
     const secs = Math.max(0.001, (Date.now() - started) / 1000);
     bar.update(turnsDone ?? (bar as unknown as { value: number }).value, { pairs: issued, rate: (issued / secs).toFixed(1) });
   };
-  bar?.start(turns.length, 0, { pairs: 0, rate: '0.0' });
-  const ticker = bar ? setInterval(() => updateBar(), 1000) : undefined;
+  let ticker: NodeJS.Timeout | undefined;
 
   try {
     const options = { validation: flags.validation, context: flags.context };
@@ -120,6 +119,9 @@ async function runScore(flags: ScoreFlags): Promise<void> {
     const results = flags.out ? RecordStore.open<TurnScore>(flags.out, 'todeval-sgsacc-turns', turnsSig) : undefined;
     const resumed = results ? turns.filter((t) => results.done.has(t.id)).length : 0;
     if (resumed > 0) process.stderr.write(`todeval: resuming ${flags.out}: ${resumed} of ${turns.length} turns already scored\n`);
+    // Started only now: a notice or a refused store above would otherwise print into the bar's line.
+    bar?.start(turns.length, resumed, { pairs: 0, rate: '0.0' });
+    ticker = bar ? setInterval(() => updateBar(), 1000) : undefined;
 
     const run = await runSgsacc(sgsTurns, utterances, {
       ...options,
