@@ -295,6 +295,17 @@ describe('a hub model that is not downloaded', () => {
   });
 });
 
+describe.skipIf(!hasShared('data', 'multiwoz', 'convlab_mwz21_test.json'))('MultiWOZ ConvLab acts', () => {
+  it('a system act MultiWOZ does not have names file and turn (was: counted under "no rule", exit 0)', async () => {
+    const all = JSON.parse(readFileSync(path.join(SHARED_DATA, 'multiwoz', 'convlab_mwz21_test.json'), 'utf8')) as Record<string, { log: { dialog_act: object }[] }>;
+    const [id, dialogue] = Object.entries(all)[0];
+    dialogue.log[1].dialog_act = { 'Hotel-Infrom': [['Name', 'x']] };
+    const file = path.join(tmp(), 'test.json');
+    writeFileSync(file, JSON.stringify({ [id]: dialogue }));
+    expectOneLineError(await cli(['refs', '--dataset', 'multiwoz', '--dialogues', file, '--summary']), file, `${id}/1`, 'unknown MultiWOZ system act "Infrom"');
+  });
+});
+
 describe('a base URL that is not http(s) is reported as that setting', () => {
   it('data pull --mirror that is not a URL', async () => {
     const r = await cli(['data', 'pull', '--only', 'gcdf1', '--data-dir', tmp(), '--mirror', 'notaurl']);

@@ -19,6 +19,17 @@ export interface ConvlabDialogue {
 
 const BOOKING = 'booking';
 
+/**
+ * The system acts of MultiWOZ (ConvLab 2.1 and 2.2 dialog_acts), compared case-insensitively.
+ * Anything else is a typo or another dataset's act: left through, it would get no reference and
+ * silently drop out of every score.
+ */
+export const MULTIWOZ_SYSTEM_ACTS = [
+  'Inform', 'Request', 'Recommend', 'Select', 'NoOffer', 'Book', 'NoBook', 'OfferBook', 'OfferBooked',
+  'bye', 'greet', 'reqmore', 'welcome',
+];
+const KNOWN_ACTS = new Set(MULTIWOZ_SYSTEM_ACTS.map((a) => a.toLowerCase()));
+
 function checkConvlabShape(raw: unknown, file: string): Record<string, ConvlabDialogue> {
   if (Array.isArray(raw)) {
     throw new InputError(
@@ -128,6 +139,9 @@ export function multiwozSystemTurn(
     }
     let domain = key.slice(0, dash).toLowerCase();
     const act = key.slice(dash + 1);
+    if (!KNOWN_ACTS.has(act.toLowerCase())) {
+      throw new InputError(`unknown MultiWOZ system act "${act}" in "${key}" (MultiWOZ has ${MULTIWOZ_SYSTEM_ACTS.join(', ')})`, { file, where });
+    }
     if (domain === BOOKING) {
       const resolved = bookingDomain(d.log, ti, d.goal);
       if (!resolved) throw new InputError(`cannot tell which domain "${key}" books`, { file, where });
