@@ -195,6 +195,15 @@ describe.skipIf(!hasShared('data', 'sgd', 'test', 'schema.json'))('generic JSONL
     expect(r.stderr).toContain(`${file}: line 3 (d1/1): duplicate turn id "d1/1" (first on line 1)`);
     expect(r.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { id: string }).id)).toEqual(['d1/1', 'd1/5']);
   });
+
+  it('an act neither SGD nor MultiWOZ has is invalid (was: kept with no rule and no reference)', async () => {
+    const file = path.join(tmp(), 'turns.jsonl');
+    const turn = (id: string, act: string) =>
+      JSON.stringify({ id, service: 'Restaurants_2', actions: [{ act, slot: 'location', values: ['San Jose'] }], utterance: 'In San Jose.' });
+    writeFileSync(file, `${turn('d1/1', 'INFORM')}\n${turn('d1/3', 'INFROM')}\n`);
+    const args = ['refs', '--dataset', 'generic', '--dialogues', file, '--schema', path.join(SHARED_DATA, 'sgd', 'test', 'schema.json')];
+    expectOneLineError(await cli(args), file, 'line 2 (d1/3)', 'unknown act "INFROM"');
+  });
 });
 
 describe('UTF-8 files saved with a byte-order mark', () => {

@@ -5,7 +5,13 @@ import { readJsonlFile } from '../util/json-file.js';
 import { readPackageJson } from '../util/package-file.js';
 import type { InvalidCollector } from './collect.js';
 import type { DialogueAction, Turn } from './types.js';
+import { MULTIWOZ_SYSTEM_ACTS } from './multiwoz.js';
+import { SGD_SYSTEM_ACTS } from './sgd.js';
 import { checkActionAgainstSchema } from './validate.js';
+
+/** The acts the rules phrase: SGD's and MultiWOZ's system acts (MultiWOZ's case-insensitively). */
+const KNOWN_ACTS = new Set([...SGD_SYSTEM_ACTS, ...MULTIWOZ_SYSTEM_ACTS.map((a) => a.toLowerCase())]);
+const isKnownAct = (act: string): boolean => SGD_SYSTEM_ACTS.has(act) || KNOWN_ACTS.has(act.toLowerCase());
 
 interface GenericRecord {
   id: string;
@@ -54,6 +60,10 @@ export function readGenericTurns(file: string, schema: SchemaIndex, collector: I
       const first = firstLineOf.get(value.id);
       if (first !== undefined) throw new InputError(`duplicate turn id "${value.id}" (first on line ${first})`, { file, where });
       firstLineOf.set(value.id, line);
+      const unknownAct = value.actions.find((a) => !isKnownAct(a.act));
+      if (unknownAct) {
+        throw new InputError(`unknown act "${unknownAct.act}" (the rules phrase SGD's and MultiWOZ's system acts)`, { file, where });
+      }
       const actions: DialogueAction[] = value.actions.map((a) => {
         const action: DialogueAction = { service: a.service ?? value.service, act: a.act, slot: a.slot ?? '', values: a.values ?? [] };
         if (a.intent) action.intent = a.intent;
