@@ -2,10 +2,11 @@
 // failed (wrong exit code, stack-trace-ish message, or an unresumable file) before its fix.
 import { execFile } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { threadCount } from '../src/cli/nli-options.js';
 import { positiveInt } from '../src/cli/options.js';
 import { loadPredictions } from '../src/metrics/predictions.js';
 import { PairCache } from '../src/nli/pair-cache.js';
@@ -71,6 +72,16 @@ describe('progress bar and Ctrl-C', () => {
 describe('count flags take decimal digits only', () => {
   it.each(['0x10', '1e3', ' 7', '99999999999999999999'])('--limit %j is refused (was: read as a number)', (v) => {
     expect(() => positiveInt('--limit')(v)).toThrow('--limit must be a positive integer');
+  });
+});
+
+describe('--threads is at most the CPU cores', () => {
+  it('a slip like 100000 is refused at once (was: minutes creating threads, no output)', () => {
+    const cores = availableParallelism();
+    expect(threadCount(String(cores))).toBe(cores);
+    expect(() => threadCount(String(cores + 1))).toThrow(`--threads must be at most ${cores}`);
+    expect(() => threadCount('100000')).toThrow('--threads must be at most');
+    expect(() => threadCount('0')).toThrow('--threads must be a positive integer');
   });
 });
 

@@ -1,4 +1,5 @@
-import { Option, type Command } from 'commander';
+import { availableParallelism } from 'node:os';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { parseDtype, type NliDtype } from '../nli/model-store.js';
 import type { NliRunnerOptions } from '../nli/runner.js';
 import type { NliDevice } from '../nli/session.js';
@@ -15,12 +16,23 @@ export interface NliCliFlags {
   cache?: string;
 }
 
+/**
+ * --threads: a count no larger than the machine's cores. More intra-op threads than cores never
+ * helps, and a slip like 100000 made onnxruntime spend minutes creating threads before any output.
+ */
+export function threadCount(v: string): number {
+  const n = positiveInt('--threads')(v);
+  const cores = availableParallelism();
+  if (n > cores) throw new InvalidArgumentError(`--threads must be at most ${cores}, the CPU cores of this machine`);
+  return n;
+}
+
 export function addNliOptions(cmd: Command): Command {
   return cmd
     .option('--model <id|dir>', 'NLI model: hub id or local directory with model.onnx (default $TODEVAL_MODEL, else Xenova/roberta-large-mnli)')
     .addOption(new Option('--device <device>', 'where the model runs (auto: CUDA when its provider loads, else CPU)').choices(['auto', 'cpu', 'cuda']).default('auto'))
     .addOption(new Option('--dtype <dtype>', 'model weights to use').choices(['fp32', 'fp16', 'q8']))
-    .option('--threads <n>', 'intra-op CPU threads (default: all cores)', positiveInt('--threads'))
+    .option('--threads <n>', `intra-op CPU threads, at most the CPU cores (${availableParallelism()} here; default: all)`, threadCount)
     .option('--batch-tokens <n>', 'padded tokens per forward pass', positiveInt('--batch-tokens'))
     .option('--batch-size <n>', 'pairs per forward pass at most', positiveInt('--batch-size'))
     .option('--cache <file>', 'persist NLI results to this JSON-lines file and reuse them');
