@@ -249,6 +249,22 @@ describe('predictions in the wrong layout', () => {
   });
 });
 
+describe('nothing to evaluate is an error, not a score over nothing', () => {
+  it('SGD speakers spelt "system"/"user": each turn is named, and an empty result exits 2 (was: "SER 0.00% ... 0 system turns", exit 0)', async () => {
+    const mini = path.join(REPO_ROOT, 'examples', 'sgd-mini');
+    const dialogues = JSON.parse(readFileSync(path.join(mini, 'dialogues.json'), 'utf8')) as { turns: { speaker: string }[] }[];
+    for (const d of dialogues) for (const t of d.turns) t.speaker = t.speaker.toLowerCase();
+    const file = path.join(tmp(), 'dialogues.json');
+    writeFileSync(file, JSON.stringify(dialogues));
+    const args = ['ser', '--dataset', 'sgd', '--dialogues', file, '--schema', path.join(mini, 'schema.json')];
+    expectOneLineError(await cli(args), file, 'mini_001/0', 'speaker must be "USER" or "SYSTEM", got "user"');
+    const skipped = await cli([...args, '--skip-invalid']);
+    expect(skipped.code).toBe(2);
+    expect(skipped.stdout).toBe('');
+    expect(skipped.stderr.trim().split('\n').at(-1)).toMatch(/nothing to evaluate: all \d+ invalid items were skipped$/);
+  });
+});
+
 describe('SGD folders', () => {
   it('a dialogue id in two files is invalid (was: its turns counted twice)', async () => {
     const mini = path.join(REPO_ROOT, 'examples', 'sgd-mini');

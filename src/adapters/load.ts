@@ -41,7 +41,21 @@ function needDataDir(opts: LoadDatasetOptions): string {
 
 export const MULTIWOZ_CONVLAB_TEST = 'convlab_mwz21_test.json';
 
+/**
+ * The dataset's system turns. None at all is an error rather than a score over nothing: a file
+ * whose speakers are spelt differently, or where every item was skipped, would otherwise print
+ * "SER 0.00%" and exit 0.
+ */
 export function loadDataset(opts: LoadDatasetOptions): LoadedDataset {
+  const loaded = readDataset(opts);
+  if (loaded.turns.length === 0) {
+    const why = loaded.invalid.length > 0 ? `all ${loaded.invalid.length} invalid items were skipped` : 'no system turns found';
+    throw new InputError(`nothing to evaluate: ${why}`, { file: opts.input ?? loaded.source });
+  }
+  return loaded;
+}
+
+function readDataset(opts: LoadDatasetOptions): LoadedDataset {
   const split = opts.split ?? 'test';
   const collector = new InvalidCollector(opts.skipInvalid === true);
   switch (opts.dataset) {

@@ -111,7 +111,14 @@ export function readSgdTurns(files: string[], schema: SchemaIndex, collector: In
       fileOf.set(d.dialogue_id, file);
       for (let ti = 0; ti < d.turns.length; ti++) {
         const t = d.turns[ti];
-        if (t?.speaker !== 'SYSTEM') continue;
+        if (t?.speaker === 'USER') continue;
+        if (t?.speaker !== 'SYSTEM') {
+          // "system" or a missing speaker would drop the turn without a word
+          collector.guard(() => {
+            throw new InputError(`speaker must be "USER" or "SYSTEM", got ${JSON.stringify(t?.speaker)}`, { file, where: turnId(d.dialogue_id, ti) });
+          });
+          continue;
+        }
         if (limit !== undefined && turns.length >= limit) return turns;
         const where = turnId(d.dialogue_id, ti);
         const turn = collector.guard(() => sgdSystemTurn(d, ti, schema, file, where));
