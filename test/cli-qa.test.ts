@@ -265,6 +265,20 @@ describe('nothing to evaluate is an error, not a score over nothing', () => {
   });
 });
 
+describe('empty inputs to gcdf1 and rerank', () => {
+  it('gcdf1 over no dialogues exits 2 (was: an empty table, exit 0)', async () => {
+    const dir = tmp();
+    writeFileSync(path.join(dir, 'dialogues_001.json'), '[]');
+    expectOneLineError(await cli(['gcdf1', '-d', dir, '--no-canonical-map']), dir, 'nothing to evaluate: no dialogues in the files');
+  });
+
+  it('rerank over no items exits 2 (was: "rerank: 0 items", exit 0)', async () => {
+    const file = path.join(tmp(), 'items.jsonl');
+    writeFileSync(file, '\n');
+    expectOneLineError(await cli(['rerank', '-i', file, '--model', '/nonexistent']), file, 'nothing to rerank: no items in the file');
+  });
+});
+
 describe('SGD folders', () => {
   it('a dialogue id in two files is invalid (was: its turns counted twice)', async () => {
     const mini = path.join(REPO_ROOT, 'examples', 'sgd-mini');

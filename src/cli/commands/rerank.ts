@@ -74,6 +74,10 @@ async function runRerank(flags: RerankFlags): Promise<void> {
     }
   }
   reportSkipped('item', invalid);
+  if (items.length === 0) {
+    const why = invalid.length > 0 ? `all ${invalid.length} invalid items were skipped` : 'no items in the file';
+    throw new InputError(`nothing to rerank: ${why}`, { file: flags.input });
+  }
 
   const systemOrder = flags.systems?.split(',').map((s) => s.trim()).filter(Boolean);
   // A misspelt name would silently leave the tie-break to item order while the signature claims it.

@@ -160,5 +160,10 @@ export function loadDialogues(dir: string, skipInvalid = false): LoadedDialogues
       }
     });
   }
+  if (byId.size === 0) {
+    // An empty table with exit 0 would read as a result.
+    const why = invalid.length > 0 ? `all ${invalid.length} invalid dialogues were skipped` : 'no dialogues in the files';
+    throw new InputError(`nothing to evaluate: ${why}`, { file: dir });
+  }
   return { dialogues: [...byId.values()], files, invalid, digest: hash.digest('hex').slice(0, 16) };
 }
