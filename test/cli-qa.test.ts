@@ -279,6 +279,17 @@ describe('empty inputs to gcdf1 and rerank', () => {
   });
 });
 
+describe('SGD dialogue shape', () => {
+  it('a dialogue whose turns are not a list is named by its id (was: "dialogue #0 ... without dialogue_id/turns")', async () => {
+    const mini = path.join(REPO_ROOT, 'examples', 'sgd-mini');
+    const dialogues = JSON.parse(readFileSync(path.join(mini, 'dialogues.json'), 'utf8')) as { turns: unknown }[];
+    dialogues[0].turns = 'oops';
+    const file = path.join(tmp(), 'dialogues.json');
+    writeFileSync(file, JSON.stringify(dialogues));
+    expectOneLineError(await cli(['refs', '--dialogues', file, '--schema', path.join(mini, 'schema.json')]), `${file}: mini_001: `, '"turns" must be a list');
+  });
+});
+
 describe('SGD folders', () => {
   it('a dialogue id in two files is invalid (was: its turns counted twice)', async () => {
     const mini = path.join(REPO_ROOT, 'examples', 'sgd-mini');

@@ -93,11 +93,15 @@ export function readSgdTurns(files: string[], schema: SchemaIndex, collector: In
       if (limit !== undefined && turns.length >= limit) return turns;
       const d = dialogues[di];
       if (!d || typeof d.dialogue_id !== 'string' || !Array.isArray(d.turns)) {
+        // Name the dialogue by its id when it has one, and say which of the two is wrong.
+        const hasId = typeof d?.dialogue_id === 'string';
         collector.guard(() => {
-          throw new InputError('wrong dataset format: dialogue without dialogue_id/turns (not SGD format)', {
-            file,
-            where: `dialogue #${di}`,
-          });
+          throw new InputError(
+            hasId
+              ? 'wrong dataset format: "turns" must be a list (not SGD format)'
+              : 'wrong dataset format: dialogue without a string "dialogue_id" (not SGD format)',
+            { file, where: hasId ? d.dialogue_id : `dialogue #${di}` },
+          );
         });
         continue;
       }
