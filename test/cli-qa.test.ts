@@ -168,6 +168,14 @@ describe('system errors become one line naming the path', () => {
     expect(r.stderr).not.toContain('set --data-dir');
   });
 
+  it('a folder given as a JSON file says so in words (was: "cannot read file (EISDIR)")', async () => {
+    const dir = tmp();
+    const mini = path.join(REPO_ROOT, 'examples', 'sgd-mini');
+    expectOneLineError(await cli(['refs', '--dialogues', path.join(mini, 'dialogues.json'), '--schema', dir]), `${dir}: cannot read file: is a directory, expected a file`);
+    const ser = ['ser', '--dataset', 'sgd', '--dialogues', path.join(mini, 'dialogues.json'), '--schema', path.join(mini, 'schema.json')];
+    expectOneLineError(await cli([...ser, '--predictions', dir]), `${dir}: cannot read predictions: is a directory, expected a file`);
+  });
+
   it('models list --cache-dir given a file', async () => {
     const file = path.join(tmp(), 'cache');
     writeFileSync(file, '');

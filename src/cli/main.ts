@@ -1,6 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { TODEVAL_VERSION } from '../version.js';
-import { isInputError } from '../util/errors.js';
+import { describeErrno, isInputError } from '../util/errors.js';
 import { commands } from './commands/index.js';
 
 // `todeval refs | head` closes our stdout early: that is the reader's choice, not an error.
@@ -19,16 +19,6 @@ program
 
 for (const register of commands) register(program);
 
-const ERRNO_WORDS: Record<string, string> = {
-  ENOENT: 'no such file or directory',
-  ENOTDIR: 'not a directory',
-  EISDIR: 'is a directory, expected a file',
-  EACCES: 'permission denied',
-  EPERM: 'operation not permitted',
-  ENOSPC: 'no space left on device',
-  EROFS: 'read-only file system',
-};
-
 /**
  * A file-system failure on a path the user named (a file where a folder was expected, say) is bad
  * input like any other: name the path and the reason instead of Node's `ENOTDIR: ..., scandir` text.
@@ -36,7 +26,7 @@ const ERRNO_WORDS: Record<string, string> = {
 function systemErrorLine(e: unknown): string | undefined {
   const err = e as NodeJS.ErrnoException;
   if (!(e instanceof Error) || typeof err.code !== 'string' || typeof err.path !== 'string') return undefined;
-  return `${err.path}: ${ERRNO_WORDS[err.code] ?? err.code}`;
+  return `${err.path}: ${describeErrno(err)}`;
 }
 
 function fail(message: string): never {

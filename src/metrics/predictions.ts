@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Ajv, type ValidateFunction, type ErrorObject } from 'ajv';
-import { InputError } from '../util/errors.js';
+import { describeErrno, InputError } from '../util/errors.js';
 import { stripBom } from '../util/json-file.js';
 import { readPackageJson } from '../util/package-file.js';
 
@@ -73,7 +73,7 @@ export function loadPredictions(file: string, opts: { skipInvalid?: boolean } = 
   try {
     text = stripBom(readFileSync(file, 'utf8'));
   } catch (e) {
-    throw new InputError(`cannot read predictions (${(e as NodeJS.ErrnoException).code ?? String(e)})`, { file });
+    throw new InputError(`cannot read predictions: ${describeErrno(e)}`, { file });
   }
   const invalid: InputError[] = [];
   const byId = new Map<string, string>();

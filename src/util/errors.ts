@@ -30,3 +30,20 @@ export class MissingResourceError extends InputError {
 export function isInputError(e: unknown): e is InputError {
   return e instanceof InputError;
 }
+
+const ERRNO_WORDS: Record<string, string> = {
+  ENOENT: 'no such file or directory',
+  ENOTDIR: 'not a directory',
+  EISDIR: 'is a directory, expected a file',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  ENOSPC: 'no space left on device',
+  EROFS: 'read-only file system',
+};
+
+/** A file-system error code in words ("EISDIR" -> "is a directory, expected a file"); unknown codes as they are. */
+export function describeErrno(e: unknown): string {
+  const code = (e as NodeJS.ErrnoException)?.code;
+  if (typeof code !== 'string') return String((e as Error)?.message ?? e);
+  return ERRNO_WORDS[code] ?? code;
+}

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { InputError } from './errors.js';
+import { describeErrno, InputError } from './errors.js';
 
 /** Read and parse a JSON file, turning I/O and syntax failures into one-line InputErrors. */
 export function readJsonFile<T = unknown>(file: string): T {
@@ -7,7 +7,7 @@ export function readJsonFile<T = unknown>(file: string): T {
   try {
     text = stripBom(readFileSync(file, 'utf8'));
   } catch (e) {
-    throw new InputError(`cannot read file (${(e as NodeJS.ErrnoException).code ?? String(e)})`, { file });
+    throw new InputError(`cannot read file: ${describeErrno(e)}`, { file });
   }
   try {
     return JSON.parse(text) as T;
@@ -28,7 +28,7 @@ export function readJsonlFile<T = unknown>(
   try {
     text = stripBom(readFileSync(file, 'utf8'));
   } catch (e) {
-    throw new InputError(`cannot read file (${(e as NodeJS.ErrnoException).code ?? String(e)})`, { file });
+    throw new InputError(`cannot read file: ${describeErrno(e)}`, { file });
   }
   const out: { line: number; value: T }[] = [];
   const lines = text.split('\n');

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import yaml from 'js-yaml';
-import { InputError } from '../../util/errors.js';
+import { describeErrno, InputError } from '../../util/errors.js';
 
 /** The evaluator configuration, in the shape of the reference's multiwoz_user_evaluator.yaml. */
 export interface Gcdf1Config {
@@ -153,7 +153,7 @@ export function loadConfig(file?: string): Gcdf1Config {
     parsed = yaml.load(readFileSync(file, 'utf8'));
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
-    throw new InputError(err.code ? `cannot read file (${err.code})` : `not valid YAML (${err.message.split('\n')[0]})`, {
+    throw new InputError(err.code ? `cannot read file: ${describeErrno(err)}` : `not valid YAML (${err.message.split('\n')[0]})`, {
       file,
     });
   }
