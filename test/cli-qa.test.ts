@@ -470,6 +470,33 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
       expect(tty.indexOf('\x1b[?7h')).toBeGreaterThan(barStart);
     }, 60_000);
 
+    it('rerank --out resumes after a kill and refuses a file that is not its own (was: rewritten from scratch, even over the input)', async () => {
+      const dir = tmp();
+      const items = path.join(dir, 'items.jsonl');
+      const lines = Array.from({ length: 70 }, (_, i) =>
+        JSON.stringify({ id: `it${i}`, service: 'Restaurants_2', actions: [{ act: 'INFORM', slot: 'location', values: [`Town ${i % 7}`] }], candidates: [{ system: 'a', text: `It is in Town ${i % 5}.` }, { system: 'b', text: 'Hello.' }] }),
+      );
+      writeFileSync(items, lines.join('\n') + '\n');
+      const out = path.join(dir, 'out.jsonl');
+      const args = ['rerank', '-i', items, '--data-dir', SHARED_DATA, '--model', model, '--device', 'cpu', '--out', out];
+      const full = await cli(args);
+      expect(full.code).toBe(0);
+      const written = readFileSync(out, 'utf8');
+      const rows = written.trim().split('\n');
+      expect(rows).toHaveLength(71);
+      // killed after the first chunk of 64, mid-way through writing the next record
+      writeFileSync(out, `${rows.slice(0, 65).join('\n')}\n${rows[65].slice(0, 30)}`);
+      const resumed = await cli(args);
+      expect(resumed.code).toBe(0);
+      expect(resumed.stderr).toContain(`resuming ${out}: 64 of 70 items already reranked`);
+      expect(resumed.stdout).toBe(full.stdout);
+      expect(readFileSync(out, 'utf8')).toBe(written);
+      // --out naming the input itself (saved without a final newline): refused, input byte-for-byte intact
+      writeFileSync(items, lines.join('\n'));
+      expectOneLineError(await cli([...args.slice(0, -1), items]), items, 'not a todeval SGSAcc file');
+      expect(readFileSync(items, 'utf8')).toBe(lines.join('\n'));
+    }, 120_000);
+
     it('a torn --out is resumed, and resumed again', async () => {
       const out = path.join(tmp(), 'turns.jsonl');
       const args = ['score', '--dataset', 'sgd', '--data-dir', SHARED_DATA, '--limit', '12', '--chunk', '4', '--out', out, '--model', model, '--device', 'cpu'];

@@ -32,7 +32,7 @@ export class PairCache {
   }
 
   private load(file: string): void {
-    const lines = repairJsonlTail(file, readFileSync(file, 'utf8')).split('\n');
+    const lines = repairJsonlTail(file, readFileSync(file, 'utf8'), (r) => typeof r.m === 'string').split('\n');
     for (let i = 0; i < lines.length; i++) {
       const line = lines[i];
       if (line.trim() === '') continue;

@@ -6,15 +6,18 @@ import { appendFileSync, truncateSync } from 'node:fs';
  * either a complete record missing only its newline (kept: the newline is added) or a torn write
  * (cut off). Appending after a torn tail would glue the next record onto it: the record would be
  * lost and the file would be refused as corrupt on the following run.
- * Returns the file's text as it now stands. A file whose first line is not a JSON object is not
- * ours and is left alone.
+ * Returns the file's text as it now stands. A file whose first line is not a JSON object accepted
+ * by `isOurs` is left alone.
  */
-export function repairJsonlTail(file: string, text: string): string {
+export function repairJsonlTail(file: string, text: string, isOurs: (firstRecord: Record<string, unknown>) => boolean = () => true): string {
   if (text === '' || text.endsWith('\n')) return text;
-  // Touch only a file that starts like ours (a JSON object per line): a user's pretty-printed JSON
-  // given by mistake must be refused by the caller, not have its last line cut off.
+  // Touch only a file whose first line is one of our records: a user's file given by mistake (their
+  // pretty-printed JSON, their own JSONL) must be refused by the caller, not have a line cut off.
   const firstNewline = text.indexOf('\n');
-  if (firstNewline >= 0 ? !isJsonObject(text.slice(0, firstNewline)) : !text.trimStart().startsWith('{')) return text;
+  if (firstNewline >= 0) {
+    const first = jsonObject(text.slice(0, firstNewline));
+    if (!first || !isOurs(first)) return text;
+  } else if (!text.trimStart().startsWith('{')) return text;
   const keep = text.slice(0, text.lastIndexOf('\n') + 1);
   try {
     JSON.parse(text.slice(keep.length));
@@ -26,11 +29,11 @@ export function repairJsonlTail(file: string, text: string): string {
   return `${text}\n`;
 }
 
-function isJsonObject(line: string): boolean {
+function jsonObject(line: string): Record<string, unknown> | undefined {
   try {
     const v: unknown = JSON.parse(line);
-    return typeof v === 'object' && v !== null && !Array.isArray(v);
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
   } catch {
-    return false;
+    return undefined;
   }
 }

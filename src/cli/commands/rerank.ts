@@ -4,9 +4,10 @@ import type { DatasetName } from '../../adapters/load.js';
 import type { Turn } from '../../adapters/types.js';
 import { findDataDir } from '../../data/data-dir.js';
 import { loadSgsaccData } from '../../metrics/sgsacc/dataset.js';
+import { RecordStore } from '../../metrics/sgsacc/store.js';
 import { createNliRunner } from '../../nli/runner.js';
 import { progressBar } from '../../report/progress.js';
-import { formatSignature, makeSignature } from '../../report/signature.js';
+import { fileSignature, formatSignature, makeSignature } from '../../report/signature.js';
 import { readRerankInput, rerank, resolveRerankItem, type RerankItem, type RerankResult } from '../../rerank/index.js';
 import { InputError } from '../../util/errors.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
@@ -36,7 +37,7 @@ export function register(program: Command): void {
     skipInvalidHelp: 'list invalid items on stderr and go on',
     inputAlias: false, // --input names the items here
   })
-    .option('--out <file>', 'write per-item results as JSONL (first line: the signature)');
+    .option('--out <file>', 'per-item results (JSONL after a signature line), written as chunks finish; re-running resumes');
   addReportFileOption(cmd, 'write {signature, summary, items} as one JSON file')
     .option('--no-context', 'do not retry with context + slot description in the premise')
     .option('--systems <names>', 'comma-separated tie-break order of systems (default: order of each item\'s candidates)');
@@ -99,18 +100,27 @@ async function runRerank(flags: RerankFlags): Promise<void> {
       context: flags.context,
       systems: systemOrder?.join(',') ?? 'item-order',
     });
-    const results: RerankResult[] = [];
-    bar?.start(items.length, 0);
-    // Chunks of items so results stream to --out while a long input runs.
+    // --out is a resumable store, as score's: items already there (same configuration and input
+    // file) are kept, the rest are computed and appended in chunks while a long input runs. A file
+    // of another kind (the input itself, say) is refused rather than overwritten.
+    const store = flags.out
+      ? RecordStore.open<RerankResult>(flags.out, 'todeval-rerank', makeSignature({ ...signature, input: fileSignature(flags.input) }))
+      : undefined;
+    const todo = store ? items.filter((it) => !store.done.has(it.id)) : items;
+    if (store && todo.length < items.length) {
+      process.stderr.write(`todeval: resuming ${flags.out}: ${items.length - todo.length} of ${items.length} items already reranked\n`);
+    }
+    const computed = new Map<string, RerankResult>();
+    bar?.start(items.length, items.length - todo.length);
     const chunk = 64;
-    if (flags.out) writeFileSync(flags.out, JSON.stringify({ kind: 'todeval-rerank', signature }) + '\n');
-    for (let i = 0; i < items.length; i += chunk) {
-      const done = await rerank(items.slice(i, i + chunk), { scorer: runner, context: flags.context, systemOrder });
-      results.push(...done);
-      if (flags.out) writeFileSync(flags.out, done.map((r) => JSON.stringify(r)).join('\n') + '\n', { flag: 'a' });
-      bar?.update(results.length);
+    for (let i = 0; i < todo.length; i += chunk) {
+      const done = await rerank(todo.slice(i, i + chunk), { scorer: runner, context: flags.context, systemOrder });
+      store?.append(done);
+      for (const r of done) computed.set(r.id, r);
+      bar?.update(items.length - todo.length + computed.size);
     }
     bar?.stop();
+    const results: RerankResult[] = items.map((it) => computed.get(it.id) ?? store!.done.get(it.id)!);
 
     const summary = summarize(results);
     const stats = runner.stats();

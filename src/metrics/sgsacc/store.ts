@@ -3,7 +3,7 @@ import { InputError } from '../../util/errors.js';
 import { repairJsonlTail } from '../../util/jsonl-append.js';
 import { formatSignature, signatureDigest, type Signature } from '../../report/signature.js';
 
-export type StoreKind = 'todeval-sgsacc-references' | 'todeval-sgsacc-turns';
+export type StoreKind = 'todeval-sgsacc-references' | 'todeval-sgsacc-turns' | 'todeval-rerank';
 
 interface Header {
   kind: StoreKind;
@@ -29,7 +29,7 @@ export class RecordStore<T extends { id: string }> {
     const store = new RecordStore<T>(file, signature);
     const digest = signatureDigest(signature);
     const header: Header = { kind, digest, signature };
-    const text = existsSync(file) ? repairJsonlTail(file, readFileSync(file, 'utf8')) : '';
+    const text = existsSync(file) ? repairJsonlTail(file, readFileSync(file, 'utf8'), (h) => typeof h.kind === 'string' && typeof h.digest === 'string') : '';
     if (text.trim() === '') {
       writeFileSync(file, JSON.stringify(header) + '\n');
       return store;
