@@ -298,6 +298,32 @@ describe('SGD dialogue shape', () => {
   });
 });
 
+describe('an output that names an input is refused before any work', () => {
+  it('evaluate -i x -o x, refs --out <dialogues>, ser -o <predictions> (was: the input overwritten by the report)', async () => {
+    const dir = tmp();
+    const mini = path.join(REPO_ROOT, 'examples', 'sgd-mini');
+    const dialogues = path.join(dir, 'dialogues.json');
+    const body = readFileSync(path.join(mini, 'dialogues.json'), 'utf8');
+    writeFileSync(dialogues, body);
+    const schema = path.join(mini, 'schema.json');
+    expectOneLineError(await cli(['refs', '--dialogues', dialogues, '--schema', schema, '--out', dialogues]), dialogues, '--out would overwrite the --dialogues file');
+    expect(readFileSync(dialogues, 'utf8')).toBe(body);
+
+    const preds = path.join(dir, 'preds.jsonl');
+    writeFileSync(preds, '{"id": "mini_001/1", "utterance": "Sure."}\n');
+    expectOneLineError(await cli(['ser', '--dataset', 'sgd', '--dialogues', dialogues, '--schema', schema, '--predictions', preds, '-o', preds]), preds, '-o/--output would overwrite the --predictions file');
+    expect(readFileSync(preds, 'utf8')).toBe('{"id": "mini_001/1", "utterance": "Sure."}\n');
+
+    const mwz = path.join(dir, 'mwz.json');
+    writeFileSync(mwz, '{}');
+    expectOneLineError(await cli(['evaluate', '-i', mwz, '-o', path.join(dir, '.', 'mwz.json')]), '-o/--output would overwrite the --input file');
+    expect(readFileSync(mwz, 'utf8')).toBe('{}');
+
+    const out = path.join(dir, 'same.jsonl');
+    expectOneLineError(await cli(['score', '--dataset', 'sgd', '--dialogues', dialogues, '--schema', schema, '--out', out, '-o', out, '--model', '/nonexistent']), '-o/--output and --out name the same file');
+  });
+});
+
 describe('SGD folders', () => {
   it('a dialogue id in two files is invalid (was: its turns counted twice)', async () => {
     const mini = path.join(REPO_ROOT, 'examples', 'sgd-mini');
@@ -493,7 +519,12 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
       expect(readFileSync(out, 'utf8')).toBe(written);
       // --out naming the input itself (saved without a final newline): refused, input byte-for-byte intact
       writeFileSync(items, lines.join('\n'));
-      expectOneLineError(await cli([...args.slice(0, -1), items]), items, 'not a todeval SGSAcc file');
+      expectOneLineError(await cli([...args.slice(0, -1), items]), items, '--out would overwrite the --input file');
+      // ...and a foreign JSONL under another name: the store refuses it, also untouched
+      const foreign = path.join(dir, 'foreign.jsonl');
+      writeFileSync(foreign, lines.join('\n'));
+      expectOneLineError(await cli([...args.slice(0, -1), foreign]), foreign, 'not a todeval SGSAcc file');
+      expect(readFileSync(foreign, 'utf8')).toBe(lines.join('\n'));
       expect(readFileSync(items, 'utf8')).toBe(lines.join('\n'));
     }, 120_000);
 

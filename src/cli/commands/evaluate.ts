@@ -11,6 +11,7 @@ import { progressBar } from '../../report/progress.js';
 import { formatSignature, makeSignature } from '../../report/signature.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
 import { addDataDirOption, reportSkipped } from '../options.js';
+import { refuseOutputOverInput } from '../output-guard.js';
 
 interface EvaluateFlags extends Omit<NliCliFlags, 'cache'> {
   input: string;
@@ -67,6 +68,7 @@ export function register(program: Command): void {
 export type EvaluateResult = MwzEvaluation & { sgsacc?: SgsaccMergeResult | null };
 
 export async function runEvaluate(flags: EvaluateFlags): Promise<EvaluateResult> {
+  refuseOutputOverInput({ '-o/--output': flags.output, '--cache': flags.cache }, { '--input': flags.input });
   let { bleu, success, richness, dst } = flags;
   if (!bleu && !success && !richness && !dst) {
     // mwzeval refuses to run without a metric; defaulting to its three main ones is friendlier

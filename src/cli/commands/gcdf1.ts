@@ -19,6 +19,7 @@ import { progressBar } from '../../report/progress.js';
 import { fileSignature, formatSignature, makeSignature } from '../../report/signature.js';
 import { InputError, MissingResourceError } from '../../util/errors.js';
 import { addDataDirOption, reportSkipped } from '../options.js';
+import { refuseOutputOverInput } from '../output-guard.js';
 
 interface Gcdf1Flags {
   dialogues: string;
@@ -64,6 +65,10 @@ export function register(program: Command): void {
 }
 
 export function runGcdf1(flags: Gcdf1Flags): void {
+  refuseOutputOverInput(
+    { '-o/--output': flags.output, '--per-dialogue': flags.perDialogue },
+    { '--config': flags.config, '--canonical-map': typeof flags.canonicalMap === 'string' ? flags.canonicalMap : undefined },
+  );
   const config = loadConfig(flags.config);
   const cmapFile = resolveCanonicalMap(flags, config.igcd_f1.value_matching.use_canonical_map);
   const cmap: CanonicalValues | undefined = cmapFile ? loadCanonicalValues(cmapFile) : undefined;

@@ -7,6 +7,7 @@ import { loadRules } from '../../rules/load.js';
 import type { ActionReferences, RuleSet } from '../../rules/types.js';
 import { buildValueIndex } from '../../rules/value-index.js';
 import { addDatasetOptions, datasetDataDir, datasetLoadOptions, positiveInt, reportSkipped, type DatasetFlags } from '../options.js';
+import { refuseOutputOverInput } from '../output-guard.js';
 
 interface RefsFlags extends DatasetFlags {
   out?: string;
@@ -41,6 +42,10 @@ export function register(program: Command): void {
 }
 
 export async function runRefs(flags: RefsFlags): Promise<void> {
+  refuseOutputOverInput(
+    { '--out': flags.out, '--out signature': flags.out && `${flags.out}.signature.json` },
+    { '--dialogues': flags.dialogues, '--schema': flags.schema },
+  );
   const dataset: DatasetName = flags.dataset ?? 'sgd';
   const loaded = loadDataset(datasetLoadOptions({ ...flags, dataset }, datasetDataDir(flags)));
   // Negatives draw free-text values from all loaded turns, so a --limit slice gets the same

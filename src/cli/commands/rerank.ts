@@ -12,6 +12,7 @@ import { readRerankInput, rerank, resolveRerankItem, type RerankItem, type Reran
 import { InputError } from '../../util/errors.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
 import { addDatasetOptions, addReportFileOption, datasetLoadOptions, reportFileFrom, reportSkipped, type DatasetFlags } from '../options.js';
+import { refuseOutputOverInput } from '../output-guard.js';
 
 interface RerankFlags extends NliCliFlags, DatasetFlags {
   input: string;
@@ -48,6 +49,10 @@ export function register(program: Command): void {
 }
 
 async function runRerank(flags: RerankFlags): Promise<void> {
+  refuseOutputOverInput(
+    { '--out': flags.out, '-o/--output': reportFileFrom(flags), '--cache': flags.cache },
+    { '--input': flags.input, '--dialogues': flags.dialogues, '--schema': flags.schema },
+  );
   const { items: raw, invalid } = readRerankInput(flags.input, { skipInvalid: flags.skipInvalid });
   const dataDir = findDataDir(flags.dataDir)?.dir;
   if (!dataDir && !(flags.schema && (flags.dialogues || flags.dataset === 'generic'))) {

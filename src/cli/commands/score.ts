@@ -23,6 +23,7 @@ import { formatSignature, makeSignature, type Signature } from '../../report/sig
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
 import { addPredictionsOptions, checkPredictionIds, readPredictionsFlag } from '../predictions.js';
 import { addDatasetOptions, addReportFileOption, datasetDataDir, datasetLoadOptions, positiveInt, reportFileFrom, reportSkipped, type DatasetFlags } from '../options.js';
+import { refuseOutputOverInput } from '../output-guard.js';
 
 interface ScoreFlags extends NliCliFlags, DatasetFlags {
   dataset: DatasetName;
@@ -64,6 +65,10 @@ function digest(text: string): string {
 }
 
 async function runScore(flags: ScoreFlags): Promise<void> {
+  refuseOutputOverInput(
+    { '--out': flags.out, '-o/--output': reportFileFrom(flags), '--references': flags.references, '--cache': flags.cache },
+    { '--predictions': flags.predictions, '--dialogues': flags.dialogues, '--schema': flags.schema },
+  );
   const data = loadSgsaccData(datasetLoadOptions(flags, datasetDataDir(flags)));
   reportSkipped('input', data.loaded.invalid);
   const allTurns = data.loaded.turns;

@@ -9,6 +9,7 @@ import { computeSer, serIsCategorical, type SerReport } from '../../metrics/ser.
 import { fileSignature, formatSignature, makeSignature } from '../../report/signature.js';
 import { addPredictionsOptions, checkPredictionIds, readPredictionsFlag } from '../predictions.js';
 import { addDatasetOptions, addReportFileOption, datasetDataDir, datasetLoadOptions, positiveInt, reportFileFrom, reportSkipped, type DatasetFlags } from '../options.js';
+import { refuseOutputOverInput } from '../output-guard.js';
 
 interface SerFlags extends DatasetFlags {
   dataset: DatasetName;
@@ -40,6 +41,10 @@ export function register(program: Command): void {
 }
 
 function runSer(flags: SerFlags): void {
+  refuseOutputOverInput(
+    { '-o/--output': reportFileFrom(flags) },
+    { '--predictions': flags.predictions, '--dialogues': flags.dialogues, '--schema': flags.schema, '--canonical-map': flags.canonicalMap },
+  );
   // Own files need no data dir, but --robust still looks for the MultiWOZ canonical map in one.
   const dataDir = datasetDataDir(flags) ?? findDataDir()?.dir;
   const data = loadDataset({ ...datasetLoadOptions(flags, dataDir), limit: flags.limit });
