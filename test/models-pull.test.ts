@@ -170,6 +170,24 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('t
     }
   });
 
+  it('the CLI without a terminal says which file it is pulling (was: silent until the end), data on stdout', async () => {
+    const hub = fakeHub(files);
+    const hubUrl = await hub.start();
+    try {
+      const res = await promisify(execFile)(
+        process.execPath,
+        ['--import', 'tsx', 'src/cli/main.ts', 'models', 'pull', '--hub-url', hubUrl, '--cache-dir', tmpCache()],
+        { cwd: REPO_ROOT },
+      );
+      const pulled = res.stderr.split('\n').filter((l) => l.startsWith('pulling '));
+      expect(pulled.map((l) => l.split(' ')[1]).sort()).toEqual(Object.keys(files).sort());
+      expect(res.stdout).toMatch(/^downloaded onnx\/model\.onnx /m);
+      expect(res.stdout).not.toContain('pulling');
+    } finally {
+      await hub.close();
+    }
+  });
+
   it('rejects a file whose sha256 differs from the hub report, leaving nothing behind', async () => {
     const tampered = { ...files, 'onnx/model.onnx': { ...files['onnx/model.onnx'], servedBody: Buffer.from(files['onnx/model.onnx'].body).fill(7, 100, 200) } };
     const hub = fakeHub(tampered);

@@ -20,6 +20,7 @@ export function register(program: Command): void {
       const dtype = parseDtype(flags.dtype) ?? 'fp32';
       const bar = progressBar('pull {file} [{bar}] {percentage}% {value}/{total} MiB');
       let started = false;
+      let lastFile = '';
       const result = await pullModel({
         id: flags.model,
         dtype,
@@ -28,7 +29,12 @@ export function register(program: Command): void {
         cacheDir: flags.cacheDir,
         accessToken: process.env.HF_TOKEN,
         onProgress: (done, total, file) => {
-          if (!bar) return;
+          if (!bar) {
+            // Piped or in CI: a line per file, or a 1.4 GB download looks like a hang.
+            if (file !== lastFile) process.stderr.write(`pulling ${file} (${mib(done)} of ${mib(total)} so far)\n`);
+            lastFile = file;
+            return;
+          }
           if (!started) {
             bar.start(Math.ceil(total / 2 ** 20), 0, { file });
             started = true;
