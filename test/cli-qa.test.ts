@@ -1,16 +1,15 @@
 // Regression tests for defects found by using every command as a demanding user would: each case
 // failed (wrong exit code, stack-trace-ish message, or an unresumable file) before its fix.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { threadCount } from '../src/cli/nli-options.js';
 import { positiveInt } from '../src/cli/options.js';
 import { loadPredictions } from '../src/metrics/predictions.js';
 import { PairCache } from '../src/nli/pair-cache.js';
-import { progressBar } from '../src/report/progress.js';
 import { InputError } from '../src/util/errors.js';
 import { repairJsonlTail } from '../src/util/jsonl-append.js';
 import { hasShared, REPO_ROOT, SHARED_DATA } from './helpers/shared.js';
@@ -38,35 +37,40 @@ function expectOneLineError(r: { code: number; stderr: string }, ...parts: strin
 }
 
 describe('progress bar and Ctrl-C', () => {
-  it('a signal stops the bar, restoring line wrapping, then exits 130 (was: terminal left without wrapping)', () => {
-    const tty = Object.getOwnPropertyDescriptor(process.stderr, 'isTTY');
-    Object.defineProperty(process.stderr, 'isTTY', { value: true, configurable: true });
-    const writes: string[] = [];
-    const write = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: unknown) => {
-      writes.push(String(chunk));
-      return true;
+  it('the bar stops on process exit, restoring line wrapping (was: a Ctrl-C left the terminal without wrapping)', async () => {
+    // a child process, so exiting is real: stderr posing as a terminal, a bar started, then exit(130)
+    const r = await promisify(execFile)(process.execPath, ['--import', 'tsx', '-e', `
+      Object.defineProperty(process.stderr, 'isTTY', { value: true });
+      const { progressBar } = await import('./src/report/progress.ts');
+      progressBar('qa |{bar}| {value}/{total}').start(10, 3);
+      process.exit(130);
+    `], { cwd: REPO_ROOT }).then(
+      () => ({ code: 0, stderr: '' }),
+      (e: { code: number; stderr: string }) => e,
+    );
+    expect(r.code).toBe(130);
+    const on = r.stderr.indexOf('\x1b[?7l');
+    expect(on).toBeGreaterThan(-1);
+    expect(r.stderr.indexOf('\x1b[?7h')).toBeGreaterThan(on);
+  }, 30_000);
+
+  it('Ctrl-C exits 130 through process.exit (was: killed by the signal, so no exit hooks ran)', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', '-e', `
+      process.argv = [process.argv[0], 'todeval', 'models', 'list', '--cache-dir', ${JSON.stringify(tmp())}];
+      process.on('exit', (code) => process.stdout.write('exit hook ran ' + code + '\\n'));
+      await import('./src/cli/main.ts');
+      setInterval(() => {}, 1000);
+      process.stdout.write('ready\\n');
+    `], { cwd: REPO_ROOT });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.includes('ready')) child.kill('SIGINT');
     });
-    let exitCode: number | undefined;
-    const exit = vi.spyOn(process, 'exit').mockImplementation(((code?: number) => {
-      exitCode = code;
-    }) as typeof process.exit);
-    const listeners = process.listenerCount('SIGINT');
-    try {
-      const bar = progressBar('qa |{bar}| {value}/{total}');
-      expect(bar).toBeDefined();
-      bar!.start(10, 3);
-      expect(writes.join('')).toContain('\x1b[?7l');
-      process.emit('SIGINT', 'SIGINT');
-      expect(exitCode).toBe(130);
-      expect(writes.join('')).toContain('\x1b[?7h');
-      expect(process.listenerCount('SIGINT')).toBe(listeners);
-    } finally {
-      write.mockRestore();
-      exit.mockRestore();
-      if (tty) Object.defineProperty(process.stderr, 'isTTY', tty);
-      else delete (process.stderr as { isTTY?: boolean }).isTTY;
-    }
-  });
+    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    expect(code).toBe(130);
+    expect(out).toContain('exit hook ran 130');
+  }, 30_000);
 });
 
 describe('count flags take decimal digits only', () => {
@@ -119,6 +123,21 @@ describe('append-only JSONL files survive a run killed mid-write', () => {
     expect(cache.flush()).toBe(10);
     expect(new PairCache('k', file).size).toBe(n);
   });
+
+  it('the NLI cache appends its last pairs when the process exits (was: up to 255 pairs lost on Ctrl-C)', async () => {
+    const file = path.join(tmp(), 'cache.jsonl');
+    const r = await promisify(execFile)(process.execPath, ['--import', 'tsx', '-e', `
+      const { PairCache } = await import('./src/nli/pair-cache.ts');
+      const cache = new PairCache('k', ${JSON.stringify(file)});
+      for (let i = 0; i < 10; i++) cache.set('p' + i, 'h', { entailment: 1, neutral: 0, contradiction: 0 });
+      process.exit(130);
+    `], { cwd: REPO_ROOT }).then(
+      () => ({ code: 0 }),
+      (e: { code: number }) => e,
+    );
+    expect(r.code).toBe(130);
+    expect(new PairCache('k', file).size).toBe(10);
+  }, 30_000);
 
   it('the NLI cache stays readable after appending to a torn file (was: corrupt on the next run)', () => {
     const file = path.join(tmp(), 'cache.jsonl');

@@ -46,6 +46,11 @@ function exitOn(e: unknown): never {
   fail(`${(e as Error).message ?? String(e)} (set TODEVAL_DEBUG=1 for a stack trace)`);
 }
 
+// Ctrl-C and kill leave through process.exit, so 'exit' hooks run: the progress bar restores the
+// terminal and the NLI cache appends its last pairs (Node's default would end the process without).
+process.on('SIGINT', () => process.exit(130));
+process.on('SIGTERM', () => process.exit(143));
+
 // A write stream's 'error' (e.g. --out in a folder that does not exist) is raised outside the
 // command's promise: without this it would crash with Node's stack trace and exit code 1.
 process.on('uncaughtException', exitOn);

@@ -10,6 +10,24 @@ import type { NliProbs } from './types.js';
  * The optional file is JSON lines appended on flush, one model key per line, so one file can serve
  * several models and a crash loses at most the unflushed tail.
  */
+/** Caches with a file, flushed when the process exits (Ctrl-C included, see src/cli/main.ts). */
+const liveCaches = new Set<WeakRef<PairCache>>();
+let exitHooked = false;
+function flushOnExit(cache: PairCache): void {
+  liveCaches.add(new WeakRef(cache));
+  if (exitHooked) return;
+  exitHooked = true;
+  process.on('exit', () => {
+    for (const ref of liveCaches) {
+      try {
+        ref.deref()?.flush();
+      } catch {
+        // exiting anyway: a cache that cannot be written only costs recomputation
+      }
+    }
+  });
+}
+
 export class PairCache {
   private readonly map = new Map<string, NliProbs>();
   private unsaved: [string, string, NliProbs][] = [];
@@ -20,6 +38,7 @@ export class PairCache {
     readonly modelKey: string,
     readonly file?: string,
   ) {
+    if (file) flushOnExit(this);
     if (file && existsSync(file)) {
       // readFileSync on a folder fails with an EISDIR that does not name the path.
       if (statSync(file).isDirectory()) throw new InputError('is a directory; --cache takes a JSON-lines file', { file });
