@@ -1,7 +1,33 @@
-// Library entry point: each stage exports its public API from here.
+// Library entry point: the public API of each stage, in data-flow order
+// (adapters -> turns -> references -> NLI pairs -> scores -> report).
 export * from './adapters/types.js';
+export { loadDataset } from './adapters/load.js';
+export { SchemaIndex, loadSchemaFile } from './schema/schema-index.js';
+export { loadRules, expandTurn, Expander, buildValueIndex } from './rules/index.js';
+export type { ActionReferences, RuleSet } from './rules/types.js';
+
 export * from './nli/types.js';
+export { createNliRunner } from './nli/runner.js';
+export type { NliRunner, NliRunnerOptions, NliRunnerStats } from './nli/runner.js';
+
+export { computeSer, serIsCategorical } from './metrics/ser.js';
+export type { SerReport } from './metrics/ser.js';
+export { loadPredictions, comparePredictionIds } from './metrics/predictions.js';
+export { loadSgsaccData, runSgsacc, aggregateSgsacc } from './metrics/sgsacc/index.js';
+export type { SgsaccRunOptions, SgsaccRun, SgsaccSummary } from './metrics/sgsacc/index.js';
+export { rerank } from './rerank/index.js';
+export type { RerankItem, RerankOptions, RerankResult } from './rerank/index.js';
+
+export { corpusBleu, tokenize13a } from './metrics/bleu.js';
+export { lexicalRichness } from './metrics/richness.js';
+export { mosesTokenize, mosesDetokenize } from './metrics/text/moses.js';
+export { normalizeResponse } from './metrics/text/normalize-response.js';
+export { Evaluator, type EvaluatorOptions, type MwzEvaluation } from './metrics/mwz/evaluator.js';
+
+export { loadConfig as loadGcdf1Config } from './metrics/gcdf1/config.js';
+export { loadCanonicalValues } from './metrics/gcdf1/canonical-values.js';
+export { makeEvaluator as makeGcdf1Evaluator, evaluateDialogue as evaluateGcdf1Dialogue, aggregate as aggregateGcdf1, loadDialogues as loadGcdf1Dialogues } from './metrics/gcdf1/evaluate.js';
+
 export * from './report/signature.js';
 export * from './util/errors.js';
 export { resolveDataDir, findDataDir } from './data/data-dir.js';
-export { Evaluator, type EvaluatorOptions, type MwzEvaluation } from './metrics/mwz/evaluator.js';
