@@ -4,7 +4,6 @@ import type { Command } from 'commander';
 import { loadDataset, type DatasetName } from '../../adapters/load.js';
 import { findDataDir } from '../../data/data-dir.js';
 import { loadCanonicalMap, MULTIWOZ_CANONICAL_MAP, type CanonicalMap } from '../../metrics/canonical-map.js';
-import { comparePredictionIds } from '../../metrics/predictions.js';
 import { computeSer, serIsCategorical, type SerReport } from '../../metrics/ser.js';
 import { fileSignature, formatSignature, makeSignature } from '../../report/signature.js';
 import { addPredictionsOptions, checkPredictionIds, readPredictionsFlag } from '../predictions.js';
@@ -71,9 +70,8 @@ function runSer(flags: SerFlags): void {
 
   const report = computeSer(data.turns, { predictions, isCategorical, robust: flags.robust, canonicalMap });
 
-  if (predictions && flags.predictions) {
-    const { extra } = comparePredictionIds(predictions, data.turns.map((t) => t.id));
-    checkPredictionIds({ file: flags.predictions, missing: report.missingIds, extra, source: data.source, allowMissing: flags.allowMissing });
+  if (flags.predictions) {
+    checkPredictionIds({ file: flags.predictions, missing: report.missingIds, extra: report.extraIds, source: data.source, allowMissing: flags.allowMissing });
     if (report.missingIds.length > 0) {
       process.stderr.write(
         `todeval: ${report.missingIds.length} turns have no prediction (first: ${report.missingIds.slice(0, 3).join(', ')}); ` +
