@@ -19,31 +19,17 @@ function fitsPadding(longest: number, rows: number, realTokens: number, limits: 
 /**
  * Split items, already sorted by length, into consecutive batches within the limits. Sorting first
  * keeps rows of similar length together so dynamic padding wastes little; a single row longer than
- * the token budget still gets a batch of its own.
+ * the token budget still gets a batch of its own. The runner takes batches one at a time from a
+ * pool that keeps growing (takeBatch); this is the same cut applied to a fixed list.
  */
 export function planBatches(lengths: number[], limits: BatchLimits): number[][] {
   const batches: number[][] = [];
-  let current: number[] = [];
-  let longest = 0;
-  let real = 0;
-  for (let i = 0; i < lengths.length; i++) {
-    const len = lengths[i];
-    const nextLongest = Math.max(longest, len);
-    const fits =
-      current.length < limits.maxBatchSize &&
-      nextLongest * (current.length + 1) <= limits.maxBatchTokens &&
-      fitsPadding(nextLongest, current.length + 1, real + len, limits);
-    if (current.length > 0 && !fits) {
-      batches.push(current);
-      current = [];
-      longest = 0;
-      real = 0;
-    }
-    current.push(i);
-    longest = Math.max(longest, len);
-    real += len;
+  for (let start = 0; start < lengths.length; ) {
+    // At least one row, so a limit of zero rows cannot stall the loop.
+    const n = Math.max(1, takeBatch((i) => lengths[start + i], lengths.length - start, limits));
+    batches.push(Array.from({ length: n }, (_, i) => start + i));
+    start += n;
   }
-  if (current.length > 0) batches.push(current);
   return batches;
 }
 
