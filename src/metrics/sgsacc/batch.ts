@@ -1,3 +1,4 @@
+import { PairCache } from '../../nli/pair-cache.js';
 import type { NliPair, NliProbs, NliScorer } from '../../nli/types.js';
 
 /**
@@ -11,7 +12,7 @@ export class PairBatch {
 
   /** Register a pair; returns a handle to read its probabilities after `run`. */
   add(premise: string, hypothesis: string): number {
-    const key = `${premise}\u0000${hypothesis}`;
+    const key = PairCache.key(premise, hypothesis);
     let idx = this.keys.get(key);
     if (idx === undefined) {
       idx = this.pairs.length;
