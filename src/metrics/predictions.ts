@@ -1,7 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { Ajv, type ValidateFunction, type ErrorObject } from 'ajv';
-import { describeErrno, InputError } from '../util/errors.js';
-import { stripBom } from '../util/json-file.js';
+import { InputError } from '../util/errors.js';
+import { readTextFile } from '../util/json-file.js';
 import { readPackageJson } from '../util/package-file.js';
 
 /**
@@ -69,12 +68,7 @@ function looksLikeRecord(v: unknown): boolean {
 }
 
 export function loadPredictions(file: string, opts: { skipInvalid?: boolean } = {}): LoadedPredictions {
-  let text: string;
-  try {
-    text = stripBom(readFileSync(file, 'utf8'));
-  } catch (e) {
-    throw new InputError(`cannot read predictions: ${describeErrno(e)}`, { file });
-  }
+  const text = readTextFile(file, 'predictions');
   const invalid: InputError[] = [];
   const byId = new Map<string, string>();
   const reject = (err: InputError): void => {

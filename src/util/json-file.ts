@@ -1,14 +1,21 @@
 import { readFileSync } from 'node:fs';
 import { describeErrno, InputError } from './errors.js';
 
+/**
+ * A UTF-8 text file without its byte-order mark; a read failure is an InputError naming the file
+ * and the reason in words. `what` names the file's role in that message ("cannot read predictions").
+ */
+export function readTextFile(file: string, what = 'file'): string {
+  try {
+    return stripBom(readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new InputError(`cannot read ${what}: ${describeErrno(e)}`, { file });
+  }
+}
+
 /** Read and parse a JSON file, turning I/O and syntax failures into one-line InputErrors. */
 export function readJsonFile<T = unknown>(file: string): T {
-  let text: string;
-  try {
-    text = stripBom(readFileSync(file, 'utf8'));
-  } catch (e) {
-    throw new InputError(`cannot read file: ${describeErrno(e)}`, { file });
-  }
+  const text = readTextFile(file);
   try {
     return JSON.parse(text) as T;
   } catch (e) {
@@ -24,12 +31,7 @@ export function readJsonlFile<T = unknown>(
   file: string,
   opts: { onInvalidLine?: (e: InputError, line: number) => void } = {},
 ): { line: number; value: T }[] {
-  let text: string;
-  try {
-    text = stripBom(readFileSync(file, 'utf8'));
-  } catch (e) {
-    throw new InputError(`cannot read file: ${describeErrno(e)}`, { file });
-  }
+  const text = readTextFile(file);
   const out: { line: number; value: T }[] = [];
   const lines = text.split('\n');
   for (let i = 0; i < lines.length; i++) {
@@ -47,6 +49,6 @@ export function readJsonlFile<T = unknown>(
 }
 
 /** Editors on Windows save UTF-8 with a byte-order mark; JSON.parse rejects it with an invisible character. */
-export function stripBom(text: string): string {
+function stripBom(text: string): string {
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
