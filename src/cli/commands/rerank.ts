@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
+import { InvalidCollector } from '../../adapters/collect.js';
 import type { DatasetName } from '../../adapters/load.js';
 import type { Turn } from '../../adapters/types.js';
 import { findDataDir } from '../../data/data-dir.js';
@@ -70,15 +71,13 @@ async function runRerank(flags: RerankFlags): Promise<void> {
     expand: (turn: Turn) => data.expand([turn])[0].actions,
     turnsById,
   };
+  const collector = new InvalidCollector(flags.skipInvalid === true);
   const items: RerankItem[] = [];
   for (const { line, item } of raw) {
-    try {
-      items.push(resolveRerankItem(item, resolver, flags.input, line));
-    } catch (e) {
-      if (!(e instanceof InputError) || !flags.skipInvalid) throw e;
-      invalid.push(e);
-    }
+    const resolved = collector.guard(() => resolveRerankItem(item, resolver, flags.input, line));
+    if (resolved) items.push(resolved);
   }
+  invalid.push(...collector.invalid);
   reportSkipped('item', invalid);
   if (items.length === 0) {
     const why = invalid.length > 0 ? `all ${invalid.length} invalid items were skipped` : 'no items in the file';
