@@ -4,7 +4,6 @@ import { Option, type Command } from 'commander';
 import { resolveDataDir } from '../../data/data-dir.js';
 import { Evaluator, type MwzEvaluation } from '../../metrics/mwz/evaluator.js';
 import { mergeSgsacc, type SgsaccMergeResult } from '../../metrics/mwz/sgsacc-merge.js';
-import { validatePredictions } from '../../metrics/mwz/input.js';
 import type { GroundTruthSource } from '../../metrics/mwz/ground-truth.js';
 import { readPredictionsFile } from '../../metrics/mwz/input.js';
 import { progressBar } from '../../report/progress.js';
@@ -91,18 +90,14 @@ export async function runEvaluate(flags: EvaluateFlags): Promise<EvaluateResult>
     onWarning: (m) => process.stderr.write(`todeval: warning: ${m}\n`),
     onSkipped: (e) => reportSkipped('input', [e]),
   });
-  const result: EvaluateResult = evaluator.evaluate(input, flags.input);
+  const predictions = evaluator.validate(input, flags.input);
+  const result: EvaluateResult = evaluator.evaluateValidated(predictions, flags.input);
   if (flags.sgsacc) {
-    // the same validation as evaluate(), which already reported what it skipped
-    const expectedTurns = Object.fromEntries(
-      Object.entries(evaluator.groundTruth().dialogues).map(([k, v]) => [k, v.references.length]),
-    );
-    const { dialogues } = validatePredictions(input, { file: flags.input, expectedTurns, skipInvalid: flags.skipInvalid });
     // NLI scoring can take long on CPU: a progress bar on a terminal only
     const bar = progressBar('sgsacc |{bar}| {value}/{total} turns | ETA {eta_formatted}');
     let started = false;
     try {
-      result.sgsacc = await mergeSgsacc(dialogues, {
+      result.sgsacc = await mergeSgsacc(predictions.dialogues, {
         dataDir: data.dir,
         nli: nliOptionsFrom({ ...flags, cache: flags.cache }),
         onProgress: ({ turnsDone, turnsTotal }) => {

@@ -13,7 +13,7 @@ import {
   type GroundTruth,
   type GroundTruthSource,
 } from './ground-truth.js';
-import { validatePredictions, type MwzPredictions } from './input.js';
+import { validatePredictions, type MwzPredictions, type ValidatedPredictions } from './input.js';
 import { normalizeState, type BeliefState } from './normalize-state.js';
 import { aggregateSuccess, dialogueSuccess, OPTIMISTIC, STANDARD, type SuccessRates } from './success.js';
 
@@ -113,21 +113,30 @@ export class Evaluator {
     return r;
   }
 
+  /**
+   * Check predictions (already parsed JSON) against the test set's dialogues and turn counts;
+   * what skipInvalid leaves out goes to onSkipped. `file` only labels error messages.
+   */
+  validate(input: unknown, file?: string): ValidatedPredictions {
+    const expectedTurns = Object.fromEntries(Object.entries(this.groundTruth().dialogues).map(([k, v]) => [k, v.references.length]));
+    const validated = validatePredictions(input, { file, expectedTurns, skipInvalid: this.opts.skipInvalid });
+    for (const e of validated.invalid) {
+      if (this.opts.onSkipped) this.opts.onSkipped(e);
+      else this.opts.onWarning?.(`skipped: ${e.oneLine()}`);
+    }
+    return validated;
+  }
+
   /** Evaluate predictions (already parsed JSON); `file` only labels error messages. */
   evaluate(input: unknown, file?: string): MwzEvaluation {
+    return this.evaluateValidated(this.validate(input, file), file);
+  }
+
+  /** Evaluate what `validate` accepted (callers that also need the validated dialogues, e.g. --sgsacc). */
+  evaluateValidated({ dialogues, invalid }: ValidatedPredictions, file?: string): MwzEvaluation {
     const { bleu, success, richness, dst } = this.opts;
     const gt = this.groundTruth();
-    const expectedTurns = Object.fromEntries(Object.entries(gt.dialogues).map(([k, v]) => [k, v.references.length]));
-    const { dialogues, invalid } = validatePredictions(input, {
-      file,
-      expectedTurns,
-      skipInvalid: this.opts.skipInvalid,
-    });
     const warn = this.opts.onWarning ?? (() => undefined);
-    for (const e of invalid) {
-      if (this.opts.onSkipped) this.opts.onSkipped(e);
-      else warn(`skipped: ${e.oneLine()}`);
-    }
 
     // normalize responses (and states) once, like mwzeval's normalize_data
     const unknown: { where: string; placeholders: string[] }[] = [];
