@@ -5,8 +5,8 @@ import { resolveDataDir } from '../../data/data-dir.js';
 import { Evaluator, type MwzEvaluation } from '../../metrics/mwz/evaluator.js';
 import { mergeSgsacc, type SgsaccMergeResult } from '../../metrics/mwz/sgsacc-merge.js';
 import type { GroundTruthSource } from '../../metrics/mwz/ground-truth.js';
-import { readPredictionsFile } from '../../metrics/mwz/input.js';
 import { progressBar } from '../../report/progress.js';
+import { readJsonFile } from '../../util/json-file.js';
 import { formatSignature, makeSignature } from '../../report/signature.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
 import { addDataDirOption, reportSkipped } from '../options.js';
@@ -74,7 +74,7 @@ export async function runEvaluate(flags: EvaluateFlags): Promise<EvaluateResult>
     bleu = success = richness = true;
   }
   const data = resolveDataDir(flags.dataDir);
-  const input = readPredictionsFile(flags.input);
+  const input = readJsonFile(flags.input);
   const evaluator = new Evaluator({
     bleu,
     success,

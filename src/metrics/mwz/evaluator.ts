@@ -13,7 +13,7 @@ import {
   type GroundTruth,
   type GroundTruthSource,
 } from './ground-truth.js';
-import { validatePredictions, type MwzPredictions, type ValidatedPredictions } from './input.js';
+import { validatePredictions, type ValidatedPredictions } from './input.js';
 import { normalizeState, type BeliefState } from './normalize-state.js';
 import { aggregateSuccess, dialogueSuccess, OPTIMISTIC, STANDARD, type SuccessRates } from './success.js';
 
@@ -254,5 +254,3 @@ export class Evaluator {
     return result;
   }
 }
-
-export type { MwzPredictions };

@@ -1,5 +1,4 @@
 import { InputError } from '../../util/errors.js';
-import { readJsonFile } from '../../util/json-file.js';
 import { dialogueKey } from './ground-truth.js';
 import type { BeliefState } from './normalize-state.js';
 
@@ -138,8 +137,4 @@ export function validatePredictions(data: unknown, opts: ValidateOptions): Valid
     throw new InputError('no valid test dialogues to evaluate', { file });
   }
   return { dialogues, invalid };
-}
-
-export function readPredictionsFile(file: string): unknown {
-  return readJsonFile(file);
 }
