@@ -144,7 +144,6 @@ async function runRerank(flags: RerankFlags): Promise<void> {
     }
   } finally {
     bar?.stop();
-    runner.flushCache();
     await runner.close();
   }
 }

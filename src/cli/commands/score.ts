@@ -183,7 +183,6 @@ async function runScore(flags: ScoreFlags): Promise<void> {
   } finally {
     if (ticker) clearInterval(ticker);
     bar?.stop();
-    runner.flushCache();
     await runner.close();
   }
 }
