@@ -1,3 +1,4 @@
+import { GOAL_DOMAINS } from './ground-truth.js';
 import type { BeliefState } from './normalize-state.js';
 
 /**
@@ -42,7 +43,8 @@ export function estimateActiveDomains(states: BeliefState[]): string[][] {
   return out;
 }
 
-const DOMAIN_NAMES = new Set(['restaurant', 'hotel', 'attraction', 'train', 'taxi', 'police', 'hospital']);
+// Only goal domains count: the prefix of a placeholder like [value_count] names no domain.
+const DOMAIN_NAMES = new Set(GOAL_DOMAINS);
 
 /**
  * Domains named by a raw response's placeholders (`[restaurant_name]` -> restaurant), as mwzeval's
