@@ -45,7 +45,8 @@ interface Prep {
   schemaSlot: SchemaSlot | undefined;
   boolean: boolean;
   verbSlot: boolean;
-  byKind: Map<TemplateKind, Prepared[]>;
+  /** Prepared templates by kind, or by `<rule id>|<kind>` for another rule's templates (negatives). */
+  byKind: Map<string, Prepared[]>;
   rule: CompiledRule;
   phrases: Phrases;
 }
@@ -184,14 +185,14 @@ export class Expander {
 
   private prepared(prep: Prep, kind: TemplateKind, rule = prep.rule): Prepared[] {
     const cacheKey = (rule === prep.rule ? '' : `${rule.id}|`) + kind;
-    let list = prep.byKind.get(cacheKey as TemplateKind);
+    let list = prep.byKind.get(cacheKey);
     if (!list) {
       list = [];
       for (const t of templatesFor(rule, kind)) {
         const p = prepare(t, prep.phrases);
         if (p) list.push(p);
       }
-      prep.byKind.set(cacheKey as TemplateKind, list);
+      prep.byKind.set(cacheKey, list);
     }
     return list;
   }
