@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
 import yaml from 'js-yaml';
-import { describeErrno, InputError } from '../../util/errors.js';
+import { InputError } from '../../util/errors.js';
+import { readTextFile } from '../../util/json-file.js';
 
 /** The evaluator configuration, in the shape of the reference's multiwoz_user_evaluator.yaml. */
 export interface Gcdf1Config {
@@ -148,14 +148,12 @@ function overlay(base: Record<string, unknown>, user: Record<string, unknown>, f
 export function loadConfig(file?: string): Gcdf1Config {
   const config = defaultConfig();
   if (!file) return config;
+  const text = readTextFile(file);
   let parsed: unknown;
   try {
-    parsed = yaml.load(readFileSync(file, 'utf8'));
+    parsed = yaml.load(text);
   } catch (e) {
-    const err = e as NodeJS.ErrnoException;
-    throw new InputError(err.code ? `cannot read file: ${describeErrno(err)}` : `not valid YAML (${err.message.split('\n')[0]})`, {
-      file,
-    });
+    throw new InputError(`not valid YAML (${(e as Error).message.split('\n')[0]})`, { file });
   }
   if (parsed == null) return config;
   if (!isPlainObject(parsed)) throw new InputError('configuration must be a mapping', { file });
