@@ -1,6 +1,6 @@
 import { loadDataset, type LoadDatasetOptions, type LoadedDataset } from '../../adapters/load.js';
 import type { Turn } from '../../adapters/types.js';
-import { expandTurn } from '../../rules/expand.js';
+import { Expander } from '../../rules/expand.js';
 import { loadRules } from '../../rules/load.js';
 import { buildValueIndex } from '../../rules/value-index.js';
 import { serIsCategorical } from '../ser.js';
@@ -28,7 +28,7 @@ export function loadSgsaccData(opts: Omit<LoadDatasetOptions, 'limit'>): SgsaccD
   const loaded = loadDataset(opts);
   const rules = loadRules(opts.dataset);
   // The negatives' value pool comes from all loaded turns so a --limit slice gets the same negatives.
-  const values = buildValueIndex(loaded.turns);
+  const expander = new Expander(loaded.schema, rules, buildValueIndex(loaded.turns));
   let isUnseen: (s: string) => boolean = () => false;
   if (opts.dataset === 'sgd' && opts.dataDir) {
     try {
@@ -41,7 +41,7 @@ export function loadSgsaccData(opts: Omit<LoadDatasetOptions, 'limit'>): SgsaccD
     loaded,
     rulesHash: rules.hash,
     schema: loaded.schema,
-    expand: (turns) => toSgsaccTurns(turns, (t) => expandTurn(t, loaded.schema, rules, values)),
+    expand: (turns) => toSgsaccTurns(turns, (t) => expander.expandTurn(t)),
     isUnseen,
     isCategorical: serIsCategorical(opts.dataset, loaded.schema),
   };
