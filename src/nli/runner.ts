@@ -264,14 +264,10 @@ export class BatchedNliRunner implements NliRunner {
   }
 }
 
-function readConfig(file: string): Record<string, unknown> {
-  return readJsonFile<Record<string, unknown>>(file);
-}
-
 /** Resolve the model, load tokenizer and labels, open the ONNX session. */
 export async function createNliRunner(opts: NliRunnerOptions = {}): Promise<NliRunner> {
   const model = await resolveModelWithSignature(opts.model, opts.dtype);
-  const config = readConfig(model.configPath);
+  const config = readJsonFile<Record<string, unknown>>(model.configPath);
   const labels = labelIndexFromConfig(config, model.configPath);
   const tokenizer = PairTokenizer.fromFiles(model.tokenizerPath, model.tokenizerConfigPath, config, { maxLength: opts.maxLength });
   const session = await openSession(model.onnxPath, { device: opts.device, threads: opts.threads, notice: opts.notice });
