@@ -101,6 +101,9 @@ export function closestRefLength(hypLen: number, refLens: readonly number[]): nu
   return closestLen;
 }
 
+// sacreBLEU's defaults; the computation and the signature must agree on them.
+const DEFAULT_SMOOTH_VALUE: Record<SmoothMethod, number> = { exp: 0, none: 0, floor: 0.1, 'add-k': 1 };
+
 // sacreBLEU floors log(0) to this instead of -Infinity.
 const LOG_ZERO = -9999999999;
 const safeLog = (x: number) => (x === 0 ? LOG_ZERO : Math.log(x));
@@ -114,7 +117,7 @@ export function bleuFromStats(
   opts: Pick<BleuOptions, 'smoothMethod' | 'smoothValue' | 'effectiveOrder'> = {},
 ): Pick<BleuResult, 'score' | 'counts' | 'totals' | 'precisions' | 'bp' | 'sysLen' | 'refLen'> {
   const method = opts.smoothMethod ?? 'exp';
-  const smoothValue = opts.smoothValue ?? (method === 'floor' ? 0.1 : method === 'add-k' ? 1 : 0);
+  const smoothValue = opts.smoothValue ?? DEFAULT_SMOOTH_VALUE[method];
   const maxOrder = countsIn.length;
   const counts = [...countsIn];
   const totals = [...totalsIn];
@@ -157,7 +160,7 @@ function bleuSignature(nrefs: number, opts: BleuOptions): string {
   const method = opts.smoothMethod ?? 'exp';
   let smooth: string = method;
   if (method === 'floor' || method === 'add-k') {
-    smooth += `[${(opts.smoothValue ?? (method === 'floor' ? 0.1 : 1)).toFixed(2)}]`;
+    smooth += `[${(opts.smoothValue ?? DEFAULT_SMOOTH_VALUE[method]).toFixed(2)}]`;
   }
   return [
     `nrefs:${nrefs < 0 ? 'var' : nrefs}`,
