@@ -55,6 +55,11 @@ export function hubCacheDir(env: NodeJS.ProcessEnv = process.env): string {
   return path.join(xdg, 'huggingface', 'hub');
 }
 
+/** A full git commit id: the hub cache keeps snapshots under it, and a branch or tag resolves to one via refs/. */
+export function isCommitSha(revision: string): boolean {
+  return /^[0-9a-f]{40}$/.test(revision);
+}
+
 export function repoCacheFolder(cacheDir: string, id: string): string {
   return path.join(cacheDir, `models--${id.split('/').join('--')}`);
 }
@@ -95,7 +100,7 @@ function resolveHubCache(id: string, pinned: string | undefined, dtype: NliDtype
   const folder = repoCacheFolder(cacheDir, id);
   const hint = `run \`${pullCommand(dtype, id)}\` or pass --model <dir>`;
   let commit = revision;
-  if (!/^[0-9a-f]{40}$/.test(revision)) {
+  if (!isCommitSha(revision)) {
     const ref = path.join(folder, 'refs', revision);
     if (!existsSync(ref)) {
       throw new MissingResourceError(`model ${id} (${dtype}) is not downloaded (no ${ref}); ${hint}`);

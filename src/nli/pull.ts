@@ -4,7 +4,7 @@ import path from 'node:path';
 import { downloadFile, modelInfo, pathsInfo } from '@huggingface/hub';
 import { InputError, MissingResourceError } from '../util/errors.js';
 import { requireHttpUrl } from '../util/url.js';
-import { hubCacheDir, manifestFor, repoCacheFolder, type NliDtype } from './model-store.js';
+import { hubCacheDir, isCommitSha, manifestFor, repoCacheFolder, type NliDtype } from './model-store.js';
 
 export interface PullOptions {
   id: string;
@@ -88,12 +88,12 @@ export async function pullModel(opts: PullOptions): Promise<PullResult> {
   let commit: string;
   let infos: Awaited<ReturnType<typeof pathsInfo>>;
   try {
-    if (/^[0-9a-f]{40}$/.test(revision)) {
+    if (isCommitSha(revision)) {
       commit = revision;
     } else {
       const info = await modelInfo({ name: opts.id, revision, additionalFields: ['sha'], hubUrl, fetch: opts.fetch, ...creds });
       commit = (info as { sha?: string }).sha ?? '';
-      if (!/^[0-9a-f]{40}$/.test(commit)) throw new Error(`hub did not report a commit for ${opts.id}@${revision}`);
+      if (!isCommitSha(commit)) throw new Error(`hub did not report a commit for ${opts.id}@${revision}`);
     }
     infos = await pathsInfo({ ...common, paths: wanted, revision: commit });
   } catch (e) {
@@ -154,7 +154,7 @@ export async function pullModel(opts: PullOptions): Promise<PullResult> {
     linkIntoSnapshot(blob, pointer);
     files.push({ path: rel, size, digest: etag, downloaded: true });
   }
-  if (!/^[0-9a-f]{40}$/.test(revision)) {
+  if (!isCommitSha(revision)) {
     mkdirSync(path.join(folder, 'refs'), { recursive: true });
     writeFileSync(path.join(folder, 'refs', revision), commit);
   }
