@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { inflateRawSync } from 'node:zlib';
 import { InputError, MissingResourceError } from '../util/errors.js';
 import { readJsonFile } from '../util/json-file.js';
+import { findPackageFile } from '../util/package-file.js';
 import { requireHttpUrl } from '../util/url.js';
 
 /**
@@ -44,23 +44,16 @@ export class DownloadError extends MissingResourceError {
   }
 }
 
-// src/data (tsx) and dist/src/data (built) sit at different depths below the package root.
-const MANIFEST_CANDIDATES = [
-  new URL('../../data/datasets.json', import.meta.url),
-  new URL('../../../data/datasets.json', import.meta.url),
-];
-
 export function loadManifest(file?: string): { manifest: Manifest; file: string } {
-  const candidates = file ? [path.resolve(file)] : MANIFEST_CANDIDATES.map((u) => fileURLToPath(u));
-  for (const f of candidates) {
-    if (!existsSync(f)) continue;
-    const json = readJsonFile(f);
-    validateManifest(json, f);
-    return { manifest: json as Manifest, file: f };
+  const f = file ? path.resolve(file) : findPackageFile('data', 'datasets.json');
+  if (!f || !existsSync(f)) {
+    throw new InputError(file ? 'manifest not found' : 'data/datasets.json is missing from the installed package', {
+      file,
+    });
   }
-  throw new InputError(file ? 'manifest not found' : 'data/datasets.json is missing from the installed package', {
-    file,
-  });
+  const json = readJsonFile(f);
+  validateManifest(json, f);
+  return { manifest: json as Manifest, file: f };
 }
 
 function validateManifest(json: unknown, file: string): void {
