@@ -151,11 +151,10 @@ export class Evaluator {
         if (n.unknownPlaceholders.length > 0) {
           const where = `${id}/turn ${i}`;
           const list = [...new Set(n.unknownPlaceholders)];
-          if (this.opts.strict) {
-            throw new InputError(`unknown slot placeholder(s) ${list.map((p) => `[${p}]`).join(', ')}`, { file, where });
-          }
+          const problem = `unknown slot placeholder(s) ${list.map((p) => `[${p}]`).join(', ')}`;
+          if (this.opts.strict) throw new InputError(problem, { file, where });
           unknown.push({ where, placeholders: list });
-          warn(`${file ? `${file}: ` : ''}${where}: unknown slot placeholder(s) ${list.map((p) => `[${p}]`).join(', ')} removed (mwzeval drops them too; --strict makes this an error)`);
+          warn(`${file ? `${file}: ` : ''}${where}: ${problem} removed (mwzeval drops them too; --strict makes this an error)`);
         }
         return n.text;
       });
