@@ -2,4 +2,3 @@ export * from './types.js';
 export * from './schema-index.js';
 export * from './sgd.js';
 export * from './sgd-x.js';
-export * from './multiwoz.js';

@@ -85,10 +85,3 @@ export function parseSchema(raw: unknown, file: string): SchemaService[] {
 export function loadSchemaFile(file: string): SchemaIndex {
   return new SchemaIndex(parseSchema(readJsonFile(file), file), file);
 }
-
-/** Several schema files merged into one index (later files override services of the same name). */
-export function loadSchemaFiles(files: string[]): SchemaIndex {
-  const index = new SchemaIndex([], files.join(','));
-  for (const f of files) for (const s of parseSchema(readJsonFile(f), f)) index.add(s);
-  return index;
-}

@@ -1,12 +1,6 @@
-import path from 'node:path';
 import { dataFile } from '../data/data-dir.js';
 import { readJsonFile } from '../util/json-file.js';
-import { loadSchemaFile, parseSchema, SchemaIndex } from './schema-index.js';
-
-/** `<data>/sgd/<split>/schema.json` */
-export function loadSgdSchema(dataDir: string, split = 'test'): SchemaIndex {
-  return loadSchemaFile(dataFile(dataDir, 'sgd', split, 'schema.json'));
-}
+import { parseSchema } from './schema-index.js';
 
 /** SGD domain: the service name before `_N` (Restaurants_2 -> Restaurants). */
 export function sgdDomain(service: string): string {
@@ -32,7 +26,3 @@ export function isUnseenSgdService(service: string, trainDomains: Set<string>): 
 
 export const SGDX_VARIANTS = ['v1', 'v2', 'v3', 'v4', 'v5'] as const;
 export type SgdxVariant = (typeof SGDX_VARIANTS)[number];
-
-export function sgdxSchemaPath(dataDir: string, variant: SgdxVariant, split = 'test'): string {
-  return path.join(dataDir, 'sgd', 'sgd_x', variant, `${split}_schema.json`);
-}
