@@ -155,11 +155,6 @@ export function timeVariants(value: string): string[] {
   return [...out];
 }
 
-/**
- * The canonical map keys slots by MultiWOZ 2.1 names (area, leaveat, people, ...). Accept 2.2 names
- * ("restaurant-booktime") and ConvLab's ("Leave", "Dest") by stripping the domain prefix and the
- * "book" prefix and translating ConvLab's short forms.
- */
 const CONVLAB_SLOT_ALIASES: Record<string, string> = {
   leave: 'leaveat',
   arrive: 'arriveby',
@@ -168,6 +163,11 @@ const CONVLAB_SLOT_ALIASES: Record<string, string> = {
   price: 'pricerange',
 };
 
+/**
+ * The canonical map keys slots by MultiWOZ 2.1 names (area, leaveat, people, ...). Accept 2.2 names
+ * ("restaurant-booktime") and ConvLab's ("Leave", "Dest") by stripping the domain prefix and the
+ * "book" prefix and translating ConvLab's short forms.
+ */
 export function canonicalMapSlot(map: CanonicalMap, service: string, slot: string): string | undefined {
   let s = slot.toLowerCase();
   const prefix = `${service.toLowerCase()}-`;
