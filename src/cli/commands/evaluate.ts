@@ -12,7 +12,7 @@ import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.
 import { addDataDirOption, reportSkipped } from '../options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
 
-interface EvaluateFlags extends Omit<NliCliFlags, 'cache'> {
+interface EvaluateFlags extends NliCliFlags {
   input: string;
   output?: string;
   bleu?: boolean;
@@ -25,7 +25,6 @@ interface EvaluateFlags extends Omit<NliCliFlags, 'cache'> {
   strict?: boolean;
   skipInvalid?: boolean;
   rebuildGroundTruth?: boolean;
-  cache?: string;
   json?: boolean;
   domainsFromSlots?: boolean;
 }
@@ -95,16 +94,14 @@ export async function runEvaluate(flags: EvaluateFlags): Promise<EvaluateResult>
   if (flags.sgsacc) {
     // NLI scoring can take long on CPU: a progress bar on a terminal only
     const bar = progressBar('sgsacc |{bar}| {value}/{total} turns | ETA {eta_formatted}');
-    let started = false;
     try {
       result.sgsacc = await mergeSgsacc(predictions.dialogues, {
         dataDir: data.dir,
-        nli: nliOptionsFrom({ ...flags, cache: flags.cache }),
+        nli: nliOptionsFrom(flags),
+        // Only mergeSgsacc knows how many turns are lexicalized, so the bar starts on its first report.
         onProgress: ({ turnsDone, turnsTotal }) => {
-          if (!bar) return;
-          if (!started) bar.start(turnsTotal, turnsDone);
-          else bar.update(turnsDone);
-          started = true;
+          if (bar?.isActive) bar.update(turnsDone);
+          else bar?.start(turnsTotal, turnsDone);
         },
       });
     } finally {
