@@ -8,13 +8,19 @@ export class InvalidCollector {
   readonly invalid: InputError[] = [];
   constructor(private readonly skipInvalid: boolean) {}
 
+  /** An invalid item found outside a guarded call: thrown (default) or recorded. */
+  reject(e: InputError): void {
+    if (!this.skipInvalid) throw e;
+    this.invalid.push(e);
+  }
+
   /** Runs fn; on InputError either throws (default) or records it and returns undefined. */
   guard<T>(fn: () => T): T | undefined {
     try {
       return fn();
     } catch (e) {
-      if (!(e instanceof InputError) || !this.skipInvalid) throw e;
-      this.invalid.push(e);
+      if (!(e instanceof InputError)) throw e;
+      this.reject(e);
       return undefined;
     }
   }

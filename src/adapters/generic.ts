@@ -37,9 +37,7 @@ export function readGenericTurns(file: string, schema: SchemaIndex, collector: I
   const turns: Turn[] = [];
   const firstLineOf = new Map<string, number>();
   const records = readJsonlFile<GenericRecord>(file, {
-    onInvalidLine: (e) => collector.guard(() => {
-      throw e;
-    }),
+    onInvalidLine: (e) => collector.reject(e),
   });
   for (const { line, value } of records) {
     if (limit !== undefined && turns.length >= limit) break;

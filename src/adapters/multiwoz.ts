@@ -98,12 +98,10 @@ export function readMultiwozTurns(file: string, schema: SchemaIndex, collector: 
   const turns: Turn[] = [];
   for (const [dialogueId, d] of Object.entries(dialogues)) {
     if (!d || !Array.isArray(d.log)) {
-      collector.guard(() => {
-        throw new InputError('wrong dataset format: dialogue without log (not a MultiWOZ ConvLab dialogue)', {
-          file,
-          where: dialogueId,
-        });
-      });
+      collector.reject(new InputError('wrong dataset format: dialogue without log (not a MultiWOZ ConvLab dialogue)', {
+        file,
+        where: dialogueId,
+      }));
       continue;
     }
     // ConvLab logs alternate user/system starting with the user: odd positions are system turns.

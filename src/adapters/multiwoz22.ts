@@ -64,9 +64,7 @@ export function readMultiwoz22Turns(
     }
     for (const d of raw as Mwz22Dialogue[]) {
       if (!d || typeof d.dialogue_id !== 'string' || !Array.isArray(d.turns)) {
-        collector.guard(() => {
-          throw new InputError('wrong dataset format: dialogue without dialogue_id/turns', { file });
-        });
+        collector.reject(new InputError('wrong dataset format: dialogue without dialogue_id/turns', { file }));
         continue;
       }
       const dialogueActs = acts[d.dialogue_id] ?? acts[bareId(d.dialogue_id)] ?? acts[`${bareId(d.dialogue_id)}.json`];

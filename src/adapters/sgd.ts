@@ -95,21 +95,17 @@ export function readSgdTurns(files: string[], schema: SchemaIndex, collector: In
       if (!d || typeof d.dialogue_id !== 'string' || !Array.isArray(d.turns)) {
         // Name the dialogue by its id when it has one, and say which of the two is wrong.
         const hasId = typeof d?.dialogue_id === 'string';
-        collector.guard(() => {
-          throw new InputError(
-            hasId
-              ? 'wrong dataset format: "turns" must be a list (not SGD format)'
-              : 'wrong dataset format: dialogue without a string "dialogue_id" (not SGD format)',
-            { file, where: hasId ? d.dialogue_id : `dialogue #${di}` },
-          );
-        });
+        collector.reject(new InputError(
+          hasId
+            ? 'wrong dataset format: "turns" must be a list (not SGD format)'
+            : 'wrong dataset format: dialogue without a string "dialogue_id" (not SGD format)',
+          { file, where: hasId ? d.dialogue_id : `dialogue #${di}` },
+        ));
         continue;
       }
       const seenIn = fileOf.get(d.dialogue_id);
       if (seenIn !== undefined) {
-        collector.guard(() => {
-          throw new InputError(`duplicate dialogue id (first in ${seenIn})`, { file, where: d.dialogue_id });
-        });
+        collector.reject(new InputError(`duplicate dialogue id (first in ${seenIn})`, { file, where: d.dialogue_id }));
         continue;
       }
       fileOf.set(d.dialogue_id, file);
@@ -118,9 +114,7 @@ export function readSgdTurns(files: string[], schema: SchemaIndex, collector: In
         if (t?.speaker === 'USER') continue;
         if (t?.speaker !== 'SYSTEM') {
           // "system" or a missing speaker would drop the turn without a word
-          collector.guard(() => {
-            throw new InputError(`speaker must be "USER" or "SYSTEM", got ${JSON.stringify(t?.speaker)}`, { file, where: turnId(d.dialogue_id, ti) });
-          });
+          collector.reject(new InputError(`speaker must be "USER" or "SYSTEM", got ${JSON.stringify(t?.speaker)}`, { file, where: turnId(d.dialogue_id, ti) }));
           continue;
         }
         if (limit !== undefined && turns.length >= limit) return turns;

@@ -1,4 +1,5 @@
 import { Ajv, type ValidateFunction } from 'ajv';
+import { InvalidCollector } from '../adapters/collect.js';
 import type { DialogueAction, Turn } from '../adapters/types.js';
 import { checkActionAgainstSchema } from '../adapters/validate.js';
 import { numberActions, type ExpandedAction } from '../metrics/sgsacc/from-turns.js';
@@ -34,7 +35,7 @@ export function readRerankInput(file: string, opts: { skipInvalid?: boolean } = 
   const lines: ({ line: number; value: unknown } | { line: number; error: InputError })[] = [...parsed, ...unparsed].sort((a, b) => a.line - b.line);
   const validate = getValidator();
   const items: { line: number; item: RawRerankItem }[] = [];
-  const invalid: InputError[] = [];
+  const collector = new InvalidCollector(opts.skipInvalid === true);
   const ids = new Set<string>();
   for (const entry of lines) {
     const where = `line ${entry.line}`;
@@ -51,12 +52,9 @@ export function readRerankInput(file: string, opts: { skipInvalid?: boolean } = 
         items.push({ line: entry.line, item });
       }
     }
-    if (err) {
-      if (!opts.skipInvalid) throw err;
-      invalid.push(err);
-    }
+    if (err) collector.reject(err);
   }
-  return { items, invalid };
+  return { items, invalid: collector.invalid };
 }
 
 export interface RerankResolver {
