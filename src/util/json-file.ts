@@ -15,7 +15,11 @@ export function readTextFile(file: string, what = 'file'): string {
 
 /** Read and parse a JSON file, turning I/O and syntax failures into one-line InputErrors. */
 export function readJsonFile<T = unknown>(file: string): T {
-  const text = readTextFile(file);
+  return parseJsonText<T>(readTextFile(file), file);
+}
+
+/** JSON.parse of a file's text (from readTextFile), a syntax error as an InputError naming `file`. */
+export function parseJsonText<T = unknown>(text: string, file: string): T {
   try {
     return JSON.parse(text) as T;
   } catch (e) {

@@ -5,10 +5,10 @@
  * within a dialogue the combined score pools all domains), as in the reference evaluator.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../../util/errors.js';
-import { readJsonFile } from '../../util/json-file.js';
+import { parseJsonText, readJsonFile, readTextFile } from '../../util/json-file.js';
 import type { CanonicalValues } from './canonical-values.js';
 import type { Gcdf1Config } from './config.js';
 import { cloneGoal } from './goal.js';
@@ -146,8 +146,9 @@ export function loadDialogues(dir: string, skipInvalid = false): LoadedDialogues
   const invalid: InvalidDialogue[] = [];
   const hash = createHash('sha256');
   for (const file of files) {
-    const data = readJsonFile<unknown>(file);
-    hash.update(path.basename(file)).update(readFileSync(file));
+    const text = readTextFile(file);
+    hash.update(path.basename(file)).update(text);
+    const data = parseJsonText<unknown>(text, file);
     const items = Array.isArray(data) ? data : data && typeof data === 'object' ? Object.values(data) : undefined;
     if (!items) throw new InputError('expected a list of dialogues', { file });
     items.forEach((raw, i) => {
