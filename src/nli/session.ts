@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import ort from 'onnxruntime-node';
 import { InputError, MissingResourceError } from '../util/errors.js';
+import { fromHalfBits } from './onnx-builder/float16.js';
 
 export type NliDevice = 'auto' | 'cpu' | 'cuda';
 
@@ -107,15 +108,6 @@ function corruptModel(onnxPath: string, e: unknown): InputError {
   });
 }
 
-function halfToFloat(h: number): number {
-  const s = h & 0x8000 ? -1 : 1;
-  const e = (h >> 10) & 0x1f;
-  const f = h & 0x3ff;
-  if (e === 0) return s * 2 ** -14 * (f / 1024);
-  if (e === 31) return f ? Number.NaN : s * Number.POSITIVE_INFINITY;
-  return s * 2 ** (e - 15) * (1 + f / 1024);
-}
-
 function wrap(session: ort.InferenceSession, device: 'cpu' | 'cuda'): LogitsSession {
   const inputs = session.inputNames;
   if (!inputs.includes('input_ids') || !inputs.includes('attention_mask')) {
@@ -159,7 +151,7 @@ function wrap(session: ort.InferenceSession, device: 'cpu' | 'cuda'): LogitsSess
         data = new Float32Array(raw.length);
         // Float16Array (Node >= 24) yields numbers already; Uint16Array holds raw bits.
         const bits = raw instanceof Uint16Array;
-        for (let i = 0; i < raw.length; i++) data[i] = bits ? halfToFloat(raw[i]) : raw[i];
+        for (let i = 0; i < raw.length; i++) data[i] = bits ? fromHalfBits(raw[i]) : raw[i];
       } else throw new InputError(`ONNX model output ${outputName} has type ${t.type}; expected float logits`);
       for (const tensor of Object.values(out)) tensor.dispose?.();
       return data;

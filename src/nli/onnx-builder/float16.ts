@@ -34,7 +34,7 @@ export function float32ToFloat16(values: Float32Array): Uint16Array {
   return out;
 }
 
-/** Value of IEEE half bits; used by tests and to reproduce fp16 weights exactly. */
+/** Value of IEEE half bits: fp16 logits from the session, and fp16 weights reproduced exactly in tests. */
 export function fromHalfBits(h: number): number {
   const sign = h & 0x8000 ? -1 : 1;
   const exp = (h >>> 10) & 0x1f;
