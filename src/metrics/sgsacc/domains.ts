@@ -1,4 +1,4 @@
-import { sgdDomain } from '../../schema/sgd.js';
+import { isUnseenSgdService, sgdDomain } from '../../schema/sgd.js';
 
 /**
  * Seen/unseen split: a service is unseen when its domain (SGD convention, Restaurants_2 ->
@@ -9,5 +9,5 @@ export function makeUnseenTest(trainServices: Iterable<string> | undefined): (se
   if (!trainServices) return () => false;
   const domains = new Set([...trainServices].map(sgdDomain));
   if (domains.size === 0) return () => false;
-  return (service) => !domains.has(sgdDomain(service));
+  return (service) => isUnseenSgdService(service, domains);
 }
