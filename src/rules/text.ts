@@ -80,8 +80,7 @@ export function negateSlotVerb(slotWords: string): string {
 
 /** True when the slot name reads as a predicate on its own ("is nonstop", "has garage"). */
 export function slotHasVerb(slotWords: string): boolean {
-  const tokens = slotWords.split(' ');
-  return tokens.includes('is') || (tokens[0] === 'has' && tokens.length > 1);
+  return negateSlotVerb(slotWords) !== '';
 }
 
 /** ["A"] -> "A"; ["A","B"] -> "A or B"; ["A","B","C"] -> "A, B or C". */
@@ -103,10 +102,10 @@ export function isBooleanSlot(possibleValues: string[]): boolean {
   let t = false;
   let f = false;
   for (const v of possibleValues) {
-    const l = v.toLowerCase();
-    if (TRUE_VALUES.has(l)) t = true;
-    else if (FALSE_VALUES.has(l)) f = true;
-    else return false;
+    const b = booleanValue(v);
+    if (b === undefined) return false;
+    if (b) t = true;
+    else f = true;
   }
   return t && f;
 }
