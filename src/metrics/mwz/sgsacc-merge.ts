@@ -82,7 +82,6 @@ export async function mergeSgsacc(dialogues: MwzPredictions, opts: SgsaccMergeOp
       },
     };
   } finally {
-    runner.flushCache();
     await runner.close();
   }
 }
