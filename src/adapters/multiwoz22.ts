@@ -7,7 +7,7 @@ import type { InvalidCollector } from './collect.js';
 import { multiwozSystemTurn, type ConvlabDialogue, type ConvlabTurn } from './multiwoz.js';
 import { loadSlotMap } from './multiwoz-slots.js';
 import { sgdDialogueFiles } from './sgd.js';
-import type { Turn } from './types.js';
+import { turnId, type Turn } from './types.js';
 
 interface Mwz22Turn {
   turn_id?: string;
@@ -80,7 +80,7 @@ export function readMultiwoz22Turns(
         if (limit !== undefined && turns.length >= limit) return turns;
         const turn = collector.guard(() => {
           if (!dialogueActs) throw new InputError(`dialogue has no entry in ${path.basename(actsFile)}`, { file, where: id });
-          return multiwozSystemTurn(dialogue, id, ti, schema, map, file, `${id}/${ti}`);
+          return multiwozSystemTurn(dialogue, id, ti, schema, map, file, turnId(id, ti));
         });
         if (turn) turns.push(turn);
       }
