@@ -41,3 +41,14 @@ export const SAMPLE_PAIRS = [
   { premise: 'The flight departs at 7:45 am from SFO and arrives at 11:10 am in Seattle; it costs $220 per person in economy.', hypothesis: 'The price is $220.' },
   { premise: 'ok', hypothesis: 'The destination is Seattle.' },
 ];
+
+/**
+ * A tiny random RoBERTa (std 0.15, seed 7) whose three probabilities often lie close together, so
+ * that on real SGD turns the highest-entailment candidate is sometimes not the entailed one: the
+ * case that separates `--reference-selection entailed` from the paper's literal rule.
+ */
+export const CLOSE_CALL_MODEL_DIR = path.join(REPO_ROOT, '.cache', 'models', `nli-test-tiny-std0.15-seed7-v${ONNX_BUILDER_VERSION}`);
+
+export function getCloseCallTinyModelDir(): string {
+  return cachedTinyModel(CLOSE_CALL_MODEL_DIR, { seed: 7, std: 0.15 });
+}

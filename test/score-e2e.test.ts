@@ -45,7 +45,7 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
     }, 120_000);
 
     it('ground truth: a report with every field, consistent with the per-turn output', () => {
-      expect(gold.signature).toMatchObject({ tool: 'todeval', metric: 'sgsacc', dtype: 'fp32', validation: true, context: true, system: 'ground-truth' });
+      expect(gold.signature).toMatchObject({ tool: 'todeval', metric: 'sgsacc', dtype: 'fp32', validation: true, context: true, referenceSelection: 'entailed', system: 'ground-truth' });
       expect(String(gold.signature.model)).toContain('random');
       expect(String(gold.signature.revision)).toMatch(/^sha256:/);
       expect(String(gold.signature.rules)).toMatch(/^[0-9a-f]{64}$/);
@@ -113,6 +113,9 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
       expect(res.code).toBe(2);
       expect(res.stderr.trim().split('\n')).toHaveLength(1);
       expect(res.stderr).toMatch(/refs\.jsonl: written under a different configuration \(context: true vs false\)/);
+      const paper = await run(['score', ...base(), '--reference-selection', 'paper', '--references', f('refs.jsonl')]);
+      expect(paper.code).toBe(2);
+      expect(paper.stderr).toMatch(/refs\.jsonl: written under a different configuration \(referenceSelection: entailed vs paper\)/);
 
       writeFileSync(f('few.jsonl'), JSON.stringify({ id: 'nope/1', utterance: 'x' }) + '\n');
       const miss = await run(['score', ...base(), '--predictions', f('few.jsonl')]);

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   aggregateSgsacc,
+  chooseReference,
   contextPremise,
   makeUnseenTest,
   RecordStore,
@@ -88,6 +89,54 @@ describe('reference selection and validation', () => {
     expect(r.actions[0].reference).toBe('second');
     expect(r.actions[0].referenceEntailment).toBeCloseTo(0.95);
     expect(r.actions[0].contextUsed).toBe(false);
+  });
+
+  it('chooses among the candidates the gold utterance entails; --reference-selection paper keeps the literal rule', async () => {
+    // The issue's case: the highest entailment (0.3841) loses the argmax to neutral, while another
+    // candidate (0.3769) is entailed. Validation passes on the entailed one either way.
+    const turn: SgsaccTurn = {
+      id: '5_00113/13',
+      services: ['Services_1'],
+      utterance: 'What is the date of the appointment?',
+      previousUserUtterance: '',
+      actions: [action({ id: 'a0', act: 'REQUEST', slot: 'date', candidates: ['neutral-top', 'entailed-lower'] })],
+    };
+    const fake = () => {
+      const nli = new FakeWordOverlapNli();
+      nli.overrides.set(`${turn.utterance}\u0000neutral-top`, { entailment: 0.3841, neutral: 0.4, contradiction: 0.2159 });
+      nli.overrides.set(`${turn.utterance}\u0000entailed-lower`, { entailment: 0.3769, neutral: 0.3231, contradiction: 0.3 });
+      return nli;
+    };
+    const gold = utterances([turn]);
+    const [entailed] = await selectReferences([turn], fake(), { ...ON, referenceSelection: 'entailed' });
+    expect(entailed.actions[0]).toMatchObject({ status: 'validated', reference: 'entailed-lower', referenceEntailment: 0.3769 });
+    const [defaulted] = await selectReferences([turn], fake(), ON);
+    expect(defaulted.actions[0].reference).toBe('entailed-lower');
+    expect((await scoreTurns([turn], new Map([[turn.id, entailed]]), gold, fake(), ON))[0]).toMatchObject({ validation: 'validated', faithful: true });
+
+    const [paper] = await selectReferences([turn], fake(), { ...ON, referenceSelection: 'paper' });
+    expect(paper.actions[0]).toMatchObject({ status: 'validated', reference: 'neutral-top' });
+    expect((await scoreTurns([turn], new Map([[turn.id, paper]]), gold, fake(), ON))[0]).toMatchObject({ validation: 'validated', faithful: false });
+  });
+
+  it('with the context premise, chooses among the candidates that premise entails', async () => {
+    const turn: SgsaccTurn = { ...queens, id: '1_00079/19' };
+    const premise = contextPremise(turn.previousUserUtterance, turn.actions[0].slotDescription, turn.utterance);
+    const nli = new FakeWordOverlapNli();
+    const [c0, c1] = turn.actions[0].candidates;
+    nli.overrides.set(`${premise}\u0000${c0}`, { entailment: 0.45, neutral: 0.5, contradiction: 0.05 });
+    nli.overrides.set(`${premise}\u0000${c1}`, { entailment: 0.44, neutral: 0.3, contradiction: 0.26 });
+    const [r] = await selectReferences([turn], nli, ON);
+    expect(r.actions[0]).toMatchObject({ status: 'validated', contextUsed: true, reference: c1 });
+    const [gt] = await scoreTurns([turn], new Map([[turn.id, r]]), utterances([turn]), nli, ON);
+    expect(gt).toMatchObject({ validation: 'validated', faithful: true });
+  });
+
+  it('falls back to the highest entailment when no candidate is entailed (validation then excludes the turn)', () => {
+    const p = (e: number) => ({ entailment: e, neutral: 1 - e, contradiction: 0 });
+    expect(chooseReference([p(0.2), p(0.4), p(0.3)], 'entailed')).toBe(1);
+    expect(chooseReference([p(0.2), p(0.4), p(0.3)], 'paper')).toBe(1);
+    expect(chooseReference([p(0.45), { entailment: 0.44, neutral: 0.3, contradiction: 0.26 }], 'entailed')).toBe(1);
   });
 
   it('excludes an action whose gold utterance entails a negative reference', async () => {

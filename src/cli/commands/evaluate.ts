@@ -10,6 +10,8 @@ import { readJsonFile } from '../../util/json-file.js';
 import { formatSignature, makeSignature } from '../../report/signature.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
 import { addDataDirOption, reportSkipped } from '../options.js';
+import type { ReferenceSelection } from '../../metrics/sgsacc/index.js';
+import { referenceSelectionOption } from '../sgsacc-options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
 
 interface EvaluateFlags extends NliCliFlags {
@@ -27,6 +29,7 @@ interface EvaluateFlags extends NliCliFlags {
   rebuildGroundTruth?: boolean;
   json?: boolean;
   domainsFromSlots?: boolean;
+  referenceSelection: ReferenceSelection;
 }
 
 const SOURCES: Record<string, GroundTruthSource | undefined> = {
@@ -57,6 +60,7 @@ export function register(program: Command): void {
     .option('--domains-from-slots', "active domains from placeholder names like [hotel_name] (mwzeval's add_slot_domains.py)")
     .option('--rebuild-ground-truth', 'rebuild the ground truth instead of reading the cached copy')
     .option('--json', 'print the results as JSON instead of tables');
+  cmd.addOption(referenceSelectionOption());
   addNliOptions(cmd); // model flags for --sgsacc
   cmd.action(async (flags: EvaluateFlags) => {
     await runEvaluate(flags);
@@ -98,6 +102,7 @@ export async function runEvaluate(flags: EvaluateFlags): Promise<EvaluateResult>
       result.sgsacc = await mergeSgsacc(predictions.dialogues, {
         dataDir: data.dir,
         nli: nliOptionsFrom(flags),
+        referenceSelection: flags.referenceSelection,
         // Only mergeSgsacc knows how many turns are lexicalized, so the bar starts on its first report.
         onProgress: ({ turnsDone, turnsTotal }) => {
           if (bar?.isActive) bar.update(turnsDone);
@@ -115,6 +120,7 @@ export async function runEvaluate(flags: EvaluateFlags): Promise<EvaluateResult>
         sgsacc_model: result.sgsacc.model.modelId,
         sgsacc_revision: result.sgsacc.model.revision,
         sgsacc_dtype: result.sgsacc.model.dtype,
+        sgsacc_referenceSelection: result.sgsacc.referenceSelection,
       });
     }
   }

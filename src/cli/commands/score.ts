@@ -13,6 +13,7 @@ import {
   loadSgsaccData,
   RecordStore,
   runSgsacc,
+  type ReferenceSelection,
   type SgsaccReport,
   type TurnReferences,
   type TurnScore,
@@ -24,6 +25,7 @@ import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.
 import { addPredictionsOptions, checkPredictionIds, readPredictionsFlag } from '../predictions.js';
 import { addDatasetOptions, addReportFileOption, datasetDataDir, datasetLoadOptions, positiveInt, reportFileFrom, reportSkipped, type DatasetFlags } from '../options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
+import { referenceSelectionOption } from '../sgsacc-options.js';
 
 interface ScoreFlags extends NliCliFlags, DatasetFlags {
   dataset: DatasetName;
@@ -36,6 +38,7 @@ interface ScoreFlags extends NliCliFlags, DatasetFlags {
   json?: string;
   validation: boolean;
   context: boolean;
+  referenceSelection: ReferenceSelection;
   chunk: number;
   allowMissing?: boolean;
 }
@@ -53,6 +56,7 @@ export function register(program: Command): void {
   addReportFileOption(cmd, 'write the report as JSON')
     .option('--no-validation', 'keep turns whose ground truth fails validation (skips negative references)')
     .option('--no-context', 'do not retry with previous user turn + slot description in the premise')
+    .addOption(referenceSelectionOption())
     .option('--chunk <n>', 'turns per NLI call (larger batches on GPU)', positiveInt('--chunk'), 256);
   addNliOptions(cmd);
   cmd.action(async (flags: ScoreFlags) => {
@@ -105,7 +109,7 @@ async function runScore(flags: ScoreFlags): Promise<void> {
   let ticker: NodeJS.Timeout | undefined;
 
   try {
-    const options = { validation: flags.validation, context: flags.context };
+    const options = { validation: flags.validation, context: flags.context, referenceSelection: flags.referenceSelection };
     const refsSig: Signature = makeSignature({
       metric: 'sgsacc-references',
       model: runner.modelSignature.modelId,
@@ -116,6 +120,7 @@ async function runScore(flags: ScoreFlags): Promise<void> {
       source: data.loaded.source,
       validation: options.validation,
       context: options.context,
+      referenceSelection: options.referenceSelection,
     });
     const predictionsDigest = predictions ? digest(JSON.stringify([...predictions.entries()].sort())) : 'gold';
     const turnsSig = makeSignature({ ...refsSig, metric: 'sgsacc-turns', system, predictions: predictionsDigest });

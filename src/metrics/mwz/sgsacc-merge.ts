@@ -1,7 +1,7 @@
 import type { Turn } from '../../adapters/types.js';
 import { createNliRunner, type NliRunnerOptions } from '../../nli/runner.js';
 import { computeSer } from '../ser.js';
-import { aggregateSgsacc, loadSgsaccData, runSgsacc, type SgsaccSummary } from '../sgsacc/index.js';
+import { aggregateSgsacc, loadSgsaccData, runSgsacc, type ReferenceSelection, type SgsaccSummary } from '../sgsacc/index.js';
 import { dialogueKey } from './ground-truth.js';
 import type { MwzPredictions } from './input.js';
 
@@ -19,6 +19,7 @@ export interface SgsaccMergeOptions {
   nli: NliRunnerOptions;
   validation?: boolean;
   context?: boolean;
+  referenceSelection?: ReferenceSelection;
   chunkTurns?: number;
   onProgress?: (p: { turnsDone: number; turnsTotal: number }) => void;
 }
@@ -29,6 +30,7 @@ export interface SgsaccMergeResult {
   counts: SgsaccSummary['counts'] & { lexicalizedTurns: number; delexicalizedTurns: number };
   ser: { ser: number; errors: number; utterancesWithValues: number; perService: Record<string, unknown> };
   model: { modelId: string; revision: string; dtype: string };
+  referenceSelection: ReferenceSelection;
 }
 
 /**
@@ -62,7 +64,7 @@ export async function mergeSgsacc(dialogues: MwzPredictions, opts: SgsaccMergeOp
 
   const runner = await createNliRunner(opts.nli);
   try {
-    const options = { validation: opts.validation ?? true, context: opts.context ?? true };
+    const options = { validation: opts.validation ?? true, context: opts.context ?? true, referenceSelection: opts.referenceSelection ?? 'entailed' };
     const run = await runSgsacc(data.expand(turns), utterances, {
       ...options,
       scorer: runner,
@@ -75,6 +77,7 @@ export async function mergeSgsacc(dialogues: MwzPredictions, opts: SgsaccMergeOp
       sgsacc: scores,
       counts: { ...counts, lexicalizedTurns: turns.length, delexicalizedTurns: delexicalized },
       ser: { ser: ser.ser, errors: ser.errors, utterancesWithValues: ser.utterancesWithValues, perService: ser.perService },
+      referenceSelection: options.referenceSelection,
       model: {
         modelId: runner.modelSignature.modelId,
         revision: String(runner.modelSignature.revision),

@@ -2,7 +2,7 @@
 export * from './types.js';
 export { contextPremise } from './premise.js';
 export { PairBatch } from './batch.js';
-export { selectReferences } from './references.js';
+export { chooseReference, selectReferences } from './references.js';
 export { scoreTurns } from './scoring.js';
 export { aggregateSgsacc } from './aggregate.js';
 export type { SgsaccSummary, SplitScores, GroupScore, SgsaccCounts } from './aggregate.js';

@@ -1,8 +1,8 @@
 import { argmaxLabel } from '../../nli/types.js';
-import type { NliScorer } from '../../nli/types.js';
+import type { NliProbs, NliScorer } from '../../nli/types.js';
 import { PairBatch } from './batch.js';
 import { contextPremise } from './premise.js';
-import type { ActionReferenceChoice, SgsaccAction, SgsaccOptions, SgsaccTurn, TurnReferences } from './types.js';
+import type { ActionReferenceChoice, ReferenceSelection, SgsaccAction, SgsaccOptions, SgsaccTurn, TurnReferences } from './types.js';
 
 interface Pending {
   turn: SgsaccTurn;
@@ -93,6 +93,30 @@ function unscorable(turn: SgsaccTurn, action: SgsaccAction, options: SgsaccOptio
   };
 }
 
+/**
+ * Index of the entailment reference among a premise's candidate probabilities.
+ *
+ * 'paper': the highest entailment probability, whatever its argmax (the paper's literal rule).
+ * 'entailed': the highest entailment probability among the candidates whose argmax is entailment
+ * (the ones validation counts), falling back to the paper's rule when none is. The two agree
+ * whenever the paper's choice is entailed; where it is not (e.g. e=0.384 with neutral winning
+ * versus e=0.377 with entailment winning), the paper's rule hands the turn a reference its own
+ * ground truth fails, so the ground truth would score below 100% on the turns it validated.
+ */
+export function chooseReference(probs: readonly NliProbs[], rule: ReferenceSelection): number {
+  let best = -1;
+  if (rule === 'entailed') {
+    for (let i = 0; i < probs.length; i++) {
+      if (argmaxLabel(probs[i]) !== 'entailment') continue;
+      if (best < 0 || probs[i].entailment > probs[best].entailment) best = i;
+    }
+    if (best >= 0) return best;
+  }
+  best = 0;
+  for (let i = 1; i < probs.length; i++) if (probs[i].entailment > probs[best].entailment) best = i;
+  return best;
+}
+
 function decide(p: Pending, first: PairBatch, second: PairBatch, options: SgsaccOptions): ActionReferenceChoice {
   const plainProbs = p.plain.candidates.map((h) => first.get(h));
   const plainEntailed = plainProbs.some((x) => argmaxLabel(x) === 'entailment');
@@ -102,8 +126,7 @@ function decide(p: Pending, first: PairBatch, second: PairBatch, options: Sgsacc
   // The premise that "decides" is the plain one unless only the augmented premise entailed.
   const useContext = !plainEntailed && ctxEntailed;
   const probs = useContext ? ctxProbs! : plainProbs;
-  let best = 0;
-  for (let i = 1; i < probs.length; i++) if (probs[i].entailment > probs[best].entailment) best = i;
+  const best = chooseReference(probs, options.referenceSelection ?? 'entailed');
 
   const choice: ActionReferenceChoice = {
     ...base(p.action),

@@ -24,9 +24,18 @@ export interface SgsaccOptions {
   validation: boolean;
   /** Retry non-entailed premises with previous user turn + slot description (paper Sec. 2.1). */
   context: boolean;
+  /**
+   * How the entailment reference is chosen among the candidates (see chooseReference):
+   * 'entailed' (default) among those the ground truth entails, 'paper' the literal highest
+   * entailment probability. Part of the references' signature.
+   */
+  referenceSelection?: ReferenceSelection;
 }
 
-export const DEFAULT_SGSACC_OPTIONS: SgsaccOptions = { validation: true, context: true };
+export type ReferenceSelection = 'entailed' | 'paper';
+export const REFERENCE_SELECTIONS: readonly ReferenceSelection[] = ['entailed', 'paper'];
+
+export const DEFAULT_SGSACC_OPTIONS: SgsaccOptions = { validation: true, context: true, referenceSelection: 'entailed' };
 
 /** Why an action (and so its turn) is left out of validated SGSAcc. */
 export type ExclusionReason =
