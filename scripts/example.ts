@@ -9,8 +9,10 @@
  * The NLI model, first found wins:
  *   1. $TODEVAL_MODEL (hub id or directory);
  *   2. Xenova/roberta-large-mnli in the Hugging Face cache (`todeval models pull`), any dtype;
- *   3. a tiny RoBERTa with random weights, built here from the real tokenizer (hub cache, else
- *      ../shared/models/roberta-large-mnli): the whole pipeline runs, but the scores mean nothing;
+ *   3. the lexical stand-in (`npm run model:lexical`), built here from the real tokenizer (hub cache,
+ *      else ../shared/models/roberta-large-mnli): an ONNX graph that decides entailment by token
+ *      overlap, so the whole pipeline runs and shows validated, excluded, rescued and unfaithful
+ *      turns, but its scores are NOT SGSAcc;
  *   4. none: only what needs no model (refs --summary, ser), and a notice of what is missing. Exits 0,
  *      because the example did what it could without the network.
  */
@@ -27,7 +29,14 @@ import {
   repoCacheFolder,
   resolveModel,
 } from '../src/nli/model-store.js';
-import { ONNX_BUILDER_VERSION, RANDOM_MODEL_MANIFEST, resolveTokenizerDir } from '../src/nli/onnx-builder/index.js';
+import {
+  LEXICAL_STANDIN,
+  LEXICAL_STANDIN_MANIFEST,
+  LEXICAL_STANDIN_VERSION,
+  resolveTokenizerDir,
+  standinKind,
+  type StandinKind,
+} from '../src/nli/onnx-builder/index.js';
 import { isInputError } from '../src/util/errors.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -38,16 +47,13 @@ const PREDICTIONS = `${EXAMPLE}/predictions.jsonl`;
 const RERANK = `${EXAMPLE}/rerank.jsonl`;
 const CLI = 'bin/todeval.js';
 
-// Larger-than-default weights so the random model's labels vary from pair to pair: the report then
-// shows faithful and unfaithful turns instead of one constant label (still meaningless).
-const RANDOM_SEED = 7;
-const RANDOM_STD = 0.3;
-const RANDOM_MODEL_DIR = path.join('.cache', 'models', `example-tiny-random-roberta-s${RANDOM_SEED}-std${RANDOM_STD}-v${ONNX_BUILDER_VERSION}`);
+// Keyed by the builder version, so a changed graph is rebuilt rather than reused.
+const STANDIN_DIR = path.join('.cache', 'models', `${LEXICAL_STANDIN}-v${LEXICAL_STANDIN_VERSION}`);
 
 type ModelChoice =
   | { kind: 'real'; args: string[]; describe: string }
-  /** tokenizerDir: build the stand-in from it; absent when $TODEVAL_MODEL already names a random model. */
-  | { kind: 'random'; args: string[]; tokenizerDir?: string }
+  /** tokenizerDir: build the lexical stand-in from it; absent when $TODEVAL_MODEL already names a stand-in. */
+  | { kind: 'standin'; standin: StandinKind; args: string[]; tokenizerDir?: string }
   | { kind: 'none'; looked: string[] };
 
 const { values: opts } = parseArgs({
@@ -99,7 +105,8 @@ function pickModel(): ModelChoice {
   if (env) {
     // The user asked for this model: a wrong value is their error to see, not a reason to fall back.
     const m = resolveModel(env);
-    if (existsSync(path.join(m.dir, RANDOM_MODEL_MANIFEST))) return { kind: 'random', args: ['--model', env] };
+    const standin = standinKind(m.dir);
+    if (standin) return { kind: 'standin', standin, args: ['--model', env] };
     return { kind: 'real', args: ['--model', env], describe: `$TODEVAL_MODEL (${env})` };
   }
   for (const dtype of NLI_DTYPES) {
@@ -113,45 +120,52 @@ function pickModel(): ModelChoice {
   const looked = [`$TODEVAL_MODEL (unset)`, `${DEFAULT_MODEL_ID} in ${hubCacheDir()}`];
   const explicit = opts['tokenizer-dir'];
   const fromHub = explicit ? undefined : hubCacheTokenizerDir();
-  if (fromHub) return { kind: 'random', args: ['--model', RANDOM_MODEL_DIR], tokenizerDir: fromHub };
+  const standin = (tokenizerDir: string): ModelChoice => ({ kind: 'standin', standin: LEXICAL_STANDIN, args: ['--model', STANDIN_DIR], tokenizerDir });
+  if (fromHub) return standin(fromHub);
   try {
-    return { kind: 'random', args: ['--model', RANDOM_MODEL_DIR], tokenizerDir: resolveTokenizerDir(explicit) };
+    return standin(resolveTokenizerDir(explicit));
   } catch (e) {
     if (!isInputError(e)) throw e;
-    looked.push(`a tokenizer.json for a random stand-in model: ${e.message.replace(/^.*\(looked in ([^)]*)\).*$/, '$1')}`);
+    looked.push(`a tokenizer.json for the ${LEXICAL_STANDIN} model: ${e.message.replace(/^.*\(looked in ([^)]*)\).*$/, '$1')}`);
     return { kind: 'none', looked };
   }
 }
 
-/** Builds the tiny random model once (into a temp dir, renamed into place, so a crash leaves no half model). */
-function ensureRandomModel(tokenizerDir: string): void {
-  const dir = path.join(REPO, RANDOM_MODEL_DIR);
-  if (existsSync(path.join(dir, RANDOM_MODEL_MANIFEST))) {
-    process.stdout.write(`\n(reusing the random model built earlier in ${RANDOM_MODEL_DIR})\n`);
+/** Builds the lexical stand-in once (into a temp dir, renamed into place, so a crash leaves no half model). */
+function ensureStandinModel(tokenizerDir: string): void {
+  const dir = path.join(REPO, STANDIN_DIR);
+  if (existsSync(path.join(dir, LEXICAL_STANDIN_MANIFEST))) {
+    process.stdout.write(`\n(reusing the ${LEXICAL_STANDIN} model built earlier in ${STANDIN_DIR})\n`);
     return;
   }
-  const tmp = `${RANDOM_MODEL_DIR}.tmp-${process.pid}`;
-  const args = ['--size', 'tiny', '--seed', String(RANDOM_SEED), '--std', String(RANDOM_STD), '--tokenizer-dir', tokenizerDir];
+  const tmp = `${STANDIN_DIR}.tmp-${process.pid}`;
+  const args = ['--tokenizer-dir', tokenizerDir];
   mkdirSync(path.dirname(dir), { recursive: true });
   try {
     run(
-      ['npm', 'run', 'model:random', '--', ...args, '--out', RANDOM_MODEL_DIR],
-      [process.execPath, '--import', 'tsx', 'scripts/build-random-roberta.ts', ...args, '--out', tmp],
+      ['npm', 'run', 'model:lexical', '--', ...args, '--out', STANDIN_DIR],
+      [process.execPath, '--import', 'tsx', 'scripts/build-lexical-standin.ts', ...args, '--out', tmp],
     );
     try {
       renameSync(path.join(REPO, tmp), dir);
     } catch (e) {
-      if (!existsSync(path.join(dir, RANDOM_MODEL_MANIFEST))) throw e; // else a parallel run won the race
+      if (!existsSync(path.join(dir, LEXICAL_STANDIN_MANIFEST))) throw e; // else a parallel run won the race
     }
   } finally {
     rmSync(path.join(REPO, tmp), { recursive: true, force: true });
   }
 }
 
-function randomNotice(): void {
+function standinNotice(kind: StandinKind): void {
+  const what =
+    kind === 'random'
+      ? ['NOTICE: this example uses a stand-in RoBERTa with RANDOM weights (from $TODEVAL_MODEL).',
+         'It runs the whole ONNX pipeline, but its SGSAcc and rerank numbers are MEANINGLESS.']
+      : [`NOTICE: no real NLI model was found, so this example uses the ${LEXICAL_STANDIN} model:`,
+         'an ONNX graph that decides "entailment" by TOKEN OVERLAP. It is NOT a language model.',
+         'It runs the whole ONNX pipeline, but its numbers are NOT SGSAcc and mean nothing about a system.'];
   banner([
-    'NOTICE: no real NLI model was found, so this example uses a tiny RoBERTa with RANDOM weights.',
-    'It runs the whole ONNX pipeline, but its SGSAcc and rerank numbers are MEANINGLESS.',
+    ...what,
     'For real scores, download roberta-large-mnli (ONNX) into the Hugging Face cache:',
     `    node ${CLI} ${pullCommand('fp32').replace(/^todeval /, '')}    (about 1.4 GB; --dtype q8 is about 360 MB)`,
     'or point TODEVAL_MODEL at a model directory, then run `npm run example` again.',
@@ -164,7 +178,7 @@ function noModelNotice(looked: string[]): void {
     ...looked.map((l) => `  - ${l}`),
     'Get the model (about 1.4 GB; --dtype q8 is about 360 MB), then run `npm run example` again:',
     `    node ${CLI} ${pullCommand('fp32').replace(/^todeval /, '')}`,
-    'or, without the network, pass a roberta-large-mnli tokenizer to build a random stand-in model:',
+    `or, without the network, pass a roberta-large-mnli tokenizer to build the ${LEXICAL_STANDIN} model:`,
     '    npm run example -- --tokenizer-dir DIR    (DIR holds tokenizer.json)',
   ]);
 }
@@ -190,9 +204,9 @@ function main(): void {
     noModelNotice(model.looked);
     return;
   }
-  if (model.kind === 'random') {
-    randomNotice();
-    if (model.tokenizerDir) ensureRandomModel(model.tokenizerDir);
+  if (model.kind === 'standin') {
+    standinNotice(model.standin);
+    if (model.tokenizerDir) ensureStandinModel(model.tokenizerDir);
   } else {
     process.stdout.write(`\nNLI model: ${model.describe}\n`);
   }
@@ -211,7 +225,7 @@ function main(): void {
 
   const files = readdirSync(outDir).sort().join(', ');
   process.stdout.write(`\nDone in ${((performance.now() - started) / 1000).toFixed(1)} s. Outputs in ${outDir}/: ${files}\n`);
-  if (model.kind === 'random') randomNotice();
+  if (model.kind === 'standin') standinNotice(model.standin);
 }
 
 try {

@@ -8,7 +8,7 @@ import { hasShared, REPO_ROOT } from './helpers/shared.js';
 
 // `npm run example` end to end: scripts/example.ts drives the built CLI (node bin/todeval.js), so this
 // covers the user's first command. An empty hub cache and no TODEVAL_MODEL force the path a fresh
-// clone takes: a random stand-in model built from ../shared's tokenizer.
+// clone takes: the lexical stand-in model built from ../shared's tokenizer.
 const emptyHub = mkdtempSync(path.join(tmpdir(), 'todeval-example-hub-'));
 const env = { ...process.env, HF_HUB_CACHE: emptyHub, TODEVAL_MODEL: '' };
 
@@ -43,7 +43,7 @@ interface RerankDoc {
 // The example's system turns: 4 in mini_001, 3 in mini_002, 2 in mini_003.
 const SYSTEM_TURNS = 9;
 
-describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('npm run example (random stand-in model)', () => {
+describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('npm run example (lexical-standin model)', () => {
   const out = mkdtempSync(path.join(tmpdir(), 'todeval-example-'));
   let res: { code: number; stdout: string; stderr: string };
 
@@ -51,11 +51,12 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('n
     res = await runExample(['--out-dir', out]);
   }, 120_000);
 
-  it('exits 0, says the weights are random, and prints every command it runs', () => {
+  it('exits 0, says loudly that the model is the lexical stand-in and not SGSAcc, and prints every command it runs', () => {
     expect(res.stderr.replace(/^(npm warn|todeval: CUDA).*\n/gm, '')).toBe('');
     expect(res.code).toBe(0);
-    expect(res.stdout).toContain('RANDOM weights');
-    expect(res.stdout).toContain('MEANINGLESS');
+    expect(res.stdout).toContain('lexical-standin');
+    expect(res.stdout).toContain('NOT a language model');
+    expect(res.stdout).toContain('NOT SGSAcc');
     expect(res.stdout).toContain('models pull');
     for (const cmd of ['score', 'rerank', 'ser']) expect(res.stdout).toContain(`$ node bin/todeval.js ${cmd}`);
   });
@@ -63,7 +64,7 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('n
   it('scores the system: signature, SGSAcc with and without validation, SER, BLEU, counts', () => {
     const r = readJson<ScoreReport>(path.join(out, 'score.json'));
     expect(r.signature).toMatchObject({ tool: 'todeval', metric: 'sgsacc', dataset: 'sgd', system: 'predictions', validation: true });
-    expect(String(r.signature.model)).toContain('random');
+    expect(String(r.signature.model)).toContain('lexical-standin');
     expect(String(r.signature.revision)).toMatch(/^sha256:/);
     for (const k of ['all', 'seen', 'unseen']) {
       expect(r.sgsacc.validated).toHaveProperty(k);
@@ -87,6 +88,17 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('n
     expect(g.references).toMatchObject({ reused: SYSTEM_TURNS, computed: 0 });
     expect(g.ser.ser).toBe(0);
     expect(g.bleu!.score).toBeCloseTo(100, 6);
+  });
+
+  it('shows real behaviour: validated, excluded, context-rescued and unfaithful turns all occur', () => {
+    const turns = readFileSync(path.join(out, 'turns.jsonl'), 'utf8').trim().split('\n').slice(1)
+      .map((l) => JSON.parse(l) as { id: string; validation: string; faithful: boolean; actions: { contextUsed: boolean }[] });
+    expect(turns).toHaveLength(SYSTEM_TURNS);
+    expect(turns.some((t) => t.validation === 'validated' && t.faithful)).toBe(true);
+    expect(turns.some((t) => t.validation === 'excluded')).toBe(true);
+    expect(turns.some((t) => t.actions.some((a) => a.contextUsed))).toBe(true);
+    // "pick up on Sunday" for a Saturday pickup: a validated turn the system gets wrong.
+    expect(turns.find((t) => t.id === 'mini_001/3')).toMatchObject({ validation: 'validated', faithful: false });
   });
 
   it('reranks: a chosen candidate per item, never beaten on fidelity, likelihood breaking ties', () => {

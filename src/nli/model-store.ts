@@ -5,6 +5,7 @@ import path from 'node:path';
 import { InputError, MissingResourceError } from '../util/errors.js';
 import { readPackageJson } from '../util/package-file.js';
 import type { NliModelSignature } from './types.js';
+import { localModelId } from './onnx-builder/standins.js';
 
 export type NliDtype = 'fp32' | 'fp16' | 'q8';
 export const NLI_DTYPES: readonly NliDtype[] = ['fp32', 'fp16', 'q8'];
@@ -168,10 +169,7 @@ function resolveLocalDir(dirSpec: string, dtype: NliDtype | undefined): Resolved
     if (!existsSync(path.join(dir, f))) throw new MissingResourceError(`model directory ${dir} lacks ${f}`);
   }
   const tokCfg = path.join(dir, 'tokenizer_config.json');
-  const randomInfo = path.join(dir, 'random-model.json');
-  const isRandom = existsSync(randomInfo);
-  const name = path.basename(dir);
-  const modelId = isRandom && !name.includes('random') ? `local:random-${name}` : `local:${name}`;
+  const modelId = localModelId(dir);
   return {
     dir,
     onnxPath,

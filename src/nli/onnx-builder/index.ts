@@ -21,3 +21,14 @@ export {
 } from './roberta-config.js';
 export { robertaWeightSpecs, generateWeight, countParameters, type WeightSpec } from './roberta-weights.js';
 export { buildRobertaModel, INPUT_IDS, ATTENTION_MASK, LOGITS, type WeightDtype } from './roberta-graph.js';
+export {
+  buildLexicalStandin,
+  LEXICAL_STANDIN,
+  LEXICAL_STANDIN_MANIFEST,
+  LEXICAL_STANDIN_VERSION,
+  type BuildLexicalStandinOptions,
+  type LexicalStandinManifest,
+} from './lexical-standin.js';
+export { buildLexicalModel, DEFAULT_LEXICAL_DECISION, type LexicalDecision, type LogitOrder } from './lexical-graph.js';
+export { lexicalTables, canonicalWord, LEXICAL_STOP_WORDS, LEXICAL_NEGATION_WORDS, type LexicalTables } from './lexical-vocab.js';
+export { standinKind, localModelId, isStandinModelId, type StandinKind } from './standins.js';

@@ -28,7 +28,7 @@ export const DEFAULT_STD = 0.02;
 export const RANDOM_MODEL_MANIFEST = 'random-model.json';
 
 /** Tokenizer files copied next to the model; tokenizer.json is the one the runner needs. */
-const TOKENIZER_FILES = ['tokenizer.json', 'tokenizer_config.json', 'vocab.json', 'merges.txt', 'special_tokens_map.json'];
+export const TOKENIZER_FILES = ['tokenizer.json', 'tokenizer_config.json', 'vocab.json', 'merges.txt', 'special_tokens_map.json'];
 
 export type ModelSize = 'tiny' | 'large';
 

@@ -27,7 +27,7 @@ export interface RobertaGraphOptions extends WeightInitOptions {
 }
 
 /** Collects nodes and initializers; hands out unique value names so the graph code reads like the math. */
-class GraphBuilder {
+export class GraphBuilder {
   readonly nodes: MessageWriter[] = [];
   readonly initializers: MessageWriter[] = [];
   private counter = 0;

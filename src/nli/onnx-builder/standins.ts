@@ -1,0 +1,30 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { LEXICAL_STANDIN, LEXICAL_STANDIN_MANIFEST } from './lexical-standin.js';
+import { RANDOM_MODEL_MANIFEST } from './model-dir.js';
+
+/** The stand-in models this module builds; none of them is a language model. */
+export type StandinKind = 'random' | typeof LEXICAL_STANDIN;
+
+/** Which stand-in a model directory holds (by the manifest its builder writes last), if any. */
+export function standinKind(dir: string): StandinKind | undefined {
+  if (existsSync(path.join(dir, LEXICAL_STANDIN_MANIFEST))) return LEXICAL_STANDIN;
+  if (existsSync(path.join(dir, RANDOM_MODEL_MANIFEST))) return 'random';
+  return undefined;
+}
+
+/**
+ * The model id a signature carries for a local directory: a stand-in's id always names what it is,
+ * so its scores can never pass for a real model's.
+ */
+export function localModelId(dir: string): string {
+  const name = path.basename(dir);
+  const kind = standinKind(dir);
+  if (kind && !name.includes(kind)) return `local:${kind}-${name}`;
+  return `local:${name}`;
+}
+
+/** Whether a signature's model id names a stand-in (random weights or the lexical stand-in). */
+export function isStandinModelId(modelId: string): boolean {
+  return modelId.includes(LEXICAL_STANDIN) || modelId.includes('random');
+}
