@@ -13,10 +13,10 @@ export type { NliRunner, NliRunnerOptions, NliRunnerStats } from './nli/runner.j
 export { computeSer, serIsCategorical } from './metrics/ser.js';
 export type { SerReport } from './metrics/ser.js';
 export { loadPredictions, comparePredictionIds } from './metrics/predictions.js';
-export { loadSgsaccData, runSgsacc, aggregateSgsacc } from './metrics/sgsacc/index.js';
-export type { SgsaccRunOptions, SgsaccRun, SgsaccSummary } from './metrics/sgsacc/index.js';
-export { rerank } from './rerank/index.js';
-export type { RerankItem, RerankOptions, RerankResult } from './rerank/index.js';
+export { loadSgsaccData, runSgsacc, aggregateSgsacc, aggregateHallucination } from './metrics/sgsacc/index.js';
+export type { SgsaccRunOptions, SgsaccRun, SgsaccSummary, HallucinationSummary, FourWayLabel, TurnScore } from './metrics/sgsacc/index.js';
+export { rerank, RANK_BY } from './rerank/index.js';
+export type { RerankItem, RerankOptions, RerankResult, RankBy } from './rerank/index.js';
 
 export { corpusBleu, tokenize13a } from './metrics/bleu.js';
 export { lexicalRichness } from './metrics/richness.js';

@@ -1,5 +1,5 @@
 // SGSAcc fidelity reranking of candidate utterances from several systems.
-export { rerank, pickBest } from './rerank.js';
-export type { RerankItem, RerankAction, RerankCandidate, RerankOptions, RerankResult, CandidateFidelity } from './rerank.js';
+export { rerank, pickBest, RANK_BY } from './rerank.js';
+export type { RerankItem, RerankAction, RerankCandidate, RerankOptions, RerankResult, CandidateFidelity, RankBy } from './rerank.js';
 export { readRerankInput, resolveRerankItem } from './input.js';
 export type { RawRerankItem, RerankResolver } from './input.js';

@@ -1,7 +1,8 @@
 import { argmaxLabel, type NliScorer } from '../nli/types.js';
 import { PairBatch } from '../metrics/sgsacc/batch.js';
+import { checkEntailment, fourWayLabel, planPremise, type EntailmentJob } from '../metrics/sgsacc/hallucination.js';
 import { contextPremise } from '../metrics/sgsacc/premise.js';
-import type { SgsaccAction } from '../metrics/sgsacc/types.js';
+import type { FourWayLabel, SgsaccAction } from '../metrics/sgsacc/types.js';
 
 export interface RerankCandidate {
   system: string;
@@ -20,10 +21,25 @@ export interface RerankItem {
   candidates: RerankCandidate[];
 }
 
+/**
+ * - 'fidelity' (paper Sec. 3): most actions realised, then likelihood, then system order;
+ * - 'omission-hallucination': no omission (every action realised), then no hallucination, then
+ *   likelihood, then system order. Needs the hallucination check, so it turns it on.
+ */
+export const RANK_BY = ['fidelity', 'omission-hallucination'] as const;
+export type RankBy = (typeof RANK_BY)[number];
+
 export interface RerankOptions {
   scorer: NliScorer;
   /** Retry non-entailed actions with context + slot description in the premise (default true). */
   context?: boolean;
+  /**
+   * Also check facts => text per candidate (default false): the references it realised, joined in
+   * action order (plus the context when on), must entail it. Adds `hallucinated` and `label`.
+   */
+  hallucination?: boolean;
+  /** Ranking order (default 'fidelity'). */
+  rankBy?: RankBy;
   /** Tie-break order of systems; default: the order of the item's candidates. */
   systemOrder?: string[];
   /** Items per scorer call (default 64). */
@@ -38,11 +54,15 @@ export interface CandidateFidelity {
   fidelity: number;
   /** Per action, in item order: whether it was realised. */
   realised: boolean[];
+  /** With hallucination: the references do not entail the text (null: not checked, content-free). */
+  hallucinated?: boolean | null;
+  /** With hallucination: ok / omission / hallucination / both. */
+  label?: FourWayLabel | null;
 }
 
 export interface RerankResult {
   id: string;
-  chosen: { system: string; text: string; fidelity: number; likelihood?: number };
+  chosen: { system: string; text: string; fidelity: number; likelihood?: number; label?: FourWayLabel | null };
   actions: number;
   candidates: CandidateFidelity[];
 }
@@ -62,6 +82,7 @@ export async function rerank(items: RerankItem[], options: RerankOptions): Promi
 
 async function rerankChunk(items: RerankItem[], options: RerankOptions): Promise<RerankResult[]> {
   const useContext = options.context ?? true;
+  const hallucination = options.hallucination === true || options.rankBy === 'omission-hallucination';
   const first = new PairBatch();
   // handles[item][candidate][action] = pair handles for each candidate reference
   const handles = items.map((item) =>
@@ -70,6 +91,11 @@ async function rerankChunk(items: RerankItem[], options: RerankOptions): Promise
   await first.run(options.scorer);
   const realised = items.map((item, i) =>
     item.candidates.map((_, c) => item.actions.map((_, a) => handles[i][c][a].some((h) => entails(first, h)))),
+  );
+  // The reference each action is judged by, per candidate: the most entailed one of the pass that
+  // decided (the context pass when only it realised the action). It builds the hallucination premise.
+  const judgedBy = items.map((item, i) =>
+    item.candidates.map((_, c) => item.actions.map((action, a) => mostEntailed(action.candidates, handles[i][c][a], first))),
   );
 
   if (useContext) {
@@ -85,8 +111,29 @@ async function rerankChunk(items: RerankItem[], options: RerankOptions): Promise
       ),
     );
     await second.run(options.scorer);
-    for (const r of retry) if (r.hs.some((h) => entails(second, h))) realised[r.i][r.c][r.a] = true;
+    for (const r of retry) {
+      if (!r.hs.some((h) => entails(second, h))) continue;
+      realised[r.i][r.c][r.a] = true;
+      judgedBy[r.i][r.c][r.a] = mostEntailed(items[r.i].actions[r.a].candidates, r.hs, second);
+    }
   }
+
+  // Facts => text: one job per candidate with something to check.
+  const jobs: EntailmentJob[] = [];
+  const jobOf = items.map((item, i) =>
+    item.candidates.map((cand, c) => {
+      if (!hallucination) return null;
+      const plan = planPremise(
+        { previousUserUtterance: item.context ?? '' },
+        item.actions.map((action, a) => ({ act: action.act, reference: judgedBy[i][c][a] })),
+        { context: useContext },
+      );
+      if (plan.check !== 'checked') return null;
+      jobs.push({ premise: plan.premise, contextPremise: plan.contextPremise, hypothesis: cand.text });
+      return jobs.length - 1;
+    }),
+  );
+  const verdicts = await checkEntailment(jobs, options.scorer);
 
   return items.map((item, i) => {
     const candidates: CandidateFidelity[] = item.candidates.map((cand, c) => ({
@@ -95,8 +142,9 @@ async function rerankChunk(items: RerankItem[], options: RerankOptions): Promise
       ...(cand.likelihood !== undefined ? { likelihood: cand.likelihood } : {}),
       fidelity: realised[i][c].filter(Boolean).length,
       realised: realised[i][c],
+      ...(hallucination ? halluc(realised[i][c], jobOf[i][c] === null ? null : !verdicts[jobOf[i][c]!].entailed) : {}),
     }));
-    const best = pickBest(candidates, options.systemOrder);
+    const best = pickBest(candidates, options.systemOrder, options.rankBy);
     return {
       id: item.id,
       chosen: {
@@ -104,6 +152,7 @@ async function rerankChunk(items: RerankItem[], options: RerankOptions): Promise
         text: best.text,
         fidelity: best.fidelity,
         ...(best.likelihood !== undefined ? { likelihood: best.likelihood } : {}),
+        ...(best.label !== undefined ? { label: best.label } : {}),
       },
       actions: item.actions.length,
       candidates,
@@ -115,17 +164,39 @@ function entails(batch: PairBatch, handle: number): boolean {
   return argmaxLabel(batch.get(handle)) === 'entailment';
 }
 
-/** Highest fidelity, then highest likelihood (absent counts as lowest), then earliest system. */
-export function pickBest(candidates: CandidateFidelity[], systemOrder?: string[]): CandidateFidelity {
+function mostEntailed(references: string[], handles: number[], batch: PairBatch): string | null {
+  let best = -1;
+  for (let k = 0; k < handles.length; k++) {
+    if (best < 0 || batch.get(handles[k]).entailment > batch.get(handles[best]).entailment) best = k;
+  }
+  return best < 0 ? null : references[best];
+}
+
+function halluc(realised: boolean[], hallucinated: boolean | null): Pick<CandidateFidelity, 'hallucinated' | 'label'> {
+  return { hallucinated, label: fourWayLabel(realised.every(Boolean), hallucinated) };
+}
+
+/**
+ * 'fidelity': highest fidelity, then highest likelihood (absent counts as lowest), then earliest
+ * system. 'omission-hallucination': no omission, then no hallucination, then likelihood, then
+ * earliest system (fidelity below "every action" does not count: an omission is an omission).
+ */
+export function pickBest(candidates: CandidateFidelity[], systemOrder?: string[], rankBy: RankBy = 'fidelity'): CandidateFidelity {
   if (candidates.length === 0) throw new Error('rerank: item without candidates');
   const rank = (c: CandidateFidelity, pos: number) => {
     const k = systemOrder?.indexOf(c.system) ?? -1;
     return k >= 0 ? k : (systemOrder?.length ?? 0) + pos;
   };
   const indexed = candidates.map((c, pos) => ({ c, r: rank(c, pos) }));
+  const noOmission = (c: CandidateFidelity) => (c.fidelity === c.realised.length ? 1 : 0);
+  const noHallucination = (c: CandidateFidelity) => (c.hallucinated === true ? 0 : 1);
+  const first =
+    rankBy === 'fidelity'
+      ? (x: CandidateFidelity, y: CandidateFidelity) => y.fidelity - x.fidelity
+      : (x: CandidateFidelity, y: CandidateFidelity) => noOmission(y) - noOmission(x) || noHallucination(y) - noHallucination(x);
   indexed.sort(
     (x, y) =>
-      y.c.fidelity - x.c.fidelity ||
+      first(x.c, y.c) ||
       (y.c.likelihood ?? -Infinity) - (x.c.likelihood ?? -Infinity) ||
       x.r - y.r,
   );

@@ -5,11 +5,12 @@ import type { DatasetName } from '../../adapters/load.js';
 import type { Turn } from '../../adapters/types.js';
 import { findDataDir } from '../../data/data-dir.js';
 import { loadSgsaccData } from '../../metrics/sgsacc/dataset.js';
+import type { LabelCounts } from '../../metrics/sgsacc/aggregate-hallucination.js';
 import { RecordStore } from '../../metrics/sgsacc/store.js';
 import { createNliRunner } from '../../nli/runner.js';
 import { progressBar } from '../../report/progress.js';
 import { fileSignature, formatSignature, makeSignature } from '../../report/signature.js';
-import { readRerankInput, rerank, resolveRerankItem, type RerankItem, type RerankResult } from '../../rerank/index.js';
+import { RANK_BY, readRerankInput, rerank, resolveRerankItem, type RankBy, type RerankItem, type RerankResult } from '../../rerank/index.js';
 import { InputError } from '../../util/errors.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
 import { addDatasetOptions, addReportFileOption, datasetLoadOptions, reportFileFrom, reportSkipped, type DatasetFlags } from '../options.js';
@@ -23,6 +24,8 @@ interface RerankFlags extends NliCliFlags, DatasetFlags {
   json?: string;
   context: boolean;
   systems?: string;
+  hallucination?: boolean;
+  rankBy: string;
 }
 
 export function register(program: Command): void {
@@ -42,7 +45,9 @@ export function register(program: Command): void {
     .option('--out <file>', 'per-item results (JSONL after a signature line), written as chunks finish; re-running resumes');
   addReportFileOption(cmd, 'write {signature, summary, items} as one JSON file')
     .option('--no-context', 'do not retry with context + slot description in the premise')
-    .option('--systems <names>', 'comma-separated tie-break order of systems (default: order of each item\'s candidates)');
+    .option('--systems <names>', 'comma-separated tie-break order of systems (default: order of each item\'s candidates)')
+    .option('--hallucination', 'also check facts => text per candidate: the references it realised must entail it (four-way label)')
+    .option('--rank-by <order>', `${RANK_BY.join(' | ')}: most actions realised, or no omission then no hallucination (implies --hallucination); then likelihood`, 'fidelity');
   addNliOptions(cmd);
   cmd.action(async (flags: RerankFlags) => {
     await runRerank(flags);
@@ -50,6 +55,11 @@ export function register(program: Command): void {
 }
 
 async function runRerank(flags: RerankFlags): Promise<void> {
+  if (!(RANK_BY as readonly string[]).includes(flags.rankBy)) {
+    throw new InputError(`--rank-by must be one of ${RANK_BY.join(', ')} (got "${flags.rankBy}")`);
+  }
+  const rankBy = flags.rankBy as RankBy;
+  const hallucination = flags.hallucination === true || rankBy === 'omission-hallucination';
   refuseOutputOverInput(
     { '--out': flags.out, '-o/--output': reportFileFrom(flags), '--cache': flags.cache },
     { '--input': flags.input, '--dialogues': flags.dialogues, '--schema': flags.schema },
@@ -103,6 +113,9 @@ async function runRerank(flags: RerankFlags): Promise<void> {
       dataset: flags.dataset,
       context: flags.context,
       systems: systemOrder?.join(',') ?? 'item-order',
+      // Absent in the default mode, so files written before these options existed stay valid.
+      hallucination: hallucination ? true : undefined,
+      rankBy: rankBy === 'fidelity' ? undefined : rankBy,
     });
     // --out is a resumable store, as score's: items already there (same configuration and input
     // file) are kept, the rest are computed and appended in chunks while a long input runs. A file
@@ -118,7 +131,7 @@ async function runRerank(flags: RerankFlags): Promise<void> {
     bar?.start(items.length, items.length - todo.length);
     const chunk = 64;
     for (let i = 0; i < todo.length; i += chunk) {
-      const done = await rerank(todo.slice(i, i + chunk), { scorer: runner, context: flags.context, systemOrder });
+      const done = await rerank(todo.slice(i, i + chunk), { scorer: runner, context: flags.context, systemOrder, hallucination, rankBy });
       store?.append(done);
       for (const r of done) computed.set(r.id, r);
       bar?.update(items.length - todo.length + computed.size);
@@ -126,7 +139,7 @@ async function runRerank(flags: RerankFlags): Promise<void> {
     bar?.stop();
     const results: RerankResult[] = items.map((it) => computed.get(it.id) ?? store!.done.get(it.id)!);
 
-    const summary = summarize(results);
+    const summary = summarize(results, hallucination);
     const stats = runner.stats();
     process.stdout.write(formatSummary(summary, results.length));
     process.stdout.write(`signature: ${formatSignature(signature)}\n`);
@@ -155,16 +168,30 @@ interface SystemSummary {
   /** Items where this candidate realised every action. */
   fullyFaithful: number;
   items: number;
+  /** With hallucination: this system's candidates per four-way label (unscorable ones left out). */
+  labels?: LabelCounts;
 }
 
-function summarize(results: RerankResult[]): { chosenFullyFaithful: number; bySystem: Record<string, SystemSummary> } {
-  const by = new Map<string, { chosen: number; rate: number; rated: number; full: number; items: number }>();
+interface RerankSummary {
+  chosenFullyFaithful: number;
+  /** With hallucination: labels of the chosen candidates. */
+  chosenLabels?: LabelCounts;
+  bySystem: Record<string, SystemSummary>;
+}
+
+const noLabels = (): LabelCounts => ({ ok: 0, omission: 0, hallucination: 0, both: 0 });
+
+function summarize(results: RerankResult[], hallucination: boolean): RerankSummary {
+  const by = new Map<string, { chosen: number; rate: number; rated: number; full: number; items: number; labels: LabelCounts }>();
   let chosenFull = 0;
+  const chosenLabels = noLabels();
   for (const r of results) {
     if (r.chosen.fidelity === r.actions) chosenFull++;
+    if (r.chosen.label) chosenLabels[r.chosen.label]++;
     for (const c of r.candidates) {
       let s = by.get(c.system);
-      if (!s) by.set(c.system, (s = { chosen: 0, rate: 0, rated: 0, full: 0, items: 0 }));
+      if (!s) by.set(c.system, (s = { chosen: 0, rate: 0, rated: 0, full: 0, items: 0, labels: noLabels() }));
+      if (c.label) s.labels[c.label]++;
       s.items++;
       if (r.actions > 0) {
         s.rate += c.fidelity / r.actions;
@@ -176,17 +203,32 @@ function summarize(results: RerankResult[]): { chosenFullyFaithful: number; bySy
   }
   return {
     chosenFullyFaithful: chosenFull,
+    ...(hallucination ? { chosenLabels } : {}),
     bySystem: Object.fromEntries(
-      [...by.entries()].map(([k, s]) => [k, { chosen: s.chosen, meanFidelityRate: s.rated ? s.rate / s.rated : null, fullyFaithful: s.full, items: s.items }]),
+      [...by.entries()].map(([k, s]) => [
+        k,
+        {
+          chosen: s.chosen,
+          meanFidelityRate: s.rated ? s.rate / s.rated : null,
+          fullyFaithful: s.full,
+          items: s.items,
+          ...(hallucination ? { labels: s.labels } : {}),
+        },
+      ]),
     ),
   };
 }
 
-function formatSummary(s: ReturnType<typeof summarize>, n: number): string {
+function formatSummary(s: RerankSummary, n: number): string {
   const lines = [`rerank: ${n} items, chosen candidate realises every action in ${s.chosenFullyFaithful}`];
-  lines.push(`${'system'.padEnd(20)} chosen  all-actions  mean fidelity`);
+  const l = (x: LabelCounts) => `${x.ok}/${x.omission}/${x.hallucination}/${x.both}`;
+  if (s.chosenLabels) lines.push(`chosen candidates ok/omission/hallucination/both: ${l(s.chosenLabels)}`);
+  lines.push(`${'system'.padEnd(20)} chosen  all-actions  mean fidelity${s.chosenLabels ? '  ok/om/hal/both' : ''}`);
   for (const [k, v] of Object.entries(s.bySystem)) {
-    lines.push(`${k.padEnd(20)} ${String(v.chosen).padStart(6)}  ${String(v.fullyFaithful).padStart(11)}  ${v.meanFidelityRate === null ? '-' : (100 * v.meanFidelityRate).toFixed(1) + '%'}`);
+    const rate = v.meanFidelityRate === null ? '-' : (100 * v.meanFidelityRate).toFixed(1) + '%';
+    lines.push(
+      `${k.padEnd(20)} ${String(v.chosen).padStart(6)}  ${String(v.fullyFaithful).padStart(11)}  ${rate.padStart(13)}${v.labels ? `  ${l(v.labels)}` : ''}`,
+    );
   }
   return lines.join('\n') + '\n';
 }

@@ -7,6 +7,7 @@ import { corpusBleu } from '../../metrics/bleu.js';
 import { comparePredictionIds } from '../../metrics/predictions.js';
 import { computeSer } from '../../metrics/ser.js';
 import {
+  aggregateHallucination,
   aggregateSgsacc,
   bleuSummary,
   formatSgsaccReport,
@@ -39,6 +40,7 @@ interface ScoreFlags extends NliCliFlags, DatasetFlags {
   validation: boolean;
   context: boolean;
   referenceSelection: ReferenceSelection;
+  hallucination?: boolean;
   chunk: number;
   allowMissing?: boolean;
 }
@@ -57,6 +59,7 @@ export function register(program: Command): void {
     .option('--no-validation', 'keep turns whose ground truth fails validation (skips negative references)')
     .option('--no-context', 'do not retry with previous user turn + slot description in the premise')
     .addOption(referenceSelectionOption())
+    .option('--hallucination', 'also check facts => text (references entail the utterance): hallucination rate and a four-way label per turn')
     .option('--chunk <n>', 'turns per NLI call (larger batches on GPU)', positiveInt('--chunk'), 256);
   addNliOptions(cmd);
   cmd.action(async (flags: ScoreFlags) => {
@@ -109,7 +112,12 @@ async function runScore(flags: ScoreFlags): Promise<void> {
   let ticker: NodeJS.Timeout | undefined;
 
   try {
-    const options = { validation: flags.validation, context: flags.context, referenceSelection: flags.referenceSelection };
+    const options = {
+      validation: flags.validation,
+      context: flags.context,
+      referenceSelection: flags.referenceSelection,
+      hallucination: flags.hallucination === true,
+    };
     const refsSig: Signature = makeSignature({
       metric: 'sgsacc-references',
       model: runner.modelSignature.modelId,
@@ -123,7 +131,10 @@ async function runScore(flags: ScoreFlags): Promise<void> {
       referenceSelection: options.referenceSelection,
     });
     const predictionsDigest = predictions ? digest(JSON.stringify([...predictions.entries()].sort())) : 'gold';
-    const turnsSig = makeSignature({ ...refsSig, metric: 'sgsacc-turns', system, predictions: predictionsDigest });
+    // The references are shared by both modes (a record gains its hallucination premise when first
+    // needed); per-turn results and reports are not, so the direction is part of their signatures.
+    const hallucinationSig = options.hallucination ? true : undefined;
+    const turnsSig = makeSignature({ ...refsSig, metric: 'sgsacc-turns', system, predictions: predictionsDigest, hallucination: hallucinationSig });
     const references = flags.references ? RecordStore.open<TurnReferences>(flags.references, 'todeval-sgsacc-references', refsSig) : undefined;
     const reused = references ? turns.filter((t) => references.done.has(t.id)).length : 0;
     const results = flags.out ? RecordStore.open<TurnScore>(flags.out, 'todeval-sgsacc-turns', turnsSig) : undefined;
@@ -148,6 +159,11 @@ async function runScore(flags: ScoreFlags): Promise<void> {
     const summary = aggregateSgsacc(run.scores, { validation: options.validation, isUnseen: data.isUnseen });
     const gold = run.references.map((r) => r?.groundTruth).filter((x): x is TurnScore => x !== undefined);
     const goldSummary = gold.length > 0 ? aggregateSgsacc(gold, { validation: options.validation, isUnseen: data.isUnseen }) : null;
+    const hallucination = options.hallucination ? aggregateHallucination(run.scores, { validation: options.validation, isUnseen: data.isUnseen }) : undefined;
+    // Gold turns resumed from --out without their references carry no premise check: left out, as above.
+    const goldChecked = gold.filter((g) => g.hallucination !== undefined);
+    const goldHallucination =
+      options.hallucination && goldChecked.length > 0 ? aggregateHallucination(goldChecked, { validation: options.validation, isUnseen: data.isUnseen }) : undefined;
 
     const ser = computeSer(turns, { predictions, isCategorical: data.isCategorical });
     const withGold = turns.filter((t) => t.utterance.trim() !== '');
@@ -161,6 +177,7 @@ async function runScore(flags: ScoreFlags): Promise<void> {
       limit: flags.limit ?? null,
       system,
       predictions: predictionsDigest,
+      hallucination: hallucinationSig,
       // --allow-missing scores a subset: not comparable with a full run, whatever the digest says.
       missingPredictions: missing.length > 0 ? missing.length : undefined,
     });
@@ -173,8 +190,13 @@ async function runScore(flags: ScoreFlags): Promise<void> {
       sgsacc: scores,
       counts: { ...counts, missingPredictions: missing.length },
       groundTruth: goldSummary
-        ? { sgsacc: { validated: goldSummary.validated, unvalidated: goldSummary.unvalidated }, counts: goldSummary.counts }
+        ? {
+            sgsacc: { validated: goldSummary.validated, unvalidated: goldSummary.unvalidated },
+            counts: goldSummary.counts,
+            ...(goldHallucination ? { hallucination: goldHallucination } : {}),
+          }
         : null,
+      ...(hallucination ? { hallucination } : {}),
       ser: { ser: ser.ser, errors: ser.errors, utterancesWithValues: ser.utterancesWithValues, perService: ser.perService, turnsScored: ser.turnsScored },
       bleu: bleu ? bleuSummary(bleu) : null,
       predictions: { file: flags.predictions ?? null, missing, extra },

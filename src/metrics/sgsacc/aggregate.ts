@@ -47,7 +47,8 @@ export interface SgsaccSummary {
   counts: SgsaccCounts;
 }
 
-class Ratio {
+/** A percentage with its denominator. */
+export class Ratio {
   num = 0;
   den = 0;
   add(ok: boolean): void {
@@ -128,17 +129,20 @@ export function aggregateSgsacc(
   counts.excluded = counts.turns - counts.evaluated;
 
   const split = (r: typeof v): SplitScores => ({ all: r.all.pct(), seen: r.seen.pct(), unseen: r.unseen.pct() });
-  const table = (m: Map<string, { v: Ratio; u: Ratio }>): Record<string, GroupScore> =>
-    Object.fromEntries(
-      [...m.entries()]
-        .sort(([a], [b]) => a.localeCompare(b))
-        .map(([k, g]) => [k, { validated: g.v.pct(), unvalidated: g.u.pct(), validatedN: g.v.den, unvalidatedN: g.u.den }]),
-    );
   return {
     validated: opts.validation ? split(v) : null,
     unvalidated: split(u),
-    perService: table(perService),
-    perAct: table(perAct),
+    perService: groupTable(perService),
+    perAct: groupTable(perAct),
     counts,
   };
+}
+
+/** Per-group validated/unvalidated percentages, sorted by group name. */
+export function groupTable(m: Map<string, { v: Ratio; u: Ratio }>): Record<string, GroupScore> {
+  return Object.fromEntries(
+    [...m.entries()]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([k, g]) => [k, { validated: g.v.pct(), unvalidated: g.u.pct(), validatedN: g.v.den, unvalidatedN: g.u.den }]),
+  );
 }

@@ -9,7 +9,8 @@ export function contextPremise(previousUserUtterance: string, slotDescription: s
   return parts.filter((p) => p !== '').join(' ');
 }
 
-function sentence(text: string): string {
+/** The text closed as a sentence (a period unless it ends in . ! or ?); '' stays ''. */
+export function sentence(text: string): string {
   const t = text.trim();
   if (t === '') return '';
   return /[.!?]$/.test(t) ? t : `${t}.`;

@@ -2,6 +2,7 @@ import type { BleuResult } from '../bleu.js';
 import type { SerReport } from '../ser.js';
 import { formatSignature, type Signature } from '../../report/signature.js';
 import type { SgsaccCounts, SgsaccSummary, SplitScores } from './aggregate.js';
+import type { HallucinationSummary } from './aggregate-hallucination.js';
 
 export interface SgsaccReport {
   signature: Signature;
@@ -12,7 +13,14 @@ export interface SgsaccReport {
   sgsacc: Omit<SgsaccSummary, 'counts'>;
   counts: SgsaccCounts & { missingPredictions: number };
   /** The gold utterances scored as a system: the metric's ceiling on these turns. */
-  groundTruth: { sgsacc: { validated: SplitScores | null; unvalidated: SplitScores }; counts: SgsaccCounts } | null;
+  groundTruth: {
+    sgsacc: { validated: SplitScores | null; unvalidated: SplitScores };
+    counts: SgsaccCounts;
+    /** With --hallucination: the premises' validation on the gold utterance (its unvalidated rate is the share that failed). */
+    hallucination?: HallucinationSummary;
+  } | null;
+  /** With --hallucination: the facts => text direction and the four-way labels. */
+  hallucination?: HallucinationSummary;
   /** Slot error rate (percent) over the same turns, with its details. */
   ser: Pick<SerReport, 'ser' | 'errors' | 'utterancesWithValues' | 'perService' | 'turnsScored'>;
   /** sacreBLEU-compatible corpus BLEU against the gold utterances. */
@@ -59,6 +67,23 @@ export function formatSgsaccReport(r: SgsaccReport): string {
   };
   groups('per service (turns)', r.sgsacc.perService);
   groups('per act (actions)', r.sgsacc.perAct);
+  if (r.hallucination) {
+    const h = r.hallucination;
+    lines.push(`hallucination rate (turns)   all    seen  unseen`);
+    row('validated', h.validated);
+    row('unvalidated', h.unvalidated);
+    if (r.groundTruth?.hallucination) row('ground truth (all)', r.groundTruth.hallucination.unvalidated);
+    const l = (x: HallucinationSummary['labels']['all'] | null) => (x ? `ok ${x.ok}  omission ${x.omission}  hallucination ${x.hallucination}  both ${x.both}` : '-');
+    lines.push(`labels (validated): ${l(h.labels.validated)}`);
+    lines.push(`labels (all):       ${l(h.labels.all)}`);
+    const c = h.counts;
+    const reasons = Object.entries(c.excludedByReason).map(([k, n]) => `${k} ${n}`).join(', ');
+    lines.push(
+      `checked ${c.checked}  evaluated ${c.evaluated}  excluded ${c.excluded}${reasons ? ` (${reasons})` : ''}  content-free ${c.contentFree}  unscorable ${c.unscorable}  user-turn rescued ${c.contextRescued}`,
+    );
+    groups('hallucination per service', h.perService);
+    groups('hallucination per act', h.perAct);
+  }
   lines.push(`signature: ${formatSignature(r.signature)}`);
   return lines.join('\n') + '\n';
 }

@@ -1,4 +1,5 @@
 import type { NliScorer } from '../../nli/types.js';
+import { addHallucinationPremises } from './hallucination.js';
 import { selectReferences } from './references.js';
 import { scoreTurns } from './scoring.js';
 import type { RecordStore } from './store.js';
@@ -44,14 +45,19 @@ export async function runSgsacc(
     if (missing.length > 0) {
       const fresh = await selectReferences(missing, opts.scorer, opts);
       for (const r of fresh) refs.set(r.id, r);
-      await addGroundTruth(missing, refs, opts);
-      opts.references?.append(fresh);
     }
-    // References stored by an older build may lack the ground-truth scores.
-    await addGroundTruth(slice.filter((t) => !refs.get(t.id)!.groundTruth), refs, opts);
+    // Fresh references, and references stored by an older build, lack the ground-truth scores.
+    const noGold = slice.filter((t) => !refs.get(t.id)!.groundTruth);
+    await addGroundTruth(noGold, refs, opts);
+    // The hallucination premises belong to the references too: computed once, then reused.
+    const noPremise = opts.hallucination ? slice.filter((t) => !refs.get(t.id)!.hallucination) : [];
+    await addHallucinationPremises(noPremise, refs, opts.scorer, opts);
+    // A stored record that gained fields is appended again: the later line wins when loading.
+    const changed = new Set([...missing, ...noGold, ...noPremise].map((t) => t.id));
+    opts.references?.append(slice.filter((t) => changed.has(t.id)).map((t) => refs.get(t.id)!));
     // The ground truth as the system is already scored with its references.
     const scored = opts.groundTruthSystem
-      ? slice.map((t) => refs.get(t.id)!.groundTruth!)
+      ? slice.map((t) => groundTruthScore(refs.get(t.id)!, opts))
       : await scoreTurns(slice, refs, utterances, opts.scorer, opts);
     opts.results?.append(scored);
     for (const s of scored) done.set(s.id, s);
@@ -64,8 +70,17 @@ export async function runSgsacc(
 async function addGroundTruth(turns: SgsaccTurn[], refs: Map<string, TurnReferences>, opts: SgsaccRunOptions): Promise<void> {
   if (turns.length === 0) return;
   const gold = new Map(turns.map((t) => [t.id, t.utterance]));
-  const scores = await scoreTurns(turns, refs, gold, opts.scorer, opts);
+  // Its hallucination side is the premise validation itself (addHallucinationPremises).
+  const scores = await scoreTurns(turns, refs, gold, opts.scorer, { ...opts, hallucination: false });
   turns.forEach((t, i) => (refs.get(t.id)!.groundTruth = scores[i]));
+}
+
+/** The stored ground-truth score, without the hallucination side when this run does not ask for it. */
+function groundTruthScore(refs: TurnReferences, opts: SgsaccOptions): TurnScore {
+  const gt = refs.groundTruth!;
+  if (opts.hallucination) return gt;
+  const { hallucination: _h, label: _l, ...omissionOnly } = gt;
+  return omissionOnly;
 }
 
 export interface SgsaccRun {

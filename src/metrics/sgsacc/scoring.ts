@@ -1,13 +1,16 @@
 import { argmaxLabel } from '../../nli/types.js';
 import type { NliScorer } from '../../nli/types.js';
 import { PairBatch } from './batch.js';
+import { EntailmentPasses, fourWayLabel, turnHallucination, type EntailmentVerdict } from './hallucination.js';
 import { contextPremise } from './premise.js';
 import type { ActionScore, ExclusionReason, SgsaccOptions, SgsaccTurn, TurnReferences, TurnScore } from './types.js';
 
 /**
  * Final scoring (paper Fig. 2 step 3): a system utterance is faithful when it entails the stored
  * entailment reference of every action of its turn. Costs one pair per action, plus one context
- * pair for the actions the plain premise did not entail.
+ * pair for the actions the plain premise did not entail. With `hallucination`, the same two passes
+ * also carry one facts => utterance pair per checked turn (plus its retry with the user turn); the
+ * premises come from the references (`addHallucinationPremises`).
  */
 export async function scoreTurns(
   turns: SgsaccTurn[],
@@ -26,9 +29,19 @@ export async function scoreTurns(
     const handles = refs.actions.map((a) => (a.reference === null ? null : first.add(utterance, a.reference)));
     items.push({ turn, refs, handles, ctx: handles.map(() => null) });
   }
+  const checked = options.hallucination ? items.filter((x) => premiseOf(x.refs).check === 'checked') : [];
+  const halluc = new EntailmentPasses(
+    checked.map(({ turn, refs }) => {
+      const h = refs.hallucination!;
+      return { premise: h.premise, contextPremise: h.contextPremise, hypothesis: utterances.get(turn.id) ?? '' };
+    }),
+    first,
+  );
+  halluc.addPlain();
   await first.run(scorer);
 
   const second = new PairBatch();
+  halluc.addRetries(second);
   if (options.context) {
     for (const item of items) {
       const utterance = utterances.get(item.turn.id) ?? '';
@@ -40,8 +53,9 @@ export async function scoreTurns(
         item.ctx[i] = second.add(premise, a.reference!);
       });
     }
-    await second.run(scorer);
   }
+  await second.run(scorer);
+  const verdicts = new Map<string, EntailmentVerdict>(halluc.verdicts().map((v, i) => [checked[i].turn.id, v]));
 
   return items.map(({ turn, refs, handles, ctx }) => {
     const actions: ActionScore[] = [];
@@ -86,6 +100,15 @@ export async function scoreTurns(
     if (excluded.length > 0) {
       score.exclusionReasons = [...new Set(excluded.map((a) => a.reason).filter((r): r is ExclusionReason => !!r))];
     }
+    if (options.hallucination) {
+      score.hallucination = turnHallucination(premiseOf(refs), verdicts.get(turn.id) ?? null);
+      score.label = fourWayLabel(score.faithful, score.hallucination.hallucinated);
+    }
     return score;
   });
+}
+
+function premiseOf(refs: TurnReferences): NonNullable<TurnReferences['hallucination']> {
+  if (!refs.hallucination) throw new Error(`no hallucination premise for turn ${refs.id}`);
+  return refs.hallucination;
 }

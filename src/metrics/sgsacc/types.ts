@@ -30,12 +30,17 @@ export interface SgsaccOptions {
    * entailment probability. Part of the references' signature.
    */
   referenceSelection?: ReferenceSelection;
+  /**
+   * Also check the other direction (Dušek & Kasner 2020): do the turn's entailment references,
+   * joined in action order, entail the utterance? Catches added content. Off by default.
+   */
+  hallucination?: boolean;
 }
 
 export type ReferenceSelection = 'entailed' | 'paper';
 export const REFERENCE_SELECTIONS: readonly ReferenceSelection[] = ['entailed', 'paper'];
 
-export const DEFAULT_SGSACC_OPTIONS: SgsaccOptions = { validation: true, context: true, referenceSelection: 'entailed' };
+export const DEFAULT_SGSACC_OPTIONS: SgsaccOptions = { validation: true, context: true, referenceSelection: 'entailed', hallucination: false };
 
 /** Why an action (and so its turn) is left out of validated SGSAcc. */
 export type ExclusionReason =
@@ -72,6 +77,57 @@ export interface TurnReferences {
    * with the references because its pairs are almost all the selection pairs already scored.
    */
   groundTruth?: TurnScore;
+  /**
+   * The hallucination-direction premise and its validation on the gold utterance; present once a
+   * run with `hallucination` has computed it (a record is re-appended with it, the later line wins).
+   */
+  hallucination?: HallucinationPremise;
+}
+
+/** Why a turn is left out of the validated hallucination rate. */
+export type HallucinationExclusionReason =
+  | 'references-excluded' // the omission side excluded the turn: its references are not trusted
+  | 'no-ground-truth' // no gold utterance to validate the premise with
+  | 'gold-not-entailed'; // the references (with the user turn, when context is on) do not entail the gold utterance
+
+/**
+ * How a turn's hallucination direction is checked:
+ * - 'checked': premise = references joined in action order, hypothesis = the utterance;
+ * - 'content-free': every action is phatic (GOODBYE, REQ_MORE, greetings...): nothing to check, the
+ *   four-way label is the omission side's;
+ * - 'unscorable': an action has no reference, so the premise would be incomplete.
+ */
+export type HallucinationCheck = 'checked' | 'content-free' | 'unscorable';
+
+export interface HallucinationPremise {
+  check: HallucinationCheck;
+  /** The references joined in action order ('' unless checked). */
+  premise: string;
+  /** Previous user turn + premise, tried when the premise alone does not entail (context on). */
+  contextPremise?: string;
+  /** Validation of this premise on the gold utterance ('unchecked' with validation off or nothing to check). */
+  status: 'validated' | 'excluded' | 'unchecked';
+  reasons?: HallucinationExclusionReason[];
+  /** The gold utterance's own verdict (its hallucination check as a system); null when not checked. */
+  goldEntailed: boolean | null;
+  goldEntailment: number | null;
+  goldContextUsed: boolean;
+}
+
+/** Per-turn outcome of both directions (Dušek & Kasner's OK / omission / hallucination / both). */
+export type FourWayLabel = 'ok' | 'omission' | 'hallucination' | 'both';
+
+export interface TurnHallucination {
+  check: HallucinationCheck;
+  /** The premise does not entail the utterance (null when not checked). */
+  hallucinated: boolean | null;
+  /** Entailment probability under the premise that decided (null when not checked). */
+  entailment: number | null;
+  /** Only the premise with the previous user turn entailed the utterance. */
+  contextUsed: boolean;
+  /** 'validated' only when both directions passed validation on the gold utterance. */
+  validation: 'validated' | 'excluded' | 'unchecked';
+  exclusionReasons?: HallucinationExclusionReason[];
 }
 
 export interface ActionScore {
@@ -100,4 +156,7 @@ export interface TurnScore {
   /** Null when the turn cannot be scored at all (an action without a reference). */
   faithful: boolean | null;
   actions: ActionScore[];
+  /** With `hallucination`: the other direction's check, and the four-way label (null when unscorable). */
+  hallucination?: TurnHallucination;
+  label?: FourWayLabel | null;
 }

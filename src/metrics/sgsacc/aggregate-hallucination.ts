@@ -1,0 +1,112 @@
+import { groupTable, Ratio, type GroupScore, type SplitScores } from './aggregate.js';
+import type { FourWayLabel, HallucinationExclusionReason, TurnScore } from './types.js';
+
+export type LabelCounts = Record<FourWayLabel, number>;
+
+export interface HallucinationCounts {
+  /** Turns in the slice. */
+  turns: number;
+  /** Turns checked in the facts => text direction (their premise has content). */
+  checked: number;
+  /** Turns whose every act is content-free (GOODBYE, REQ_MORE, greetings): not checked, by rule. */
+  contentFree: number;
+  /** Turns with an action without reference: no premise. */
+  unscorable: number;
+  /** Checked turns behind the validated rate (both directions passed on the gold utterance). */
+  evaluated: number;
+  /** Checked turns left out of the validated rate. */
+  excluded: number;
+  /** Excluded checked turns per reason (a turn counts once per distinct reason). */
+  excludedByReason: Partial<Record<HallucinationExclusionReason, number>>;
+  /** Checked turns whose utterance only the premise with the previous user turn entailed. */
+  contextRescued: number;
+}
+
+export interface HallucinationSummary {
+  /** Percent of checked turns whose utterance the references do not entail, among validated turns. */
+  validated: SplitScores | null;
+  /** The same among all checked turns. */
+  unvalidated: SplitScores;
+  /** Turn-level hallucination rate per service (a multi-service turn counts for each). */
+  perService: Record<string, GroupScore>;
+  /** Turn-level too: a turn counts once for each distinct act it has (the verdict does not split by act). */
+  perAct: Record<string, GroupScore>;
+  /** Four-way labels of the labelled turns: validated ones (both directions), and all. */
+  labels: { validated: LabelCounts | null; all: LabelCounts };
+  counts: HallucinationCounts;
+}
+
+const noLabels = (): LabelCounts => ({ ok: 0, omission: 0, hallucination: 0, both: 0 });
+
+/** Hallucination rates (overall, seen/unseen, per service and act) and the four-way label counts. */
+export function aggregateHallucination(
+  scores: TurnScore[],
+  opts: { validation: boolean; isUnseen: (service: string) => boolean },
+): HallucinationSummary {
+  const v = { all: new Ratio(), seen: new Ratio(), unseen: new Ratio() };
+  const u = { all: new Ratio(), seen: new Ratio(), unseen: new Ratio() };
+  const perService = new Map<string, { v: Ratio; u: Ratio }>();
+  const perAct = new Map<string, { v: Ratio; u: Ratio }>();
+  const group = (m: Map<string, { v: Ratio; u: Ratio }>, k: string) => {
+    let g = m.get(k);
+    if (!g) m.set(k, (g = { v: new Ratio(), u: new Ratio() }));
+    return g;
+  };
+  const labels = { validated: noLabels(), all: noLabels() };
+  const counts: HallucinationCounts = {
+    turns: scores.length,
+    checked: 0,
+    contentFree: 0,
+    unscorable: 0,
+    evaluated: 0,
+    excluded: 0,
+    excludedByReason: {},
+    contextRescued: 0,
+  };
+
+  for (const s of scores) {
+    const h = s.hallucination;
+    if (!h) throw new Error(`turn ${s.id} was scored without the hallucination direction`);
+    const inValidated = !opts.validation || h.validation === 'validated';
+    if (s.label) {
+      labels.all[s.label]++;
+      if (inValidated) labels.validated[s.label]++;
+    }
+    if (h.check === 'content-free') counts.contentFree++;
+    if (h.check === 'unscorable') counts.unscorable++;
+    if (h.check !== 'checked' || h.hallucinated === null) continue;
+    counts.checked++;
+    if (h.contextUsed) counts.contextRescued++;
+    const bad = h.hallucinated;
+    const unseen = s.services.some(opts.isUnseen);
+    u.all.add(bad);
+    (unseen ? u.unseen : u.seen).add(bad);
+    if (inValidated) {
+      counts.evaluated++;
+      v.all.add(bad);
+      (unseen ? v.unseen : v.seen).add(bad);
+    } else {
+      for (const r of h.exclusionReasons ?? []) counts.excludedByReason[r] = (counts.excludedByReason[r] ?? 0) + 1;
+    }
+    for (const service of new Set(s.services)) {
+      const g = group(perService, service);
+      g.u.add(bad);
+      if (inValidated) g.v.add(bad);
+    }
+    for (const act of new Set(s.actions.map((a) => a.act))) {
+      const g = group(perAct, act);
+      g.u.add(bad);
+      if (inValidated) g.v.add(bad);
+    }
+  }
+  counts.excluded = counts.checked - counts.evaluated;
+  const split = (r: typeof v): SplitScores => ({ all: r.all.pct(), seen: r.seen.pct(), unseen: r.unseen.pct() });
+  return {
+    validated: opts.validation ? split(v) : null,
+    unvalidated: split(u),
+    perService: groupTable(perService),
+    perAct: groupTable(perAct),
+    labels: { validated: opts.validation ? labels.validated : null, all: labels.all },
+    counts,
+  };
+}
