@@ -11,6 +11,10 @@
  * hallucination), so some actions fail and take the context pass.
  * A fresh runner per system: no pair cache carries over, the reuse comes from the reference file.
  * Random weights make the scores meaningless; the pair counts and timings are what this measures.
+ *
+ * Both systems run twice, side by side: without and with --hallucination (each mode builds its own
+ * references file, so the hallucination premises of the ground truth are part of its cost and the
+ * second system reuses them), and the ratios with/without are printed.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -18,7 +22,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
 import { resolveDataDir } from '../src/data/data-dir.js';
-import { aggregateSgsacc, loadSgsaccData, RecordStore, runSgsacc, type TurnReferences } from '../src/metrics/sgsacc/index.js';
+import { aggregateHallucination, aggregateSgsacc, loadSgsaccData, RecordStore, runSgsacc, type TurnReferences } from '../src/metrics/sgsacc/index.js';
 import { createNliRunner } from '../src/nli/runner.js';
 import { makeSignature } from '../src/report/signature.js';
 import { buildValueIndex, pickOther } from '../src/rules/value-index.js';
@@ -65,12 +69,12 @@ for (const t of turns) {
 }
 
 const dir = mkdtempSync(path.join(tmpdir(), 'bench-score-'));
-const refsFile = path.join(dir, 'refs.jsonl');
-const options = { validation: true, context: true };
 
-async function system(name: string, utterances: Map<string, string>, groundTruth: boolean) {
+async function system(name: string, utterances: Map<string, string>, groundTruth: boolean, hallucination: boolean) {
+  const options = { validation: true, context: true, hallucination };
+  const refsFile = path.join(dir, hallucination ? 'refs-hallucination.jsonl' : 'refs.jsonl');
   const runner = await createNliRunner({ model: modelDir, device: 'cpu', threads: o.threads });
-  const sig = makeSignature({ metric: 'sgsacc-references', model: runner.modelSignature.modelId, revision: runner.modelSignature.revision, rules: data.rulesHash, ...options });
+  const sig = makeSignature({ metric: 'sgsacc-references', model: runner.modelSignature.modelId, revision: runner.modelSignature.revision, rules: data.rulesHash, validation: true, context: true });
   const references = RecordStore.open<TurnReferences>(refsFile, 'todeval-sgsacc-references', sig);
   const reused = turns.filter((t) => references.done.has(t.id)).length;
   const t0 = performance.now();
@@ -79,9 +83,13 @@ async function system(name: string, utterances: Map<string, string>, groundTruth
   const stats = runner.stats();
   await runner.close();
   const s = aggregateSgsacc(run.scores, { validation: true, isUnseen: data.isUnseen });
+  const h = hallucination ? aggregateHallucination(run.scores, { validation: true, isUnseen: data.isUnseen }) : undefined;
   const scorable = s.counts.evaluatedUnvalidated;
   const fig = {
     system: name,
+    hallucination,
+    hallucinationChecked: h?.counts.checked ?? null,
+    hallucinationContentFree: h?.counts.contentFree ?? null,
     turns: turns.length,
     actions,
     referencesReused: reused,
@@ -89,6 +97,7 @@ async function system(name: string, utterances: Map<string, string>, groundTruth
     scorableTurns: scorable,
     pairsRequested: stats.requested,
     pairsIssued: stats.issued,
+    issuedPerTurn: stats.issued / turns.length,
     issuedPerScorableTurn: scorable ? stats.issued / scorable : null,
     issuedPerValidatedTurn: s.counts.evaluated ? stats.issued / s.counts.evaluated : null,
     issuedPerAction: stats.issued / actions,
@@ -98,15 +107,21 @@ async function system(name: string, utterances: Map<string, string>, groundTruth
   };
   const f = (x: number | null, d = 2) => (x === null ? 'n/a' : x.toFixed(d));
   console.log(
-    `${name.padEnd(22)} refs reused ${String(reused).padStart(3)}/${turns.length}  pairs issued ${String(stats.issued).padStart(5)} ` +
-      `(requested ${stats.requested})  per scorable turn ${f(fig.issuedPerScorableTurn)}  per validated turn ${f(fig.issuedPerValidatedTurn)}  ` +
+    `${name.padEnd(36)} refs reused ${String(reused).padStart(3)}/${turns.length}  pairs issued ${String(stats.issued).padStart(5)} ` +
+      `(requested ${stats.requested})  per turn ${f(fig.issuedPerTurn)}  per scorable turn ${f(fig.issuedPerScorableTurn)}  per validated turn ${f(fig.issuedPerValidatedTurn)}  ` +
       `per action ${f(fig.issuedPerAction)}  ${seconds.toFixed(1)} s  ${f(fig.pairsPerSecond, 1)} pairs/s`,
   );
   return fig;
 }
 
 console.log(`slice: ${turns.length} system turns, ${actions} actions of ${path.relative(dataDir, input)}; second system: ${swaps} slot values swapped; model ${modelDir}`);
-const gold = await system('ground truth (+refs)', new Map(turns.map((t) => [t.id, t.utterance])), true);
-const second = await system('value-swapped system', swapped, false);
-console.log(`second system / ground truth pairs issued: ${(second.pairsIssued / gold.pairsIssued).toFixed(3)}`);
-if (o.json) writeFileSync(o.json, JSON.stringify({ gold, second }, null, 2) + '\n');
+const goldText = new Map(turns.map((t) => [t.id, t.utterance]));
+const gold = await system('ground truth (+refs)', goldText, true, false);
+const second = await system('value-swapped system', swapped, false, false);
+const goldH = await system('ground truth (+refs) --hallucination', goldText, true, true);
+const secondH = await system('value-swapped --hallucination', swapped, false, true);
+console.log(`checked for hallucination: ${goldH.hallucinationChecked} of ${turns.length} turns (${goldH.hallucinationContentFree} content-free)`);
+const ratio = (a: { pairsIssued: number }, b: { pairsIssued: number }) => (a.pairsIssued / b.pairsIssued).toFixed(3);
+console.log(`second system / ground truth pairs issued: ${ratio(second, gold)} without, ${ratio(secondH, goldH)} with --hallucination`);
+console.log(`with / without --hallucination pairs issued: ground truth ${ratio(goldH, gold)}, second system ${ratio(secondH, second)}`);
+if (o.json) writeFileSync(o.json, JSON.stringify({ gold, second, goldHallucination: goldH, secondHallucination: secondH }, null, 2) + '\n');
