@@ -223,9 +223,14 @@ function main(): void {
   process.stdout.write('\n# 4. Slot error rate of the same system (string matching, no model)\n');
   todeval('ser', ...own, '--predictions', PREDICTIONS, '-o', out('ser.json'));
 
+  process.stdout.write('\n# 5. One self-contained HTML report of both runs: table, signatures, charts, failing turns\n');
+  todeval('report', out('score.json'), out('score-ground-truth.json'),
+    '--turns', out('turns.jsonl'), out('turns-ground-truth.jsonl'), '-o', out('report.html'));
+
   const files = readdirSync(outDir).sort().join(', ');
   process.stdout.write(`\nDone in ${((performance.now() - started) / 1000).toFixed(1)} s. Outputs in ${outDir}/: ${files}\n`);
   if (model.kind === 'standin') standinNotice(model.standin);
+  process.stdout.write(`\nReport: ${path.resolve(out('report.html'))}  (open it in a browser; it works offline)\n`);
 }
 
 try {

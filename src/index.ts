@@ -29,5 +29,6 @@ export { loadCanonicalValues } from './metrics/gcdf1/canonical-values.js';
 export { makeEvaluator as makeGcdf1Evaluator, evaluateDialogue as evaluateGcdf1Dialogue, aggregate as aggregateGcdf1, loadDialogues as loadGcdf1Dialogues } from './metrics/gcdf1/evaluate.js';
 
 export * from './report/signature.js';
+export { buildHtmlReport, type HtmlReportInput } from './report/html/index.js';
 export * from './util/errors.js';
 export { resolveDataDir, findDataDir } from './data/data-dir.js';

@@ -58,7 +58,7 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('n
     expect(res.stdout).toContain('NOT a language model');
     expect(res.stdout).toContain('NOT SGSAcc');
     expect(res.stdout).toContain('models pull');
-    for (const cmd of ['score', 'rerank', 'ser']) expect(res.stdout).toContain(`$ node bin/todeval.js ${cmd}`);
+    for (const cmd of ['score', 'rerank', 'ser', 'report']) expect(res.stdout).toContain(`$ node bin/todeval.js ${cmd}`);
   });
 
   it('scores the system: signature, SGSAcc with and without validation, SER, BLEU, counts', () => {
@@ -99,6 +99,14 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('n
     expect(turns.some((t) => t.actions.some((a) => a.contextUsed))).toBe(true);
     // "pick up on Sunday" for a Saturday pickup: a validated turn the system gets wrong.
     expect(turns.find((t) => t.id === 'mini_001/3')).toMatchObject({ validation: 'validated', faithful: false });
+  });
+
+  it('ends by writing the HTML report of both runs and printing its path', () => {
+    const report = path.join(out, 'report.html');
+    expect(res.stdout.trim().split('\n').at(-1)).toBe(`Report: ${report}  (open it in a browser; it works offline)`);
+    const html = readFileSync(report, 'utf8');
+    expect(html).toMatch(/^<!doctype html>/);
+    expect(html).toContain('id="warning-banner"');
   });
 
   it('reranks: a chosen candidate per item, never beaten on fidelity, likelihood breaking ties', () => {

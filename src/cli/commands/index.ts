@@ -5,6 +5,7 @@ import { register as gcdf1 } from './gcdf1.js';
 import { register as models } from './models.js';
 import { register as nli } from './nli.js';
 import { register as refs } from './refs.js';
+import { register as report } from './report.js';
 import { register as rerank } from './rerank.js';
 import { register as score } from './score.js';
 import { register as ser } from './ser.js';
@@ -20,6 +21,7 @@ export const commands: RegisterCommand[] = [
   models,
   nli,
   refs,
+  report,
   rerank,
   score,
   ser,

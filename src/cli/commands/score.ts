@@ -197,7 +197,15 @@ async function runScore(flags: ScoreFlags): Promise<void> {
           }
         : null,
       ...(hallucination ? { hallucination } : {}),
-      ser: { ser: ser.ser, errors: ser.errors, utterancesWithValues: ser.utterancesWithValues, perService: ser.perService, turnsScored: ser.turnsScored },
+      ser: {
+        ser: ser.ser,
+        errors: ser.errors,
+        utterancesWithValues: ser.utterancesWithValues,
+        perService: ser.perService,
+        turnsScored: ser.turnsScored,
+        // Which turns SER flags, so `todeval report` can set them against the turns SGSAcc flags.
+        erroneousTurns: [...new Set(ser.erroneous.map((e) => e.id))],
+      },
       bleu: bleu ? bleuSummary(bleu) : null,
       predictions: { file: flags.predictions ?? null, missing, extra },
       references: { file: flags.references ?? null, reused, computed: references ? turns.length - reused : turns.length },

@@ -22,7 +22,7 @@ export interface SgsaccReport {
   /** With --hallucination: the facts => text direction and the four-way labels. */
   hallucination?: HallucinationSummary;
   /** Slot error rate (percent) over the same turns, with its details. */
-  ser: Pick<SerReport, 'ser' | 'errors' | 'utterancesWithValues' | 'perService' | 'turnsScored'>;
+  ser: Pick<SerReport, 'ser' | 'errors' | 'utterancesWithValues' | 'perService' | 'turnsScored'> & { erroneousTurns?: string[] };
   /** sacreBLEU-compatible corpus BLEU against the gold utterances. */
   bleu: { score: number; signature: string; sysLen: number; refLen: number; bp: number } | null;
   predictions: { file: string | null; missing: string[]; extra: string[] };

@@ -79,6 +79,8 @@ export async function scoreTurns(
         reference: a.reference,
         entailed: plainOk || ctxOk,
         entailment: ctxOk ? viaContext!.entailment : plain.entailment,
+        plainEntailment: plain.entailment,
+        ...(viaContext !== undefined ? { contextEntailment: viaContext.entailment } : {}),
         contextUsed: !plainOk && ctxOk,
         referenceViaContext: a.contextUsed,
         status: a.status,
@@ -95,6 +97,8 @@ export async function scoreTurns(
       services: turn.services,
       validation,
       faithful: scorable && actions.length > 0 ? actions.every((x) => x.entailed) : null,
+      utterance: utterances.get(turn.id) ?? '',
+      previousUserUtterance: turn.previousUserUtterance,
       actions,
     };
     if (excluded.length > 0) {

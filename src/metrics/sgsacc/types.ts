@@ -139,6 +139,10 @@ export interface ActionScore {
   entailed: boolean;
   /** Entailment probability under the premise that decided (plain, or context when it rescued). */
   entailment: number;
+  /** Entailment probability with the utterance alone as the premise (the report shows both). */
+  plainEntailment?: number;
+  /** Entailment probability with the context premise, when the plain premise failed and context is on. */
+  contextEntailment?: number;
   contextUsed: boolean;
   /** The reference itself was only entailed by the gold utterance with context (selection rescue). */
   referenceViaContext: boolean;
@@ -155,6 +159,9 @@ export interface TurnScore {
   exclusionReasons?: ExclusionReason[];
   /** Null when the turn cannot be scored at all (an action without a reference). */
   faithful: boolean | null;
+  /** The system utterance that was scored and the user turn before it: what a reader of a failing turn needs. */
+  utterance?: string;
+  previousUserUtterance?: string;
   actions: ActionScore[];
   /** With `hallucination`: the other direction's check, and the four-way label (null when unscorable). */
   hallucination?: TurnHallucination;

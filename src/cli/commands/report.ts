@@ -1,0 +1,59 @@
+import { mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Command } from 'commander';
+import { buildHtmlReport } from '../../report/html/index.js';
+import { describeErrno, InputError } from '../../util/errors.js';
+import { refuseOutputOverInput } from '../output-guard.js';
+
+interface ReportFlags {
+  output?: string;
+  turns?: string[];
+  out?: string[];
+  title?: string;
+}
+
+export function register(program: Command): void {
+  program
+    .command('report')
+    .description('one self-contained HTML report of runs: comparison table, signatures, charts, failing turns (opens offline)')
+    .argument('<runs...>', 'run reports: the JSON of todeval score -o or todeval evaluate -o')
+    .option('-o, --output <file>', 'the HTML file to write', 'report.html')
+    .option('--turns <files...>', "per-turn JSONL files of the runs (todeval score's --turns/--out), for the failing turns and the SGSAcc/SER agreement")
+    .option('--out <files...>', 'alias of --turns')
+    .option('--title <text>', 'page title', 'todeval report')
+    .action((runs: string[], flags: ReportFlags) => runReport(runs, flags));
+}
+
+function runReport(runs: string[], flags: ReportFlags): void {
+  const output = flags.output ?? 'report.html';
+  const turns = [...(flags.turns ?? []), ...(flags.out ?? [])];
+  const inputs: Record<string, string> = {};
+  runs.forEach((r, i) => (inputs[`run ${i + 1}`] = r));
+  turns.forEach((t, i) => (inputs[`--turns ${i + 1}`] = t));
+  refuseOutputOverInput({ '-o/--output': output }, inputs);
+  if (!output.toLowerCase().endsWith('.html') && !output.toLowerCase().endsWith('.htm')) {
+    throw new InputError('-o/--output must name an .html file', { file: output });
+  }
+  const started = performance.now();
+  const { html, listedTurns } = buildHtmlReport({ runs, turns, title: flags.title });
+  // Written to a temporary file and renamed: an interrupted run never leaves half a report.
+  const dir = path.dirname(path.resolve(output));
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (e) {
+    throw new InputError(`cannot create the output folder: ${describeErrno(e)}`, { file: output });
+  }
+  const tmp = path.join(dir, `.${path.basename(output)}.tmp-${process.pid}`);
+  try {
+    writeFileSync(tmp, html);
+    renameSync(tmp, output);
+  } catch (e) {
+    rmSync(tmp, { force: true });
+    throw new InputError(`cannot write the report: ${describeErrno(e)}`, { file: output });
+  }
+  const bytes = statSync(output).size;
+  process.stdout.write(
+    `report: ${output} (${(bytes / 2 ** 20).toFixed(2)} MiB; ${runs.length} run${runs.length === 1 ? '' : 's'}, ` +
+      `${listedTurns.toLocaleString('en-US')} listed turns; ${((performance.now() - started) / 1000).toFixed(2)} s)\n`,
+  );
+}

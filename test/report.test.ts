@@ -1,0 +1,96 @@
+import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildHtmlReport, type PageData } from '../src/report/html/index.js';
+import { HAS_BUILT_CLI, runBuiltCli } from './helpers/cli.js';
+import { scoreExampleRuns, type ExampleRuns } from './helpers/report-fixture.js';
+import { hasShared } from './helpers/shared.js';
+
+/** The data a report embeds (gzip + base64 in a text/plain script element). */
+function embeddedData(html: string): PageData {
+  const m = /<script type="text\/plain" id="todeval-data">([^<]*)<\/script>/.exec(html);
+  if (!m) throw new Error('no embedded data');
+  return JSON.parse(gunzipSync(Buffer.from(m[1], 'base64')).toString('utf8')) as PageData;
+}
+
+describe.skipIf(!HAS_BUILT_CLI || !hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('todeval report (HTML)', () => {
+  let runs: ExampleRuns;
+  beforeAll(() => {
+    runs = scoreExampleRuns();
+  }, 120_000);
+
+  it('is one self-contained file: inline scripts and styles, nothing fetched from the network', () => {
+    const { html } = buildHtmlReport({ runs: [runs.system.report, runs.gold.report], turns: [runs.system.turns, runs.gold.turns] });
+    expect(html).not.toMatch(/<script[^>]+src=/i);
+    expect(html).not.toMatch(/<link[^>]+href=/i);
+    expect(html).not.toMatch(/<img[^>]+src="?https?:/i);
+    expect(html).toMatch(/vega 6\.\d+\.\d+, vega-lite 6\.\d+\.\d+, vega-embed 7\.\d+\.\d+ \(inlined\)/);
+    // Every <script> closes where it should: no library text ended an element early.
+    expect(html.match(/<script/g)!.length).toBe(html.match(/<\/script>/g)!.length);
+  });
+
+  it('embeds each run, its signature, and the turns any run lists, each run side by side', () => {
+    const { html } = buildHtmlReport({ runs: [runs.system.report, runs.gold.report], turns: [runs.gold.turns, runs.system.turns] });
+    const data = embeddedData(html);
+    expect(data.runs.map((r) => r.name)).toEqual(['predictions', 'ground-truth']);
+    expect(data.runs.every((r) => r.hasTurns && r.standin)).toBe(true);
+    const sys = JSON.parse(readFileSync(runs.system.report, 'utf8')) as { signatureText: string; sgsacc: { validated: { all: number } } };
+    expect(data.runs[0].signatureText).toBe(sys.signatureText);
+    expect(data.runs[0].validated).toBe(sys.sgsacc.validated.all);
+    // The turns file order does not matter: each file goes to the run with its signature.
+    const sunday = data.turns.find((t) => t.id === 'mini_001/3')!;
+    expect(sunday.runs.map((e) => e.r)).toEqual([0, 1]);
+    expect(sunday.runs[0].why).toContain('unfaithful');
+    expect(sunday.runs[0].u).toContain('Sunday');
+    expect(sunday.prev).toBe('Lemon, and it has to be gluten free.');
+    const pickup = sunday.runs[0].a.find((a) => a[1] === 'pickup_date')!;
+    expect(pickup[5]).toBe(0); // not entailed, with or without context
+    expect(pickup[3]).toBeLessThan(0.5);
+    // Every listed turn is listed for a reason by at least one run.
+    expect(data.turns.every((t) => t.runs.some((e) => e.why.length > 0))).toBe(true);
+    const turnLines = readFileSync(runs.system.turns, 'utf8').trim().split('\n').length - 1;
+    expect(data.turnCounts[0]).toMatchObject({ run: 'predictions', total: turnLines });
+  });
+
+  it('warns when runs differ in signature or use a stand-in model', () => {
+    const other = path.join(runs.dir, 'other-model.json');
+    const doc = JSON.parse(readFileSync(runs.gold.report, 'utf8')) as { signature: Record<string, unknown>; system: string };
+    doc.signature.model = 'Xenova/roberta-large-mnli';
+    doc.signature.revision = 'abc';
+    doc.system = 'real-model';
+    writeFileSync(other, JSON.stringify(doc));
+    const { html } = buildHtmlReport({ runs: [runs.system.report, other] });
+    const data = embeddedData(html);
+    expect(data.runs[1].standin).toBe(false);
+    expect(data.warnings.join('\n')).toMatch(/predictions uses a stand-in NLI model .*NOT SGSAcc/);
+    expect(data.warnings.join('\n')).toMatch(/differ in signature \(model, revision\)/);
+    expect(html).toContain('id="warning-banner"');
+    // The same configuration for two systems is comparable: no signature warning, only the stand-in one.
+    const same = embeddedData(buildHtmlReport({ runs: [runs.system.report, runs.gold.report] }).html);
+    expect(same.warnings.some((w) => w.includes('differ in signature'))).toBe(false);
+  });
+
+  it('CLI: writes the file and names it; bad inputs are one line and exit 2, before anything is written', () => {
+    const out = path.join(runs.dir, 'r.html');
+    const ok = runBuiltCli(['report', runs.system.report, runs.gold.report, '--turns', runs.system.turns, runs.gold.turns, '-o', out]);
+    expect(ok.stderr).toBe('');
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toMatch(/^report: .*r\.html \(\d+\.\d\d MiB; 2 runs, \d+ listed turns; [\d.]+ s\)\n$/);
+    expect(readFileSync(out, 'utf8')).toMatch(/^<!doctype html>/);
+
+    const bad = (args: string[], pattern: RegExp) => {
+      const r = runBuiltCli(['report', ...args]);
+      expect(r.code).toBe(2);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stderr).toMatch(pattern);
+    };
+    const notRun = path.join(runs.dir, 'not-a-run.json');
+    writeFileSync(notRun, '{"hello": 1}');
+    bad([notRun, '-o', path.join(runs.dir, 'x.html')], /not-a-run\.json: not a todeval run report/);
+    bad([runs.system.report, '--turns', runs.system.report, '-o', path.join(runs.dir, 'x.html')], /not a per-turn file/);
+    bad([runs.gold.report, '--turns', runs.system.turns, '-o', path.join(runs.dir, 'x.html')], /system\.turns\.jsonl: matches no run given/);
+    bad([runs.system.report, '-o', runs.system.report], /would overwrite/);
+    expect(existsSync(path.join(runs.dir, 'x.html'))).toBe(false);
+  });
+});
