@@ -53,6 +53,7 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
     let model = '';
     const base = () => ['--dataset', 'sgd', '--data-dir', SHARED_DATA, '--dialogues', SGD_FILE, '--limit', String(LIMIT), '--model', model, '--device', 'cpu'];
     let gold: TurnLine[];
+    let sysStdout = '';
     let sys: TurnLine[];
     let sysReport: { signature: Record<string, unknown>; sgsacc: { validated: { all: number } }; counts: { evaluated: number; excluded: number; contextRescued: number } };
 
@@ -65,6 +66,7 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
       const s = await run(['score', ...base(), '--predictions', f('sys.jsonl'), '--references', f('refs.jsonl'), '--out', f('sys.out.jsonl'), '-o', f('sys.json')]);
       expect(s.stderr).toBe('');
       expect(s.code).toBe(0);
+      sysStdout = s.stdout;
       gold = readTurns(f('gold.jsonl'));
       sys = readTurns(f('sys.out.jsonl'));
       sysReport = readJson(f('sys.json'));
@@ -84,6 +86,8 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
       expect(gold.some((t) => t.actions.some((a) => a.referenceViaContext))).toBe(true);
       expect(sysReport.counts.contextRescued).toBeGreaterThan(0);
       expect(String(sysReport.signature.model)).toContain('lexical-standin');
+      // The terminal table never passes a stand-in's numbers off as SGSAcc.
+      expect(sysStdout).toMatch(/NOTE: local:lexical-standin\S* is a stand-in NLI model, not a language model: these numbers are NOT SGSAcc\./);
     });
 
     it('blames exactly the swapped turns among the validated ones: the ground truth passes them all', () => {

@@ -1,6 +1,7 @@
 import type { BleuResult } from '../bleu.js';
 import type { SerReport } from '../ser.js';
 import { formatSignature, type Signature } from '../../report/signature.js';
+import { isStandinModelId } from '../../nli/onnx-builder/standins.js';
 import type { SgsaccCounts, SgsaccSummary, SplitScores } from './aggregate.js';
 import type { HallucinationSummary } from './aggregate-hallucination.js';
 
@@ -85,5 +86,9 @@ export function formatSgsaccReport(r: SgsaccReport): string {
     groups('hallucination per act', h.perAct);
   }
   lines.push(`signature: ${formatSignature(r.signature)}`);
+  const model = String(r.signature.model ?? '');
+  if (isStandinModelId(model)) {
+    lines.push(`NOTE: ${model} is a stand-in NLI model, not a language model: these numbers are NOT SGSAcc.`);
+  }
   return lines.join('\n') + '\n';
 }

@@ -23,7 +23,14 @@ export const CLIENT_SCRIPT = String.raw`
 
   async function unpack(id) {
     var b64 = document.getElementById(id).textContent.trim();
-    var bin = Uint8Array.from(atob(b64), function (c) { return c.charCodeAt(0); });
+    var bin;
+    if (typeof Uint8Array.fromBase64 === 'function') bin = Uint8Array.fromBase64(b64);
+    else {
+      // A plain loop: several times faster than Array.from with a callback on megabytes.
+      var raw = atob(b64);
+      bin = new Uint8Array(raw.length);
+      for (var i = 0; i < raw.length; i++) bin[i] = raw.charCodeAt(i);
+    }
     var stream = new Blob([bin]).stream().pipeThrough(new DecompressionStream('gzip'));
     return JSON.parse(await new Response(stream).text());
   }
@@ -142,8 +149,9 @@ export const CLIENT_SCRIPT = String.raw`
       });
       if (!ok) return false;
       if (q) {
-        var hay = (t.id + ' ' + t.prev + ' ' + t.runs.map(function (e) { return e.u + ' ' + e.a.map(function (a) { return a[2]; }).join(' '); }).join(' ')).toLowerCase();
-        if (hay.indexOf(q) < 0) return false;
+        // Built once per turn, on the first text search.
+        if (t.hay === undefined) t.hay = (t.id + ' ' + t.prev + ' ' + t.runs.map(function (e) { return e.u + ' ' + e.a.map(function (a) { return a[2]; }).join(' '); }).join(' ')).toLowerCase();
+        if (t.hay.indexOf(q) < 0) return false;
       }
       return true;
     });
