@@ -4,81 +4,84 @@
  * batched runner vs one pair at a time, in one run; plus the dedupe saving over the whole SGD
  * test candidate set (no model needed for that part).
  *
- *   npm run bench:nli -- [--model DIR] [--pairs 96] [--round 16] [--threads N] [--budget 2048] [--pad 0.15,1] [--batch-size 16]
- *     [--data-dir DIR] [--device cpu|auto|cuda] [--json FILE]
+ *   npm run bench:nli -- [--model DIR] [--dtype fp32[,fp16]] [--pairs 96] [--round 16] [--threads N] [--budget 2048[,8192...]]
+ *     [--pad 0.15,1] [--batch-size 16] [--no-single] [--data-dir DIR] [--device cpu|auto|cuda] [--json FILE]
  *
- * The model defaults to .cache/models/large-random-roberta, built if absent with
- * `npm run model:random -- --size large --out .cache/models/large-random-roberta`.
+ * The model defaults to .cache/models/large-random-roberta; each dtype's ONNX file (onnx/model.onnx,
+ * onnx/model_fp16.onnx) is built into it when absent, with the random-model builder.
+ * Every (dtype, budget, padding cap) is a contender, plus one pair at a time per dtype. On CPU the
+ * contenders are interleaved round by round over the same pairs (so load from other processes falls
+ * on all alike); on CUDA each runs alone over the whole set with its session closed afterwards, so
+ * the GPU memory it held can be read per contender (nvidia-smi).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
-import { loadDataset } from '../src/adapters/load.js';
 import { resolveDataDir } from '../src/data/data-dir.js';
-import { PairCache } from '../src/nli/pair-cache.js';
+import { buildRandomRoberta, onnxFileName, RANDOM_MODEL_MANIFEST, type RandomModelManifest } from '../src/nli/onnx-builder/index.js';
+import { parseDtype, type NliDtype } from '../src/nli/model-store.js';
 import { createNliRunner, type NliRunner, type NliRunnerStats } from '../src/nli/runner.js';
+import { PairTokenizer } from '../src/nli/tokenizer.js';
 import type { NliDevice } from '../src/nli/session.js';
 import type { NliPair, NliProbs } from '../src/nli/types.js';
-import { buildValueIndex, expandTurn, loadRules } from '../src/rules/index.js';
+import { sgdCandidatePairs, spreadSample } from './lib/sgd-pairs.js';
 
 const program = new Command('bench-nli')
   .option('--model <dir>', 'model directory', '.cache/models/large-random-roberta')
   .option('--pairs <n>', 'pairs in the timed set', (v) => Number(v), 96)
   .option('--threads <n>', 'intra-op threads (default: all cores)', (v) => Number(v))
-  .option('--budget <n>', 'padded-token budget per batch', (v) => Number(v), 2048)
+  .option('--budget <list>', 'padded-token budget(s) per batch, comma-separated: a sweep', '2048')
+  .option('--dtype <list>', 'dtype(s) to compare side by side, comma-separated (fp32, fp16)', 'fp32')
+  .option('--no-single', 'leave out the one-pair-at-a-time contender')
   .option('--pad <list>', 'padding caps to try (share of a batch that may be padding; 1 = no cap)', '0.15,1')
   .option('--batch-size <n>', 'max pairs per batch', (v) => Number(v), 16)
   .option('--device <d>', 'auto|cpu|cuda', 'cpu')
   .option('--data-dir <dir>', 'data directory (default: resolveDataDir)')
   .option('--round <n>', 'pairs per interleaved round', (v) => Number(v), 16)
-  .option('--json <file>', 'also write the figures as JSON');
+  .option('--json <file>', 'also write the figures as JSON')
+  .option('--dump-ids <file>', 'write the timed set as token ids (JSON) for the PyTorch peer')
 program.parse(process.argv.filter((a, i) => !(i === 2 && a === '--')));
-const o = program.opts<{ model: string; pairs: number; threads?: number; budget: number; pad: string; batchSize: number; device: NliDevice; dataDir?: string; json?: string; round: number }>();
+const o = program.opts<{ model: string; pairs: number; threads?: number; budget: string; dtype: string; single: boolean; pad: string; batchSize: number; device: NliDevice; dataDir?: string; json?: string; dumpIds?: string; round: number }>();
 
-const repoRoot = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
-const modelDir = path.resolve(repoRoot, o.model);
-if (!existsSync(path.join(modelDir, 'onnx', 'model.onnx')) && !existsSync(path.join(modelDir, 'model.onnx'))) {
-  console.log(`building the random roberta-large into ${modelDir} ...`);
-  execFileSync('npx', ['tsx', 'scripts/build-random-roberta.ts', '--size', 'large', '--out', modelDir], { cwd: repoRoot, stdio: 'inherit' });
+const dtypes = o.dtype.split(',').map((d) => parseDtype(d.trim()) as NliDtype);
+const budgets = o.budget.split(',').map(Number);
+const modelDir = path.resolve(o.model);
+for (const dtype of dtypes) {
+  if (dtype === 'q8') continue; // quantized models come from their own builder
+  if (existsSync(path.join(modelDir, onnxFileName(dtype))) || (dtype === 'fp32' && existsSync(path.join(modelDir, 'model.onnx')))) continue;
+  // Another dtype of the model already there: same size, seed and spread, or the columns compare two models.
+  const manifestFile = path.join(modelDir, RANDOM_MODEL_MANIFEST);
+  const have = existsSync(manifestFile) ? (JSON.parse(readFileSync(manifestFile, 'utf8')) as RandomModelManifest) : undefined;
+  console.log(`building the random roberta (${have?.size ?? 'large'}, ${dtype}) into ${modelDir} ...`);
+  buildRandomRoberta({ outDir: modelDir, size: have?.size ?? 'large', seed: have?.seed, std: have?.std, dtype });
 }
 
 // 1. The real SGD candidate set: every (system utterance, candidate reference) pair SGSAcc asks for.
-const t0 = performance.now();
 const dataDir = resolveDataDir(o.dataDir).dir;
-const ds = loadDataset({ dataset: 'sgd', dataDir, split: 'test' });
-const rules = loadRules('sgd');
-const values = buildValueIndex(ds.turns);
-const requested: NliPair[] = [];
-for (const turn of ds.turns) {
-  for (const ref of expandTurn(turn, ds.schema, rules, values)) {
-    for (const h of ref.candidates) requested.push({ premise: turn.utterance, hypothesis: h });
-  }
-}
-const unique = new Map<string, NliPair>();
-for (const p of requested) unique.set(PairCache.key(p.premise, p.hypothesis), p);
-const expandSeconds = (performance.now() - t0) / 1000;
+const cand = sgdCandidatePairs(dataDir);
+const all = cand.distinct;
 console.log(
-  `SGD test: ${ds.turns.length} system turns, ${requested.length} candidate pairs requested, ${unique.size} distinct ` +
-    `-> issued/requested ${(unique.size / requested.length).toFixed(3)} (dedupe saves ${(100 * (1 - unique.size / requested.length)).toFixed(1)}%), ` +
-    `expansion ${expandSeconds.toFixed(1)} s`,
+  `SGD test: ${cand.turns} system turns, ${cand.requested} candidate pairs requested, ${all.length} distinct ` +
+    `-> issued/requested ${(all.length / cand.requested).toFixed(3)} (dedupe saves ${(100 * (1 - all.length / cand.requested)).toFixed(1)}%), ` +
+    `expansion ${cand.expandSeconds.toFixed(1)} s`,
 );
 
-// 2. The timed set: distinct pairs in the order SGSAcc submits them (turn by turn, each turn's
-// candidates together), taken in blocks from four places spread over the test set, so it has the
-// real mix of turn lengths and the real clustering of lengths among a turn's candidates.
-const all = [...unique.values()];
-const blocks = 4;
-const perBlock = Math.ceil(o.pairs / blocks);
-const sample: NliPair[] = [];
-for (let b = 0; b < blocks && sample.length < o.pairs; b++) {
-  const from = Math.floor((b * all.length) / blocks);
-  sample.push(...all.slice(from, from + Math.min(perBlock, o.pairs - sample.length)));
+// 2. The timed set: distinct pairs in the order SGSAcc submits them, from four places in the test set.
+const sample = spreadSample(all, o.pairs);
+if (o.dumpIds) {
+  // The PyTorch peer (gpu/peer_torch.py) times the very same token ids.
+  const tok = PairTokenizer.fromFiles(path.join(modelDir, 'tokenizer.json'), undefined, JSON.parse(readFileSync(path.join(modelDir, 'config.json'), 'utf8')));
+  writeFileSync(o.dumpIds, JSON.stringify({ padId: tok.padId, ids: sample.map((p) => tok.encodePair(p.premise, p.hypothesis).ids) }));
+  console.log(`wrote the timed set's token ids to ${o.dumpIds}`);
 }
 
 interface Figure {
   mode: string;
+  dtype: NliDtype;
+  budget?: number;
+  gpuMiB?: number;
   seconds: number;
   pairsPerSec: number;
   tokensPerSec: number;
@@ -87,38 +90,89 @@ interface Figure {
 
 interface Contender {
   mode: string;
+  dtype: NliDtype;
+  budget?: number;
   oneByOne: boolean;
+  gpuMiB?: number;
   runner: NliRunner;
   seconds: number;
   probs: NliProbs[];
   before: NliRunnerStats;
 }
 
-async function contender(mode: string, maxBatchTokens: number, maxBatchSize: number, oneByOne: boolean, maxPadFraction = 1): Promise<Contender> {
-  const runner = await createNliRunner({ model: modelDir, device: o.device, threads: o.threads, maxBatchTokens, maxBatchSize, maxPadFraction });
-  // Warm-up outside the clock: first runs allocate arenas and pick kernels.
-  await runner.score([{ premise: 'Warm up the session.', hypothesis: 'This is a warm-up.' }, { premise: 'Another warm-up pair, a bit longer.', hypothesis: 'Warm.' }]);
-  return { mode, oneByOne, runner, seconds: 0, probs: [], before: runner.stats() };
+const cuda = o.device === 'cuda';
+// Pairs outside the timed set warm each session up: the first batches of a shape allocate arenas
+// and pick kernels, and pairs from the timed set would land in the runner's pair cache.
+const inSample = new Set(sample);
+const warmup = all.filter((p) => !inSample.has(p)).slice(0, cuda ? 2048 : 4);
+
+async function contender(mode: string, dtype: NliDtype, maxBatchTokens: number, maxBatchSize: number, oneByOne: boolean, maxPadFraction = 1): Promise<Contender> {
+  const runner = await createNliRunner({ model: modelDir, dtype, device: o.device, threads: o.threads, maxBatchTokens, maxBatchSize, maxPadFraction });
+  if (oneByOne) for (const p of warmup.slice(0, 4)) await runner.scoreOne(p);
+  else await runner.score(warmup);
+  return { mode, dtype, budget: oneByOne ? undefined : maxBatchTokens, oneByOne, runner, seconds: 0, probs: [], before: runner.stats() };
+}
+
+/** GPU memory in use (MiB) as nvidia-smi reports it; undefined where there is none. */
+function gpuMemoryMiB(): number | undefined {
+  try {
+    return Number(execFileSync('nvidia-smi', ['--query-gpu=memory.used', '--format=csv,noheader,nounits'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).split('\n')[0]);
+  } catch {
+    return undefined;
+  }
+}
+
+async function timeOn(c: Contender, pairs: NliPair[]): Promise<void> {
+  const t = performance.now();
+  if (c.oneByOne) for (const p of pairs) c.probs.push(await c.runner.scoreOne(p));
+  else c.probs.push(...(await c.runner.score(pairs)));
+  c.seconds += (performance.now() - t) / 1000;
 }
 
 const lengths = sample.map((p) => p.premise.length + p.hypothesis.length);
 console.log(
-  `timed set: ${sample.length} distinct SGD pairs (${Math.min(...lengths)}-${Math.max(...lengths)} chars), model ${path.relative(repoRoot, modelDir)}, ` +
-    `device ${o.device}, threads ${o.threads ?? `default (${os.availableParallelism()} cores)`}, rounds of ${o.round} pairs`,
+  `timed set: ${sample.length} distinct SGD pairs (${Math.min(...lengths)}-${Math.max(...lengths)} chars), model ${modelDir}, dtypes ${dtypes.join(', ')}, ` +
+    `device ${o.device}, threads ${o.threads ?? `default (${os.availableParallelism()} cores)`}, ${cuda ? 'each contender alone over the whole set' : `rounds of ${o.round} pairs`}`,
 );
-const contenders: Contender[] = [await contender('one pair at a time', 1_000_000, 1, true)];
-for (const pad of o.pad.split(',').map(Number)) {
-  contenders.push(await contender(`batched (${o.budget} tok, <=${o.batchSize}, pad<=${pad})`, o.budget, o.batchSize, false, pad));
+
+let meanTokens = 0;
+// Tokenization alone, for scale: at GPU rates it is a share of the wall time worth knowing.
+{
+  const cfgPath = path.join(modelDir, 'config.json');
+  const tok = PairTokenizer.fromFiles(path.join(modelDir, 'tokenizer.json'), existsSync(path.join(modelDir, 'tokenizer_config.json')) ? path.join(modelDir, 'tokenizer_config.json') : undefined, JSON.parse(readFileSync(cfgPath, 'utf8')));
+  const t = performance.now();
+  let tokens = 0;
+  for (const p of sample) tokens += tok.encodePair(p.premise, p.hypothesis).ids.length;
+  const sec = (performance.now() - t) / 1000;
+  console.log(`tokenization alone (one thread, memo cold): ${(sample.length / sec).toFixed(0)} pairs/s, ${tokens} tokens (mean ${(tokens / sample.length).toFixed(1)} per pair)`);
+  meanTokens = tokens / sample.length;
 }
-// Interleave the contenders round by round over the same pairs, so load from other processes on a
-// shared machine falls on all of them alike instead of skewing whichever ran last.
-for (let start = 0; start < sample.length; start += o.round) {
-  const chunk = sample.slice(start, start + o.round);
-  for (const c of contenders) {
-    const t = performance.now();
-    if (c.oneByOne) for (const p of chunk) c.probs.push(await c.runner.scoreOne(p));
-    else c.probs.push(...(await c.runner.score(chunk)));
-    c.seconds += (performance.now() - t) / 1000;
+
+const plan: [string, NliDtype, number, number, boolean, number][] = [];
+for (const dtype of dtypes) {
+  if (o.single) plan.push([`${dtype} one pair at a time`, dtype, 1_000_000, 1, true, 1]);
+  for (const budget of budgets) {
+    for (const pad of o.pad.split(',').map(Number)) plan.push([`${dtype} batched (${budget} tok, <=${o.batchSize}, pad<=${pad})`, dtype, budget, o.batchSize, false, pad]);
+  }
+}
+const contenders: Contender[] = [];
+if (cuda) {
+  for (const args of plan) {
+    const c = await contender(...args);
+    // One pair at a time on a GPU is latency-bound: a slice of the set says as much as all of it.
+    const pairs = c.oneByOne ? sample.slice(0, Math.min(sample.length, 512)) : sample;
+    await timeOn(c, pairs);
+    c.gpuMiB = gpuMemoryMiB();
+    contenders.push(c);
+    (c as Contender & { timedPairs?: number }).timedPairs = pairs.length;
+  }
+} else {
+  for (const args of plan) contenders.push(await contender(...args));
+  // Interleave the contenders round by round over the same pairs, so load from other processes on a
+  // shared machine falls on all of them alike instead of skewing whichever ran last.
+  for (let start = 0; start < sample.length; start += o.round) {
+    const chunk = sample.slice(start, start + o.round);
+    for (const c of contenders) await timeOn(c, chunk);
   }
 }
 const figures: Figure[] = [];
@@ -126,31 +180,54 @@ for (const c of contenders) {
   const after = c.runner.stats();
   await c.runner.close();
   const stats = Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - c.before[k as keyof NliRunnerStats]])) as unknown as NliRunnerStats;
-  const fig = { mode: c.mode, seconds: c.seconds, pairsPerSec: sample.length / c.seconds, tokensPerSec: stats.tokens / c.seconds, stats };
+  const timed = (c as Contender & { timedPairs?: number }).timedPairs ?? sample.length;
+  const fig: Figure = { mode: c.mode, dtype: c.dtype, budget: c.budget, gpuMiB: c.gpuMiB, seconds: c.seconds, pairsPerSec: timed / c.seconds, tokensPerSec: stats.tokens / c.seconds, stats };
   figures.push(fig);
   console.log(
-    `${c.mode.padEnd(38)} ${c.seconds.toFixed(1).padStart(6)} s  ${fig.pairsPerSec.toFixed(2).padStart(7)} pairs/s  ${fig.tokensPerSec.toFixed(0).padStart(6)} tokens/s  ` +
-      `${stats.batches} batches, padding efficiency ${(stats.tokens / stats.paddedTokens).toFixed(2)}`,
+    `${c.mode.padEnd(44)} ${c.seconds.toFixed(2).padStart(7)} s  ${fig.pairsPerSec.toFixed(2).padStart(9)} pairs/s  ${fig.tokensPerSec.toFixed(0).padStart(8)} tokens/s  ` +
+      `${stats.batches} batches, padding efficiency ${(stats.tokens / stats.paddedTokens).toFixed(2)}${c.gpuMiB !== undefined ? `, GPU memory ${c.gpuMiB} MiB` : ''}`,
   );
 }
 // Dense FLOPs per token of the encoder (QKV + output projections 4d^2, feed-forward 2*d*ff, times
 // two for multiply-add), to show how close each mode runs to the hardware's peak.
 const cfg = JSON.parse(readFileSync(path.join(modelDir, 'config.json'), 'utf8')) as { hidden_size: number; intermediate_size: number; num_hidden_layers: number };
 const flopsPerToken = 2 * cfg.num_hidden_layers * (4 * cfg.hidden_size ** 2 + 2 * cfg.hidden_size * cfg.intermediate_size);
+console.log(`dense encoder FLOPs: ${(flopsPerToken / 1e9).toFixed(2)} GFLOP/token, ${((flopsPerToken * meanTokens) / 1e9).toFixed(1)} GFLOP per pair at the timed set's mean length`);
 for (const f of figures) {
   const computed = f.stats.paddedTokens / f.seconds;
-  console.log(`${f.mode.padEnd(38)} ~${((computed * flopsPerToken) / 1e9).toFixed(0)} GFLOP/s effective (padding included, ${(flopsPerToken / 1e9).toFixed(2)} GFLOP/token)`);
+  console.log(`${f.mode.padEnd(44)} ~${((computed * flopsPerToken) / 1e9).toFixed(0)} GFLOP/s effective (padding included)`);
 }
-const single = contenders[0];
+// Agreement with the first contender of the same dtype (one pair at a time when it ran).
 let maxDiff = 0;
-for (const c of contenders.slice(1)) {
-  for (let i = 0; i < sample.length; i++) {
-    for (const k of ['entailment', 'neutral', 'contradiction'] as const) maxDiff = Math.max(maxDiff, Math.abs(c.probs[i][k] - single.probs[i][k]));
+for (const dtype of dtypes) {
+  const same = contenders.filter((c) => c.dtype === dtype);
+  const base = same[0];
+  for (const c of same.slice(1)) {
+    const n = Math.min(c.probs.length, base.probs.length);
+    for (let i = 0; i < n; i++) {
+      for (const k of ['entailment', 'neutral', 'contradiction'] as const) maxDiff = Math.max(maxDiff, Math.abs(c.probs[i][k] - base.probs[i][k]));
+    }
   }
 }
-const best = figures.slice(1).reduce((a, b) => (b.pairsPerSec > a.pairsPerSec ? b : a));
-const ratio = best.pairsPerSec / figures[0].pairsPerSec;
-console.log(`speedup of the best batched setting over one-at-a-time: ${ratio.toFixed(2)}x pairs/s (${best.mode}; max |batched - single| prob diff ${maxDiff.toExponential(1)})`);
+const bestOf = (dtype: NliDtype) => figures.filter((f) => f.dtype === dtype && f.budget !== undefined).reduce<Figure | undefined>((a, b) => (!a || b.pairsPerSec > a.pairsPerSec ? b : a), undefined);
+const speedups: Record<string, number> = {};
+for (const dtype of dtypes) {
+  const best = bestOf(dtype);
+  const single = figures.find((f) => f.dtype === dtype && f.budget === undefined);
+  if (best && single) {
+    speedups[dtype] = best.pairsPerSec / single.pairsPerSec;
+    console.log(`${dtype}: best batched over one-at-a-time ${speedups[dtype].toFixed(2)}x pairs/s (${best.mode})`);
+  }
+}
+if (dtypes.length > 1) {
+  const base = bestOf(dtypes[0]);
+  for (const dtype of dtypes.slice(1)) {
+    const best = bestOf(dtype);
+    if (base && best) console.log(`best ${dtype} / best ${dtypes[0]}: ${(best.pairsPerSec / base.pairsPerSec).toFixed(2)}x pairs/s (${best.pairsPerSec.toFixed(1)} vs ${base.pairsPerSec.toFixed(1)})`);
+  }
+}
+console.log(`max |prob diff| between contenders of one dtype: ${maxDiff.toExponential(1)}`);
+const ratio = speedups[dtypes[0]];
 
 if (o.json) {
   writeFileSync(
@@ -158,10 +235,13 @@ if (o.json) {
     JSON.stringify(
       {
         machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model },
-        dedupe: { requested: requested.length, distinct: unique.size, ratio: unique.size / requested.length },
+        dedupe: { requested: cand.requested, distinct: all.length, ratio: all.length / cand.requested },
         sample: sample.length,
+        device: o.device,
+        dtypes,
         figures,
         speedup: ratio,
+        speedups,
         maxProbDiff: maxDiff,
       },
       null,

@@ -25,7 +25,8 @@ import { resolveDataDir } from '../src/data/data-dir.js';
 import { aggregateHallucination, aggregateSgsacc, loadSgsaccData, RecordStore, runSgsacc, type TurnReferences } from '../src/metrics/sgsacc/index.js';
 import { createNliRunner } from '../src/nli/runner.js';
 import { makeSignature } from '../src/report/signature.js';
-import { buildValueIndex, pickOther } from '../src/rules/value-index.js';
+import { buildValueIndex } from '../src/rules/value-index.js';
+import { swapOneValuePerTurn } from './lib/value-swap.js';
 
 const program = new Command('bench-score')
   .option('--model <dir>', 'model directory', '.cache/models/large-random-roberta')
@@ -51,22 +52,7 @@ const sgs = data.expand(turns);
 const actions = sgs.reduce((n, t) => n + t.actions.length, 0);
 
 // The second system: swap one verbatim slot value per turn for another value of that slot.
-const values = buildValueIndex(data.loaded.turns);
-const swapped = new Map<string, string>();
-let swaps = 0;
-for (const t of turns) {
-  let text = t.utterance;
-  for (const a of t.actions) {
-    const v = a.values.find((x) => x.length > 1 && text.includes(x));
-    if (!v) continue;
-    const other = pickOther(values.values(a.service, a.slot), a.values, `${t.id}/${a.slot}`);
-    if (!other) continue;
-    text = text.replace(v, other);
-    swaps++;
-    break;
-  }
-  swapped.set(t.id, text);
-}
+const { utterances: swapped, swaps } = swapOneValuePerTurn(turns, buildValueIndex(data.loaded.turns));
 
 const dir = mkdtempSync(path.join(tmpdir(), 'bench-score-'));
 

@@ -3,9 +3,12 @@
  * tokenizer and a config.json with the sizes used, into one directory that `--model DIR` accepts.
  *
  *   npm run model:random -- --size tiny|large --out DIR [--config FILE] [--tokenizer-dir DIR]
- *     [--layers N --hidden N --heads N --intermediate N] [--seed N] [--std X] [--fp16]
+ *     [--layers N --hidden N --heads N --intermediate N] [--seed N] [--std X] [--dtype fp32|fp16]
+ *
+ * --dtype fp16 writes onnx/model_fp16.onnx that computes in float16 (float16 weights and
+ * activations, float32 logits out), as the hub's model_fp16.onnx does; see roberta-graph.ts.
  */
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import path from 'node:path';
 import { buildRandomRoberta, DEFAULT_SEED, DEFAULT_STD, type ModelSize } from '../src/nli/onnx-builder/index.js';
 import { isInputError } from '../src/util/errors.js';
@@ -30,7 +33,8 @@ const program = new Command('build-random-roberta')
   .option('--intermediate <n>', 'intermediate_size', intArg('--intermediate'))
   .option('--seed <n>', 'weight seed', intArg('--seed'), DEFAULT_SEED)
   .option('--std <x>', 'std of the normal weights', (v) => Number(v), DEFAULT_STD)
-  .option('--fp16', 'store weights as float16 (cast to float32 in the graph)', false)
+  .option('--dtype <dtype>', 'fp32, or fp16: float16 weights and compute with float32 logits (onnx/model_fp16.onnx)', 'fp32')
+  .addOption(new Option('--fp16', 'same as --dtype fp16').hideHelp())
   .option('--check', 'then load the model with onnxruntime-node and time forwards of batch 1 x 40 tokens', false)
   .showHelpAfterError();
 
@@ -46,7 +50,8 @@ const o = program.opts<{
   intermediate?: number;
   seed: number;
   std: number;
-  fp16: boolean;
+  dtype: string;
+  fp16?: boolean;
   check: boolean;
 }>();
 
@@ -81,6 +86,8 @@ async function checkModel(onnxPath: string, vocabSize: number): Promise<void> {
 
 try {
   if (o.size !== 'tiny' && o.size !== 'large') throw new InvalidArgumentError(`--size must be tiny or large, got ${o.size}`);
+  const dtype = o.fp16 ? 'fp16' : o.dtype;
+  if (dtype !== 'fp32' && dtype !== 'fp16') throw new InvalidArgumentError(`--dtype must be fp32 or fp16, got ${o.dtype}`);
   const started = performance.now();
   const m = buildRandomRoberta({
     outDir: path.resolve(o.out),
@@ -89,7 +96,7 @@ try {
     tokenizerDir: o.tokenizerDir,
     seed: o.seed,
     std: o.std,
-    dtype: o.fp16 ? 'fp16' : 'fp32',
+    dtype,
     overrides: { numLayers: o.layers, hiddenSize: o.hidden, numHeads: o.heads, intermediateSize: o.intermediate },
   });
   const seconds = (performance.now() - started) / 1000;

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { register as data } from './data.js';
+import { register as doctor } from './doctor.js';
 import { register as evaluate } from './evaluate.js';
 import { register as gcdf1 } from './gcdf1.js';
 import { register as models } from './models.js';
@@ -16,6 +17,7 @@ export type RegisterCommand = (program: Command) => void;
 // One line per command module; keep this list sorted by command name.
 export const commands: RegisterCommand[] = [
   data,
+  doctor,
   evaluate,
   gcdf1,
   models,

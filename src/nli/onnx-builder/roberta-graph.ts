@@ -11,7 +11,7 @@ import {
 } from './onnx-proto.js';
 import type { LazyBytes, MessageWriter } from './protobuf.js';
 import type { RobertaSizes } from './roberta-config.js';
-import { float32ToFloat16 } from './float16.js';
+import { float32ToFloat16, toHalfBits } from './float16.js';
 import { generateWeight, numel, robertaWeightSpecs, type WeightInitOptions, type WeightSpec } from './roberta-weights.js';
 
 /** Names the Hugging Face optimum export uses, so runners written for the hub model need no change. */
@@ -19,6 +19,15 @@ export const INPUT_IDS = 'input_ids';
 export const ATTENTION_MASK = 'attention_mask';
 export const LOGITS = 'logits';
 
+/**
+ * fp32: float32 weights and compute. fp16: float16 weights *and* compute, float32 logits out — what
+ * a float16 conversion of the fp32 export with kept I/O types produces (onnxconverter-common's
+ * convert_float_to_float16(keep_io_types=True), the recipe behind the hub's model_fp16.onnx). That
+ * conversion's default block list holds neither Softmax nor LayerNormalization, so both run on
+ * float16 tensors here too; ONNX Runtime's CUDA kernels for them accumulate in float32 internally.
+ * The attention mask's fill value is float16's lowest finite value (-65504), where the conversion
+ * clamps float32's.
+ */
 export type WeightDtype = 'fp32' | 'fp16';
 
 export interface RobertaGraphOptions extends WeightInitOptions {
@@ -44,8 +53,13 @@ export class GraphBuilder {
     return name;
   }
 
-  constFloat(name: string, value: number): string {
-    this.initializers.push(tensorProto(name, DataType.FLOAT, [], new Uint8Array(new Float32Array([value]).buffer)));
+  /** A scalar in the compute dtype. */
+  constFloat(name: string, value: number, dtype: WeightDtype): string {
+    if (dtype === 'fp16') {
+      this.initializers.push(tensorProto(name, DataType.FLOAT16, [], new Uint8Array(new Uint16Array([toHalfBits(value)]).buffer)));
+    } else {
+      this.initializers.push(tensorProto(name, DataType.FLOAT, [], new Uint8Array(new Float32Array([value]).buffer)));
+    }
     return name;
   }
 
@@ -53,14 +67,11 @@ export class GraphBuilder {
   weight(spec: WeightSpec, opts: RobertaGraphOptions): string {
     const n = numel(spec.shape);
     if (opts.dtype === 'fp16') {
-      const stored = `${spec.name}.fp16`;
       const lazy: LazyBytes = {
         length: n * 2,
         produce: () => new Uint8Array(float32ToFloat16(generateWeight(spec, opts)).buffer),
       };
-      this.initializers.push(tensorProto(stored, DataType.FLOAT16, spec.shape, lazy));
-      // Compute stays float32: the runner feeds float32 masks and reads float32 logits.
-      this.nodes.push(nodeProto('Cast', [stored], [spec.name], `Cast_${spec.name}`, { to: DataType.FLOAT }));
+      this.initializers.push(tensorProto(spec.name, DataType.FLOAT16, spec.shape, lazy));
       return spec.name;
     }
     const lazy: LazyBytes = { length: n * 4, produce: () => new Uint8Array(generateWeight(spec, opts).buffer) };
@@ -71,6 +82,8 @@ export class GraphBuilder {
 
 /** float32 most-negative value: HF's additive mask is (1 - mask) * finfo(float32).min. */
 const FLOAT32_MIN = -3.4028234663852886e38;
+/** float16's lowest finite value: the float16 conversion clamps FLOAT32_MIN to it. */
+const FLOAT16_MIN = -65504;
 
 /**
  * ModelProto of RobertaForSequenceClassification with seeded random weights. Mirrors HF's forward:
@@ -94,11 +107,13 @@ export function buildRobertaModel(s: RobertaSizes, opts: RobertaGraphOptions): M
   const maskAxes = g.constInt64('const_axes_1_2', [1, 2], [2]);
   const splitHeads = g.constInt64('const_shape_split_heads', [0, 0, s.numHeads, headDim], [4]);
   const mergeHeads = g.constInt64('const_shape_merge_heads', [0, 0, H], [3]);
-  const one = g.constFloat('const_one', 1);
-  const maskFill = g.constFloat('const_mask_fill', FLOAT32_MIN);
-  const scale = g.constFloat('const_attention_scale', 1 / Math.sqrt(headDim));
-  const invSqrt2 = g.constFloat('const_inv_sqrt2', Math.SQRT1_2);
-  const half = g.constFloat('const_half', 0.5);
+  const fp16 = opts.dtype === 'fp16';
+  const computeType = fp16 ? DataType.FLOAT16 : DataType.FLOAT;
+  const one = g.constFloat('const_one', 1, opts.dtype);
+  const maskFill = g.constFloat('const_mask_fill', fp16 ? FLOAT16_MIN : FLOAT32_MIN, opts.dtype);
+  const scale = g.constFloat('const_attention_scale', 1 / Math.sqrt(headDim), opts.dtype);
+  const invSqrt2 = g.constFloat('const_inv_sqrt2', Math.SQRT1_2, opts.dtype);
+  const half = g.constFloat('const_half', 0.5, opts.dtype);
 
   const linear = (x: string, prefix: string): string =>
     g.op('Add', [g.op('MatMul', [x, W(`${prefix}.weight`)]), W(`${prefix}.bias`)], {}, prefix.split('.').slice(-2).join('_'));
@@ -118,7 +133,7 @@ export function buildRobertaModel(s: RobertaSizes, opts: RobertaGraphOptions): M
   let h = layerNorm(g.op('Add', [g.op('Add', [words, pos]), tokenType]), 'roberta.embeddings.LayerNorm');
 
   // [B, S] mask -> additive [B, 1, 1, S]: 0 where attended, float32 min where masked.
-  const maskF = g.op('Cast', [ATTENTION_MASK], { to: DataType.FLOAT });
+  const maskF = g.op('Cast', [ATTENTION_MASK], { to: computeType });
   const additiveMask = g.op('Unsqueeze', [g.op('Mul', [g.op('Sub', [one, maskF]), maskFill]), maskAxes], {}, 'extended_mask');
 
   for (let i = 0; i < s.numLayers; i++) {
@@ -141,7 +156,9 @@ export function buildRobertaModel(s: RobertaSizes, opts: RobertaGraphOptions): M
   const cls = g.op('Gather', [h, zeroIndex], { axis: 1 }, 'cls');
   const pooled = g.op('Tanh', [linear(cls, 'classifier.dense')]);
   const logitsRaw = linear(pooled, 'classifier.out_proj');
-  g.nodes.push(nodeProto('Identity', [logitsRaw], [LOGITS], 'logits_output'));
+  // Kept I/O types: the logits leave the graph as float32 whatever the compute dtype.
+  if (fp16) g.nodes.push(nodeProto('Cast', [logitsRaw], [LOGITS], 'logits_output', { to: DataType.FLOAT }));
+  else g.nodes.push(nodeProto('Identity', [logitsRaw], [LOGITS], 'logits_output'));
 
   const dynamic = ['batch_size', 'sequence_length'];
   const graph = graphProto({

@@ -1,0 +1,165 @@
+/**
+ * Everything the GPU test machine needs and lacks (it has no Node and no network), in parts small
+ * enough to travel one per device call: this machine's Node binary, todeval built (dist/ with the
+ * scripts), its production dependencies for linux-x64 only, the CUDA execution provider, the
+ * tokenizer, the SGD data and gpu/run.sh + the PyTorch peer. See docs/gpu.md.
+ *
+ *   npm run gpu:bundle -- [--out .gpu] [--part-mib 55] [--provider auto|none|FILE.tgz] [--data sgd|none]
+ *     [--level 9]
+ *
+ * Writes OUT/part-1/bundle.part-01, OUT/part-2/bundle.part-02, ... (one tar stream cut in pieces)
+ * and OUT/part-1/run.sh. Large members (node, the 230 MB provider) are xz-compressed once and
+ * cached under .cache/gpu-bundle/ by content.
+ */
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { closeSync, copyFileSync, cpSync, createReadStream, existsSync, mkdirSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import path from 'node:path';
+import { Command } from 'commander';
+import { resolveDataDir } from '../src/data/data-dir.js';
+import { REGISTRY_PROVIDER } from '../src/nli/cuda/provider.js';
+import { resolveTokenizerDir } from '../src/nli/onnx-builder/index.js';
+
+const program = new Command('gpu-bundle')
+  .option('--out <dir>', 'output folder (git-ignored)', '.gpu')
+  .option('--part-mib <n>', 'largest part in MiB (a device call carries 64 MiB with the tree)', (v) => Number(v), 55)
+  .option('--provider <src>', 'CUDA provider: auto (npm registry, cached), none, or a downloaded .tgz', 'auto')
+  .option('--data <what>', 'sgd (the SGD test split and schemas) or none (the runner reads --data-dir)', 'sgd')
+  .option('--level <n>', 'xz level for the large members (0 = fast, for dry runs)', (v) => Number(v), 9);
+program.parse(process.argv.filter((a, i) => !(i === 2 && a === '--')));
+const o = program.opts<{ out: string; partMib: number; provider: string; data: string; level: number }>();
+
+const repo = process.cwd();
+const out = path.resolve(o.out);
+const cache = path.join(repo, '.cache', 'gpu-bundle');
+const stage = path.join(cache, 'stage');
+const log = (l: string) => console.log(`gpu:bundle: ${l}`);
+const sh = (cmd: string, args: string[], cwd = repo) => execFileSync(cmd, args, { cwd, stdio: ['ignore', 'inherit', 'inherit'] });
+
+function sha256File(file: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const h = createHash('sha256');
+    createReadStream(file)
+      .on('data', (c) => h.update(c))
+      .on('end', () => resolve(h.digest('hex')))
+      .on('error', reject);
+  });
+}
+
+/** xz of a large file, cached by its content and the level: recompressing 230 MB takes minutes. */
+async function xzCached(src: string, level: number): Promise<string> {
+  const key = `${(await sha256File(src)).slice(0, 16)}-${level}`;
+  const dest = path.join(cache, `${path.basename(src)}.${key}.xz`);
+  if (!existsSync(dest)) {
+    log(`xz -${level} ${path.basename(src)} (${(statSync(src).size / 2 ** 20).toFixed(0)} MiB) ...`);
+    execFileSync('sh', ['-c', `xz -T0 -${level} -c "$1" > "$2.tmp" && mv "$2.tmp" "$2"`, 'xz', src, dest], { stdio: 'inherit' });
+  }
+  return dest;
+}
+
+/** Production packages from package-lock.json (no dev ones), top-most paths only: nested ones ride along. */
+function productionPackages(): string[] {
+  const lock = JSON.parse(readFileSync(path.join(repo, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean; optional?: boolean }> };
+  const keep = Object.entries(lock.packages)
+    .filter(([k, v]) => k.startsWith('node_modules/') && !v.dev && existsSync(path.join(repo, k)))
+    .map(([k]) => k)
+    .sort();
+  return keep.filter((k) => !keep.some((p) => p !== k && k.startsWith(`${p}/`)));
+}
+
+rmSync(stage, { recursive: true, force: true });
+rmSync(out, { recursive: true, force: true });
+const app = path.join(stage, 'app', 'todeval');
+mkdirSync(app, { recursive: true });
+
+// todeval itself, with the scripts compiled (the runner calls the benchmarks as plain JS).
+log('compiling src + scripts ...');
+sh('npx', ['tsc', '-p', 'tsconfig.json', '--outDir', path.join(app, 'dist'), '--sourceMap', 'false', '--declaration', 'false']);
+rmSync(path.join(app, 'dist', 'test'), { recursive: true, force: true });
+for (const f of ['package.json', 'package-lock.json', 'bin', 'rules', 'models', 'schemas']) cpSync(path.join(repo, f), path.join(app, f), { recursive: true });
+mkdirSync(path.join(app, 'data'));
+for (const f of ['manifest.json', 'README.md']) if (existsSync(path.join(repo, 'data', f))) copyFileSync(path.join(repo, 'data', f), path.join(app, 'data', f));
+const pkgs = productionPackages();
+for (const p of pkgs) cpSync(path.join(repo, p), path.join(app, p), { recursive: true });
+// linux-x64 only: the other platforms' ONNX Runtime builds are most of the package's 250 MB.
+const ortBin = path.join(app, 'node_modules', 'onnxruntime-node', 'bin', 'napi-v6');
+for (const other of ['darwin', 'win32', path.join('linux', 'arm64')]) rmSync(path.join(ortBin, other), { recursive: true, force: true });
+for (const lib of ['libonnxruntime_providers_cuda.so', 'libonnxruntime_providers_shared.so', 'todeval-cuda-provider.json']) rmSync(path.join(ortBin, 'linux', 'x64', lib), { force: true });
+log(`${pkgs.length} production packages`);
+
+// Tokenizer (the random-model builder copies it next to the model), data, the runner and the peer.
+cpSync(resolveTokenizerDir(), path.join(stage, 'app', 'tokenizer'), { recursive: true });
+if (o.data === 'sgd') {
+  const dataDir = resolveDataDir().dir;
+  cpSync(path.join(dataDir, 'sgd', 'test'), path.join(stage, 'app', 'data', 'sgd', 'test'), { recursive: true });
+  mkdirSync(path.join(stage, 'app', 'data', 'sgd', 'train'), { recursive: true });
+  copyFileSync(path.join(dataDir, 'sgd', 'train', 'schema.json'), path.join(stage, 'app', 'data', 'sgd', 'train', 'schema.json'));
+} else if (o.data !== 'none') throw new Error(`--data must be sgd or none, got ${o.data}`);
+cpSync(path.join(repo, 'gpu'), path.join(stage, 'app', 'gpu'), { recursive: true });
+
+const top = path.join(stage, 'top');
+mkdirSync(top, { recursive: true });
+log('app.tar.xz ...');
+sh('sh', ['-c', `tar -C "$1" -cf - . | xz -T0 -6 > "$2"`, 'tar', path.join(stage, 'app'), path.join(top, 'app.tar.xz')]);
+copyFileSync(await xzCached(process.execPath, o.level), path.join(top, 'node.xz'));
+
+if (o.provider !== 'none') {
+  let tgz = o.provider;
+  if (o.provider === 'auto') {
+    tgz = path.join(cache, `${REGISTRY_PROVIDER.packageName}-${REGISTRY_PROVIDER.version}.tgz`);
+    if (!existsSync(tgz)) {
+      log(`npm pack ${REGISTRY_PROVIDER.packageName}@${REGISTRY_PROVIDER.version} (about 180 MB) ...`);
+      mkdirSync(cache, { recursive: true });
+      sh('npm', ['pack', `${REGISTRY_PROVIDER.packageName}@${REGISTRY_PROVIDER.version}`, '--pack-destination', cache, '--silent']);
+    }
+  }
+  const x = path.join(stage, 'provider');
+  mkdirSync(x, { recursive: true });
+  const libs = ['libonnxruntime_providers_cuda.so', 'libonnxruntime_providers_shared.so'];
+  sh('tar', ['-xzf', path.resolve(tgz), '-C', x, ...libs.map((l) => `${REGISTRY_PROVIDER.libDir}/${l}`)]);
+  const libDir = path.join(x, REGISTRY_PROVIDER.libDir);
+  copyFileSync(await xzCached(path.join(libDir, libs[0]), o.level), path.join(top, 'providers_cuda.so.xz'));
+  copyFileSync(path.join(libDir, libs[1]), path.join(top, libs[1]));
+  writeFileSync(
+    path.join(top, 'todeval-cuda-provider.json'),
+    JSON.stringify({ package: `${REGISTRY_PROVIDER.packageName}@${REGISTRY_PROVIDER.version}`, ortVersion: REGISTRY_PROVIDER.ortVersion, cuda: REGISTRY_PROVIDER.cuda }, null, 2) + '\n',
+  );
+}
+writeFileSync(
+  path.join(top, 'MANIFEST.json'),
+  JSON.stringify({ node: process.version, provider: o.provider !== 'none', data: o.data, commit: tryGit(['rev-parse', 'HEAD']), builtAt: new Date().toISOString() }, null, 2) + '\n',
+);
+
+function tryGit(args: string[]): string | undefined {
+  try {
+    return execFileSync('git', args, { cwd: repo, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    return undefined;
+  }
+}
+
+// One tar stream (members already compressed), cut into parts, each in its own folder.
+const whole = path.join(stage, 'bundle.tar');
+sh('tar', ['-C', top, '-cf', whole, '.']);
+const size = statSync(whole).size;
+const partBytes = Math.floor(o.partMib * 2 ** 20);
+const fd = openSync(whole, 'r');
+const buf = Buffer.alloc(1 << 20);
+let part = 0;
+for (let off = 0; off < size; off += partBytes) {
+  part++;
+  const dir = path.join(out, `part-${part}`);
+  mkdirSync(dir, { recursive: true });
+  const w = openSync(path.join(dir, `bundle.part-${String(part).padStart(2, '0')}`), 'w');
+  for (let pos = off; pos < Math.min(size, off + partBytes); ) {
+    const n = readSync(fd, buf, 0, Math.min(buf.length, off + partBytes - pos), pos);
+    writeSync(w, buf, 0, n);
+    pos += n;
+  }
+  closeSync(w);
+}
+closeSync(fd);
+copyFileSync(path.join(repo, 'gpu', 'run.sh'), path.join(out, 'part-1', 'run.sh'));
+rmSync(whole);
+log(`${(size / 2 ** 20).toFixed(1)} MiB in ${part} part(s) of <= ${o.partMib} MiB under ${path.relative(repo, out) || out}/part-*`);
+log(`on the GPU machine, after every part has arrived: bash ${path.relative(repo, out)}/part-1/run.sh --parts '${Array.from({ length: part }, (_, i) => `DIR/part-${i + 1}`).join(' ')}'`);

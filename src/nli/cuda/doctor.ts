@@ -1,0 +1,111 @@
+import path from 'node:path';
+import { findDataDir } from '../../data/data-dir.js';
+import { hubCacheDir, listCachedModels, type PresentModel } from '../model-store.js';
+import { findCudaLibraries, ldLibraryPathFix, type LibraryHit } from './libraries.js';
+import { probeProvider, type ProbeResult } from './probe.js';
+import { checkProviderDir, OFFICIAL_CUDA_INSTALL, ortInstall, REGISTRY_CUDA_INSTALL, REGISTRY_PROVIDER, type ProviderCheck } from './provider.js';
+
+export type DoctorDevice = 'auto' | 'cpu' | 'cuda';
+
+export interface DoctorReport {
+  node: { version: string; platform: string };
+  onnxruntime: { version: string; binDir: string };
+  providers: ProbeResult[];
+  cudaProvider: ProviderCheck;
+  cudaLibraries: { found: LibraryHit[]; missing: LibraryHit[] };
+  models: { cacheDir: string; present: PresentModel[] };
+  data: { dir?: string; source?: string };
+  /** One line per missing piece: what is wrong, then the one command that fixes it. */
+  fixes: { problem: string; fix: string }[];
+  device: DoctorDevice;
+  /** Whether `--device <device>` can run here. */
+  canRun: boolean;
+}
+
+export interface DoctorOptions {
+  device?: DoctorDevice;
+  /** Check this folder for the provider libraries instead of onnxruntime-node's (tests, unusual layouts). */
+  providerDir?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Everything `todeval doctor` reports; providers are tried for real, not guessed from files. */
+export async function runDoctor(opts: DoctorOptions = {}): Promise<DoctorReport> {
+  const env = opts.env ?? process.env;
+  const device = opts.device ?? 'auto';
+  const ort = ortInstall();
+  const providerDir = opts.providerDir ? path.resolve(opts.providerDir) : ort.binDir;
+  const cudaProvider = checkProviderDir(providerDir, ort.version);
+  const cudaMajor = cudaProvider.cudaMajor ?? REGISTRY_PROVIDER.cuda;
+  const libs = findCudaLibraries(cudaMajor, env);
+  const providers = [await probeProvider('cpu'), await probeProvider('cuda')];
+  const fixes: { problem: string; fix: string }[] = [];
+
+  for (const p of cudaProvider.problems) {
+    fixes.push({ problem: p, fix: `${REGISTRY_CUDA_INSTALL}; or with NuGet access (CUDA 12 + cuDNN 9): ${OFFICIAL_CUDA_INSTALL}` });
+  }
+  const driver = libs.missing.find((l) => l.name === 'libcuda.so.1');
+  if (driver) fixes.push({ problem: 'no NVIDIA driver (libcuda.so.1 not found)', fix: 'install the NVIDIA driver for this GPU (nvidia-smi must work)' });
+  const reachable = libs.missing.filter((l) => l.dir && l !== driver);
+  if (reachable.length > 0) {
+    fixes.push({
+      problem: `${reachable.map((l) => l.name).join(', ')} found outside the loader's path (${[...new Set(reachable.map((l) => l.dir))].join(', ')})`,
+      fix: ldLibraryPathFix(libs.toAdd),
+    });
+  }
+  const absent = libs.missing.filter((l) => !l.dir && l !== driver);
+  if (absent.length > 0) {
+    const pips = [...new Set(absent.map((l) => l.pip).filter(Boolean))];
+    fixes.push({
+      problem: `CUDA ${cudaMajor} libraries missing: ${absent.map((l) => l.name).join(', ')}`,
+      fix: `pip install ${pips.join(' ')} (then run todeval doctor again: it finds them in site-packages), or install CUDA ${cudaMajor} and cuDNN 9`,
+    });
+  }
+  const cuda = providers.find((p) => p.provider === 'cuda');
+  if (cuda && !cuda.ok && fixes.length === 0) {
+    fixes.push({ problem: `the CUDA provider did not load: ${cuda.error}`, fix: 'TODEVAL_DEBUG=1 todeval doctor --device cuda shows ONNX Runtime\'s own log' });
+  }
+  const cacheDir = hubCacheDir(env);
+  const present = listCachedModels(cacheDir);
+  if (present.length === 0 && !env.TODEVAL_MODEL) fixes.push({ problem: `no NLI model in ${cacheDir}`, fix: 'todeval models pull   (or pass --model DIR)' });
+  const data = findDataDir(undefined, process.cwd(), env);
+  if (!data) fixes.push({ problem: 'no data directory', fix: 'todeval data pull   (or pass --data-dir / set TODEVAL_DATA)' });
+
+  const cpuOk = providers[0].ok;
+  const canRun = device === 'cuda' ? Boolean(cuda?.ok) : cpuOk || Boolean(cuda?.ok);
+  return {
+    node: { version: process.version, platform: `${process.platform}-${process.arch}` },
+    onnxruntime: { version: ort.version, binDir: ort.binDir },
+    providers,
+    cudaProvider,
+    cudaLibraries: { found: libs.hits, missing: libs.missing },
+    models: { cacheDir, present },
+    data: { dir: data?.dir, source: data?.source },
+    fixes,
+    device,
+    canRun,
+  };
+}
+
+/** The report as the terminal shows it. */
+export function formatDoctor(r: DoctorReport): string {
+  const lines: string[] = [];
+  const row = (k: string, v: string) => lines.push(`${k.padEnd(18)} ${v}`);
+  row('node', `${r.node.version} (${r.node.platform})`);
+  row('onnxruntime-node', `${r.onnxruntime.version} (${r.onnxruntime.binDir})`);
+  for (const p of r.providers) row(`provider ${p.provider}`, p.ok ? `loads and runs (${(p.ms ?? 0).toFixed(0)} ms)` : `not available: ${p.error}`);
+  const cp = r.cudaProvider;
+  const libsLine = cp.libs.map((l) => `${l.name} ${l.present ? `present${l.builtFor ? ` (ORT ${l.builtFor})` : ''}` : 'MISSING'}`).join(', ');
+  row('CUDA provider', `${libsLine}${cp.cudaMajor ? `; links CUDA ${cp.cudaMajor}` : ''}${cp.source ? `; from ${cp.source}` : ''} in ${cp.dir}`);
+  for (const l of r.cudaLibraries.found) row(`  ${l.name}`, `${l.what}: ${l.dir} (${l.via})`);
+  for (const l of r.cudaLibraries.missing) row(`  ${l.name}`, `${l.what}: ${l.dir ? `in ${l.dir}, not on the loader's path` : 'MISSING'}`);
+  if (r.models.present.length === 0) row('models', `none in ${r.models.cacheDir}`);
+  for (const m of r.models.present) row('model', `${m.id}@${m.revision.slice(0, 12)} (${m.dtypes.join(', ')}) in ${m.dir}`);
+  row('data', r.data.dir ? `${r.data.dir} (${r.data.source})` : 'none');
+  if (r.fixes.length > 0) {
+    lines.push('', 'to fix:');
+    for (const f of r.fixes) lines.push(`- ${f.problem}`, `    ${f.fix}`);
+  }
+  lines.push('', `--device ${r.device}: ${r.canRun ? 'can run' : 'cannot run here'}${r.device === 'auto' ? ` (would use ${r.providers.find((p) => p.provider === 'cuda')?.ok ? 'cuda' : 'cpu'})` : ''}`);
+  return lines.join('\n') + '\n';
+}
