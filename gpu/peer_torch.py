@@ -75,7 +75,6 @@ def main():
     ids, pad_id = data["ids"], data["padId"]
     lengths = [len(r) for r in ids]
     cfg = RobertaConfig.from_pretrained(a.config)
-    cfg._attn_implementation = "sdpa"
     torch.manual_seed(0)
     dev = torch.device("cuda")
     result = {
@@ -94,7 +93,12 @@ def main():
     print(f"peer: torch {torch.__version__} on {result['gpu']}; dense matmul 8192^3: fp16 {result['matmulTflops']['fp16']:.0f} TFLOP/s, "
           f"fp32 {result['matmulTflops']['fp32_no_tf32']:.0f} (tf32 {result['matmulTflops']['tf32']:.0f})", flush=True)
 
-    base = RobertaForSequenceClassification(cfg).eval()
+    try:
+        base = RobertaForSequenceClassification._from_config(cfg, attn_implementation="sdpa").eval()
+    except (TypeError, ValueError):
+        cfg._attn_implementation = "sdpa"
+        base = RobertaForSequenceClassification(cfg).eval()
+    result["attention"] = getattr(base.config, "_attn_implementation", "unknown")
     for dtype_name in a.dtypes.split(","):
         dtype = {"fp32": torch.float32, "fp16": torch.float16}[dtype_name]
         model = base.to(dev, dtype=dtype)

@@ -48,6 +48,7 @@ APP="$WORK/todeval"
 mkdir -p "$WORK/bin"
 xz -dc "$WORK/node.xz" > "$WORK/bin/node" && chmod +x "$WORK/bin/node"
 tar -xJf "$WORK/app.tar.xz" -C "$WORK"
+if [ -f "$WORK/data.tar.xz" ]; then mkdir -p "$WORK/data" && tar -xJf "$WORK/data.tar.xz" -C "$WORK/data"; fi
 ORTBIN="$APP/node_modules/onnxruntime-node/bin/napi-v6/linux/x64"
 if [ -f "$WORK/providers_cuda.so.xz" ]; then
   xz -T0 -dc "$WORK/providers_cuda.so.xz" > "$ORTBIN/libonnxruntime_providers_cuda.so"
@@ -73,7 +74,7 @@ PY
   export LD_LIBRARY_PATH="$NVLIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUTDIR/gpu.txt"
 fi
-node --version | tee -a "$LOG"
+echo "node $(node --version) at $(command -v node)" | tee -a "$LOG"
 cd "$APP"
 T="node dist/src/cli/main.js"
 phase doctor $T doctor --device "$DEVICE"

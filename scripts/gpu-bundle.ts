@@ -13,7 +13,8 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, copyFileSync, cpSync, createReadStream, existsSync, mkdirSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, copyFileSync, cpSync, createReadStream, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
 import { resolveDataDir } from '../src/data/data-dir.js';
@@ -32,7 +33,7 @@ const o = program.opts<{ out: string; partMib: number; provider: string; data: s
 const repo = process.cwd();
 const out = path.resolve(o.out);
 const cache = path.join(repo, '.cache', 'gpu-bundle');
-const stage = path.join(cache, 'stage');
+const stage = mkdtempSync(path.join(os.tmpdir(), 'todeval-gpu-bundle-'));
 const log = (l: string) => console.log(`gpu:bundle: ${l}`);
 const sh = (cmd: string, args: string[], cwd = repo) => execFileSync(cmd, args, { cwd, stdio: ['ignore', 'inherit', 'inherit'] });
 
@@ -67,8 +68,8 @@ function productionPackages(): string[] {
   return keep.filter((k) => !keep.some((p) => p !== k && k.startsWith(`${p}/`)));
 }
 
-rmSync(stage, { recursive: true, force: true });
 rmSync(out, { recursive: true, force: true });
+mkdirSync(cache, { recursive: true });
 const app = path.join(stage, 'app', 'todeval');
 mkdirSync(app, { recursive: true });
 
@@ -89,18 +90,28 @@ log(`${pkgs.length} production packages`);
 
 // Tokenizer (the random-model builder copies it next to the model), data, the runner and the peer.
 cpSync(resolveTokenizerDir(), path.join(stage, 'app', 'tokenizer'), { recursive: true });
+const top = path.join(stage, 'top');
+mkdirSync(top, { recursive: true });
 if (o.data === 'sgd') {
+  // The data never changes between bundles: compressed once, cached by its files' names, sizes and times.
   const dataDir = resolveDataDir().dir;
-  cpSync(path.join(dataDir, 'sgd', 'test'), path.join(stage, 'app', 'data', 'sgd', 'test'), { recursive: true });
-  mkdirSync(path.join(stage, 'app', 'data', 'sgd', 'train'), { recursive: true });
-  copyFileSync(path.join(dataDir, 'sgd', 'train', 'schema.json'), path.join(stage, 'app', 'data', 'sgd', 'train', 'schema.json'));
+  const files = ['sgd/train/schema.json', ...readdirSync(path.join(dataDir, 'sgd', 'test')).sort().map((f) => `sgd/test/${f}`)];
+  const key = createHash('sha256')
+    .update(files.map((f) => `${f}|${statSync(path.join(dataDir, f)).size}|${statSync(path.join(dataDir, f)).mtimeMs}`).join('\n'))
+    .digest('hex')
+    .slice(0, 16);
+  const cached = path.join(cache, `data-sgd.${key}.tar.xz`);
+  if (!existsSync(cached)) {
+    log('data.tar.xz (SGD test split + train schema) ...');
+    const script = 'out=$1; dir=$2; shift 2; tar -C "$dir" -cf - "$@" | xz -T0 -6 > "$out.tmp" && mv "$out.tmp" "$out"';
+    execFileSync('sh', ['-c', script, 'sh', cached, dataDir, ...files], { stdio: 'inherit' });
+  }
+  copyFileSync(cached, path.join(top, 'data.tar.xz'));
 } else if (o.data !== 'none') throw new Error(`--data must be sgd or none, got ${o.data}`);
 cpSync(path.join(repo, 'gpu'), path.join(stage, 'app', 'gpu'), { recursive: true });
 
-const top = path.join(stage, 'top');
-mkdirSync(top, { recursive: true });
 log('app.tar.xz ...');
-sh('sh', ['-c', `tar -C "$1" -cf - . | xz -T0 -6 > "$2"`, 'tar', path.join(stage, 'app'), path.join(top, 'app.tar.xz')]);
+sh('sh', ['-c', `tar -C "$1" -cf - . | xz -T0 -${Math.min(6, o.level)} > "$2"`, 'tar', path.join(stage, 'app'), path.join(top, 'app.tar.xz')]);
 copyFileSync(await xzCached(process.execPath, o.level), path.join(top, 'node.xz'));
 
 if (o.provider !== 'none') {
@@ -160,6 +171,6 @@ for (let off = 0; off < size; off += partBytes) {
 }
 closeSync(fd);
 copyFileSync(path.join(repo, 'gpu', 'run.sh'), path.join(out, 'part-1', 'run.sh'));
-rmSync(whole);
+rmSync(stage, { recursive: true, force: true });
 log(`${(size / 2 ** 20).toFixed(1)} MiB in ${part} part(s) of <= ${o.partMib} MiB under ${path.relative(repo, out) || out}/part-*`);
 log(`on the GPU machine, after every part has arrived: bash ${path.relative(repo, out)}/part-1/run.sh --parts '${Array.from({ length: part }, (_, i) => `DIR/part-${i + 1}`).join(' ')}'`);

@@ -3,7 +3,10 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import ort from 'onnxruntime-node';
 import { InputError, MissingResourceError } from '../util/errors.js';
+import { OFFICIAL_CUDA_INSTALL } from './cuda/provider.js';
 import { fromHalfBits } from './onnx-builder/float16.js';
+
+const REGISTRY_CUDA_INSTALL_SHORT = 'npm run cuda:setup';
 
 export type NliDevice = 'auto' | 'cpu' | 'cuda';
 
@@ -69,15 +72,16 @@ export async function openSession(onnxPath: string, opts: SessionOptions = {}): 
   const installed = cudaProviderInstalled();
   if (device === 'cuda' && installed === false) {
     throw new MissingResourceError(
-      '--device cuda: onnxruntime-node has no CUDA execution provider; reinstall it with ONNXRUNTIME_NODE_INSTALL=cuda12 npm install onnxruntime-node (CUDA 12 + cuDNN 9), or use --device cpu',
+      `--device cuda: onnxruntime-node has no CUDA execution provider; install it with \`${REGISTRY_CUDA_INSTALL_SHORT}\` (CUDA 13, npm registry only) or \`${OFFICIAL_CUDA_INSTALL}\` (CUDA 12 + cuDNN 9), check with \`todeval doctor --device cuda\`, or use --device cpu`,
     );
   }
   if (device === 'auto' && installed === false) {
-    notice('todeval: CUDA execution provider not installed; running the NLI model on CPU');
+    notice('todeval: device auto -> cpu (the CUDA execution provider is not installed; `todeval doctor` says how)');
   } else if (device === 'cuda' || device === 'auto') {
     try {
       session = await ort.InferenceSession.create(onnxPath, { ...baseOptions(opts.threads), executionProviders: ['cuda'] });
       used = 'cuda';
+      if (device === 'auto') notice('todeval: device auto -> cuda');
     } catch (e) {
       const why = firstLine(e);
       if (device === 'cuda') {
@@ -85,11 +89,11 @@ export async function openSession(onnxPath: string, opts: SessionOptions = {}): 
           throw corruptModel(onnxPath, e);
         }
         throw new MissingResourceError(
-          `--device cuda: the CUDA execution provider did not load (${why}); install it with ONNXRUNTIME_NODE_INSTALL=cuda12 npm install onnxruntime-node, or use --device cpu`,
+          `--device cuda: the CUDA execution provider did not load (${why}); \`todeval doctor --device cuda\` names the missing library and its fix, or use --device cpu`,
         );
       }
       if (!/provider|cuda|libcu|\.so/i.test(why)) throw corruptModel(onnxPath, e);
-      notice(`todeval: CUDA not available (${why.slice(0, 120)}); running the NLI model on CPU`);
+      notice(`todeval: device auto -> cpu (CUDA did not load: ${why.slice(0, 120)}; \`todeval doctor\` says why)`);
     }
   }
   if (!session) {

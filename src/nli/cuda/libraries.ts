@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 
 /**
@@ -64,15 +64,19 @@ export function pythonNvidiaLibDirs(env: NodeJS.ProcessEnv = process.env): strin
       // no such interpreter
     }
   }
+  // Wheels differ in layout (nvidia/cublas/lib for CUDA 12, nvidia/cu13/lib for CUDA 13): any
+  // folder up to three levels under nvidia/ that holds a shared library counts.
   const dirs: string[] = [];
-  for (const root of roots) {
-    const nv = path.join(root, 'nvidia');
-    if (!existsSync(nv)) continue;
-    for (const pkg of safeList(nv)) {
-      const lib = path.join(nv, pkg, 'lib');
-      if (existsSync(lib)) dirs.push(lib);
+  const walk = (dir: string, depth: number) => {
+    const entries = safeList(dir);
+    if (entries.some((f) => f.startsWith('lib') && f.includes('.so'))) dirs.push(dir);
+    if (depth === 0) return;
+    for (const e of entries) {
+      const sub = path.join(dir, e);
+      if (!e.includes('.') && existsSync(sub) && statSync(sub).isDirectory()) walk(sub, depth - 1);
     }
-  }
+  };
+  for (const root of roots) walk(path.join(root, 'nvidia'), 3);
   return dirs;
 }
 

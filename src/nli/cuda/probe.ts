@@ -2,6 +2,9 @@ import ort from 'onnxruntime-node';
 import { DataType, graphProto, modelProto, nodeProto, valueInfoProto } from '../onnx-builder/onnx-proto.js';
 import { messageToBytes } from '../onnx-builder/protobuf.js';
 
+// A provider that fails to load is an answer here, not an error: ORT's own multi-line log is noise.
+if (!process.env.TODEVAL_DEBUG) ort.env.logLevel = 'fatal';
+
 /**
  * A two-input MatMul graph: small enough to build in memory, and a MatMul has a CUDA kernel (cuBLAS),
  * so creating and running it on the CUDA provider proves the provider, its libraries and the driver

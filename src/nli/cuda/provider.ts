@@ -132,12 +132,12 @@ export interface SetupResult {
  * NuGet), check it is built for our ONNX Runtime, and place its two libraries next to
  * libonnxruntime.so. `tarball` skips the download (an already fetched .tgz).
  */
-export function setupCudaProvider(opts: { tarball?: string; log?: (line: string) => void } = {}): SetupResult {
+export function setupCudaProvider(opts: { tarball?: string; log?: (line: string) => void; binDir?: string } = {}): SetupResult {
   const log = opts.log ?? ((l: string) => process.stderr.write(`${l}\n`));
   if (process.platform !== 'linux' || process.arch !== 'x64') {
     throw new MissingResourceError(`the registry CUDA provider is built for linux-x64 only (this is ${process.platform}-${process.arch}); use ${OFFICIAL_CUDA_INSTALL}`);
   }
-  const ort = ortInstall();
+  const ort = { ...ortInstall(), ...(opts.binDir ? { binDir: opts.binDir } : {}) };
   if (ort.version !== REGISTRY_PROVIDER.ortVersion) {
     throw new MissingResourceError(
       `onnxruntime-node is ${ort.version} but ${REGISTRY_PROVIDER.packageName}@${REGISTRY_PROVIDER.version} is built for ONNX Runtime ${REGISTRY_PROVIDER.ortVersion}; install onnxruntime-node@${REGISTRY_PROVIDER.ortVersion}`,

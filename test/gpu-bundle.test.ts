@@ -1,0 +1,48 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { hasShared, REPO_ROOT, SHARED_DATA } from './helpers/shared.js';
+
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'todeval-gpu-bundle-test-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+// The GPU check runs rarely (a GPU machine is lent now and then); this dry run keeps the bundle and
+// gpu/run.sh working in between: the same scripts, on CPU, with the tiny model and small counts.
+describe.skipIf(!hasShared('data', 'sgd', 'test'))('GPU bundle + gpu/run.sh dry run on CPU', () => {
+  it('bundles in several parts, and run.sh unpacks them and runs every phase', () => {
+    const out = path.join(tmp, 'bundle');
+    execFileSync(process.execPath, ['--import', 'tsx', 'scripts/gpu-bundle.ts', '--out', out, '--provider', 'none', '--data', 'none', '--level', '0', '--part-mib', '40'], {
+      cwd: REPO_ROOT,
+      stdio: 'pipe',
+    });
+    const parts = readdirSync(out).filter((d) => d.startsWith('part-')).sort();
+    expect(parts.length).toBeGreaterThanOrEqual(2);
+    for (const p of parts) {
+      for (const f of readdirSync(path.join(out, p)).filter((f) => f.startsWith('bundle.part-'))) {
+        expect(readFileSync(path.join(out, p, f)).length).toBeLessThanOrEqual(40 * 2 ** 20);
+      }
+    }
+    const results = path.join(tmp, 'results');
+    const args = ['--parts', parts.map((p) => path.join(out, p)).join(' '), '--device', 'cpu', '--size', 'tiny', '--quick', '--out', results, '--work', path.join(tmp, 'work'), '--data-dir', SHARED_DATA];
+    execFileSync('bash', [path.join(out, 'part-1', 'run.sh'), ...args], { cwd: tmp, stdio: 'pipe', env: { ...process.env, PATH: `/usr/bin:/bin` } });
+    const phases = readFileSync(path.join(results, 'phases.tsv'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => l.split('\t'));
+    expect(phases.map((p) => p[0])).toEqual(['doctor', 'model-fp32', 'model-fp16', 'correctness', 'bench-nli', 'score-gold', 'second-system', 'score-second']);
+    expect(phases.filter((p) => p[2] !== '0')).toEqual([]);
+    const check = JSON.parse(readFileSync(path.join(results, 'check.json'), 'utf8')) as { results: { dtype: string; ok: boolean; maxDiff: number }[] };
+    expect(check.results.map((r) => [r.dtype, r.ok])).toEqual([
+      ['fp32', true],
+      ['fp16', true],
+    ]);
+    const bench = JSON.parse(readFileSync(path.join(results, 'bench-nli.json'), 'utf8')) as { figures: { dtype: string; pairsPerSec: number }[] };
+    expect(new Set(bench.figures.map((f) => f.dtype))).toEqual(new Set(['fp32', 'fp16']));
+    expect(bench.figures.every((f) => f.pairsPerSec > 0)).toBe(true);
+    for (const f of ['score-gold.json', 'score-second.json', 'doctor.json']) expect(existsSync(path.join(results, f))).toBe(true);
+    // The bundled Node ran it all (the GPU machine has none of its own).
+    expect(readFileSync(path.join(results, 'run.log'), 'utf8')).toContain(`node ${process.version} at ${path.join(tmp, 'work', 'bin', 'node')}`);
+  }, 900_000);
+});
