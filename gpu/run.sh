@@ -5,12 +5,16 @@
 # same token ids, 4. `todeval score` over the whole SGD test set. Results land in --out.
 #
 #   bash gpu/run.sh --parts 'DIR1 DIR2 ...' [--device cuda|cpu] [--size large|tiny] [--quick] [--out DIR] [--work DIR]
+#       [--phases correctness,bench-nli,peer-torch,score]
+#
+# A second call on the same (still warm) machine may leave out --parts: the unpacked bundle and the
+# built models in --work are reused, so the phases can be spread over calls of limited length.
 #
 # --device cpu --size tiny --quick is the dry run the test suite does on every CI run, so this script
 # cannot rot between GPU runs.
 set -euo pipefail
 
-PARTS=""; DEVICE=cuda; SIZE=large; QUICK=0; OUTDIR="${OUT:-$PWD/gpu-results}"; WORK=/tmp/todeval-gpu; DATA=""
+PHASES="correctness,bench-nli,peer-torch,score"; PARTS=""; DEVICE=cuda; SIZE=large; QUICK=0; OUTDIR="${OUT:-$PWD/gpu-results}"; WORK=/tmp/todeval-gpu; DATA=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --parts) PARTS="$2"; shift 2 ;;
@@ -20,10 +24,12 @@ while [ $# -gt 0 ]; do
     --out) OUTDIR="$2"; shift 2 ;;
     --work) WORK="$2"; shift 2 ;;
     --data-dir) DATA="$2"; shift 2 ;;
+    --phases) PHASES="$2"; shift 2 ;;
     *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
-[ -n "$PARTS" ] || { echo "run.sh: --parts 'DIR ...' (the folders holding bundle.part-*) is required" >&2; exit 2; }
+[ -n "$PARTS" ] || [ -d "$WORK/todeval" ] || { echo "run.sh: --parts 'DIR ...' (the folders holding bundle.part-*) is required" >&2; exit 2; }
+want() { case ",$PHASES," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 mkdir -p "$OUTDIR" "$WORK"
 LOG="$OUTDIR/run.log"
 say() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$LOG"; }
@@ -40,19 +46,22 @@ phase() { # phase NAME command...: run, tee the output, record the wall time
   return 0
 }
 
-# 1. unpack: the parts are one tar stream cut into pieces, each piece in its own folder.
-say "unpack"
-files=$(for d in $PARTS; do ls "$d"/bundle.part-* ; done | sort -t- -k2)
-cat $files | tar -x -C "$WORK"
 APP="$WORK/todeval"
-mkdir -p "$WORK/bin"
-xz -dc "$WORK/node.xz" > "$WORK/bin/node" && chmod +x "$WORK/bin/node"
-tar -xJf "$WORK/app.tar.xz" -C "$WORK"
-if [ -f "$WORK/data.tar.xz" ]; then mkdir -p "$WORK/data" && tar -xJf "$WORK/data.tar.xz" -C "$WORK/data"; fi
 ORTBIN="$APP/node_modules/onnxruntime-node/bin/napi-v6/linux/x64"
-if [ -f "$WORK/providers_cuda.so.xz" ]; then
-  xz -T0 -dc "$WORK/providers_cuda.so.xz" > "$ORTBIN/libonnxruntime_providers_cuda.so"
-  cp "$WORK/libonnxruntime_providers_shared.so" "$WORK/todeval-cuda-provider.json" "$ORTBIN/"
+if [ -n "$PARTS" ]; then
+  # 1. unpack: the parts are one tar stream cut into pieces, each piece in its own folder.
+  say "unpack"
+  files=$(for d in $PARTS; do ls "$d"/bundle.part-* ; done | sort -t- -k2)
+  cat $files | tar -x -C "$WORK"
+  mkdir -p "$WORK/bin"
+  xz -dc "$WORK/node.xz" > "$WORK/bin/node" && chmod +x "$WORK/bin/node"
+  tar -xJf "$WORK/app.tar.xz" -C "$WORK"
+  if [ -f "$WORK/data.tar.xz" ]; then mkdir -p "$WORK/data" && tar -xJf "$WORK/data.tar.xz" -C "$WORK/data"; fi
+  if [ -f "$WORK/providers_cuda.so.xz" ]; then
+    xz -T0 -dc "$WORK/providers_cuda.so.xz" > "$ORTBIN/libonnxruntime_providers_cuda.so"
+    cp "$WORK/libonnxruntime_providers_shared.so" "$WORK/todeval-cuda-provider.json" "$ORTBIN/"
+  fi
+  rm -f "$WORK"/*.xz
 fi
 export PATH="$WORK/bin:$PATH"
 [ -n "$DATA" ] || DATA="$WORK/data"
@@ -82,32 +91,36 @@ $T doctor --device "$DEVICE" --json > "$OUTDIR/doctor.json" || { say "doctor: --
 
 # 2. the random roberta (fp32 and fp16), built here: 1.4 GB never travels.
 M="$WORK/models/random-roberta-$SIZE"
-phase model-fp32 node dist/scripts/build-random-roberta.js --size "$SIZE" --dtype fp32 --out "$M"
-phase model-fp16 node dist/scripts/build-random-roberta.js --size "$SIZE" --dtype fp16 --out "$M"
+[ -f "$M/onnx/model.onnx" ] || phase model-fp32 node dist/scripts/build-random-roberta.js --size "$SIZE" --dtype fp32 --out "$M"
+[ -f "$M/onnx/model_fp16.onnx" ] || phase model-fp16 node dist/scripts/build-random-roberta.js --size "$SIZE" --dtype fp16 --out "$M"
 
-if [ "$QUICK" = 1 ]; then NCHECK=32; NPAIRS=256; BUDGETS=2048; else NCHECK=256; NPAIRS=8192; BUDGETS=4096,8192,16384,32768,65536; fi
+if [ "$QUICK" = 1 ]; then NCHECK=32; NPAIRS=256; BUDGETS=2048; else NCHECK=256; NPAIRS=8192; BUDGETS=8192,32768,65536; fi
 
 # 3. correctness: the device vs CPU fp32
-phase correctness node dist/scripts/gpu-check.js --model "$M" --device "$DEVICE" --dtype fp32,fp16 --pairs "$NCHECK" --json "$OUTDIR/check.json"
+want correctness && phase correctness node dist/scripts/gpu-check.js --model "$M" --device "$DEVICE" --dtype fp32,fp16 --pairs "$NCHECK" --json "$OUTDIR/check.json"
 
 # 4. throughput sweep, and the same token ids for the peer
-phase bench-nli node dist/scripts/bench-nli.js --model "$M" --device "$DEVICE" --dtype fp32,fp16 --budget "$BUDGETS" --batch-size 1024 --pad 1 \
+want bench-nli && phase bench-nli node dist/scripts/bench-nli.js --model "$M" --device "$DEVICE" --dtype fp32,fp16 --budget "$BUDGETS" --batch-size 1024 --pad 1 \
   --pairs "$NPAIRS" --round "$NPAIRS" --json "$OUTDIR/bench-nli.json" --dump-ids "$WORK/ids.json"
 
 # 5. the PyTorch peer on the same pairs (skipped where torch or the GPU is absent)
-if [ "$DEVICE" = cuda ] && python3 -c 'import torch, transformers; assert torch.cuda.is_available()' 2>/dev/null; then
-  phase peer-torch python3 "$WORK/gpu/peer_torch.py" --config "$M" --ids "$WORK/ids.json" --budgets "$BUDGETS" --batch-size 1024 --json "$OUTDIR/peer-torch.json"
-else
-  say "peer-torch: skipped (needs python3 with torch + transformers and a CUDA GPU)"
+if want peer-torch; then
+  if [ "$DEVICE" = cuda ] && python3 -c 'import torch, transformers; assert torch.cuda.is_available()' 2>/dev/null; then
+    phase peer-torch python3 "$WORK/gpu/peer_torch.py" --config "$M" --ids "$WORK/ids.json" --budgets "$BUDGETS" --batch-size 1024 --json "$OUTDIR/peer-torch.json"
+  else
+    say "peer-torch: skipped (needs python3 with torch + transformers and a CUDA GPU)"
+  fi
 fi
 
 # 6. SGSAcc over the SGD test set: references + ground truth, then a second system reusing them.
-S="$WORK/score"; mkdir -p "$S"; rm -f "$S"/*
-LIMIT=(); [ "$QUICK" = 1 ] && LIMIT=(--limit 200)
-NLI=(--dataset sgd --model "$M" --device "$DEVICE" --dtype fp16 --chunk 4096 "${LIMIT[@]}")
-phase score-gold $T score "${NLI[@]}" --references "$S/refs.jsonl" --out "$S/gold.turns.jsonl" -o "$OUTDIR/score-gold.json"
-phase second-system node dist/scripts/second-system.js --out "$S/sys2.jsonl" "${LIMIT[@]}"
-phase score-second $T score "${NLI[@]}" --references "$S/refs.jsonl" --predictions "$S/sys2.jsonl" --out "$S/sys2.turns.jsonl" -o "$OUTDIR/score-second.json"
+if want score; then
+  S="$WORK/score"; mkdir -p "$S"; rm -f "$S"/*
+  LIMIT=(); [ "$QUICK" = 1 ] && LIMIT=(--limit 200)
+  NLI=(--dataset sgd --model "$M" --device "$DEVICE" --dtype fp16 --chunk 4096 "${LIMIT[@]}")
+  phase score-gold $T score "${NLI[@]}" --references "$S/refs.jsonl" --out "$S/gold.turns.jsonl" -o "$OUTDIR/score-gold.json"
+  phase second-system node dist/scripts/second-system.js --out "$S/sys2.jsonl" "${LIMIT[@]}"
+  phase score-second $T score "${NLI[@]}" --references "$S/refs.jsonl" --predictions "$S/sys2.jsonl" --out "$S/sys2.turns.jsonl" -o "$OUTDIR/score-second.json"
+fi
 
 say "phases (name, seconds, exit code):"
 cat "$OUTDIR/phases.tsv" | tee -a "$LOG"

@@ -103,7 +103,7 @@ if (o.data === 'sgd') {
   const cached = path.join(cache, `data-sgd.${key}.tar.xz`);
   if (!existsSync(cached)) {
     log('data.tar.xz (SGD test split + train schema) ...');
-    const script = 'out=$1; dir=$2; shift 2; tar -C "$dir" -cf - "$@" | xz -T0 -6 > "$out.tmp" && mv "$out.tmp" "$out"';
+    const script = 'out=$1; dir=$2; shift 2; tar -C "$dir" -cf - "$@" | xz -T0 -3 > "$out.tmp" && mv "$out.tmp" "$out"';
     execFileSync('sh', ['-c', script, 'sh', cached, dataDir, ...files], { stdio: 'inherit' });
   }
   copyFileSync(cached, path.join(top, 'data.tar.xz'));
@@ -111,7 +111,7 @@ if (o.data === 'sgd') {
 cpSync(path.join(repo, 'gpu'), path.join(stage, 'app', 'gpu'), { recursive: true });
 
 log('app.tar.xz ...');
-sh('sh', ['-c', `tar -C "$1" -cf - . | xz -T0 -${Math.min(6, o.level)} > "$2"`, 'tar', path.join(stage, 'app'), path.join(top, 'app.tar.xz')]);
+sh('sh', ['-c', `tar -C "$1" -cf - . | xz -T0 -${Math.min(3, o.level)} > "$2"`, 'tar', path.join(stage, 'app'), path.join(top, 'app.tar.xz')]);
 copyFileSync(await xzCached(process.execPath, o.level), path.join(top, 'node.xz'));
 
 if (o.provider !== 'none') {
