@@ -54,7 +54,7 @@ export class GraphBuilder {
   }
 
   /** A scalar in the compute dtype. */
-  constFloat(name: string, value: number, dtype: WeightDtype): string {
+  constFloat(name: string, value: number, dtype: WeightDtype = 'fp32'): string {
     if (dtype === 'fp16') {
       this.initializers.push(tensorProto(name, DataType.FLOAT16, [], new Uint8Array(new Uint16Array([toHalfBits(value)]).buffer)));
     } else {
