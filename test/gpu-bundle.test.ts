@@ -1,4 +1,5 @@
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,12 +12,12 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 // The GPU check runs rarely (a GPU machine is lent now and then); this dry run keeps the bundle and
 // gpu/run.sh working in between: the same scripts, on CPU, with the tiny model and small counts.
 describe.skipIf(!hasShared('data', 'sgd', 'test'))('GPU bundle + gpu/run.sh dry run on CPU', () => {
-  it('bundles in several parts, and run.sh unpacks them and runs every phase', () => {
+  // Async children: a synchronous one would block the worker's event loop for minutes and starve
+  // vitest's own messages.
+  const run = (cmd: string, args: string[], opts: { cwd: string; env?: NodeJS.ProcessEnv }) => promisify(execFile)(cmd, args, { ...opts, maxBuffer: 1 << 26 });
+  it('bundles in several parts, and run.sh unpacks them and runs every phase', async () => {
     const out = path.join(tmp, 'bundle');
-    execFileSync(process.execPath, ['--import', 'tsx', 'scripts/gpu-bundle.ts', '--out', out, '--provider', 'none', '--data', 'none', '--level', '0', '--part-mib', '40'], {
-      cwd: REPO_ROOT,
-      stdio: 'pipe',
-    });
+    await run(process.execPath, ['--import', 'tsx', 'scripts/gpu-bundle.ts', '--out', out, '--provider', 'none', '--data', 'none', '--level', '0', '--part-mib', '40'], { cwd: REPO_ROOT });
     const parts = readdirSync(out).filter((d) => d.startsWith('part-')).sort();
     expect(parts.length).toBeGreaterThanOrEqual(2);
     for (const p of parts) {
@@ -26,7 +27,7 @@ describe.skipIf(!hasShared('data', 'sgd', 'test'))('GPU bundle + gpu/run.sh dry 
     }
     const results = path.join(tmp, 'results');
     const args = ['--parts', parts.map((p) => path.join(out, p)).join(' '), '--device', 'cpu', '--size', 'tiny', '--quick', '--out', results, '--work', path.join(tmp, 'work'), '--data-dir', SHARED_DATA];
-    execFileSync('bash', [path.join(out, 'part-1', 'run.sh'), ...args], { cwd: tmp, stdio: 'pipe', env: { ...process.env, PATH: `/usr/bin:/bin` } });
+    await run('bash', [path.join(out, 'part-1', 'run.sh'), ...args], { cwd: tmp, env: { ...process.env, PATH: '/usr/bin:/bin' } });
     const phases = readFileSync(path.join(results, 'phases.tsv'), 'utf8')
       .trim()
       .split('\n')
