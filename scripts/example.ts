@@ -200,7 +200,7 @@ function main(): void {
     noModelNotice(model.looked);
     process.stdout.write('\nRunning what needs no model: the references SGSAcc would check, and the slot error rate.\n');
     todeval('refs', ...own, '--summary');
-    todeval('ser', ...own, '--predictions', PREDICTIONS, '-o', out('ser.json'));
+    todeval('ser', ...own, '-i', PREDICTIONS, '-o', out('ser.json'));
     noModelNotice(model.looked);
     return;
   }
@@ -212,16 +212,16 @@ function main(): void {
   }
 
   process.stdout.write('\n# 1. SGSAcc of a system (its outputs in predictions.jsonl); references are stored for reuse\n');
-  todeval('score', ...own, '--predictions', PREDICTIONS, ...model.args,
-    '-o', out('score.json'), '--out', out('turns.jsonl'), '--references', out('references.jsonl'));
+  todeval('score', ...own, '-i', PREDICTIONS, ...model.args,
+    '-o', out('score.json'), '--turns', out('turns.jsonl'), '--references', out('references.jsonl'));
   process.stdout.write('\n# 2. SGSAcc of the ground truth, reusing the stored references\n');
   todeval('score', ...own, ...model.args,
-    '-o', out('score-ground-truth.json'), '--out', out('turns-ground-truth.jsonl'), '--references', out('references.jsonl'));
+    '-o', out('score-ground-truth.json'), '--turns', out('turns-ground-truth.jsonl'), '--references', out('references.jsonl'));
   process.stdout.write('\n# 3. Rerank candidates of three systems by how many dialogue actions each realises\n');
   todeval('rerank', '--input', RERANK, '--dataset', 'sgd', '--dialogues', DIALOGUES, '--schema', SCHEMA, ...model.args,
-    '--out', out('rerank.jsonl'), '-o', out('rerank.json'));
+    '--turns', out('rerank.jsonl'), '-o', out('rerank.json'));
   process.stdout.write('\n# 4. Slot error rate of the same system (string matching, no model)\n');
-  todeval('ser', ...own, '--predictions', PREDICTIONS, '-o', out('ser.json'));
+  todeval('ser', ...own, '-i', PREDICTIONS, '-o', out('ser.json'));
 
   process.stdout.write('\n# 5. One self-contained HTML report of both runs: table, signatures, charts, failing turns\n');
   todeval('report', out('score.json'), out('score-ground-truth.json'),

@@ -2,7 +2,10 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HAS_BUILT_CLI, runBuiltCli } from './helpers/cli.js';
+import { spawnSync } from 'node:child_process';
+import { Command } from 'commander';
+import { commands } from '../src/cli/commands/index.js';
+import { BUILT_CLI, HAS_BUILT_CLI, runBuiltCli } from './helpers/cli.js';
 import { hasShared, REPO_ROOT, SHARED_DATA } from './helpers/shared.js';
 
 const SCHEMA = path.join(REPO_ROOT, 'examples', 'sgd-mini', 'schema.json');
@@ -21,16 +24,45 @@ describe.skipIf(!HAS_BUILT_CLI)('CLI conventions', () => {
     expect(old).toEqual(now);
   });
 
-  it('ser: -o and the old --json <file> write the same report', () => {
+  it('ser: -o and the old --json <file> write the same report; --json alone prints it', () => {
     const a = path.join(tmp, 'a.json');
     const b = path.join(tmp, 'b.json');
     const now = todeval('ser', '--dataset', 'sgd', '--dialogues', DIALOGUES, '--schema', SCHEMA, '-o', a);
-    const old = todeval('ser', '--dataset', 'sgd', '--input', DIALOGUES, '--schema', SCHEMA, '--json', b);
+    const old = todeval('ser', '--dataset', 'sgd', '--dialogues', DIALOGUES, '--schema', SCHEMA, '--json', b);
     expect(now.code).toBe(0);
     expect(old.stdout).toBe(now.stdout);
     const report = JSON.parse(readFileSync(a, 'utf8')) as { signatureText: string; report: { turnsScored: number } };
     expect(report.report.turnsScored).toBe(9);
     expect(readFileSync(b, 'utf8')).toBe(readFileSync(a, 'utf8'));
+    const json = todeval('ser', '--dialogues', DIALOGUES, '--schema', SCHEMA, '--json');
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual(report);
+  });
+
+  it('ser: -i, --input, the old --predictions and stdin (-i -) read the same predictions', () => {
+    const preds = path.join(tmp, 'preds.jsonl');
+    const refs = todeval('refs', '--dialogues', DIALOGUES, '--schema', SCHEMA);
+    const ids = [...new Set(refs.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { id: string }).id))];
+    writeFileSync(preds, ids.map((id) => JSON.stringify({ id, utterance: 'Sure.' })).join('\n') + '\n');
+    const own = ['ser', '--dialogues', DIALOGUES, '--schema', SCHEMA, '--json'];
+    const a = todeval(...own, '-i', preds);
+    expect(a.code).toBe(0);
+    expect(todeval(...own, '--predictions', preds).stdout).toBe(a.stdout);
+    const viaStdin = spawnSync(process.execPath, [BUILT_CLI, ...own, '-i', '-'], { input: readFileSync(preds), encoding: 'utf8', cwd: tmp });
+    expect(viaStdin.status).toBe(0);
+    const parsed = (out: string) => JSON.parse(out) as { report: unknown; signature: { predictions: string } };
+    expect(parsed(viaStdin.stdout).report).toEqual(parsed(a.stdout).report);
+    expect(parsed(viaStdin.stdout).signature.predictions.split('@')[1]).toBe(parsed(a.stdout).signature.predictions.split('@')[1]);
+  });
+
+  it('refs: -o and the old --out write the same references; --limit slices', () => {
+    const a = path.join(tmp, 'refs-a.jsonl');
+    const b = path.join(tmp, 'refs-b.jsonl');
+    expect(todeval('refs', '--dialogues', DIALOGUES, '--schema', SCHEMA, '-o', a, '--limit', '2').code).toBe(0);
+    expect(todeval('refs', '--dialogues', DIALOGUES, '--schema', SCHEMA, '--out', b, '--limit', '2').code).toBe(0);
+    expect(readFileSync(b, 'utf8')).toBe(readFileSync(a, 'utf8'));
+    const all = todeval('refs', '--dialogues', DIALOGUES, '--schema', SCHEMA).stdout.trim().split('\n');
+    expect(readFileSync(a, 'utf8').trim().split('\n').length).toBeLessThan(all.length);
   });
 
   it('an unknown dataset flag value is a usage error (exit 2), not a crash', () => {
@@ -54,4 +86,65 @@ describe.skipIf(!HAS_BUILT_CLI)('CLI conventions', () => {
       expect(lines[1]).toMatch(new RegExp(`^todeval: skipped invalid input: ${file}: .*not_a_dialogue`));
     },
   );
+});
+
+/** Rows of docs/cli-conventions.md's flag table: the flags of the first cell, the commands of the last. */
+function conventionRows(): { flags: string[]; commands: string[] }[] {
+  const text = readFileSync(path.join(REPO_ROOT, 'docs', 'cli-conventions.md'), 'utf8');
+  const table = text.slice(text.indexOf('### Flags'), text.indexOf('###', text.indexOf('### Flags') + 5));
+  return table
+    .split('\n')
+    .filter((l) => l.startsWith('| `'))
+    .map((l) => {
+      const cells = l.split(/(?<!\\)\|/).map((c) => c.trim());
+      const flags = [...cells[1].matchAll(/(?:^|[\s`,(])(--?[a-zA-Z][a-z-]*)/g)].map((m) => m[1]);
+      const last = cells[cells.length - 2];
+      const commands = last === 'all' ? ['all'] : [...last.matchAll(/`([a-z][a-z0-9 -]*)`/g)].map((m) => m[1]);
+      return { flags, commands };
+    });
+}
+
+/** Every (sub)command with its full name ('models pull') and the flags its --help lists. */
+function helpFlags(): { command: string; flags: string[] }[] {
+  const program = new Command('todeval');
+  for (const register of commands) register(program);
+  const out: { command: string; flags: string[] }[] = [];
+  const walk = (cmd: Command, prefix: string): void => {
+    for (const sub of cmd.commands) {
+      const name = `${prefix}${sub.name()}`;
+      if (sub.commands.length > 0) walk(sub, `${name} `);
+      else {
+        const options = sub.helpInformation().split(/\nOptions:\n/)[1] ?? '';
+        const flags = [...options.matchAll(/^ {2}(?:(-[a-zA-Z]), )?(--[a-z][a-z-]*)/gm)].flatMap((m) => (m[1] ? [m[1], m[2]] : [m[2]]));
+        out.push({ command: name, flags });
+      }
+    }
+  };
+  walk(program, '');
+  return out;
+}
+
+describe('docs/cli-conventions.md is the one table of flags', () => {
+  const rows = conventionRows();
+  const commandsHelp = helpFlags();
+
+  it('the table and the command list are read (a parsing slip would pass everything)', () => {
+    expect(rows.length).toBeGreaterThan(20);
+    expect(commandsHelp.map((c) => c.command)).toEqual(expect.arrayContaining(['refs', 'score', 'models pull', 'data pull', 'gcdf1']));
+    expect(commandsHelp.find((c) => c.command === 'score')!.flags).toEqual(expect.arrayContaining(['-i', '--input', '--turns', '--json', '--limit']));
+  });
+
+  it('every flag in every --help is in the table, in a row that lists the command', () => {
+    const problems: string[] = [];
+    for (const { command, flags } of commandsHelp) {
+      for (const flag of flags) {
+        const matching = rows.filter((r) => r.flags.includes(flag));
+        if (matching.length === 0) problems.push(`${command} ${flag}: not in the table`);
+        else if (!matching.some((r) => r.commands.includes('all') || r.commands.includes(command))) {
+          problems.push(`${command} ${flag}: its row does not list \`${command}\``);
+        }
+      }
+    }
+    expect(problems).toEqual([]);
+  });
 });

@@ -325,12 +325,12 @@ describe('an output that names an input is refused before any work', () => {
     const body = readFileSync(path.join(mini, 'dialogues.json'), 'utf8');
     writeFileSync(dialogues, body);
     const schema = path.join(mini, 'schema.json');
-    expectOneLineError(await cli(['refs', '--dialogues', dialogues, '--schema', schema, '--out', dialogues]), dialogues, '--out would overwrite the --dialogues file');
+    expectOneLineError(await cli(['refs', '--dialogues', dialogues, '--schema', schema, '--out', dialogues]), dialogues, '-o/--output would overwrite the --dialogues file');
     expect(readFileSync(dialogues, 'utf8')).toBe(body);
 
     const preds = path.join(dir, 'preds.jsonl');
     writeFileSync(preds, '{"id": "mini_001/1", "utterance": "Sure."}\n');
-    expectOneLineError(await cli(['ser', '--dataset', 'sgd', '--dialogues', dialogues, '--schema', schema, '--predictions', preds, '-o', preds]), preds, '-o/--output would overwrite the --predictions file');
+    expectOneLineError(await cli(['ser', '--dataset', 'sgd', '--dialogues', dialogues, '--schema', schema, '--predictions', preds, '-o', preds]), preds, '-o/--output would overwrite the -i/--input file');
     expect(readFileSync(preds, 'utf8')).toBe('{"id": "mini_001/1", "utterance": "Sure."}\n');
 
     const mwz = path.join(dir, 'mwz.json');
@@ -339,7 +339,7 @@ describe('an output that names an input is refused before any work', () => {
     expect(readFileSync(mwz, 'utf8')).toBe('{}');
 
     const out = path.join(dir, 'same.jsonl');
-    expectOneLineError(await cli(['score', '--dataset', 'sgd', '--dialogues', dialogues, '--schema', schema, '--out', out, '-o', out, '--model', '/nonexistent']), '-o/--output and --out name the same file');
+    expectOneLineError(await cli(['score', '--dataset', 'sgd', '--dialogues', dialogues, '--schema', schema, '--out', out, '-o', out, '--model', '/nonexistent']), '-o/--output and --turns name the same file');
   });
 });
 
@@ -538,7 +538,7 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
       expect(readFileSync(out, 'utf8')).toBe(written);
       // --out naming the input itself (saved without a final newline): refused, input byte-for-byte intact
       writeFileSync(items, lines.join('\n'));
-      expectOneLineError(await cli([...args.slice(0, -1), items]), items, '--out would overwrite the --input file');
+      expectOneLineError(await cli([...args.slice(0, -1), items]), items, '--turns would overwrite the --input file');
       // ...and a foreign JSONL under another name: the store refuses it, also untouched
       const foreign = path.join(dir, 'foreign.jsonl');
       writeFileSync(foreign, lines.join('\n'));

@@ -33,7 +33,7 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
     const dir = mkdtempSync(path.join(tmpdir(), 'todeval-score-'));
     const f = (name: string) => path.join(dir, name);
     let model = '';
-    const base = () => ['--dataset', 'sgd', '--input', DIALOGUES, '--data-dir', SHARED_DATA, '--limit', String(LIMIT), '--model', model, '--device', 'cpu'];
+    const base = () => ['--dataset', 'sgd', '--dialogues', DIALOGUES, '--data-dir', SHARED_DATA, '--limit', String(LIMIT), '--model', model, '--device', 'cpu'];
     let gold: Report;
 
     beforeAll(async () => {

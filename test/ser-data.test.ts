@@ -53,10 +53,10 @@ describe.skipIf(!hasShared('data', 'sgd', 'test', 'dialogues_001.json'))('SER on
     writeFileSync(good, `${lines.join('\n')}\n`);
     const json = path.join(dir, 'ser.json');
     // Only 20 of the slice's turns have a prediction: refused without --allow-missing.
-    const refused = await cli('ser', '--dataset', 'sgd', '--input', sgdFile, '--schema', sgdSchema, '--limit', '400', '--predictions', good);
+    const refused = await cli('ser', '--dataset', 'sgd', '--dialogues', sgdFile, '--schema', sgdSchema, '--limit', '400', '--predictions', good);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(new RegExp(`^todeval: ${good}: \\d+ turns have no prediction .*--allow-missing to score the others\n$`));
-    const ok = await cli('ser', '--dataset', 'sgd', '--input', sgdFile, '--schema', sgdSchema, '--limit', '400', '--predictions', good, '--json', json, '--allow-missing');
+    const ok = await cli('ser', '--dataset', 'sgd', '--dialogues', sgdFile, '--schema', sgdSchema, '--limit', '400', '--predictions', good, '--json', json, '--allow-missing');
     expect(ok.code).toBe(0);
     expect(ok.stdout).toMatch(/^SER 25\.00% \(5 of 20 utterances/);
     expect(ok.stdout).toMatch(/signature: tool:todeval\|version:[^|]+\|.*missingPredictions:\d+\|.*predictions:pred\.jsonl@[0-9a-f]{12}/);
@@ -68,7 +68,7 @@ describe.skipIf(!hasShared('data', 'sgd', 'test', 'dialogues_001.json'))('SER on
 
     const bad = path.join(dir, 'bad.jsonl');
     writeFileSync(bad, `${lines[0]}\n{"id": 3, "utterance": "x"}\n`);
-    const failed = await cli('ser', '--dataset', 'sgd', '--input', sgdFile, '--schema', sgdSchema, '--limit', '50', '--predictions', bad);
+    const failed = await cli('ser', '--dataset', 'sgd', '--dialogues', sgdFile, '--schema', sgdSchema, '--limit', '50', '--predictions', bad);
     expect(failed.code).toBe(2);
     expect(failed.stderr.trim().split('\n')).toHaveLength(1);
     expect(failed.stderr).toContain(`${bad}: line 2: /id must be string`);
@@ -81,11 +81,11 @@ describe.skipIf(!hasShared('data', 'sgd', 'test', 'dialogues_001.json'))('SER on
     const file = path.join(tmp(), 'dialogues_001.json');
     writeFileSync(file, JSON.stringify(slice));
     const where = `${slice[1].dialogue_id}/3`;
-    const failed = await cli('ser', '--dataset', 'sgd', '--input', file, '--schema', sgdSchema);
+    const failed = await cli('ser', '--dataset', 'sgd', '--dialogues', file, '--schema', sgdSchema);
     expect(failed.code).toBe(2);
     expect(failed.stderr.trim().split('\n')).toHaveLength(1);
     expect(failed.stderr).toContain(`${file}: ${where}: `);
-    const skipped = await cli('ser', '--dataset', 'sgd', '--input', file, '--schema', sgdSchema, '--skip-invalid');
+    const skipped = await cli('ser', '--dataset', 'sgd', '--dialogues', file, '--schema', sgdSchema, '--skip-invalid');
     expect(skipped.code).toBe(0);
     expect(skipped.stderr).toContain(`skipped invalid input: ${file}: ${where}: `);
     expect(skipped.stdout).toMatch(/^SER 0\.00%/);

@@ -30,8 +30,11 @@ export interface DatasetFlags {
   skipInvalid?: boolean;
 }
 
+/** Every dataset command defaults --dataset the same way (shown in --help). */
+export const DEFAULT_DATASET: DatasetName = 'sgd';
+
 export interface DatasetOptionsConfig {
-  /** A default dataset; without one, --dataset is mandatory. */
+  /** The default dataset (DEFAULT_DATASET unless a command has a reason to differ). */
   defaultDataset?: DatasetName;
   datasetHelp?: string;
   splitHelp?: string;
@@ -47,9 +50,9 @@ export interface DatasetOptionsConfig {
 
 /** --dataset, --data-dir, --split, --dialogues, --schema, --skip-invalid, worded alike everywhere. */
 export function addDatasetOptions(cmd: Command, config: DatasetOptionsConfig = {}): Command {
-  const dataset = new Option('--dataset <name>', config.datasetHelp ?? 'dataset the turns come from').choices(['sgd', 'multiwoz', 'generic']);
-  if (config.defaultDataset) dataset.default(config.defaultDataset);
-  else dataset.makeOptionMandatory();
+  const dataset = new Option('--dataset <name>', config.datasetHelp ?? 'dataset the turns come from')
+    .choices(['sgd', 'multiwoz', 'generic'])
+    .default(config.defaultDataset ?? DEFAULT_DATASET);
   addDataDirOption(cmd.addOption(dataset))
     .option('--split <split>', config.splitHelp ?? 'dataset split', 'test')
     .option('--dialogues <file>', config.dialoguesHelp ?? 'your own dialogues file/folder instead of the data dir')
@@ -83,16 +86,52 @@ export function datasetLoadOptions(flags: DatasetFlags & { dataset: DatasetName 
   };
 }
 
-/** -o/--output <file> for a command's JSON report, with --json <file>, its earlier name, hidden. */
+/**
+ * The report flags of every command that has a report: `-o, --output <file>` writes it as JSON,
+ * `--json` prints it as JSON on stdout instead of the tables. `--json <file>` (its earlier spelling
+ * in ser, score and rerank) still names the report file, so the value is optional.
+ */
 export function addReportFileOption(cmd: Command, help: string): Command {
   return cmd
     .option('-o, --output <file>', help)
-    .addOption(new Option('--json <file>', 'old name of --output').hideHelp());
+    .option('--json [file]', 'print the report as JSON on stdout instead of the tables');
 }
 
-/** The report file of addReportFileOption: --output, else the hidden --json. */
-export function reportFileFrom(flags: { output?: string; json?: string }): string | undefined {
-  return flags.output ?? flags.json;
+/** The report file of addReportFileOption: --output, else the old `--json <file>`. */
+export function reportFileFrom(flags: { output?: string; json?: string | boolean }): string | undefined {
+  return flags.output ?? (typeof flags.json === 'string' ? flags.json : undefined);
+}
+
+/** True when the report goes to stdout as JSON (`--json` without a file). */
+export function jsonToStdout(flags: { json?: string | boolean }): boolean {
+  return flags.json === true;
+}
+
+/**
+ * `-i, --input <file>`: the command's own input records (predictions, items), `-` for stdin.
+ * `--predictions <file>`, the earlier name in ser and score, lands in the same flag, hidden.
+ */
+export function addInputOption(cmd: Command, help: string, opts: { required?: boolean; predictionsAlias?: boolean } = {}): Command {
+  const input = new Option('-i, --input <file>', `${help}; - reads stdin`);
+  if (opts.required) input.makeOptionMandatory();
+  cmd.addOption(input);
+  if (opts.predictionsAlias) {
+    cmd.addOption(new Option('--predictions <file>', 'old name of --input').hideHelp());
+    cmd.on('option:predictions', (file: string) => cmd.setOptionValueWithSource('input', file, 'cli'));
+  }
+  return cmd;
+}
+
+/** `--turns <file>`: per-turn (per-item) results as JSONL, appended as they finish; re-running resumes. `--out` is its old name. */
+export function addTurnsOption(cmd: Command, help: string): Command {
+  cmd.option('--turns <file>', help).addOption(new Option('--out <file>', 'old name of --turns').hideHelp());
+  cmd.on('option:out', (file: string) => cmd.setOptionValueWithSource('turns', file, 'cli'));
+  return cmd;
+}
+
+/** `--limit <n>` for every command that walks a dataset or an input file. */
+export function addLimitOption(cmd: Command, what: string): Command {
+  return cmd.option('--limit <n>', `only the first N ${what}`, positiveInt('--limit'));
 }
 
 /**

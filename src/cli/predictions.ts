@@ -1,13 +1,15 @@
 import type { Command } from 'commander';
 import { loadPredictions } from '../metrics/predictions.js';
 import { InputError } from '../util/errors.js';
-import { reportSkipped } from './options.js';
+import { addInputOption, reportSkipped } from './options.js';
 
-/** --predictions and --allow-missing, for the commands that score a system's outputs (ser, score). */
+/** -i/--input (old name --predictions) and --allow-missing, for the commands that score a system's outputs (ser, score). */
 export function addPredictionsOptions(cmd: Command): Command {
-  return cmd
-    .option('--predictions <file>', 'system outputs: JSONL {"id","utterance"}, a JSON array of those, or a JSON object id -> utterance (default: the ground truth)')
-    .option('--allow-missing', 'score only the turns that have a prediction (missing ids are still listed)');
+  return addInputOption(
+    cmd,
+    'system outputs: JSONL {"id","utterance"}, a JSON array of those, or a JSON object id -> utterance (default: the ground truth)',
+    { predictionsAlias: true },
+  ).option('--allow-missing', 'score only the turns that have a prediction (missing ids are still listed)');
 }
 
 /** The --predictions file by turn id; with --skip-invalid, bad records are listed on stderr and left out. */

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { fileBytes, STDIN } from '../util/json-file.js';
 import path from 'node:path';
 import { TODEVAL_VERSION } from '../version.js';
 
@@ -33,5 +33,6 @@ export function signatureDigest(sig: Signature): string {
 
 /** A file as a signature names it: `<base name>@<first 12 hex of the sha256 of its bytes>`. */
 export function fileSignature(file: string): string {
-  return `${path.basename(file)}@${createHash('sha256').update(readFileSync(file)).digest('hex').slice(0, 12)}`;
+  const name = file === STDIN ? 'stdin' : path.basename(file);
+  return `${name}@${createHash('sha256').update(fileBytes(file)).digest('hex').slice(0, 12)}`;
 }

@@ -1,13 +1,31 @@
 import { readFileSync } from 'node:fs';
 import { describeErrno, InputError } from './errors.js';
 
+/** The file name that means standard input (`-i -`). */
+export const STDIN = '-';
+let stdinBytes: Buffer | undefined;
+
+/**
+ * Standard input, read whole on first use and kept, so that a command can both parse it and sign
+ * it (fileBytes) as it does a named file.
+ */
+export function readStdin(): Buffer {
+  stdinBytes ??= readFileSync(0);
+  return stdinBytes;
+}
+
+/** A file's bytes, `-` being standard input. */
+export function fileBytes(file: string): Buffer {
+  return file === STDIN ? readStdin() : readFileSync(file);
+}
+
 /**
  * A UTF-8 text file without its byte-order mark; a read failure is an InputError naming the file
  * and the reason in words. `what` names the file's role in that message ("cannot read predictions").
  */
 export function readTextFile(file: string, what = 'file'): string {
   try {
-    return stripBom(readFileSync(file, 'utf8'));
+    return stripBom(file === STDIN ? readStdin().toString('utf8') : readFileSync(file, 'utf8'));
   } catch (e) {
     throw new InputError(`cannot read ${what}: ${describeErrno(e)}`, { file });
   }

@@ -2,9 +2,14 @@ import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { commands } from '../../src/cli/commands/index.js';
+import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../../src/cli/nli-options.js';
 import {
   addDatasetOptions,
+  addInputOption,
+  addLimitOption,
   addReportFileOption,
+  addTurnsOption,
+  jsonToStdout,
   datasetDataDir,
   datasetLoadOptions,
   positiveInt,
@@ -33,8 +38,8 @@ describe('shared dataset options', () => {
     expect(() => parse(['--input', 'b.json'], (cmd) => addDatasetOptions(cmd, { defaultDataset: 'sgd', inputAlias: false }))).toThrow(CommanderError);
   });
 
-  it('--dataset is mandatory unless a default is given', () => {
-    expect(() => parse([], (cmd) => addDatasetOptions(cmd))).toThrow(/--dataset/);
+  it('--dataset defaults to sgd everywhere (a command may name another default)', () => {
+    expect(parse([], (cmd) => addDatasetOptions(cmd)).dataset).toBe('sgd');
     expect(parse([], (cmd) => addDatasetOptions(cmd, { defaultDataset: 'multiwoz' })).dataset).toBe('multiwoz');
     expect(() => parse(['--dataset', 'woz'], (cmd) => addDatasetOptions(cmd))).toThrow(CommanderError);
   });
@@ -56,11 +61,46 @@ describe('shared dataset options', () => {
 
 describe('shared report-file option', () => {
   const setup = (cmd: Command) => addReportFileOption(cmd, 'report');
-  it('-o, --output and the hidden old --json <file> all name the report file', () => {
+  it('-o, --output and the old --json <file> all name the report file', () => {
     expect(reportFileFrom(parse(['-o', 'r.json'], setup))).toBe('r.json');
     expect(reportFileFrom(parse(['--output', 'r.json'], setup))).toBe('r.json');
     expect(reportFileFrom(parse(['--json', 'old.json'], setup))).toBe('old.json');
     expect(reportFileFrom(parse([], setup))).toBeUndefined();
+  });
+
+  it('--json alone sends the report to stdout, and names no file', () => {
+    const flags = parse(['--json', '-o', 'r.json'], setup);
+    expect(jsonToStdout(flags)).toBe(true);
+    expect(reportFileFrom(flags)).toBe('r.json');
+    expect(jsonToStdout(parse(['--json', 'old.json'], setup))).toBe(false);
+    expect(jsonToStdout(parse([], setup))).toBe(false);
+  });
+});
+
+describe('one grammar: -i/--input, --turns, --limit and their old names', () => {
+  it('-i, --input and the hidden --predictions name the same file', () => {
+    const setup = (cmd: Command) => addInputOption(cmd, 'predictions', { predictionsAlias: true });
+    expect(parse(['-i', 'p.jsonl'], setup).input).toBe('p.jsonl');
+    expect(parse(['--input', 'p.jsonl'], setup).input).toBe('p.jsonl');
+    expect(parse(['--predictions', 'p.jsonl'], setup).input).toBe('p.jsonl');
+    expect(() => parse([], (cmd) => addInputOption(cmd, 'items', { required: true }))).toThrow(/--input/);
+  });
+
+  it('--turns and the hidden --out name the same per-turn file', () => {
+    const setup = (cmd: Command) => addTurnsOption(cmd, 'per-turn results');
+    expect(parse(['--turns', 't.jsonl'], setup).turns).toBe('t.jsonl');
+    expect(parse(['--out', 't.jsonl'], setup).turns).toBe('t.jsonl');
+  });
+
+  it('--limit takes a positive count', () => {
+    const setup = (cmd: Command) => addLimitOption(cmd, 'turns');
+    expect(parse(['--limit', '3'], setup).limit).toBe(3);
+    expect(() => parse(['--limit', '0'], setup)).toThrow(/--limit must be a positive integer/);
+  });
+
+  it('--dtype int8 is accepted as q8', () => {
+    const flags = parse(['--dtype', 'int8'], (cmd) => addNliOptions(cmd)) as NliCliFlags;
+    expect(nliOptionsFrom(flags).dtype).toBe('q8');
   });
 });
 
@@ -88,12 +128,24 @@ describe('the registered commands use the same flag names', () => {
   for (const register of commands) register(program);
   const help = (name: string): string => program.commands.find((c) => c.name() === name)!.helpInformation();
 
-  it.each(['refs', 'ser', 'score', 'rerank'])('%s: own dialogues are --dialogues; the old --input name is hidden', (name) => {
+  it.each(['refs', 'ser', 'score', 'rerank'])('%s: own dialogues are --dialogues', (name) => {
     expect(help(name)).toContain('--dialogues <file>');
-    if (name !== 'rerank') expect(help(name)).not.toMatch(/--input\b/);
+    if (name === 'refs') expect(help(name)).not.toMatch(/--input\b/); // the old alias, hidden
   });
 
-  it.each(['ser', 'score', 'rerank', 'evaluate', 'gcdf1'])('%s: the JSON report is written by -o, --output <file>', (name) => {
+  it.each(['ser', 'score', 'rerank', 'evaluate'])('%s: predictions/items are -i, --input <file>', (name) => {
+    expect(help(name)).toContain('-i, --input <file>');
+    expect(help(name)).not.toContain('--predictions');
+  });
+
+  it.each(['ser', 'score', 'rerank', 'evaluate', 'gcdf1'])('%s: -o, --output <file> writes the report, --json prints it, --limit slices', (name) => {
     expect(help(name)).toContain('-o, --output <file>');
+    expect(help(name)).toMatch(/--json\b/);
+    expect(help(name)).toContain('--limit <n>');
+  });
+
+  it.each(['score', 'rerank'])('%s: per-turn results are --turns <file>; --out is hidden', (name) => {
+    expect(help(name)).toContain('--turns <file>');
+    expect(help(name)).not.toMatch(/--out\b/);
   });
 });

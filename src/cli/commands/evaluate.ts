@@ -9,7 +9,7 @@ import { progressBar } from '../../report/progress.js';
 import { readJsonFile } from '../../util/json-file.js';
 import { formatSignature, makeSignature } from '../../report/signature.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
-import { addDataDirOption, reportSkipped } from '../options.js';
+import { addDataDirOption, addInputOption, addLimitOption, reportSkipped } from '../options.js';
 import type { ReferenceSelection } from '../../metrics/sgsacc/index.js';
 import { referenceSelectionOption } from '../sgsacc-options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
@@ -28,6 +28,7 @@ interface EvaluateFlags extends NliCliFlags {
   skipInvalid?: boolean;
   rebuildGroundTruth?: boolean;
   json?: boolean;
+  limit?: number;
   domainsFromSlots?: boolean;
   referenceSelection: ReferenceSelection;
 }
@@ -41,8 +42,8 @@ const SOURCES: Record<string, GroundTruthSource | undefined> = {
 export function register(program: Command): void {
   const cmd = program
     .command('evaluate')
-    .description('MultiWOZ context-to-response metrics with mwzeval parity: BLEU, Inform & Success, lexical richness, DST')
-    .requiredOption('-i, --input <file>', "predictions in mwzeval's format: dialogue id -> [{response, state?, active_domains?}]")
+    .description('MultiWOZ context-to-response metrics with mwzeval parity: BLEU, Inform & Success, lexical richness, DST');
+  addInputOption(cmd, "predictions in mwzeval's format: dialogue id -> [{response, state?, active_domains?}]", { required: true, predictionsAlias: true })
     .option('-o, --output <file>', 'write the full results (mwzeval structure plus details and signature) as JSON')
     .option('-b, --bleu', 'BLEU against the delexicalized MultiWOZ references')
     .option('-s, --success', 'Inform and Success rates (standard and optimistic)')
@@ -59,7 +60,8 @@ export function register(program: Command): void {
     .option('--skip-invalid', 'list invalid dialogues (unknown ids, wrong turn counts) and evaluate the rest')
     .option('--domains-from-slots', "active domains from placeholder names like [hotel_name] (mwzeval's add_slot_domains.py)")
     .option('--rebuild-ground-truth', 'rebuild the ground truth instead of reading the cached copy')
-    .option('--json', 'print the results as JSON instead of tables');
+    .option('--json', 'print the report as JSON on stdout instead of the tables');
+  addLimitOption(cmd, 'dialogues of the input');
   cmd.addOption(referenceSelectionOption());
   addNliOptions(cmd); // model flags for --sgsacc
   cmd.action(async (flags: EvaluateFlags) => {
@@ -77,7 +79,7 @@ export async function runEvaluate(flags: EvaluateFlags): Promise<EvaluateResult>
     bleu = success = richness = true;
   }
   const data = resolveDataDir(flags.dataDir);
-  const input = readJsonFile(flags.input);
+  const input = limitDialogues(readJsonFile(flags.input), flags.limit);
   const evaluator = new Evaluator({
     bleu,
     success,
@@ -129,6 +131,12 @@ export async function runEvaluate(flags: EvaluateFlags): Promise<EvaluateResult>
   }
   process.stdout.write(flags.json ? JSON.stringify(result, null, 2) + '\n' : formatEvaluation(result));
   return result;
+}
+
+/** --limit: the first N dialogues of an mwzeval input object (anything else is left for validation to name). */
+function limitDialogues(input: unknown, limit: number | undefined): unknown {
+  if (limit === undefined || typeof input !== 'object' || input === null || Array.isArray(input)) return input;
+  return Object.fromEntries(Object.entries(input).slice(0, limit));
 }
 
 const fmt = (v: unknown): string => (typeof v === 'number' ? String(Math.round(v * 1e4) / 1e4) : String(v));

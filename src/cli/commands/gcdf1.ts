@@ -18,7 +18,7 @@ import { formatSummary } from '../../metrics/gcdf1/summary.js';
 import { progressBar } from '../../report/progress.js';
 import { fileSignature, formatSignature, makeSignature } from '../../report/signature.js';
 import { InputError, MissingResourceError } from '../../util/errors.js';
-import { addDataDirOption, reportSkipped } from '../options.js';
+import { addDataDirOption, addLimitOption, reportSkipped } from '../options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
 
 interface Gcdf1Flags {
@@ -30,6 +30,7 @@ interface Gcdf1Flags {
   dataDir?: string;
   skipInvalid?: boolean;
   json?: boolean;
+  limit?: number;
 }
 
 /** --canonical-map FILE, else the MultiWOZ 2.1 map of the data dir; --no-canonical-map matches goal values only. */
@@ -58,7 +59,8 @@ export function register(program: Command): void {
     .option('--per-dialogue <file>', 'write each dialogue\'s scores and detected behaviours as JSON');
   addDataDirOption(cmd)
     .option('--skip-invalid', 'list malformed dialogues and evaluate the rest')
-    .option('--json', 'print the output JSON instead of the summary table')
+    .option('--json', 'print the report as JSON on stdout instead of the tables');
+  addLimitOption(cmd, 'dialogues (in file and id order)')
     .action((flags: Gcdf1Flags) => {
       runGcdf1(flags);
     });
@@ -77,9 +79,10 @@ export function runGcdf1(flags: Gcdf1Flags): void {
   reportSkipped('input', loaded.invalid.map((bad) => new InputError(bad.message, bad)));
 
   const bar = progressBar('gcdf1 {bar} {value}/{total} dialogues', { clearOnComplete: true });
-  bar?.start(loaded.dialogues.length, 0);
+  const dialogues = flags.limit !== undefined ? loaded.dialogues.slice(0, flags.limit) : loaded.dialogues;
+  bar?.start(dialogues.length, 0);
   const records: DialogueRecord[] = [];
-  for (const dialogue of loaded.dialogues) {
+  for (const dialogue of dialogues) {
     records.push(evaluateDialogue(dialogue, evaluator));
     bar?.increment();
   }
@@ -95,6 +98,7 @@ export function runGcdf1(flags: Gcdf1Flags): void {
     data: `${path.basename(path.resolve(flags.dialogues))}@${loaded.digest}`,
     dialogues: records.length,
     skipped: loaded.invalid.length,
+    limit: flags.limit,
   });
   const { counts, ...tables } = scores;
   const output = {

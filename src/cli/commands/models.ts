@@ -1,4 +1,5 @@
 import { Option, type Command } from 'commander';
+import { DTYPE_CHOICES } from '../nli-options.js';
 import { DEFAULT_MODEL_ID, hubCacheDir, listCachedModels, parseDtype } from '../../nli/model-store.js';
 import { pullModel } from '../../nli/pull.js';
 import { progressBar } from '../../report/progress.js';
@@ -12,7 +13,7 @@ export function register(program: Command): void {
     .command('pull')
     .description('download the NLI model files for one dtype, verifying sizes and sha256 against the hub')
     .option('--model <id>', 'hub model id', DEFAULT_MODEL_ID)
-    .addOption(new Option('--dtype <dtype>', 'weights to fetch').choices(['fp32', 'fp16', 'q8']).default('fp32'))
+    .addOption(new Option('--dtype <dtype>', 'weights to fetch (int8 = q8)').choices(DTYPE_CHOICES).default('fp32'))
     .option('--revision <rev>', 'branch, tag or commit (default: the manifest pin)')
     .option('--hub-url <url>', 'hub endpoint (default $HF_ENDPOINT, else https://huggingface.co)')
     .option('--cache-dir <dir>', 'hub cache (default $HF_HUB_CACHE, $HF_HOME/hub, ~/.cache/huggingface/hub)')

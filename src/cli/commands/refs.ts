@@ -1,16 +1,16 @@
 import { createWriteStream, writeFileSync } from 'node:fs';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { loadDataset, type DatasetName, type LoadedDataset } from '../../adapters/load.js';
 import { formatSignature, makeSignature, type Signature } from '../../report/signature.js';
 import { Expander } from '../../rules/expand.js';
 import { loadRules } from '../../rules/load.js';
 import type { ActionReferences, RuleSet } from '../../rules/types.js';
 import { buildValueIndex } from '../../rules/value-index.js';
-import { addDatasetOptions, datasetDataDir, datasetLoadOptions, positiveInt, reportSkipped, type DatasetFlags } from '../options.js';
+import { addDatasetOptions, addLimitOption, datasetDataDir, datasetLoadOptions, reportSkipped, type DatasetFlags } from '../options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
 
 interface RefsFlags extends DatasetFlags {
-  out?: string;
+  output?: string;
   summary?: boolean;
   limit?: number;
 }
@@ -33,9 +33,11 @@ export function register(program: Command): void {
     dialoguesHelp: 'your own dialogues (SGD file/folder, ConvLab file, or generic JSONL) instead of the data dir',
     schemaHelp: 'schema for --dialogues (SGD or MultiWOZ 2.2 format)',
   })
-    .option('--out <file>', 'write references here (JSONL) and the signature to <file>.signature.json')
-    .option('--summary', 'print per-act coverage instead of the references')
-    .option('--limit <n>', 'only the first N system turns', positiveInt('--limit'))
+    .option('-o, --output <file>', 'write the references here (JSONL, one line per action) and the signature to <file>.signature.json')
+    .addOption(new Option('--out <file>', 'old name of --output').hideHelp())
+    .option('--summary', 'print per-act coverage instead of the references');
+  cmd.on('option:out', (file: string) => cmd.setOptionValueWithSource('output', file, 'cli'));
+  addLimitOption(cmd, 'system turns')
     .action(async (flags: RefsFlags) => {
       await runRefs(flags);
     });
@@ -43,7 +45,7 @@ export function register(program: Command): void {
 
 export async function runRefs(flags: RefsFlags): Promise<void> {
   refuseOutputOverInput(
-    { '--out': flags.out, '--out signature': flags.out && `${flags.out}.signature.json` },
+    { '-o/--output': flags.output, '-o/--output signature': flags.output && `${flags.output}.signature.json` },
     { '--dialogues': flags.dialogues, '--schema': flags.schema },
   );
   const dataset: DatasetName = flags.dataset ?? 'sgd';
@@ -58,8 +60,8 @@ export async function runRefs(flags: RefsFlags): Promise<void> {
   const expander = new Expander(loaded.schema, rules, valueIndex);
   const signature = refsSignature(rules, loaded, dataset, flags);
   const coverage = new Map<string, ActCoverage>();
-  const toStdout = !flags.out && !flags.summary;
-  const out = flags.out ? createWriteStream(flags.out) : undefined;
+  const toStdout = !flags.output && !flags.summary;
+  const out = flags.output ? createWriteStream(flags.output) : undefined;
   let buffer: string[] = [];
   const flush = async (): Promise<void> => {
     if (buffer.length === 0) return;
@@ -82,7 +84,7 @@ export async function runRefs(flags: RefsFlags): Promise<void> {
   await flush();
   if (out) {
     await new Promise<void>((resolve, reject) => out.end((e?: Error | null) => (e ? reject(e) : resolve())));
-    writeFileSync(`${flags.out}.signature.json`, `${JSON.stringify(signature, null, 2)}\n`);
+    writeFileSync(`${flags.output}.signature.json`, `${JSON.stringify(signature, null, 2)}\n`);
   }
   if (flags.summary) process.stdout.write(formatSummary(coverage, loaded, rules, signature));
 }

@@ -13,15 +13,16 @@ import { fileSignature, formatSignature, makeSignature } from '../../report/sign
 import { RANK_BY, readRerankInput, rerank, resolveRerankItem, type RankBy, type RerankItem, type RerankResult } from '../../rerank/index.js';
 import { InputError } from '../../util/errors.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
-import { addDatasetOptions, addReportFileOption, datasetLoadOptions, reportFileFrom, reportSkipped, type DatasetFlags } from '../options.js';
+import { addDatasetOptions, addInputOption, addLimitOption, addReportFileOption, addTurnsOption, datasetLoadOptions, jsonToStdout, reportFileFrom, reportSkipped, type DatasetFlags } from '../options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
 
 interface RerankFlags extends NliCliFlags, DatasetFlags {
   input: string;
   dataset: DatasetName;
-  out?: string;
+  turns?: string;
   output?: string;
-  json?: string;
+  json?: string | boolean;
+  limit?: number;
   context: boolean;
   systems?: string;
   hallucination?: boolean;
@@ -32,7 +33,7 @@ export function register(program: Command): void {
   const cmd = program
     .command('rerank')
     .description('choose, per item, the candidate utterance that realises the most dialogue actions (SGSAcc fidelity)')
-    .requiredOption('-i, --input <file>', 'JSONL items (schemas/rerank-input.schema.json)');
+  addInputOption(cmd, 'JSONL items (schemas/rerank-input.schema.json)', { required: true });
   addDatasetOptions(cmd, {
     defaultDataset: 'sgd',
     datasetHelp: 'schema and rules the actions belong to',
@@ -41,8 +42,9 @@ export function register(program: Command): void {
     schemaHelp: 'schema file (instead of the data dir)',
     skipInvalidHelp: 'list invalid items on stderr and go on',
     inputAlias: false, // --input names the items here
-  })
-    .option('--out <file>', 'per-item results (JSONL after a signature line), written as chunks finish; re-running resumes');
+  });
+  addLimitOption(cmd, 'items');
+  addTurnsOption(cmd, 'per-item results (JSONL after a signature line), written as chunks finish; re-running resumes');
   addReportFileOption(cmd, 'write {signature, summary, items} as one JSON file')
     .option('--no-context', 'do not retry with context + slot description in the premise')
     .option('--systems <names>', 'comma-separated tie-break order of systems (default: order of each item\'s candidates)')
@@ -61,10 +63,11 @@ async function runRerank(flags: RerankFlags): Promise<void> {
   const rankBy = flags.rankBy as RankBy;
   const hallucination = flags.hallucination === true || rankBy === 'omission-hallucination';
   refuseOutputOverInput(
-    { '--out': flags.out, '-o/--output': reportFileFrom(flags), '--cache': flags.cache },
+    { '--turns': flags.turns, '-o/--output': reportFileFrom(flags), '--cache': flags.cache },
     { '--input': flags.input, '--dialogues': flags.dialogues, '--schema': flags.schema },
   );
-  const { items: raw, invalid } = readRerankInput(flags.input, { skipInvalid: flags.skipInvalid });
+  const { items: all, invalid } = readRerankInput(flags.input, { skipInvalid: flags.skipInvalid });
+  const raw = flags.limit !== undefined ? all.slice(0, flags.limit) : all;
   const dataDir = findDataDir(flags.dataDir)?.dir;
   if (!dataDir && !(flags.schema && (flags.dialogues || flags.dataset === 'generic'))) {
     throw new InputError('no data directory: pass --data-dir, set TODEVAL_DATA, or give --schema (and --dialogues)');
@@ -120,12 +123,12 @@ async function runRerank(flags: RerankFlags): Promise<void> {
     // --out is a resumable store, as score's: items already there (same configuration and input
     // file) are kept, the rest are computed and appended in chunks while a long input runs. A file
     // of another kind (the input itself, say) is refused rather than overwritten.
-    const store = flags.out
-      ? RecordStore.open<RerankResult>(flags.out, 'todeval-rerank', makeSignature({ ...signature, input: fileSignature(flags.input) }))
+    const store = flags.turns
+      ? RecordStore.open<RerankResult>(flags.turns, 'todeval-rerank', makeSignature({ ...signature, input: fileSignature(flags.input) }))
       : undefined;
     const todo = store ? items.filter((it) => !store.done.has(it.id)) : items;
     if (store && todo.length < items.length) {
-      process.stderr.write(`todeval: resuming ${flags.out}: ${items.length - todo.length} of ${items.length} items already reranked\n`);
+      process.stderr.write(`todeval: resuming ${flags.turns}: ${items.length - todo.length} of ${items.length} items already reranked\n`);
     }
     const computed = new Map<string, RerankResult>();
     bar?.start(items.length, items.length - todo.length);
@@ -141,19 +144,21 @@ async function runRerank(flags: RerankFlags): Promise<void> {
 
     const summary = summarize(results, hallucination);
     const stats = runner.stats();
-    process.stdout.write(formatSummary(summary, results.length));
-    process.stdout.write(`signature: ${formatSignature(signature)}\n`);
+    const doc = {
+      signature,
+      signatureText: formatSignature(signature),
+      summary,
+      invalid: invalid.map((e) => e.oneLine()),
+      nli: { requested: stats.requested, issued: stats.issued, cacheHits: stats.cacheHits },
+      items: results,
+    };
     const reportFile = reportFileFrom(flags);
-    if (reportFile) {
-      const doc = {
-        signature,
-        signatureText: formatSignature(signature),
-        summary,
-        invalid: invalid.map((e) => e.oneLine()),
-        nli: { requested: stats.requested, issued: stats.issued, cacheHits: stats.cacheHits },
-        items: results,
-      };
-      writeFileSync(reportFile, JSON.stringify(doc, null, 2) + '\n');
+    if (reportFile) writeFileSync(reportFile, JSON.stringify(doc, null, 2) + '\n');
+    if (jsonToStdout(flags)) {
+      process.stdout.write(JSON.stringify(doc, null, 2) + '\n');
+    } else {
+      process.stdout.write(formatSummary(summary, results.length));
+      process.stdout.write(`signature: ${formatSignature(signature)}\n`);
     }
   } finally {
     bar?.stop();

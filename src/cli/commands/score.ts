@@ -24,19 +24,19 @@ import { progressBar } from '../../report/progress.js';
 import { formatSignature, makeSignature, type Signature } from '../../report/signature.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
 import { addPredictionsOptions, checkPredictionIds, readPredictionsFlag } from '../predictions.js';
-import { addDatasetOptions, addReportFileOption, datasetDataDir, datasetLoadOptions, positiveInt, reportFileFrom, reportSkipped, type DatasetFlags } from '../options.js';
+import { addDatasetOptions, addLimitOption, addReportFileOption, addTurnsOption, datasetDataDir, datasetLoadOptions, jsonToStdout, positiveInt, reportFileFrom, reportSkipped, type DatasetFlags } from '../options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
 import { referenceSelectionOption } from '../sgsacc-options.js';
 
 interface ScoreFlags extends NliCliFlags, DatasetFlags {
   dataset: DatasetName;
-  predictions?: string;
+  input?: string;
   system?: string;
   limit?: number;
   references?: string;
-  out?: string;
+  turns?: string;
   output?: string;
-  json?: string;
+  json?: string | boolean;
   validation: boolean;
   context: boolean;
   referenceSelection: ReferenceSelection;
@@ -49,12 +49,12 @@ export function register(program: Command): void {
   const cmd = program
     .command('score')
     .description('SGSAcc (with and without validation, seen/unseen), SER and BLEU of a system, or of the ground truth');
-  addDatasetOptions(cmd, { skipInvalidHelp: 'list invalid dialogues/predictions on stderr and go on' });
+  addDatasetOptions(cmd, { skipInvalidHelp: 'list invalid dialogues/predictions on stderr and go on', inputAlias: false });
   addPredictionsOptions(cmd)
     .option('--system <name>', 'name of the system in the report (default: predictions file name)')
-    .option('--limit <n>', 'score only the first N system turns', positiveInt('--limit'))
-    .option('--references <file>', 'stored references (JSONL): reused when present, extended with missing turns')
-    .option('--out <file>', 'per-turn results (JSONL), written as chunks finish; re-running resumes');
+    .option('--references <file>', 'stored references (JSONL): reused when present, extended with missing turns');
+  addLimitOption(cmd, 'system turns');
+  addTurnsOption(cmd, 'per-turn results (JSONL), written as chunks finish; re-running resumes');
   addReportFileOption(cmd, 'write the report as JSON')
     .option('--no-validation', 'keep turns whose ground truth fails validation (skips negative references)')
     .option('--no-context', 'do not retry with previous user turn + slot description in the premise')
@@ -73,8 +73,8 @@ function digest(text: string): string {
 
 async function runScore(flags: ScoreFlags): Promise<void> {
   refuseOutputOverInput(
-    { '--out': flags.out, '-o/--output': reportFileFrom(flags), '--references': flags.references, '--cache': flags.cache },
-    { '--predictions': flags.predictions, '--dialogues': flags.dialogues, '--schema': flags.schema },
+    { '--turns': flags.turns, '-o/--output': reportFileFrom(flags), '--references': flags.references, '--cache': flags.cache },
+    { '-i/--input': flags.input, '--dialogues': flags.dialogues, '--schema': flags.schema },
   );
   const data = loadSgsaccData(datasetLoadOptions(flags, datasetDataDir(flags)));
   reportSkipped('input', data.loaded.invalid);
@@ -85,18 +85,18 @@ async function runScore(flags: ScoreFlags): Promise<void> {
   let predictions: Map<string, string> | undefined;
   let missing: string[] = [];
   let extra: string[] = [];
-  if (flags.predictions) {
-    predictions = readPredictionsFlag(flags.predictions, flags.skipInvalid);
+  if (flags.input) {
+    predictions = readPredictionsFlag(flags.input, flags.skipInvalid);
     extra = comparePredictionIds(predictions, allTurns.map((t) => t.id)).extra;
     missing = comparePredictionIds(predictions, turns.map((t) => t.id)).missing;
-    checkPredictionIds({ file: flags.predictions, missing, extra, source: data.loaded.source, allowMissing: flags.allowMissing });
+    checkPredictionIds({ file: flags.input, missing, extra, source: data.loaded.source, allowMissing: flags.allowMissing });
     if (missing.length > 0) {
       process.stderr.write(`todeval: ${missing.length} turns have no prediction and are not scored (listed in the JSON report)\n`);
       const has = predictions;
       turns = turns.filter((t) => has.has(t.id));
     }
   }
-  const system = flags.system ?? (flags.predictions ? path.basename(flags.predictions).replace(/\.(jsonl?|json)$/, '') : 'ground-truth');
+  const system = flags.system ?? (flags.input ? path.basename(flags.input).replace(/\.(jsonl?|json)$/, '') : 'ground-truth');
   const sgsTurns = data.expand(turns);
   const utterances = new Map(turns.map((t) => [t.id, predictions ? predictions.get(t.id)! : t.utterance]));
 
@@ -137,9 +137,9 @@ async function runScore(flags: ScoreFlags): Promise<void> {
     const turnsSig = makeSignature({ ...refsSig, metric: 'sgsacc-turns', system, predictions: predictionsDigest, hallucination: hallucinationSig });
     const references = flags.references ? RecordStore.open<TurnReferences>(flags.references, 'todeval-sgsacc-references', refsSig) : undefined;
     const reused = references ? turns.filter((t) => references.done.has(t.id)).length : 0;
-    const results = flags.out ? RecordStore.open<TurnScore>(flags.out, 'todeval-sgsacc-turns', turnsSig) : undefined;
+    const results = flags.turns ? RecordStore.open<TurnScore>(flags.turns, 'todeval-sgsacc-turns', turnsSig) : undefined;
     const resumed = results ? turns.filter((t) => results.done.has(t.id)).length : 0;
-    if (resumed > 0) process.stderr.write(`todeval: resuming ${flags.out}: ${resumed} of ${turns.length} turns already scored\n`);
+    if (resumed > 0) process.stderr.write(`todeval: resuming ${flags.turns}: ${resumed} of ${turns.length} turns already scored\n`);
     // Started only now: a notice or a refused store above would otherwise print into the bar's line.
     bar?.start(turns.length, resumed, { pairs: 0, rate: '0.0' });
     ticker = bar ? setInterval(() => updateBar(), 1000) : undefined;
@@ -207,14 +207,14 @@ async function runScore(flags: ScoreFlags): Promise<void> {
         erroneousTurns: [...new Set(ser.erroneous.map((e) => e.id))],
       },
       bleu: bleu ? bleuSummary(bleu) : null,
-      predictions: { file: flags.predictions ?? null, missing, extra },
+      predictions: { file: flags.input ?? null, missing, extra },
       references: { file: flags.references ?? null, reused, computed: references ? turns.length - reused : turns.length },
       nli: { requested: stats.requested, issued: stats.issued, cacheHits: stats.cacheHits, batches: stats.batches },
     };
     report.signatureText = formatSignature(signature);
-    process.stdout.write(formatSgsaccReport(report));
     const reportFile = reportFileFrom(flags);
     if (reportFile) writeFileSync(reportFile, JSON.stringify(report, null, 2) + '\n');
+    process.stdout.write(jsonToStdout(flags) ? JSON.stringify(report, null, 2) + '\n' : formatSgsaccReport(report));
   } finally {
     if (ticker) clearInterval(ticker);
     bar?.stop();

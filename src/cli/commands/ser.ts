@@ -7,16 +7,16 @@ import { loadCanonicalMap, MULTIWOZ_CANONICAL_MAP, type CanonicalMap } from '../
 import { computeSer, serIsCategorical, type SerReport } from '../../metrics/ser.js';
 import { fileSignature, formatSignature, makeSignature } from '../../report/signature.js';
 import { addPredictionsOptions, checkPredictionIds, readPredictionsFlag } from '../predictions.js';
-import { addDatasetOptions, addReportFileOption, datasetDataDir, datasetLoadOptions, positiveInt, reportFileFrom, reportSkipped, type DatasetFlags } from '../options.js';
+import { addDatasetOptions, addLimitOption, addReportFileOption, datasetDataDir, datasetLoadOptions, jsonToStdout, positiveInt, reportFileFrom, reportSkipped, type DatasetFlags } from '../options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
 
 interface SerFlags extends DatasetFlags {
   dataset: DatasetName;
-  predictions?: string;
+  input?: string;
   robust?: boolean;
   canonicalMap?: string;
   output?: string;
-  json?: string;
+  json?: string | boolean;
   limit?: number;
   showErrors: number;
   allowMissing?: boolean;
@@ -29,12 +29,13 @@ export function register(program: Command): void {
   addDatasetOptions(cmd, {
     schemaHelp: 'schema for --dialogues (decides which slots are categorical)',
     skipInvalidHelp: 'list invalid dialogues/predictions on stderr and go on',
+    inputAlias: false, // -i/--input names the predictions
   });
   addPredictionsOptions(cmd)
     .option('--robust', 'also report the robust variant: canonical-map paraphrases, 12/24-hour times, punctuation-insensitive')
     .option('--canonical-map <file>', 'paraphrase map for --robust (MultiWOZ default: <data-dir>/gcdf1/resources/multiwoz21_canonical_map.json)');
-  addReportFileOption(cmd, 'write the full report (every erroneous slot value) as JSON')
-    .option('--limit <n>', 'only the first N system turns', positiveInt('--limit'))
+  addReportFileOption(cmd, 'write the full report (every erroneous slot value) as JSON');
+  addLimitOption(cmd, 'system turns')
     .option('--show-errors <n>', 'print the first N erroneous slot values', positiveInt('--show-errors', true), 5)
     .action((flags: SerFlags) => runSer(flags));
 }
@@ -42,7 +43,7 @@ export function register(program: Command): void {
 function runSer(flags: SerFlags): void {
   refuseOutputOverInput(
     { '-o/--output': reportFileFrom(flags) },
-    { '--predictions': flags.predictions, '--dialogues': flags.dialogues, '--schema': flags.schema, '--canonical-map': flags.canonicalMap },
+    { '-i/--input': flags.input, '--dialogues': flags.dialogues, '--schema': flags.schema, '--canonical-map': flags.canonicalMap },
   );
   // Own files need no data dir, but --robust still looks for the MultiWOZ canonical map in one.
   const dataDir = datasetDataDir(flags) ?? findDataDir()?.dir;
@@ -52,7 +53,7 @@ function runSer(flags: SerFlags): void {
   const isCategorical = serIsCategorical(flags.dataset, data.schema);
   const schemaSource = data.schema.source;
 
-  const predictions = flags.predictions ? readPredictionsFlag(flags.predictions, flags.skipInvalid) : undefined;
+  const predictions = flags.input ? readPredictionsFlag(flags.input, flags.skipInvalid) : undefined;
 
   let canonicalMap: CanonicalMap | undefined;
   if (flags.robust) {
@@ -70,8 +71,8 @@ function runSer(flags: SerFlags): void {
 
   const report = computeSer(data.turns, { predictions, isCategorical, robust: flags.robust, canonicalMap });
 
-  if (flags.predictions) {
-    checkPredictionIds({ file: flags.predictions, missing: report.missingIds, extra: report.extraIds, source: data.source, allowMissing: flags.allowMissing });
+  if (flags.input) {
+    checkPredictionIds({ file: flags.input, missing: report.missingIds, extra: report.extraIds, source: data.source, allowMissing: flags.allowMissing });
     if (report.missingIds.length > 0) {
       process.stderr.write(
         `todeval: ${report.missingIds.length} turns have no prediction (first: ${report.missingIds.slice(0, 3).join(', ')}); ` +
@@ -84,7 +85,7 @@ function runSer(flags: SerFlags): void {
     metric: 'ser',
     dataset: data.source,
     schema: path.basename(schemaSource),
-    predictions: flags.predictions ? fileSignature(flags.predictions) : 'ground-truth',
+    predictions: flags.input ? fileSignature(flags.input) : 'ground-truth',
     match: 'substring-ci',
     robust: flags.robust === true,
     canonicalMap: flags.robust ? (canonicalMap ? fileSignature(canonicalMap.source) : 'none') : undefined,
@@ -93,19 +94,14 @@ function runSer(flags: SerFlags): void {
     missingPredictions: report.missingIds.length > 0 ? report.missingIds.length : undefined,
   });
 
-  process.stdout.write(formatReport(report, flags.showErrors));
-  process.stdout.write(`signature: ${formatSignature(signature)}\n`);
-
+  const doc = { signature, signatureText: formatSignature(signature), report, invalid: data.invalid.map((e) => e.oneLine()) };
   const reportFile = reportFileFrom(flags);
-  if (reportFile) {
-    writeFileSync(
-      reportFile,
-      `${JSON.stringify(
-        { signature, signatureText: formatSignature(signature), report, invalid: data.invalid.map((e) => e.oneLine()) },
-        null,
-        2,
-      )}\n`,
-    );
+  if (reportFile) writeFileSync(reportFile, `${JSON.stringify(doc, null, 2)}\n`);
+  if (jsonToStdout(flags)) {
+    process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
+  } else {
+    process.stdout.write(formatReport(report, flags.showErrors));
+    process.stdout.write(`signature: ${formatSignature(signature)}\n`);
   }
 }
 
