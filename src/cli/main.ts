@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { TODEVAL_VERSION } from '../version.js';
 import { describeErrno, isInputError } from '../util/errors.js';
 import { commands } from './commands/index.js';
+import { interruptNotice } from './interrupt.js';
 
 // `todeval refs | head` closes our stdout early: that is the reader's choice, not an error.
 process.stdout.on('error', (e: NodeJS.ErrnoException) => {
@@ -48,8 +49,14 @@ function exitOn(e: unknown): never {
 
 // Ctrl-C and kill leave through process.exit, so 'exit' hooks run: the progress bar restores the
 // terminal and the NLI cache appends its last pairs (Node's default would end the process without).
-process.on('SIGINT', () => process.exit(130));
-process.on('SIGTERM', () => process.exit(143));
+// The command's notice (how many turns are saved where, and the command that resumes) is one line.
+function stop(code: number): never {
+  const line = interruptNotice();
+  if (line) process.stderr.write(`${process.stderr.isTTY ? '\n' : ''}todeval: ${line}\n`);
+  process.exit(code);
+}
+process.on('SIGINT', () => stop(130));
+process.on('SIGTERM', () => stop(143));
 
 // A write stream's 'error' (e.g. --out in a folder that does not exist) is raised outside the
 // command's promise: without this it would crash with Node's stack trace and exit code 1.

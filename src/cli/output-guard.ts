@@ -1,36 +1,74 @@
-import { realpathSync } from 'node:fs';
+import { accessSync, constants, existsSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../util/errors.js';
+import { STDIN } from '../util/json-file.js';
 
 function canonical(file: string): string {
   try {
     return realpathSync(file);
   } catch {
-    return path.resolve(file);
+    // Not there yet: resolve its folder (which may be a symlink) and keep the name.
+    const abs = path.resolve(file);
+    try {
+      return path.join(realpathSync(path.dirname(abs)), path.basename(abs));
+    } catch {
+      return abs;
+    }
+  }
+}
+
+function isDirectory(file: string): boolean {
+  try {
+    return statSync(file).isDirectory();
+  } catch {
+    return false;
   }
 }
 
 /**
- * Refuse an output flag that names one of the command's inputs (`-i preds.json -o preds.json`):
- * the run would read the file and then overwrite it with its report, losing the input. Checked
- * before any work so nothing is written. Two outputs naming one file are refused too (the last
- * writer would win). Undefined entries (flags not given) are ignored.
+ * Check every output flag before any work, so that a run never computes for an hour and then fails
+ * to save, or saves over what it read. For each output given: its folder exists (folders are never
+ * created: the same rule for every flag) and is writable, the path is not a folder, and an existing
+ * file is writable; it is not one of the inputs, not inside an input folder (gcdf1 -o into the
+ * dialogues folder), and not another output (the last writer would win). The error names the flag.
+ * Undefined entries (flags not given) are ignored; `-` as an input is stdin.
  */
 export function refuseOutputOverInput(
   outputs: Record<string, string | undefined>,
   inputs: Record<string, string | undefined>,
 ): void {
   const seen = new Map<string, string>();
+  const givenInputs = Object.entries(inputs).filter((e): e is [string, string] => !!e[1] && e[1] !== STDIN);
   for (const [outFlag, out] of Object.entries(outputs)) {
     if (!out) continue;
+    checkWritable(outFlag, out);
     const target = canonical(out);
-    for (const [inFlag, input] of Object.entries(inputs)) {
-      if (input && canonical(input) === target) {
+    for (const [inFlag, input] of givenInputs) {
+      const source = canonical(input);
+      if (source === target) {
         throw new InputError(`${outFlag} would overwrite the ${inFlag} file; write the results elsewhere`, { file: out });
+      }
+      if (isDirectory(input) && target.startsWith(source + path.sep)) {
+        throw new InputError(`${outFlag} is inside the ${inFlag} folder ${input}, which is read as input; write the results elsewhere`, { file: out });
       }
     }
     const other = seen.get(target);
     if (other) throw new InputError(`${outFlag} and ${other} name the same file; give each its own`, { file: out });
     seen.set(target, outFlag);
+  }
+}
+
+function checkWritable(flag: string, out: string): void {
+  const dir = path.dirname(path.resolve(out));
+  if (!existsSync(dir)) {
+    throw new InputError(`${flag}: the folder ${dir} does not exist (no such file or directory); create it first`, { file: out });
+  }
+  if (!isDirectory(dir)) throw new InputError(`${flag}: ${dir} is not a folder`, { file: out });
+  if (isDirectory(out)) throw new InputError(`${flag} names a folder; give a file name`, { file: out });
+  try {
+    accessSync(dir, constants.W_OK);
+    if (existsSync(out)) accessSync(out, constants.W_OK);
+  } catch {
+    throw new InputError(`${flag}: cannot write here (permission denied)`, { file: out });
   }
 }

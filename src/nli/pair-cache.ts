@@ -62,6 +62,12 @@ export class PairCache {
         // An interrupted append was already cut off above; anything left is real damage.
         throw new InputError('NLI cache file is corrupt (not JSON lines); delete it or pass another --cache', { file, where: `line ${i + 1}` });
       }
+      // Every line of a cache names its model: anything else (a references or per-turn file, a
+      // report) is some other output given as --cache, which appending would corrupt.
+      if (typeof rec !== 'object' || rec === null || typeof rec.m !== 'string') {
+        const kind = typeof (rec as { kind?: unknown } | null)?.kind === 'string' ? ` (it is a ${(rec as { kind: string }).kind} file)` : '';
+        throw new InputError(`not an NLI cache${kind}; --cache takes a file of its own, left untouched here`, { file, where: `line ${i + 1}` });
+      }
       if (rec.m !== this.modelKey) continue;
       if (typeof rec.p !== 'string' || typeof rec.h !== 'string' || typeof rec.e !== 'number' || typeof rec.n !== 'number' || typeof rec.c !== 'number') {
         throw new InputError('NLI cache record lacks p/h/e/n/c', { file, where: `line ${i + 1}` });

@@ -1,5 +1,4 @@
-import { writeFileSync } from 'node:fs';
-import path from 'node:path';
+import { writeJsonAtomic } from '../../util/atomic-write.js';
 import { Option, type Command } from 'commander';
 import { resolveDataDir } from '../../data/data-dir.js';
 import { Evaluator, type MwzEvaluation } from '../../metrics/mwz/evaluator.js';
@@ -127,7 +126,7 @@ export async function runEvaluate(flags: EvaluateFlags): Promise<EvaluateResult>
     }
   }
   if (flags.output) {
-    writeFileSync(path.resolve(flags.output), JSON.stringify(result, null, 2) + '\n');
+    writeJsonAtomic(flags.output, result);
   }
   process.stdout.write(flags.json ? JSON.stringify(result, null, 2) + '\n' : formatEvaluation(result));
   return result;

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { writeJsonAtomic } from '../../util/atomic-write.js';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { findDataDir } from '../../data/data-dir.js';
@@ -69,7 +70,7 @@ export function register(program: Command): void {
 export function runGcdf1(flags: Gcdf1Flags): void {
   refuseOutputOverInput(
     { '-o/--output': flags.output, '--per-dialogue': flags.perDialogue },
-    { '--config': flags.config, '--canonical-map': typeof flags.canonicalMap === 'string' ? flags.canonicalMap : undefined },
+    { '-d/--dialogues': flags.dialogues, '--config': flags.config, '--canonical-map': typeof flags.canonicalMap === 'string' ? flags.canonicalMap : undefined },
   );
   const config = loadConfig(flags.config);
   const cmapFile = resolveCanonicalMap(flags, config.igcd_f1.value_matching.use_canonical_map);
@@ -112,12 +113,12 @@ export function runGcdf1(flags: Gcdf1Flags): void {
       evaluation_config: config,
     },
   };
-  if (flags.output) writeFileSync(flags.output, JSON.stringify(output, null, 2) + '\n');
+  if (flags.output) writeJsonAtomic(flags.output, output);
   if (flags.perDialogue) {
     const perDialogue = Object.fromEntries(
       records.map((r) => [r.dialogueId, { scores: r.scores, behaviours: r.behaviours }]),
     );
-    writeFileSync(flags.perDialogue, JSON.stringify({ signature, dialogues: perDialogue }, null, 2) + '\n');
+    writeJsonAtomic(flags.perDialogue, { signature, dialogues: perDialogue });
   }
   if (flags.json) {
     process.stdout.write(JSON.stringify(output, null, 2) + '\n');

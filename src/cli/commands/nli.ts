@@ -3,6 +3,7 @@ import { createNliRunner } from '../../nli/runner.js';
 import { argmaxLabel } from '../../nli/types.js';
 import { makeSignature, formatSignature } from '../../report/signature.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
+import { refuseOutputOverInput } from '../output-guard.js';
 
 /** `todeval nli PREMISE HYPOTHESIS`: one pair's probabilities, for a rules author debugging a reference. */
 export function register(program: Command): void {
@@ -13,6 +14,7 @@ export function register(program: Command): void {
     .argument('<hypothesis>', 'hypothesis, e.g. a candidate reference')
     .option('--json', 'print JSON {entailment, neutral, contradiction, label, signature}');
   addNliOptions(cmd).action(async (premise: string, hypothesis: string, flags: NliCliFlags & { json?: boolean }) => {
+    refuseOutputOverInput({ '--cache': flags.cache }, {});
     const runner = await createNliRunner(nliOptionsFrom(flags));
     try {
       const probs = await runner.scoreOne({ premise, hypothesis });

@@ -1,4 +1,4 @@
-import { createWriteStream, writeFileSync } from 'node:fs';
+import { AtomicFile, writeJsonAtomic } from '../../util/atomic-write.js';
 import { Option, type Command } from 'commander';
 import { loadDataset, type DatasetName, type LoadedDataset } from '../../adapters/load.js';
 import { formatSignature, makeSignature, type Signature } from '../../report/signature.js';
@@ -61,30 +61,36 @@ export async function runRefs(flags: RefsFlags): Promise<void> {
   const signature = refsSignature(rules, loaded, dataset, flags);
   const coverage = new Map<string, ActCoverage>();
   const toStdout = !flags.output && !flags.summary;
-  const out = flags.output ? createWriteStream(flags.output) : undefined;
+  // Written whole or not at all: a failure mid-way leaves no half reference file behind.
+  const out = flags.output ? new AtomicFile(flags.output) : undefined;
   let buffer: string[] = [];
   const flush = async (): Promise<void> => {
     if (buffer.length === 0) return;
     const text = buffer.join('');
     buffer = [];
     if (out) {
-      if (!out.write(text)) await new Promise<void>((r) => out.once('drain', () => r()));
+      out.write(text);
     } else if (toStdout) {
       if (!process.stdout.write(text)) await new Promise<void>((r) => process.stdout.once('drain', () => r()));
     }
   };
 
-  for (const turn of loaded.turns) {
-    for (const r of expander.expandTurn(turn)) {
-      countCoverage(coverage, r);
-      if (out || toStdout) buffer.push(`${JSON.stringify(referenceLine(r))}\n`);
+  try {
+    for (const turn of loaded.turns) {
+      for (const r of expander.expandTurn(turn)) {
+        countCoverage(coverage, r);
+        if (out || toStdout) buffer.push(`${JSON.stringify(referenceLine(r))}\n`);
+      }
+      if (buffer.length >= 2000) await flush();
     }
-    if (buffer.length >= 2000) await flush();
+    await flush();
+  } catch (e) {
+    out?.abort();
+    throw e;
   }
-  await flush();
   if (out) {
-    await new Promise<void>((resolve, reject) => out.end((e?: Error | null) => (e ? reject(e) : resolve())));
-    writeFileSync(`${flags.output}.signature.json`, `${JSON.stringify(signature, null, 2)}\n`);
+    out.commit();
+    writeJsonAtomic(`${flags.output}.signature.json`, signature);
   }
   if (flags.summary) process.stdout.write(formatSummary(coverage, loaded, rules, signature));
 }

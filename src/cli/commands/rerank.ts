@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { writeJsonAtomic } from '../../util/atomic-write.js';
 import type { Command } from 'commander';
 import { InvalidCollector } from '../../adapters/collect.js';
 import type { DatasetName } from '../../adapters/load.js';
@@ -15,6 +15,7 @@ import { InputError } from '../../util/errors.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
 import { addDatasetOptions, addInputOption, addLimitOption, addReportFileOption, addTurnsOption, datasetLoadOptions, jsonToStdout, reportFileFrom, reportSkipped, type DatasetFlags } from '../options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
+import { savedTurnsNotice, setInterruptNotice } from '../interrupt.js';
 
 interface RerankFlags extends NliCliFlags, DatasetFlags {
   input: string;
@@ -127,6 +128,7 @@ async function runRerank(flags: RerankFlags): Promise<void> {
       ? RecordStore.open<RerankResult>(flags.turns, 'todeval-rerank', makeSignature({ ...signature, input: fileSignature(flags.input) }))
       : undefined;
     const todo = store ? items.filter((it) => !store.done.has(it.id)) : items;
+    setInterruptNotice(savedTurnsNotice('items', flags.turns, () => items.filter((it) => store!.done.has(it.id)).length, items.length));
     if (store && todo.length < items.length) {
       process.stderr.write(`todeval: resuming ${flags.turns}: ${items.length - todo.length} of ${items.length} items already reranked\n`);
     }
@@ -153,7 +155,7 @@ async function runRerank(flags: RerankFlags): Promise<void> {
       items: results,
     };
     const reportFile = reportFileFrom(flags);
-    if (reportFile) writeFileSync(reportFile, JSON.stringify(doc, null, 2) + '\n');
+    if (reportFile) writeJsonAtomic(reportFile, doc);
     if (jsonToStdout(flags)) {
       process.stdout.write(JSON.stringify(doc, null, 2) + '\n');
     } else {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { writeJsonAtomic } from '../../util/atomic-write.js';
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { DatasetName } from '../../adapters/load.js';
@@ -27,6 +27,7 @@ import { addPredictionsOptions, checkPredictionIds, readPredictionsFlag } from '
 import { addDatasetOptions, addLimitOption, addReportFileOption, addTurnsOption, datasetDataDir, datasetLoadOptions, jsonToStdout, positiveInt, reportFileFrom, reportSkipped, type DatasetFlags } from '../options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
 import { referenceSelectionOption } from '../sgsacc-options.js';
+import { savedTurnsNotice, setInterruptNotice } from '../interrupt.js';
 
 interface ScoreFlags extends NliCliFlags, DatasetFlags {
   dataset: DatasetName;
@@ -139,6 +140,7 @@ async function runScore(flags: ScoreFlags): Promise<void> {
     const reused = references ? turns.filter((t) => references.done.has(t.id)).length : 0;
     const results = flags.turns ? RecordStore.open<TurnScore>(flags.turns, 'todeval-sgsacc-turns', turnsSig) : undefined;
     const resumed = results ? turns.filter((t) => results.done.has(t.id)).length : 0;
+    setInterruptNotice(savedTurnsNotice('turns', flags.turns, () => turns.filter((t) => results!.done.has(t.id)).length, turns.length));
     if (resumed > 0) process.stderr.write(`todeval: resuming ${flags.turns}: ${resumed} of ${turns.length} turns already scored\n`);
     // Started only now: a notice or a refused store above would otherwise print into the bar's line.
     bar?.start(turns.length, resumed, { pairs: 0, rate: '0.0' });
@@ -213,7 +215,7 @@ async function runScore(flags: ScoreFlags): Promise<void> {
     };
     report.signatureText = formatSignature(signature);
     const reportFile = reportFileFrom(flags);
-    if (reportFile) writeFileSync(reportFile, JSON.stringify(report, null, 2) + '\n');
+    if (reportFile) writeJsonAtomic(reportFile, report);
     process.stdout.write(jsonToStdout(flags) ? JSON.stringify(report, null, 2) + '\n' : formatSgsaccReport(report));
   } finally {
     if (ticker) clearInterval(ticker);

@@ -1,4 +1,5 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { writeJsonAtomic } from '../../util/atomic-write.js';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { loadDataset, type DatasetName } from '../../adapters/load.js';
@@ -96,7 +97,7 @@ function runSer(flags: SerFlags): void {
 
   const doc = { signature, signatureText: formatSignature(signature), report, invalid: data.invalid.map((e) => e.oneLine()) };
   const reportFile = reportFileFrom(flags);
-  if (reportFile) writeFileSync(reportFile, `${JSON.stringify(doc, null, 2)}\n`);
+  if (reportFile) writeJsonAtomic(reportFile, doc);
   if (jsonToStdout(flags)) {
     process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
   } else {

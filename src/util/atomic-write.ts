@@ -1,0 +1,93 @@
+import * as fs from 'node:fs';
+import path from 'node:path';
+import { describeErrno, InputError } from './errors.js';
+
+/** The file-system calls an atomic write makes; tests pass a failing copy to simulate ENOSPC. */
+export interface AtomicWriteIo {
+  openSync(file: string, flags: string): number;
+  writeSync(fd: number, buffer: Uint8Array, offset: number, length: number): number;
+  fsyncSync(fd: number): void;
+  closeSync(fd: number): void;
+  renameSync(from: string, to: string): void;
+  unlinkSync(file: string): void;
+}
+
+const nodeIo: AtomicWriteIo = fs;
+
+/**
+ * A whole-file output written so that the file is either its old self or complete, never a torn
+ * report: the text goes to a temporary file in the same folder (so the rename stays on one file
+ * system), is fsync'ed, then renamed over the target. On any failure (ENOSPC, EIO, a folder that
+ * vanished) the temporary file is removed and an InputError names the target and the reason.
+ */
+export class AtomicFile {
+  private readonly tmp: string;
+  private fd: number | undefined;
+
+  constructor(
+    readonly file: string,
+    private readonly io: AtomicWriteIo = nodeIo,
+  ) {
+    const target = path.resolve(file);
+    this.tmp = path.join(path.dirname(target), `.${path.basename(target)}.${process.pid}.${Math.random().toString(36).slice(2, 8)}.tmp`);
+    this.guard(() => {
+      this.fd = io.openSync(this.tmp, 'wx');
+    });
+  }
+
+  write(text: string | Uint8Array): void {
+    const buf = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
+    this.guard(() => {
+      let off = 0;
+      while (off < buf.length) off += this.io.writeSync(this.fd!, buf, off, buf.length - off);
+    });
+  }
+
+  /** fsync, close and rename into place: from here on the target holds the whole text. */
+  commit(): void {
+    this.guard(() => {
+      this.io.fsyncSync(this.fd!);
+      this.io.closeSync(this.fd!);
+      this.fd = undefined;
+      this.io.renameSync(this.tmp, path.resolve(this.file));
+    });
+  }
+
+  /** Drop the temporary file; the target is left as it was. */
+  abort(): void {
+    if (this.fd !== undefined) {
+      try {
+        this.io.closeSync(this.fd);
+      } catch {
+        // already failing: the unlink below is what matters
+      }
+      this.fd = undefined;
+    }
+    try {
+      this.io.unlinkSync(this.tmp);
+    } catch {
+      // never created, or already renamed
+    }
+  }
+
+  private guard(step: () => void): void {
+    try {
+      step();
+    } catch (e) {
+      this.abort();
+      throw new InputError(`cannot write: ${describeErrno(e)} (nothing was written; an earlier file of that name is unchanged)`, { file: this.file });
+    }
+  }
+}
+
+/** Write a whole file atomically (see AtomicFile). */
+export function writeFileAtomic(file: string, text: string | Uint8Array, io: AtomicWriteIo = nodeIo): void {
+  const out = new AtomicFile(file, io);
+  out.write(text);
+  out.commit();
+}
+
+/** A report as pretty JSON with a final newline, written atomically. */
+export function writeJsonAtomic(file: string, value: unknown): void {
+  writeFileAtomic(file, `${JSON.stringify(value, null, 2)}\n`);
+}

@@ -1,0 +1,156 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import * as fs from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { refuseOutputOverInput } from '../src/cli/output-guard.js';
+import { PairCache } from '../src/nli/pair-cache.js';
+import { writeFileAtomic, type AtomicWriteIo } from '../src/util/atomic-write.js';
+import { InputError } from '../src/util/errors.js';
+import { runCli } from './helpers/cli.js';
+import { hasShared, REPO_ROOT, SHARED_DATA } from './helpers/shared.js';
+import { getTinyModelDir } from './helpers/tiny-model.js';
+
+const tmp = (): string => mkdtempSync(path.join(tmpdir(), 'todeval-outsafe-'));
+
+function thrown(f: () => unknown): InputError {
+  try {
+    f();
+  } catch (e) {
+    expect(e).toBeInstanceOf(InputError);
+    return e as InputError;
+  }
+  throw new Error('expected an InputError');
+}
+
+describe('atomic report writes', () => {
+  it('a write failure (simulated ENOSPC) names the file, leaves the old report intact and no temporary file', () => {
+    const dir = tmp();
+    const file = path.join(dir, 'report.json');
+    writeFileSync(file, '{"old": true}\n');
+    const enospc = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+    let writes = 0;
+    // FAKE file system calls: the first write succeeds partly, the second fails as a full disk does.
+    const io: AtomicWriteIo = {
+      ...fs,
+      writeSync: (fd, buf, off, len) => {
+        if (writes++ > 0) throw enospc;
+        return fs.writeSync(fd, buf, off, Math.min(len, 5));
+      },
+    };
+    const e = thrown(() => writeFileAtomic(file, JSON.stringify({ big: 'x'.repeat(1000) }), io));
+    expect(e.oneLine()).toBe(`${file}: cannot write: no space left on device (nothing was written; an earlier file of that name is unchanged)`);
+    expect(readFileSync(file, 'utf8')).toBe('{"old": true}\n');
+    expect(readdirSync(dir)).toEqual(['report.json']);
+  });
+
+  it('a failing fsync or rename also leaves the target as it was', () => {
+    const dir = tmp();
+    const file = path.join(dir, 'r.json');
+    for (const step of ['fsyncSync', 'renameSync'] as const) {
+      const io: AtomicWriteIo = { ...fs, [step]: () => { throw Object.assign(new Error('EIO'), { code: 'EIO' }); } };
+      thrown(() => writeFileAtomic(file, 'new', io));
+      expect(existsSync(file)).toBe(false);
+      expect(readdirSync(dir)).toEqual([]);
+    }
+    writeFileAtomic(file, 'whole');
+    expect(readFileSync(file, 'utf8')).toBe('whole');
+    expect(readdirSync(dir)).toEqual(['r.json']);
+  });
+});
+
+describe('output paths are checked before any work, naming the flag', () => {
+  const dir = tmp();
+  const input = path.join(dir, 'in.json');
+  writeFileSync(input, '{}');
+  const folder = path.join(dir, 'dialogues');
+  mkdirSync(folder);
+
+  it('the folder must exist (never created, for every flag alike)', () => {
+    const out = path.join(dir, 'no', 'such', 'r.json');
+    expect(thrown(() => refuseOutputOverInput({ '--turns': out }, {})).oneLine()).toBe(
+      `${out}: --turns: the folder ${path.dirname(out)} does not exist (no such file or directory); create it first`,
+    );
+  });
+
+  it('a folder is not a file', () => {
+    expect(thrown(() => refuseOutputOverInput({ '-o/--output': folder }, {})).message).toBe('-o/--output names a folder; give a file name');
+  });
+
+  it('not an input, not inside an input folder, not another output', () => {
+    expect(thrown(() => refuseOutputOverInput({ '--cache': input }, { '-i/--input': input })).message).toMatch(/^--cache would overwrite the -i\/--input file/);
+    expect(thrown(() => refuseOutputOverInput({ '-o/--output': path.join(folder, 'scores.json') }, { '-d/--dialogues': folder })).message).toMatch(
+      /^-o\/--output is inside the -d\/--dialogues folder/,
+    );
+    const out = path.join(dir, 'a.json');
+    expect(thrown(() => refuseOutputOverInput({ '--references': out, '--cache': path.join(dir, '.', 'a.json') }, {})).message).toMatch(
+      /^--cache and --references name the same file/,
+    );
+    expect(() => refuseOutputOverInput({ '-o/--output': out, '--turns': undefined }, { '-i/--input': '-' })).not.toThrow();
+  });
+
+  it.skipIf(!hasShared('data', 'gcdf1'))('gcdf1 -o into the dialogues folder is refused and the folder left as it was (was: an input overwritten, exit 0)', async () => {
+    const dialogues = path.join(tmp(), 'convs');
+    mkdirSync(dialogues);
+    writeFileSync(path.join(dialogues, 'dialogues_001.json'), '[]');
+    const r = await runCli(['gcdf1', '-d', dialogues, '-o', path.join(dialogues, 'dialogues_001.json'), '--no-canonical-map']);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toContain('-o/--output is inside the -d/--dialogues folder');
+    expect(readFileSync(path.join(dialogues, 'dialogues_001.json'), 'utf8')).toBe('[]');
+  });
+});
+
+describe('--cache refuses a file that is not an NLI cache', () => {
+  it('a references or per-turn file is refused and left byte-for-byte as it was', () => {
+    const file = path.join(tmp(), 'refs.jsonl');
+    const text = `${JSON.stringify({ kind: 'todeval-sgsacc-references', digest: 'x', signature: {} })}\n${JSON.stringify({ id: 'd/1', actions: [] })}\n`;
+    writeFileSync(file, text);
+    const e = thrown(() => new PairCache('model@rev/fp32/max512', file));
+    expect(e.oneLine()).toBe(`${file}: line 1: not an NLI cache (it is a todeval-sgsacc-references file); --cache takes a file of its own, left untouched here`);
+    expect(readFileSync(file, 'utf8')).toBe(text);
+  });
+
+  it('a cache of another model is still a cache (read, its lines kept)', () => {
+    const file = path.join(tmp(), 'cache.jsonl');
+    writeFileSync(file, `${JSON.stringify({ m: 'other', p: 'a', h: 'b', e: 0.1, n: 0.2, c: 0.7 })}\n`);
+    expect(new PairCache('mine', file).size).toBe(0);
+  });
+});
+
+describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || !hasShared('data', 'sgd', 'test'))('Ctrl-C', () => {
+  it('prints one line: how many turns are saved where, and the command that resumes; that command resumes', async () => {
+    const model = await getTinyModelDir();
+    const turns = path.join(tmp(), 'turns.jsonl');
+    const args = ['score', '--data-dir', SHARED_DATA, '--limit', '400', '--chunk', '2', '--turns', turns, '--model', model, '--device', 'cpu'];
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: REPO_ROOT });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const code = await new Promise<number | null>((resolve) => {
+      const poll = setInterval(() => {
+        if (existsSync(turns) && readFileSync(turns, 'utf8').split('\n').length > 4) {
+          clearInterval(poll);
+          child.kill('SIGINT');
+        }
+      }, 50);
+      child.on('exit', (c) => {
+        clearInterval(poll);
+        resolve(c);
+      });
+    });
+    expect(code).toBe(130);
+    const lines = stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    const m = /^todeval: interrupted: (\d+) of 400 turns saved in (.+); resume with: (todeval score .*)$/.exec(lines[0]);
+    expect(m).not.toBeNull();
+    const saved = Number(m![1]);
+    expect(m![2]).toBe(turns);
+    expect(saved).toBe(readFileSync(turns, 'utf8').trim().split('\n').length - 1);
+    expect(m![3]).toBe(`todeval ${args.join(' ')}`);
+    // The printed command resumes where the run stopped (run here on a smaller slice of the same turns).
+    const resumed = await runCli([...args.slice(0, 4), String(saved + 2), ...args.slice(5)]);
+    expect(resumed.code).toBe(0);
+    expect(resumed.stderr).toContain(`resuming ${turns}: ${saved} of ${saved + 2} turns already scored`);
+  }, 120_000);
+});
