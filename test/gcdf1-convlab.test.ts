@@ -110,8 +110,10 @@ describe.skipIf(!built)('todeval gcdf1 (CLI)', () => {
   });
 
   it('with --skip-invalid lists it, scores the rest and writes both outputs', () => {
-    const out = path.join(dir, 'out.json');
-    const per = path.join(dir, 'per.json');
+    // Outputs go outside the dialogues folder: one inside it is refused (it is read as input).
+    const outDir = mkdtempSync(path.join(tmpdir(), 'gcdf1-cli-out-'));
+    const out = path.join(outDir, 'out.json');
+    const per = path.join(outDir, 'per.json');
     const r = run('--skip-invalid', '-o', out, '--per-dialogue', per);
     expect(r.status).toBe(0);
     expect(r.stderr).toContain('skipped');
