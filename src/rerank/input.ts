@@ -66,10 +66,20 @@ export interface RerankResolver {
   turnsById?: Map<string, Turn>;
 }
 
-/** Turns a raw item into a RerankItem: actions checked against the schema and expanded by the rules. */
-export function resolveRerankItem(raw: RawRerankItem, r: RerankResolver, file: string, line: number): RerankItem {
-  const where = `line ${line} (item ${raw.id})`;
-  let turn: Turn;
+/** Where an item sits: its line in a JSONL file, or a path such as `body/items/3` in a request. */
+export type ItemPlace = number | string;
+
+function itemWhere(raw: RawRerankItem, at: ItemPlace): string {
+  return `${typeof at === 'number' ? `line ${at}` : at} (item ${raw.id})`;
+}
+
+/**
+ * The dialogue turn an item stands for: its inline actions (checked against the schema) as a turn
+ * of their own, or the dataset turn its dataset_id names. `file`/`line` say where the item came
+ * from in error messages (an input file, or a request body for the service).
+ */
+export function turnFromRawItem(raw: RawRerankItem, r: RerankResolver, file: string, at: ItemPlace, utterance = ''): Turn {
+  const where = itemWhere(raw, at);
   if (raw.actions) {
     const actions: DialogueAction[] = raw.actions.map((a) => {
       const service = a.service ?? raw.service;
@@ -77,21 +87,26 @@ export function resolveRerankItem(raw: RawRerankItem, r: RerankResolver, file: s
       return { service: service ?? 'general', act: a.act, slot: a.slot, values: a.values };
     });
     for (const a of actions) checkActionAgainstSchema(a, r.schema, file, where);
-    turn = {
+    return {
       id: raw.id,
       dialogueId: raw.id,
       turnIndex: 0,
       dataset: r.dataset,
       services: [...new Set(actions.map((a) => a.service))],
       actions,
-      utterance: '',
+      utterance,
       previousUserUtterance: raw.context ?? '',
     };
-  } else {
-    const found = r.turnsById?.get(raw.dataset_id!);
-    if (!found) throw new InputError(`dataset_id "${raw.dataset_id}" is not a system turn of the dataset`, { file, where });
-    turn = { ...found, previousUserUtterance: raw.context ?? found.previousUserUtterance };
   }
+  const found = r.turnsById?.get(raw.dataset_id!);
+  if (!found) throw new InputError(`dataset_id "${raw.dataset_id}" is not a system turn of the dataset`, { file, where });
+  return { ...found, previousUserUtterance: raw.context ?? found.previousUserUtterance };
+}
+
+/** Turns a raw item into a RerankItem: actions checked against the schema and expanded by the rules. */
+export function resolveRerankItem(raw: RawRerankItem, r: RerankResolver, file: string, at: ItemPlace): RerankItem {
+  const where = itemWhere(raw, at);
+  const turn = turnFromRawItem(raw, r, file, at);
   const expanded = r.expand(turn);
   // An inline act no rule covers (a typo, or another dataset's act name) has no reference: it
   // would count as unrealised for every candidate and quietly flatten the ranking.

@@ -10,7 +10,7 @@ import { RecordStore } from '../../metrics/sgsacc/store.js';
 import { createNliRunner } from '../../nli/runner.js';
 import { progressBar } from '../../report/progress.js';
 import { fileSignature, formatSignature, makeSignature } from '../../report/signature.js';
-import { RANK_BY, readRerankInput, rerank, resolveRerankItem, type RankBy, type RerankItem, type RerankResult } from '../../rerank/index.js';
+import { RANK_BY, readRerankInput, rerank, rerankSignature, resolveRerankItem, type RankBy, type RerankItem, type RerankResult } from '../../rerank/index.js';
 import { InputError } from '../../util/errors.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
 import { addDatasetOptions, addInputOption, addLimitOption, addReportFileOption, addTurnsOption, datasetLoadOptions, jsonToStdout, reportFileFrom, reportSkipped, type DatasetFlags } from '../options.js';
@@ -108,18 +108,14 @@ async function runRerank(flags: RerankFlags): Promise<void> {
   const runner = await createNliRunner(nliOptionsFrom(flags));
   const bar = progressBar('rerank |{bar}| {value}/{total} items | ETA {eta_formatted}');
   try {
-    const signature = makeSignature({
-      metric: 'sgsacc-rerank',
-      model: runner.modelSignature.modelId,
-      revision: runner.modelSignature.revision,
-      dtype: runner.modelSignature.dtype,
-      rules: data.rulesHash,
+    const signature = rerankSignature({
+      model: runner.modelSignature,
+      rulesHash: data.rulesHash,
       dataset: flags.dataset,
       context: flags.context,
-      systems: systemOrder?.join(',') ?? 'item-order',
-      // Absent in the default mode, so files written before these options existed stay valid.
-      hallucination: hallucination ? true : undefined,
-      rankBy: rankBy === 'fidelity' ? undefined : rankBy,
+      systems: systemOrder,
+      hallucination,
+      rankBy,
     });
     // --out is a resumable store, as score's: items already there (same configuration and input
     // file) are kept, the rest are computed and appended in chunks while a long input runs. A file

@@ -13,6 +13,7 @@ import {
   formatSgsaccReport,
   loadSgsaccData,
   RecordStore,
+  referencesSignature,
   runSgsacc,
   type ReferenceSelection,
   type SgsaccReport,
@@ -119,17 +120,13 @@ async function runScore(flags: ScoreFlags): Promise<void> {
       referenceSelection: flags.referenceSelection,
       hallucination: flags.hallucination === true,
     };
-    const refsSig: Signature = makeSignature({
-      metric: 'sgsacc-references',
-      model: runner.modelSignature.modelId,
-      revision: runner.modelSignature.revision,
-      dtype: runner.modelSignature.dtype,
-      rules: data.rulesHash,
+    // The references are shared by both directions: referencesSignature leaves hallucination out.
+    const refsSig: Signature = referencesSignature({
+      model: runner.modelSignature,
+      rulesHash: data.rulesHash,
       dataset: flags.dataset,
       source: data.loaded.source,
-      validation: options.validation,
-      context: options.context,
-      referenceSelection: options.referenceSelection,
+      ...options,
     });
     const predictionsDigest = predictions ? digest(JSON.stringify([...predictions.entries()].sort())) : 'gold';
     // The references are shared by both modes (a record gains its hallucination premise when first

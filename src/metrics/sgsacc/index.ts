@@ -12,6 +12,8 @@ export type { EntailmentJob, EntailmentVerdict } from './hallucination.js';
 export type { SgsaccSummary, SplitScores, GroupScore, SgsaccCounts } from './aggregate.js';
 export { makeUnseenTest } from './domains.js';
 export { RecordStore } from './store.js';
+export { referencesSignature } from './signature.js';
+export type { ReferencesConfig } from './signature.js';
 export { runSgsacc } from './run.js';
 export type { SgsaccRunOptions, SgsaccRun } from './run.js';
 export { toSgsaccTurns } from './from-turns.js';

@@ -1,0 +1,30 @@
+import type { NliModelSignature } from '../../nli/types.js';
+import { makeSignature, type Signature } from '../../report/signature.js';
+import type { SgsaccOptions } from './types.js';
+
+export interface ReferencesConfig extends SgsaccOptions {
+  model: NliModelSignature;
+  rulesHash: string;
+  dataset: string;
+  /** The loaded dataset's source (LoadedDataset.source): which dialogues the references are of. */
+  source: string;
+}
+
+/**
+ * What stored references depend on: data, rules, model and options, never the system scored. Shared
+ * by `todeval score` and the service, so a references file written by one is reused by the other.
+ */
+export function referencesSignature(c: ReferencesConfig): Signature {
+  return makeSignature({
+    metric: 'sgsacc-references',
+    model: c.model.modelId,
+    revision: c.model.revision,
+    dtype: c.model.dtype,
+    rules: c.rulesHash,
+    dataset: c.dataset,
+    source: c.source,
+    validation: c.validation,
+    context: c.context,
+    referenceSelection: c.referenceSelection,
+  });
+}

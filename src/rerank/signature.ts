@@ -1,0 +1,35 @@
+import type { NliModelSignature } from '../nli/types.js';
+import { makeSignature, type Signature } from '../report/signature.js';
+import type { RankBy } from './rerank.js';
+
+export interface RerankConfig {
+  model: NliModelSignature;
+  rulesHash: string;
+  dataset: string;
+  context: boolean;
+  /** Tie-break order of systems; undefined: the order of each item's candidates. */
+  systems?: string[];
+  /** The facts => text check (rerank --hallucination). */
+  hallucination?: boolean;
+  rankBy?: RankBy;
+}
+
+/**
+ * The signature of a reranking, shared by `todeval rerank` and the service so that the same
+ * configuration signs its results identically wherever they were computed.
+ */
+export function rerankSignature(c: RerankConfig): Signature {
+  return makeSignature({
+    metric: 'sgsacc-rerank',
+    model: c.model.modelId,
+    revision: c.model.revision,
+    dtype: c.model.dtype,
+    rules: c.rulesHash,
+    dataset: c.dataset,
+    context: c.context,
+    systems: c.systems?.join(',') ?? 'item-order',
+    // Absent in the default mode, so files written before these options existed stay valid.
+    hallucination: c.hallucination ? true : undefined,
+    rankBy: c.rankBy === undefined || c.rankBy === 'fidelity' ? undefined : c.rankBy,
+  });
+}
