@@ -69,7 +69,7 @@ export interface RerankResolver {
 /** Where an item sits: its line in a JSONL file, or a path such as `body/items/3` in a request. */
 export type ItemPlace = number | string;
 
-function itemWhere(raw: RawRerankItem, at: ItemPlace): string {
+export function itemWhere(raw: { id: string }, at: ItemPlace): string {
   return `${typeof at === 'number' ? `line ${at}` : at} (item ${raw.id})`;
 }
 
@@ -78,7 +78,7 @@ function itemWhere(raw: RawRerankItem, at: ItemPlace): string {
  * of their own, or the dataset turn its dataset_id names. `file`/`line` say where the item came
  * from in error messages (an input file, or a request body for the service).
  */
-export function turnFromRawItem(raw: RawRerankItem, r: RerankResolver, file: string, at: ItemPlace, utterance = ''): Turn {
+export function turnFromRawItem(raw: Omit<RawRerankItem, 'candidates'>, r: RerankResolver, file: string, at: ItemPlace, utterance = ''): Turn {
   const where = itemWhere(raw, at);
   if (raw.actions) {
     const actions: DialogueAction[] = raw.actions.map((a) => {
@@ -103,17 +103,23 @@ export function turnFromRawItem(raw: RawRerankItem, r: RerankResolver, file: str
   return { ...found, previousUserUtterance: raw.context ?? found.previousUserUtterance };
 }
 
+/**
+ * An inline act no rule covers (a typo, or another dataset's act name) has no reference: it would
+ * count as unrealised for every candidate and quietly flatten the ranking (or score as unscorable).
+ */
+export function refuseUncoveredActs(expanded: ExpandedAction[], dataset: string, file: string, where: string): void {
+  const uncovered = expanded.find((a) => a.candidates.length === 0);
+  if (uncovered) {
+    throw new InputError(`no ${dataset} rule covers act "${uncovered.act}"${uncovered.slot ? ` (slot "${uncovered.slot}")` : ''}: unknown act for --dataset ${dataset}?`, { file, where });
+  }
+}
+
 /** Turns a raw item into a RerankItem: actions checked against the schema and expanded by the rules. */
 export function resolveRerankItem(raw: RawRerankItem, r: RerankResolver, file: string, at: ItemPlace): RerankItem {
   const where = itemWhere(raw, at);
   const turn = turnFromRawItem(raw, r, file, at);
   const expanded = r.expand(turn);
-  // An inline act no rule covers (a typo, or another dataset's act name) has no reference: it
-  // would count as unrealised for every candidate and quietly flatten the ranking.
-  const uncovered = raw.actions ? expanded.find((a) => a.candidates.length === 0) : undefined;
-  if (uncovered) {
-    throw new InputError(`no ${r.dataset} rule covers act "${uncovered.act}"${uncovered.slot ? ` (slot "${uncovered.slot}")` : ''}: unknown act for --dataset ${r.dataset}?`, { file, where });
-  }
+  if (raw.actions) refuseUncoveredActs(expanded, r.dataset, file, where);
   const actions: RerankAction[] = numberActions(expanded);
   return { id: raw.id, actions, context: turn.previousUserUtterance, candidates: raw.candidates };
 }

@@ -9,6 +9,7 @@ import { register as refs } from './refs.js';
 import { register as report } from './report.js';
 import { register as rerank } from './rerank.js';
 import { register as score } from './score.js';
+import { register as serve } from './serve.js';
 import { register as ser } from './ser.js';
 
 /** Each CLI command lives in its own module and registers itself on the root program. */
@@ -26,5 +27,6 @@ export const commands: RegisterCommand[] = [
   report,
   rerank,
   score,
+  serve,
   ser,
 ];

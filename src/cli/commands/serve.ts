@@ -1,0 +1,131 @@
+import { Option, type Command } from 'commander';
+import type { DatasetName } from '../../adapters/load.js';
+import { loadSgsaccData, RecordStore, referencesSignature, type TurnReferences } from '../../metrics/sgsacc/index.js';
+import { createNliRunner, type NliRunner } from '../../nli/runner.js';
+import { DEFAULT_LIMITS, type ServeLimits } from '../../serve/limits.js';
+import { ServeMetrics } from '../../serve/metrics.js';
+import { checkBinding, startServer } from '../../serve/server.js';
+import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
+import { addDatasetOptions, datasetDataDir, datasetLoadOptions, positiveInt, type DatasetFlags } from '../options.js';
+import { refuseOutputOverInput } from '../output-guard.js';
+
+interface ServeFlags extends NliCliFlags, DatasetFlags {
+  dataset: DatasetName;
+  host: string;
+  port: number;
+  token?: string;
+  logLevel: string;
+  references?: string;
+  context: boolean;
+  validation: boolean;
+  maxBodyBytes: number;
+  maxItems: number;
+  maxCandidates: number;
+  maxActions: number;
+  maxPairs: number;
+  maxPendingPairs: number;
+  timeoutMs: number;
+}
+
+export function register(program: Command): void {
+  const cmd = program
+    .command('serve')
+    .description('serve rerank, SGSAcc scoring and NLI over HTTP, all requests sharing one batched NLI runner (docs/serve.md)')
+    .option('--host <host>', 'address to listen on; anything but loopback needs --token', '127.0.0.1')
+    .option('--port <n>', 'port to listen on (0: any free port)', positiveInt('--port', true), 8765)
+    .addOption(new Option('--token <token>', 'require Authorization: Bearer <token> (at least 16 characters)').env('TODEVAL_TOKEN'))
+    .addOption(new Option('--log-level <level>', 'JSON request log on stdout').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'));
+  addDatasetOptions(cmd, {
+    defaultDataset: 'sgd',
+    datasetHelp: 'schema and rules of the actions, and the turns dataset_id names',
+    dialoguesHelp: 'your own dialogues for dataset_id lookups instead of the data dir',
+    skipInvalidHelp: 'accepted for symmetry: invalid dataset turns are always skipped (a request naming one gets 400)',
+  })
+    .option('--references <file>', 'stored references (JSONL, as `score --references` writes) for /v1/score dataset turns; extended with new turns')
+    .option('--no-context', 'do not retry with context + slot description in the premise')
+    .option('--no-validation', '/v1/score keeps turns whose ground truth fails validation')
+    .option('--max-body-bytes <n>', 'largest request body', positiveInt('--max-body-bytes'), DEFAULT_LIMITS.maxBodyBytes)
+    .option('--max-items <n>', 'items per rerank/score request', positiveInt('--max-items'), DEFAULT_LIMITS.maxItems)
+    .option('--max-candidates <n>', 'candidates per rerank item', positiveInt('--max-candidates'), DEFAULT_LIMITS.maxCandidates)
+    .option('--max-actions <n>', 'actions per inline item', positiveInt('--max-actions'), DEFAULT_LIMITS.maxActions)
+    .option('--max-pairs <n>', 'pairs per /v1/nli request', positiveInt('--max-pairs'), DEFAULT_LIMITS.maxPairs)
+    .option('--max-pending-pairs <n>', 'NLI pairs admitted and not yet answered, over all requests; beyond: 503 + Retry-After', positiveInt('--max-pending-pairs'), DEFAULT_LIMITS.maxPendingPairs)
+    .option('--timeout-ms <n>', 'answer 503 to a request not done within this time', positiveInt('--timeout-ms'), DEFAULT_LIMITS.timeoutMs);
+  addNliOptions(cmd);
+  cmd.action(async (flags: ServeFlags) => {
+    await runServe(flags);
+  });
+}
+
+async function runServe(flags: ServeFlags): Promise<void> {
+  // Before any loading: a refused binding should not cost a model load first.
+  checkBinding(flags.host, flags.token);
+  refuseOutputOverInput({ '--references': flags.references, '--cache': flags.cache }, { '--dialogues': flags.dialogues, '--schema': flags.schema });
+  const limits: ServeLimits = {
+    maxBodyBytes: flags.maxBodyBytes,
+    maxItems: flags.maxItems,
+    maxCandidates: flags.maxCandidates,
+    maxActions: flags.maxActions,
+    maxPairs: flags.maxPairs,
+    maxPendingPairs: flags.maxPendingPairs,
+    timeoutMs: flags.timeoutMs,
+  };
+  // Invalid dataset turns only matter if a request names them (answered 400 then).
+  const data = loadSgsaccData({ ...datasetLoadOptions(flags, datasetDataDir(flags)), skipInvalid: true });
+  let runner: NliRunner | undefined;
+  const metrics: ServeMetrics = new ServeMetrics({
+    stats: () => runner!.stats(),
+    queuedPairs: (): number => runner!.stats().issued - metrics.pairsDone,
+    reservedPairs: () => server?.service.admission.pending ?? 0,
+  });
+  runner = await createNliRunner({ ...nliOptionsFrom(flags), onProgress: (done) => metrics.onRunnerProgress(done) });
+  let server: Awaited<ReturnType<typeof startServer>> | undefined;
+  try {
+    const references = flags.references
+      ? RecordStore.open<TurnReferences>(
+          flags.references,
+          'todeval-sgsacc-references',
+          referencesSignature({ model: runner.modelSignature, rulesHash: data.rulesHash, dataset: flags.dataset, source: data.loaded.source, validation: flags.validation, context: flags.context }),
+        )
+      : undefined;
+    server = await startServer({
+      host: flags.host,
+      port: flags.port,
+      token: flags.token,
+      logLevel: flags.logLevel,
+      limits,
+      runner,
+      metrics,
+      data,
+      dataset: flags.dataset,
+      context: flags.context,
+      validation: flags.validation,
+      references,
+    });
+  } catch (e) {
+    await runner.close();
+    throw e;
+  }
+  const s = runner.modelSignature;
+  process.stderr.write(`todeval serve: listening on ${server.url} (model ${s.modelId}, ${s.dtype}, ${runner.device}; dataset ${flags.dataset})\n`);
+
+  // The CLI's default handlers exit at once; a server first answers what it has accepted.
+  process.removeAllListeners('SIGTERM');
+  process.removeAllListeners('SIGINT');
+  const running = server;
+  const stop = (signal: string) => {
+    process.stderr.write(`todeval serve: ${signal}: finishing requests in flight\n`);
+    running.close().then(
+      () => {
+        process.stderr.write('todeval serve: stopped, NLI cache flushed\n');
+        process.exit(0);
+      },
+      (e: unknown) => {
+        process.stderr.write(`todeval serve: shutdown failed: ${(e as Error).message}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+}

@@ -1,0 +1,119 @@
+import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
+import type { DestinationStream } from 'pino';
+import { formatSignature, type Signature } from '../report/signature.js';
+import type { RawRerankItem } from '../rerank/index.js';
+import { isInputError } from '../util/errors.js';
+import { OverloadedError, TooLargeError } from './admission.js';
+import { bearerMatches } from './auth.js';
+import type { ServeMetrics } from './metrics.js';
+import { bodySchemas } from './schemas.js';
+import type { FaithfulnessService, RawScoreItem } from './service.js';
+
+export interface AppOptions {
+  service: FaithfulnessService;
+  metrics: ServeMetrics;
+  /** Required as `Authorization: Bearer <token>` on every route but /healthz when set. */
+  token?: string;
+  /** pino level: fatal, error, warn, info, debug, trace or silent. */
+  logLevel: string;
+  /** Where the JSON log lines go (default stdout). */
+  logStream?: DestinationStream;
+}
+
+/** Routes open without the token: liveness probes cannot carry one. */
+const OPEN_ROUTES = new Set(['/healthz']);
+
+const signed = <T extends { signature: Signature }>(r: T) => ({ ...r, signatureText: formatSignature(r.signature) });
+
+/** The HTTP face of the service: routes, body validation, auth, limits, one log line per request. */
+export function buildApp(opts: AppOptions): FastifyInstance {
+  const { service, metrics } = opts;
+  const limits = service.config.limits;
+  const app = Fastify({
+    logger: opts.logStream ? { level: opts.logLevel, stream: opts.logStream } : { level: opts.logLevel },
+    // One line per request, written in onResponse below, instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: limits.maxBodyBytes,
+    // Bodies are taken as sent: a string where a number belongs is an error, not coerced, and an
+    // unknown field is refused rather than silently dropped.
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false } },
+    return503OnClosing: true,
+  });
+  const schemas = bodySchemas(limits);
+  for (const s of schemas.shared) app.addSchema(s);
+
+  let inFlight = 0;
+  metrics.setInFlight(() => inFlight);
+  app.addHook('onRequest', async (req, reply) => {
+    inFlight++;
+    // 'close' comes once per response, sent or aborted by the client.
+    reply.raw.once('close', () => inFlight--);
+    if (opts.token !== undefined && !OPEN_ROUTES.has(req.routeOptions.url ?? '') && !bearerMatches(req.headers.authorization, opts.token)) {
+      return reply.code(401).header('WWW-Authenticate', 'Bearer').send({ error: 'unauthorized', message: 'missing or wrong Authorization: Bearer <token>' });
+    }
+  });
+  app.addHook('onResponse', async (req, reply) => {
+    const route = req.routeOptions.url ?? 'unmatched';
+    const seconds = reply.elapsedTime / 1000;
+    metrics.requests.inc({ route, status: String(reply.statusCode) });
+    metrics.latency.observe({ route }, seconds);
+    req.log.info({ method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
+  });
+
+  app.setErrorHandler((err: FastifyError, req, reply) => {
+    if (err.validation) return reply.code(400).send({ error: 'bad_request', message: err.message });
+    if (isInputError(err)) return reply.code(400).send({ error: 'bad_request', message: err.oneLine() });
+    if (err instanceof OverloadedError) return reply.code(503).header('Retry-After', String(err.retryAfterSeconds)).send({ error: 'overloaded', message: err.message });
+    if (err instanceof TooLargeError) return reply.code(413).send({ error: 'too_large', message: err.message });
+    // Fastify's own client errors: bad JSON, body too large, unsupported content type...
+    if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
+      return reply.code(err.statusCode).send({ error: err.code ?? 'bad_request', message: err.message });
+    }
+    req.log.error({ err }, 'internal error');
+    return reply.code(500).send({ error: 'internal', message: 'internal error (logged by the server)' });
+  });
+  app.setNotFoundHandler((req, reply) => reply.code(404).send({ error: 'not_found', message: `no route ${req.method} ${req.url}` }));
+
+  app.get('/healthz', async () => {
+    const s = service.runner.modelSignature;
+    return {
+      status: 'ok',
+      model: s.modelId,
+      revision: s.revision,
+      dtype: s.dtype,
+      device: service.runner.device,
+      maxLength: service.runner.maxLength,
+      dataset: service.config.dataset,
+      pendingPairs: service.admission.pending,
+    };
+  });
+  app.get('/metrics', async (_req, reply) => {
+    reply.header('content-type', metrics.registry.contentType);
+    return metrics.registry.metrics();
+  });
+
+  app.post(
+    '/v1/rerank',
+    {
+      schema: { body: schemas.rerank },
+      // One item may be sent on its own, as a line of the rerank input file.
+      preValidation: async (req: FastifyRequest) => {
+        const b = req.body as Record<string, unknown> | null;
+        if (b && typeof b === 'object' && !Array.isArray(b) && !('items' in b) && 'candidates' in b) req.body = { items: [b] };
+      },
+    },
+    async (req) => {
+      const body = req.body as { items: RawRerankItem[]; systems?: string[] };
+      return signed(await service.rerank(body.items, body.systems));
+    },
+  );
+  app.post('/v1/score', { schema: { body: schemas.score } }, async (req) => {
+    const body = req.body as { items: RawScoreItem[] };
+    return signed(await service.score(body.items));
+  });
+  app.post('/v1/nli', { schema: { body: schemas.nli } }, async (req) => {
+    const body = req.body as { pairs: { premise: string; hypothesis: string }[] };
+    return signed(await service.nli(body.pairs));
+  });
+  return app;
+}

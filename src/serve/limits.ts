@@ -1,0 +1,30 @@
+/** What protects the process from any one client; every value is a `todeval serve` flag. */
+export interface ServeLimits {
+  /** Largest request body in bytes (--max-body-bytes). */
+  maxBodyBytes: number;
+  /** Items per /v1/rerank or /v1/score request (--max-items). */
+  maxItems: number;
+  /** Candidates per rerank item (--max-candidates). */
+  maxCandidates: number;
+  /** Actions per inline item (--max-actions). */
+  maxActions: number;
+  /** Pairs per /v1/nli request (--max-pairs). */
+  maxPairs: number;
+  /**
+   * Pairs admitted but not yet answered, over all requests (--max-pending-pairs). A request that
+   * would go past it is refused with 503 and Retry-After instead of queueing without bound.
+   */
+  maxPendingPairs: number;
+  /** Milliseconds before a request is answered 503 (--timeout-ms); its pairs still finish and are cached. */
+  timeoutMs: number;
+}
+
+export const DEFAULT_LIMITS: ServeLimits = {
+  maxBodyBytes: 1 << 20,
+  maxItems: 64,
+  maxCandidates: 16,
+  maxActions: 32,
+  maxPairs: 512,
+  maxPendingPairs: 8192,
+  timeoutMs: 60_000,
+};

@@ -1,0 +1,77 @@
+import type { FastifyInstance } from 'fastify';
+import type { DestinationStream } from 'pino';
+import type { DatasetName } from '../adapters/load.js';
+import type { RecordStore, SgsaccData, TurnReferences } from '../metrics/sgsacc/index.js';
+import type { NliRunner } from '../nli/runner.js';
+import { InputError } from '../util/errors.js';
+import { buildApp } from './app.js';
+import { isLoopbackHost } from './auth.js';
+import type { ServeLimits } from './limits.js';
+import type { ServeMetrics } from './metrics.js';
+import { FaithfulnessService } from './service.js';
+
+export interface ServerConfig {
+  host: string;
+  /** 0 picks a free port (tests). */
+  port: number;
+  token?: string;
+  logLevel: string;
+  logStream?: DestinationStream;
+  limits: ServeLimits;
+  runner: NliRunner;
+  metrics: ServeMetrics;
+  data: SgsaccData;
+  dataset: DatasetName;
+  context: boolean;
+  validation: boolean;
+  references?: RecordStore<TurnReferences>;
+}
+
+export interface RunningServer {
+  app: FastifyInstance;
+  service: FaithfulnessService;
+  url: string;
+  /**
+   * Stop accepting, answer what is in flight, then close the runner, which waits for its last batch
+   * and flushes the persistent pair cache.
+   */
+  close(): Promise<void>;
+}
+
+/** Anything but loopback is reachable by others: refuse to serve it without a token. */
+export function checkBinding(host: string, token: string | undefined): void {
+  if (!isLoopbackHost(host) && !token) {
+    throw new InputError(`--host ${host} is reachable from other machines: give --token (or set TODEVAL_TOKEN) so requests must carry it`);
+  }
+  if (token !== undefined && token.length < 16) throw new InputError('--token must be at least 16 characters');
+}
+
+export async function startServer(cfg: ServerConfig): Promise<RunningServer> {
+  checkBinding(cfg.host, cfg.token);
+  const service = new FaithfulnessService({
+    runner: cfg.runner,
+    data: cfg.data,
+    dataset: cfg.dataset,
+    context: cfg.context,
+    validation: cfg.validation,
+    references: cfg.references,
+    limits: cfg.limits,
+    pairsPerSecond: () => cfg.metrics.pairsPerSecond(),
+  });
+  const app = buildApp({ service, metrics: cfg.metrics, token: cfg.token, logLevel: cfg.logLevel, logStream: cfg.logStream });
+  await app.listen({ host: cfg.host, port: cfg.port });
+  const addr = app.server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : cfg.port;
+  const host = cfg.host.includes(':') ? `[${cfg.host}]` : cfg.host;
+  let closing: Promise<void> | undefined;
+  return {
+    app,
+    service,
+    url: `http://${host}:${port}`,
+    close: () =>
+      (closing ??= (async () => {
+        await app.close();
+        await cfg.runner.close();
+      })()),
+  };
+}
