@@ -52,6 +52,15 @@ export function buildApp(opts: AppOptions): FastifyInstance {
       return reply.code(401).header('WWW-Authenticate', 'Bearer').send({ error: 'unauthorized', message: 'missing or wrong Authorization: Bearer <token>' });
     }
   });
+  // Once closing, answers in flight end their connection: a client's idle keep-alive socket would
+  // otherwise hold close() open after its last answer (only sockets idle at the start are closed).
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_req, reply) => {
+    if (closing) reply.header('connection', 'close');
+  });
   app.addHook('onResponse', async (req, reply) => {
     const route = req.routeOptions.url ?? 'unmatched';
     const seconds = reply.elapsedTime / 1000;

@@ -1,0 +1,294 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fuzzRequests, runFuzz } from '../scripts/lib/serve-fuzz.js';
+import { spawnServe, type ServeProcess } from '../scripts/lib/serve-process.js';
+import { runCli } from './helpers/cli.js';
+import { hasShared, REPO_ROOT, SHARED_DATA } from './helpers/shared.js';
+import { createNliRunner } from '../src/nli/runner.js';
+import { argmaxLabel } from '../src/nli/types.js';
+import { getSensitiveTinyModelDir } from './nli-fixtures.js';
+
+// Real servers on 127.0.0.1 (no mocked HTTP), the tiny random model, one small SGD dialogues file.
+const DIALOGUES = path.join(SHARED_DATA, 'sgd', 'test', 'dialogues_017.json');
+const LIMIT = 12;
+const TOKEN = 'test-token-0123456789abcdef';
+
+const exec = promisify(execFile);
+const readJsonl = (f: string) => readFileSync(f, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  json: Record<string, unknown> & { message?: string; items?: Record<string, unknown>[] };
+}
+
+async function post(url: string, body: unknown, opts: { token?: string; raw?: string; contentType?: string } = {}): Promise<Answer> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': opts.contentType ?? 'application/json', ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}) },
+    body: opts.raw ?? JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, json: text ? (JSON.parse(text) as Answer['json']) : {} };
+}
+
+describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || !hasShared('data', 'sgd', 'test', 'dialogues_017.json'))('todeval serve (live on loopback, tiny random model)', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'todeval-serve-'));
+  const f = (name: string) => path.join(dir, name);
+  let model = '';
+  let server: ServeProcess;
+  let turnIds: string[] = [];
+  const data = () => ['--data-dir', SHARED_DATA, '--dialogues', DIALOGUES];
+  const url = (route: string) => server.url + route;
+
+  beforeAll(async () => {
+    model = getSensitiveTinyModelDir();
+    // The CLI's own results first: stored references and per-turn scores of a system.
+    const gold = await runCli(['score', '--dataset', 'sgd', ...data(), '--limit', String(LIMIT), '--model', model, '--device', 'cpu', '--references', f('refs.jsonl'), '--out', f('gold.jsonl')]);
+    expect(gold.code).toBe(0);
+    turnIds = readJsonl(f('gold.jsonl')).slice(1).map((t) => t.id as string);
+    server = await spawnServe(['--model', model, '--device', 'cpu', ...data(), '--references', f('refs.jsonl'), '--max-items', '8', '--max-candidates', '4'], { TODEVAL_TOKEN: TOKEN });
+  }, 180_000);
+
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('GET /healthz answers without the token: model, device, dataset', async () => {
+    const res = await fetch(url('/healthz'));
+    expect(res.status).toBe(200);
+    const h = (await res.json()) as Record<string, unknown>;
+    expect(h).toMatchObject({ status: 'ok', device: 'cpu', dtype: 'fp32', dataset: 'sgd', pendingPairs: 0 });
+    expect(String(h.model)).toContain('random');
+  });
+
+  it('401 without the token or with a wrong one, on every route but /healthz', async () => {
+    const body = { pairs: [{ premise: 'a', hypothesis: 'b' }] };
+    for (const token of [undefined, 'wrong', TOKEN.slice(0, -1), `${TOKEN}x`]) {
+      const r = await post(url('/v1/nli'), body, { token });
+      expect(r.status).toBe(401);
+      expect(r.headers.get('www-authenticate')).toBe('Bearer');
+    }
+    expect((await fetch(url('/metrics'))).status).toBe(401);
+    expect((await post(url('/v1/rerank'), {})).status).toBe(401); // auth before validation
+    expect((await post(url('/v1/nli'), body, { token: TOKEN })).status).toBe(200);
+  });
+
+  it('POST /v1/rerank gives what `todeval rerank` gives for the same items, batched or one at a time', async () => {
+    const items = [
+      { id: 'inline', service: 'Alarm_1', context: 'Wake me up at 7.', actions: [{ act: 'CONFIRM', slot: 'new_alarm_time', values: ['7 am'] }], candidates: [{ system: 'a', text: 'Setting an alarm for 7 am?', likelihood: -1 }, { system: 'b', text: 'Okay.', likelihood: -0.5 }] },
+      ...turnIds.slice(0, 4).map((id, i) => ({ id: `t${i}`, dataset_id: id, candidates: [{ system: 'a', text: 'What city are you in?' }, { system: 'b', text: `Option ${i} is available at 5 pm.` }, { system: 'c', text: 'Sure.' }] })),
+    ];
+    writeFileSync(f('rr.jsonl'), items.map((i) => JSON.stringify(i)).join('\n') + '\n');
+    const cli = await runCli(['rerank', '-i', f('rr.jsonl'), '--dataset', 'sgd', ...data(), '--model', model, '--device', 'cpu', '-o', f('rr.json')]);
+    expect(cli.code).toBe(0);
+    const offline = JSON.parse(readFileSync(f('rr.json'), 'utf8')) as { signature: unknown; items: unknown[] };
+
+    const batched = await post(url('/v1/rerank'), { items }, { token: TOKEN });
+    expect(batched.status).toBe(200);
+    expect(batched.json.items).toEqual(offline.items);
+    expect(batched.json.signature).toEqual(offline.signature);
+    const single = await post(url('/v1/rerank'), items[0], { token: TOKEN });
+    expect(single.json.items).toEqual([offline.items[0]]);
+    const ordered = await post(url('/v1/rerank'), { items: [items[0]], systems: ['b', 'a'] }, { token: TOKEN });
+    expect(ordered.json.signature).toMatchObject({ systems: 'b,a' });
+  }, 120_000);
+
+  it('POST /v1/score gives the per-turn lines of `todeval score --out`, from the stored references', async () => {
+    const utterance = (i: number) => `Sure, what city and time? Option ${i}.`;
+    writeFileSync(f('sys.jsonl'), turnIds.map((id, i) => JSON.stringify({ id, utterance: utterance(i) })).join('\n') + '\n');
+    const cli = await runCli(['score', '--dataset', 'sgd', ...data(), '--limit', String(LIMIT), '--model', model, '--device', 'cpu', '--predictions', f('sys.jsonl'), '--references', f('refs.jsonl'), '--out', f('sys.out.jsonl')]);
+    expect(cli.code).toBe(0);
+    const offline = readJsonl(f('sys.out.jsonl')).slice(1);
+    const refsBefore = readFileSync(f('refs.jsonl'), 'utf8');
+
+    const served = await post(url('/v1/score'), { items: turnIds.slice(0, 8).map((id, i) => ({ id, dataset_id: id, utterance: utterance(i) })) }, { token: TOKEN });
+    expect(served.status).toBe(200);
+    expect(served.json.items).toEqual(offline.slice(0, 8));
+    expect(served.json.signature).toMatchObject({ metric: 'sgsacc-turns', validation: true, context: true });
+    expect(readFileSync(f('refs.jsonl'), 'utf8')).toBe(refsBefore); // all stored: nothing recomputed
+
+    // Inline actions with a ground truth: scored per action with probabilities.
+    const inline = await post(url('/v1/score'), { items: [{ id: 'x', service: 'Alarm_1', actions: [{ act: 'CONFIRM', slot: 'new_alarm_time', values: ['7 am'] }], utterance: 'Alarm at 7 am?', ground_truth: 'Confirm the alarm at 7 am.' }] }, { token: TOKEN });
+    expect(inline.status).toBe(200);
+    const [turn] = inline.json.items as { id: string; actions: { entailment: number; reference: string }[] }[];
+    expect(turn.id).toBe('x');
+    expect(turn.actions[0].entailment).toBeGreaterThanOrEqual(0);
+    expect(turn.actions[0].entailment).toBeLessThanOrEqual(1);
+  }, 120_000);
+
+  it('POST /v1/nli: probabilities per pair, identical pairs answered once', async () => {
+    const pairs = [
+      { premise: 'The flight leaves at 7 am.', hypothesis: 'The time is 7 am.' },
+      { premise: 'ok', hypothesis: 'The destination is Seattle.' },
+      { premise: 'The flight leaves at 7 am.', hypothesis: 'The time is 7 am.' },
+    ];
+    const r = await post(url('/v1/nli'), { pairs }, { token: TOKEN });
+    expect(r.status).toBe(200);
+    const results = r.json.results as { entailment: number; neutral: number; contradiction: number; label: string }[];
+    expect(results).toHaveLength(3);
+    for (const p of results) expect(p.entailment + p.neutral + p.contradiction).toBeCloseTo(1, 5);
+    expect(results[2]).toEqual(results[0]);
+    expect(results[1]).not.toEqual(results[0]);
+    // The library runner, as `todeval nli` runs it, gives the same probabilities.
+    const runner = await createNliRunner({ model, device: 'cpu' });
+    try {
+      const [p] = await runner.score([pairs[1]]);
+      expect({ ...p, label: argmaxLabel(p) }).toEqual(results[1]);
+    } finally {
+      await runner.close();
+    }
+  }, 60_000);
+
+  // Each malformed body and the field its 400 message must name.
+  const MALFORMED: [route: string, body: string, names: string][] = [
+    ['/v1/rerank', '{"items": []}', 'body/items'],
+    ['/v1/rerank', '{}', "required property 'items'"],
+    ['/v1/rerank', '{"items": [{"id": "a", "candidates": [{"system": "s", "text": "t"}]}]}', 'body/items/0'],
+    ['/v1/rerank', '{"items": [{"id": "a", "dataset_id": "x/1", "candidates": []}]}', 'body/items/0/candidates'],
+    ['/v1/rerank', '{"items": [{"id": "a", "dataset_id": "x/1", "candidates": [{"system": "s"}]}]}', 'body/items/0/candidates/0'],
+    ['/v1/rerank', '{"items": [{"id": "a", "dataset_id": "x/1", "candidates": [{"system": "s", "text": 5}]}]}', 'body/items/0/candidates/0/text'],
+    ['/v1/rerank', '{"items": [{"id": "a", "dataset_id": "x/1", "candidates": [{"system": "s", "text": "t", "likelihood": "high"}]}]}', 'body/items/0/candidates/0/likelihood'],
+    ['/v1/rerank', '{"items": [{"id": "a", "dataset_id": "x/1", "candidates": [{"system": "s", "text": "t", "score": 1}]}]}', 'body/items/0/candidates/0'],
+    ['/v1/rerank', '{"items": [{"id": "a", "dataset_id": "nope", "candidates": [{"system": "s", "text": "t"}]}]}', 'body/items/0/dataset_id'],
+    ['/v1/rerank', '{"items": [{"id": "a", "dataset_id": "nope/1", "candidates": [{"system": "s", "text": "t"}]}]}', 'body/items/0 (item a): dataset_id "nope/1"'],
+    ['/v1/rerank', '{"items": [{"id": "a", "service": "Alarm_1", "actions": [{"act": "INFROM", "slot": "new_alarm_time", "values": []}], "candidates": [{"system": "s", "text": "t"}]}]}', 'body/items/0 (item a): no sgd rule covers act "INFROM"'],
+    ['/v1/rerank', '{"items": [{"id": "a", "actions": [{"act": "INFORM", "slot": "new_alarm_time", "values": ["7"]}], "candidates": [{"system": "s", "text": "t"}]}]}', 'body/items/0 (item a): action INFORM(new_alarm_time) names no service'],
+    ['/v1/rerank', '{"items": [{"id": "a", "service": "Alarm_1", "actions": [{"act": "INFORM", "slot": "new_alarm_time", "values": "7"}], "candidates": [{"system": "s", "text": "t"}]}]}', 'body/items/0/actions/0/values'],
+    ['/v1/rerank', `{"items": [${Array(9).fill('{"id": "a", "dataset_id": "x/1", "candidates": [{"system": "s", "text": "t"}]}').join(',')}]}`, 'body/items must NOT have more than 8 items'],
+    ['/v1/rerank', `{"items": [{"id": "a", "dataset_id": "x/1", "candidates": [${Array(5).fill('{"system": "s", "text": "t"}').join(',')}]}]}`, 'body/items/0/candidates must NOT have more than 4 items'],
+    ['/v1/rerank', '{"items": [{"id": "a", "dataset_id": "DS/1", "candidates": [{"system": "s", "text": "t"}]}, {"id": "a", "dataset_id": "DS/1", "candidates": [{"system": "s", "text": "u"}]}]}', 'body/items/1/id: duplicate item id "a"'],
+    ['/v1/rerank', '{"items": [{"id": "a", "dataset_id": "DS/1", "candidates": [{"system": "s", "text": "t"}]}], "systems": ["zzz"]}', 'body/systems names "zzz"'],
+    ['/v1/rerank', '{"items": [{"id": "", "dataset_id": "DS/1", "candidates": [{"system": "s", "text": "t"}]}]}', 'body/items/0/id'],
+    ['/v1/score', '{"items": [{"id": "a", "dataset_id": "DS/1"}]}', "body/items/0 must have required property 'utterance'"],
+    ['/v1/score', '{"items": [{"id": "a", "utterance": "hi"}]}', 'body/items/0'],
+    ['/v1/score', '{"items": [{"id": "a", "dataset_id": "DS/1", "utterance": ["hi"]}]}', 'body/items/0/utterance'],
+    ['/v1/nli', '{"pairs": [{"premise": "a"}]}', "body/pairs/0 must have required property 'hypothesis'"],
+    ['/v1/nli', '{"pairs": [{"premise": null, "hypothesis": "b"}]}', 'body/pairs/0/premise'],
+    ['/v1/nli', '{"pairs": {"premise": "a", "hypothesis": "b"}}', 'body/pairs must be array'],
+    ['/v1/nli', '[]', 'body must be object'],
+    ['/v1/nli', '{"pairs": [', 'JSON'],
+    ['/v1/nli', '', 'empty'],
+  ];
+
+  it(`answers ${MALFORMED.length} malformed bodies with 400 and a message naming the field`, async () => {
+    expect(MALFORMED.length).toBeGreaterThanOrEqual(15);
+    for (const [route, raw, names] of MALFORMED) {
+      const r = await post(url(route), undefined, { token: TOKEN, raw: raw.replaceAll('DS/1', turnIds[0]) });
+      expect({ route, raw, status: r.status }).toEqual({ route, raw, status: 400 });
+      expect(r.json.message, raw).toContain(names);
+    }
+    // Not JSON at all: 415, and a body past --max-body-bytes: 413.
+    expect((await post(url('/v1/nli'), undefined, { token: TOKEN, raw: 'pairs=1', contentType: 'application/x-www-form-urlencoded' })).status).toBe(415);
+  });
+
+  it('serves the documented Python clients (urllib; requests when installed) in a generation loop', async () => {
+    const doc = readFileSync(path.join(REPO_ROOT, 'docs', 'serve.md'), 'utf8');
+    const block = (marker: string) => {
+      const m = new RegExp(`<!-- ${marker} -->\\n\`\`\`python\\n([\\s\\S]*?)\`\`\``).exec(doc);
+      expect(m, `docs/serve.md has a python block after <!-- ${marker} -->`).not.toBeNull();
+      return m![1];
+    };
+    const env = { ...process.env, TODEVAL_URL: server.url, TODEVAL_TOKEN: TOKEN };
+    const run = async (marker: string) => {
+      writeFileSync(f(`${marker}.py`), block(marker));
+      const { stdout } = await exec('python3', [f(`${marker}.py`)], { env });
+      const lines = stdout.trim().split('\n').map((l) => JSON.parse(l) as { id: string; chosen: { system: string; fidelity: number }; fidelity: number[] });
+      expect(lines.map((l) => l.id)).toEqual(['turn-0', 'turn-1', 'turn-2']);
+      for (const l of lines) {
+        expect(['model-a', 'model-b']).toContain(l.chosen.system);
+        expect(l.chosen.fidelity).toBe(Math.max(...l.fidelity));
+      }
+      return lines;
+    };
+    const stdlib = await run('stdlib-client');
+    const hasRequests = await exec('python3', ['-c', 'import requests']).then(() => true, () => false);
+    if (hasRequests) expect(await run('requests-client')).toEqual(stdlib);
+    else console.warn('[skip] python3 has no `requests`: only the urllib client was run');
+  }, 60_000);
+
+  it('a few hundred fuzzed bodies: no 5xx, the server stays up', async () => {
+    const tally = await runFuzz(server.url, fuzzRequests(300, { seed: 7, datasetId: turnIds[0], maxItems: 8 }), { token: TOKEN, concurrency: 4 });
+    expect(tally.failures).toEqual([]);
+    expect(tally.byStatus[400]).toBeGreaterThan(100);
+    expect((await fetch(url('/healthz'))).status).toBe(200);
+  }, 120_000);
+
+  it('GET /metrics: Prometheus text with requests, latencies, batch sizes, queue depth, cache hits, pairs/s', async () => {
+    const res = await fetch(url('/metrics'), { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/plain');
+    const text = await res.text();
+    expect(text).toMatch(/todeval_http_requests_total\{route="\/v1\/rerank",status="200"\} [1-9]/);
+    expect(text).toMatch(/todeval_http_requests_total\{route="\/v1\/nli",status="401"\} [1-9]/);
+    expect(text).toMatch(/todeval_http_request_duration_seconds_count\{route="\/v1\/score"\} [1-9]/);
+    expect(text).toMatch(/todeval_nli_batch_size_count [1-9]/);
+    expect(text).toMatch(/todeval_nli_cache_hits_total [1-9]/);
+    expect(text).toMatch(/todeval_nli_queue_pairs 0/);
+    expect(text).toMatch(/todeval_nli_pairs_per_second \d/);
+    // One JSON log line per request.
+    const logged = server.stdout().trim().split('\n').map((l) => JSON.parse(l) as { msg: string; status?: number; url?: string });
+    expect(logged.filter((l) => l.msg === 'request' && l.url === '/healthz')).toHaveLength(2);
+  });
+
+  it('refuses to listen off loopback without a token, before loading anything', async () => {
+    const r = await runCli(['serve', '--host', '0.0.0.0', '--port', '0', '--model', '/nonexistent'], { TODEVAL_TOKEN: '' });
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim()).toBe('todeval: --host 0.0.0.0 is reachable from other machines: give --token (or set TODEVAL_TOKEN) so requests must carry it');
+  });
+
+  it('503 with Retry-After when the pending pairs would pass --max-pending-pairs; 503 past --timeout-ms, then the retry is served from the cache', async () => {
+    const small = await spawnServe(['--model', model, '--device', 'cpu', ...data(), '--max-pending-pairs', '40', '--timeout-ms', '1', '--log-level', 'warn']);
+    try {
+      const pairs = (k: number) => Array.from({ length: 30 }, (_, i) => ({ premise: `Request ${k}: the train to city number ${i} leaves at ${i} pm from platform ${k}.`, hypothesis: `The time is ${i} pm.` }));
+      expect((await post(`${small.url}/v1/nli`, { pairs: [...pairs(0), ...pairs(1)] })).status).toBe(413);
+      const answers = await Promise.all(Array.from({ length: 8 }, (_, k) => post(`${small.url}/v1/nli`, { pairs: pairs(k) })));
+      const overloaded = answers.filter((a) => a.status === 503 && /pending/.test(a.json.message ?? ''));
+      const timedOut = answers.filter((a) => a.status === 503 && /timeout-ms/.test(a.json.message ?? ''));
+      expect(overloaded.length).toBeGreaterThan(0);
+      expect(timedOut.length).toBeGreaterThan(0);
+      expect(overloaded.length + timedOut.length).toBe(8);
+      for (const a of [...overloaded, ...timedOut]) expect(Number(a.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      // Once the admitted work is done, its pairs are cached: the same request is answered at once.
+      const k = answers.findIndex((a) => timedOut.includes(a));
+      let again: Answer | undefined;
+      for (let i = 0; i < 100 && again?.status !== 200; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        again = await post(`${small.url}/v1/nli`, { pairs: pairs(k) });
+      }
+      expect(again?.status).toBe(200);
+      expect((await fetch(`${small.url}/healthz`).then((r) => r.json()) as { pendingPairs: number }).pendingPairs).toBe(0);
+    } finally {
+      expect(await small.stop()).toBe(0);
+    }
+  }, 60_000);
+
+  it('SIGTERM with requests in flight: all answered, the pair cache flushed, exit 0', async () => {
+    const cache = f('nli-cache.jsonl');
+    const busy = await spawnServe(['--model', model, '--device', 'cpu', ...data(), '--cache', cache, '--threads', '1', '--batch-size', '1', '--log-level', 'warn']);
+    const n = 6;
+    const per = 60;
+    const long = 'The restaurant downtown serves Italian food and has outdoor seating with a view of the river. '.repeat(12);
+    const answers = Array.from({ length: n }, (_, k) =>
+      post(`${busy.url}/v1/nli`, { pairs: Array.from({ length: per }, (_, i) => ({ premise: `${k}/${i}: ${long}`, hypothesis: `The price is ${i} dollars.` })) }),
+    );
+    // Wait until every request is admitted (its pairs reserved), then stop the server under them.
+    let reserved = 0;
+    for (let i = 0; i < 400 && reserved < n * per; i++) {
+      const health = (await fetch(`${busy.url}/healthz`).then((r) => r.json())) as { pendingPairs: number };
+      reserved = health.pendingPairs;
+      if (reserved < n * per) await new Promise((r) => setTimeout(r, 5));
+    }
+    expect(reserved).toBe(n * per);
+    const code = await busy.stop();
+    const results = await Promise.all(answers);
+    expect(results.map((r) => r.status)).toEqual(Array(n).fill(200));
+    expect(code).toBe(0);
+    expect(busy.stderr()).toContain('stopped, NLI cache flushed');
+    expect(readFileSync(cache, 'utf8').trim().split('\n')).toHaveLength(n * per);
+  }, 60_000);
+});
