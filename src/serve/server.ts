@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import type { DatasetName } from '../adapters/load.js';
-import type { RecordStore, SgsaccData, TurnReferences } from '../metrics/sgsacc/index.js';
+import type { RecordStore, ReferenceSelection, SgsaccData, TurnReferences } from '../metrics/sgsacc/index.js';
 import type { NliRunner } from '../nli/runner.js';
 import { InputError } from '../util/errors.js';
 import { buildApp } from './app.js';
@@ -24,6 +24,7 @@ export interface ServerConfig {
   dataset: DatasetName;
   context: boolean;
   validation: boolean;
+  referenceSelection: ReferenceSelection;
   references?: RecordStore<TurnReferences>;
 }
 
@@ -54,6 +55,7 @@ export async function startServer(cfg: ServerConfig): Promise<RunningServer> {
     dataset: cfg.dataset,
     context: cfg.context,
     validation: cfg.validation,
+    referenceSelection: cfg.referenceSelection,
     references: cfg.references,
     limits: cfg.limits,
     pairsPerSecond: () => cfg.metrics.pairsPerSecond(),

@@ -1,6 +1,6 @@
 import type { DatasetName } from '../adapters/load.js';
 import type { Turn } from '../adapters/types.js';
-import { referencesSignature, runSgsacc, scoreTurns, selectReferences, type RecordStore, type SgsaccData, type SgsaccTurn, type TurnReferences, type TurnScore } from '../metrics/sgsacc/index.js';
+import { referencesSignature, runSgsacc, type ReferenceSelection, scoreTurns, selectReferences, type RecordStore, type SgsaccData, type SgsaccTurn, type TurnReferences, type TurnScore } from '../metrics/sgsacc/index.js';
 import type { NliRunner } from '../nli/runner.js';
 import { argmaxLabel, type NliLabel, type NliPair, type NliProbs } from '../nli/types.js';
 import { makeSignature, type Signature } from '../report/signature.js';
@@ -24,6 +24,8 @@ export interface ServiceConfig {
   context: boolean;
   /** Validate references against the ground truth (score). */
   validation: boolean;
+  /** How score picks each action's entailment reference (score --reference-selection). */
+  referenceSelection: ReferenceSelection;
   /** Stored references (`--references`) for dataset turns; extended with the turns computed here. */
   references?: RecordStore<TurnReferences>;
   limits: ServeLimits;
@@ -77,7 +79,7 @@ export class FaithfulnessService {
 
   async score(raws: RawScoreItem[]): Promise<{ signature: Signature; items: TurnScore[] }> {
     refuseDuplicateIds(raws);
-    const options = { validation: this.config.validation, context: this.config.context };
+    const options = { validation: this.config.validation, context: this.config.context, referenceSelection: this.config.referenceSelection };
     const resolved = raws.map((raw, i) => {
       const at = `body/items/${i}`;
       const turn = turnFromRawItem(raw, this.resolver, BODY, at, raw.ground_truth ?? '');

@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import type { DatasetName } from '../../adapters/load.js';
-import { loadSgsaccData, RecordStore, referencesSignature, type TurnReferences } from '../../metrics/sgsacc/index.js';
+import { loadSgsaccData, RecordStore, referencesSignature, type ReferenceSelection, type TurnReferences } from '../../metrics/sgsacc/index.js';
 import { createNliRunner, type NliRunner } from '../../nli/runner.js';
 import { DEFAULT_LIMITS, type ServeLimits } from '../../serve/limits.js';
 import { ServeMetrics } from '../../serve/metrics.js';
@@ -8,6 +8,7 @@ import { checkBinding, startServer } from '../../serve/server.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
 import { addDatasetOptions, datasetDataDir, datasetLoadOptions, positiveInt, type DatasetFlags } from '../options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
+import { referenceSelectionOption } from '../sgsacc-options.js';
 
 interface ServeFlags extends NliCliFlags, DatasetFlags {
   dataset: DatasetName;
@@ -18,6 +19,7 @@ interface ServeFlags extends NliCliFlags, DatasetFlags {
   references?: string;
   context: boolean;
   validation: boolean;
+  referenceSelection: ReferenceSelection;
   maxBodyBytes: number;
   maxItems: number;
   maxCandidates: number;
@@ -44,6 +46,7 @@ export function register(program: Command): void {
     .option('--references <file>', 'stored references (JSONL, as `score --references` writes) for /v1/score dataset turns; extended with new turns')
     .option('--no-context', 'do not retry with context + slot description in the premise')
     .option('--no-validation', '/v1/score keeps turns whose ground truth fails validation')
+    .addOption(referenceSelectionOption())
     .option('--max-body-bytes <n>', 'largest request body', positiveInt('--max-body-bytes'), DEFAULT_LIMITS.maxBodyBytes)
     .option('--max-items <n>', 'items per rerank/score request', positiveInt('--max-items'), DEFAULT_LIMITS.maxItems)
     .option('--max-candidates <n>', 'candidates per rerank item', positiveInt('--max-candidates'), DEFAULT_LIMITS.maxCandidates)
@@ -85,7 +88,7 @@ async function runServe(flags: ServeFlags): Promise<void> {
       ? RecordStore.open<TurnReferences>(
           flags.references,
           'todeval-sgsacc-references',
-          referencesSignature({ model: runner.modelSignature, rulesHash: data.rulesHash, dataset: flags.dataset, source: data.loaded.source, validation: flags.validation, context: flags.context }),
+          referencesSignature({ model: runner.modelSignature, rulesHash: data.rulesHash, dataset: flags.dataset, source: data.loaded.source, validation: flags.validation, context: flags.context, referenceSelection: flags.referenceSelection }),
         )
       : undefined;
     server = await startServer({
@@ -100,6 +103,7 @@ async function runServe(flags: ServeFlags): Promise<void> {
       dataset: flags.dataset,
       context: flags.context,
       validation: flags.validation,
+      referenceSelection: flags.referenceSelection,
       references,
     });
   } catch (e) {
