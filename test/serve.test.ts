@@ -96,7 +96,7 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
     expect(single.json.items).toEqual([offline.items[0]]);
     const ordered = await post(url('/v1/rerank'), { items: [items[0]], systems: ['b', 'a'] }, { token: TOKEN });
     expect(ordered.json.signature).toMatchObject({ systems: 'b,a' });
-  }, 120_000);
+  }, 180_000);
 
   it('POST /v1/score gives the per-turn lines of `todeval score --out`, from the stored references', async () => {
     const utterance = (i: number) => `Sure, what city and time? Option ${i}.`;
@@ -119,7 +119,7 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
     expect(turn.id).toBe('x');
     expect(turn.actions[0].entailment).toBeGreaterThanOrEqual(0);
     expect(turn.actions[0].entailment).toBeLessThanOrEqual(1);
-  }, 120_000);
+  }, 180_000);
 
   it('POST /v1/nli: probabilities per pair, identical pairs answered once', async () => {
     const pairs = [
@@ -142,7 +142,7 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
     } finally {
       await runner.close();
     }
-  }, 60_000);
+  }, 180_000);
 
   // Each malformed body and the field its 400 message must name.
   const MALFORMED: [route: string, body: string, names: string][] = [
@@ -209,14 +209,14 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
     const hasRequests = await exec('python3', ['-c', 'import requests']).then(() => true, () => false);
     if (hasRequests) expect(await run('requests-client')).toEqual(stdlib);
     else console.warn('[skip] python3 has no `requests`: only the urllib client was run');
-  }, 60_000);
+  }, 180_000);
 
   it('a few hundred fuzzed bodies: no 5xx, the server stays up', async () => {
     const tally = await runFuzz(server.url, fuzzRequests(300, { seed: 7, datasetId: turnIds[0], maxItems: 8 }), { token: TOKEN, concurrency: 4 });
     expect(tally.failures).toEqual([]);
     expect(tally.byStatus[400]).toBeGreaterThan(100);
     expect((await fetch(url('/healthz'))).status).toBe(200);
-  }, 120_000);
+  }, 180_000);
 
   it('GET /metrics: Prometheus text with requests, latencies, batch sizes, queue depth, cache hits, pairs/s', async () => {
     const res = await fetch(url('/metrics'), { headers: { authorization: `Bearer ${TOKEN}` } });
@@ -265,7 +265,7 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
     } finally {
       expect(await small.stop()).toBe(0);
     }
-  }, 60_000);
+  }, 180_000);
 
   it('SIGTERM with requests in flight: all answered, the pair cache flushed, exit 0', async () => {
     const cache = f('nli-cache.jsonl');
@@ -290,5 +290,5 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
     expect(code).toBe(0);
     expect(busy.stderr()).toContain('stopped, NLI cache flushed');
     expect(readFileSync(cache, 'utf8').trim().split('\n')).toHaveLength(n * per);
-  }, 60_000);
+  }, 180_000);
 });
