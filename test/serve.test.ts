@@ -48,7 +48,7 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
   beforeAll(async () => {
     model = getSensitiveTinyModelDir();
     // The CLI's own results first: stored references and per-turn scores of a system.
-    const gold = await runCli(['score', '--dataset', 'sgd', ...data(), '--limit', String(LIMIT), '--model', model, '--device', 'cpu', '--references', f('refs.jsonl'), '--out', f('gold.jsonl')]);
+    const gold = await runCli(['score', '--dataset', 'sgd', ...data(), '--limit', String(LIMIT), '--model', model, '--device', 'cpu', '--references', f('refs.jsonl'), '--turns', f('gold.jsonl')]);
     expect(gold.code).toBe(0);
     turnIds = readJsonl(f('gold.jsonl')).slice(1).map((t) => t.id as string);
     server = await spawnServe(['--model', model, '--device', 'cpu', ...data(), '--references', f('refs.jsonl'), '--max-items', '8', '--max-candidates', '4'], { TODEVAL_TOKEN: TOKEN });
@@ -101,7 +101,7 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
   it('POST /v1/score gives the per-turn lines of `todeval score --out`, from the stored references', async () => {
     const utterance = (i: number) => `Sure, what city and time? Option ${i}.`;
     writeFileSync(f('sys.jsonl'), turnIds.map((id, i) => JSON.stringify({ id, utterance: utterance(i) })).join('\n') + '\n');
-    const cli = await runCli(['score', '--dataset', 'sgd', ...data(), '--limit', String(LIMIT), '--model', model, '--device', 'cpu', '--predictions', f('sys.jsonl'), '--references', f('refs.jsonl'), '--out', f('sys.out.jsonl')]);
+    const cli = await runCli(['score', '--dataset', 'sgd', ...data(), '--limit', String(LIMIT), '--model', model, '--device', 'cpu', '-i', f('sys.jsonl'), '--references', f('refs.jsonl'), '--turns', f('sys.out.jsonl')]);
     expect(cli.code).toBe(0);
     const offline = readJsonl(f('sys.out.jsonl')).slice(1);
     const refsBefore = readFileSync(f('refs.jsonl'), 'utf8');
