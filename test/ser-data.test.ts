@@ -55,7 +55,8 @@ describe.skipIf(!hasShared('data', 'sgd', 'test', 'dialogues_001.json'))('SER on
     // Only 20 of the slice's turns have a prediction: refused without --allow-missing.
     const refused = await cli('ser', '--dataset', 'sgd', '--dialogues', sgdFile, '--schema', sgdSchema, '--limit', '400', '--predictions', good);
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toMatch(new RegExp(`^todeval: ${good}: \\d+ turns have no prediction .*--allow-missing to score the others\n$`));
+    // ...and one id matches no turn: that is said first, with the nearest valid ids.
+    expect(refused.stderr).toMatch(new RegExp(`^todeval: ${good}: 1 prediction ids match no turn of .*first: nope/1; .*\\); \\d+ turns have no prediction; pass --allow-missing or --skip-invalid to score the others\n$`));
     const ok = await cli('ser', '--dataset', 'sgd', '--dialogues', sgdFile, '--schema', sgdSchema, '--limit', '400', '--predictions', good, '--json', json, '--allow-missing');
     expect(ok.code).toBe(0);
     expect(ok.stdout).toMatch(/^SER 25\.00% \(5 of 20 utterances/);

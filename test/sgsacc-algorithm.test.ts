@@ -286,6 +286,34 @@ describe('stored references and resume', () => {
     expect(() => RecordStore.open(file, 'todeval-sgsacc-references', other)).toThrow(/rules: r1 vs r2/);
   });
 
+  it('a --references file shorter than --turns is completed first: every count is what was computed (was: ground truth over fewer turns, references.computed = all)', async () => {
+    const refs = path.join(dir, 'short-refs.jsonl');
+    const out = path.join(dir, 'long-out.jsonl');
+    const four = [turns[0], turns[1], { ...turns[0], id: 'd2/1' }, { ...turns[1], id: 'd2/3' }];
+    const full = await runSgsacc(four, utterances(four), {
+      ...ON,
+      scorer: new FakeWordOverlapNli(),
+      references: RecordStore.open(refs, 'todeval-sgsacc-references', sig),
+      results: RecordStore.open(out, 'todeval-sgsacc-turns', sig),
+    });
+    expect(full.counts).toEqual({ resumed: 0, referencesComputed: 4, referencesReused: 0, referencesMissing: 0 });
+    // The references file loses its last two turns (an older run, another slice): --turns still has all four.
+    writeFileSync(refs, readFileSync(refs, 'utf8').trim().split('\n').slice(0, 3).join('\n') + '\n');
+    const resumed = await runSgsacc(four, utterances(four), {
+      ...ON,
+      scorer: new FakeWordOverlapNli(),
+      references: RecordStore.open(refs, 'todeval-sgsacc-references', sig),
+      results: RecordStore.open(out, 'todeval-sgsacc-turns', sig),
+    });
+    expect(resumed.counts).toEqual({ resumed: 4, referencesComputed: 2, referencesReused: 2, referencesMissing: 0 });
+    expect(resumed.references.map((r) => r?.groundTruth)).toEqual(full.references.map((r) => r?.groundTruth));
+    expect(RecordStore.open(refs, 'todeval-sgsacc-references', sig).done.size).toBe(4); // the store is whole again
+
+    // Without a store, resumed turns have no references: counted as missing, never as computed.
+    const bare = await runSgsacc(four, utterances(four), { ...ON, scorer: new FakeWordOverlapNli(), results: RecordStore.open(out, 'todeval-sgsacc-turns', sig) });
+    expect(bare.counts).toEqual({ resumed: 4, referencesComputed: 0, referencesReused: 0, referencesMissing: 4 });
+  });
+
   it('resumes: turns already in --out are not recomputed, a torn last line is', async () => {
     const out = path.join(dir, 'out.jsonl');
     const nli1 = new FakeWordOverlapNli();

@@ -1,7 +1,9 @@
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { SchemaIndex } from '../schema/schema-index.js';
+import { Ajv, type ValidateFunction } from 'ajv';
 import { InputError } from '../util/errors.js';
+import { readPackageJson } from '../util/package-file.js';
 import { readJsonFile } from '../util/json-file.js';
 import type { InvalidCollector } from './collect.js';
 import { checkActionAgainstSchema, requireUtterance } from './validate.js';
@@ -66,6 +68,16 @@ function checkSgdShape(raw: unknown, file: string): SgdDialogue[] {
     );
   }
   return raw as SgdDialogue[];
+}
+
+let actionValidator: ValidateFunction | undefined;
+
+/** Why an SGD action breaks schemas/sgd-action.schema.json (ajv's first error), or undefined. */
+export function sgdActionTypeError(action: unknown): string | undefined {
+  actionValidator ??= new Ajv({ allErrors: false, strict: false }).compile(readPackageJson<Record<string, unknown>>('schemas', 'sgd-action.schema.json'));
+  if (actionValidator(action)) return undefined;
+  const e = actionValidator.errors?.[0];
+  return `${e?.instancePath ? `${e.instancePath.slice(1)} ` : ''}${e?.message ?? 'is invalid'} (schemas/sgd-action.schema.json)`;
 }
 
 function stringValues(v: unknown[] | undefined): string[] {
@@ -140,8 +152,12 @@ function sgdSystemTurn(d: SgdDialogue, ti: number, schema: SchemaIndex, file: st
       throw new InputError('frame without service/actions', { file, where });
     }
     services.push(f.service);
-    for (const a of f.actions) {
+    for (const [k, a] of f.actions.entries()) {
       if (typeof a?.act !== 'string') throw new InputError('action without act', { file, where });
+      // Types the reading below would otherwise coerce or drop: "values": "lemon" (a string, not a
+      // list) gave the action no candidates and took it out of every denominator without a word.
+      const typeError = sgdActionTypeError(a);
+      if (typeError) throw new InputError(`${f.service} action ${k} (${a.act}): ${typeError}`, { file, where });
       if (!SGD_SYSTEM_ACTS.has(a.act)) {
         throw new InputError(`unknown SGD system act "${a.act}" (SGD has ${[...SGD_SYSTEM_ACTS].join(', ')})`, { file, where });
       }

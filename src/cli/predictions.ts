@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { loadPredictions } from '../metrics/predictions.js';
+import { describeUnmatchedIds, loadPredictions } from '../metrics/predictions.js';
 import { InputError } from '../util/errors.js';
 import { addInputOption, reportSkipped } from './options.js';
 
@@ -16,15 +16,35 @@ export function addPredictionsOptions(cmd: Command): Command {
 export function readPredictionsFlag(file: string, skipInvalid: boolean | undefined): Map<string, string> {
   const loaded = loadPredictions(file, { skipInvalid });
   reportSkipped('prediction', loaded.invalid);
+  for (const note of loaded.oversize.slice(0, 3)) process.stderr.write(`todeval: warning: ${file}: ${note} (the NLI model reads 512 tokens)\n`);
+  if (loaded.oversize.length > 3) process.stderr.write(`todeval: warning: ${file}: ${loaded.oversize.length - 3} more utterances cut\n`);
   return loaded.byId;
 }
 
 /**
  * Scores over fewer turns than the reference set are not comparable, so missing predictions stop
- * the run unless --allow-missing; this refusal comes before any notice so it is the only line.
- * Ids that match no turn (a typo, another split) are worth a notice but not a refusal.
+ * the run unless --allow-missing; ids that match no turn (a typo, another split, ids numbered by
+ * system-turn order) stop it too unless --allow-missing or --skip-invalid, with the first few, the
+ * nearest valid ids and what the ids should look like. The refusal comes before any notice so it is
+ * the only line.
  */
-export function checkPredictionIds(c: { file: string; missing: string[]; extra: string[]; source: string; allowMissing?: boolean }): void {
+export function checkPredictionIds(c: {
+  file: string;
+  missing: string[];
+  extra: string[];
+  source: string;
+  validIds: readonly string[];
+  allowMissing?: boolean;
+  skipInvalid?: boolean;
+}): void {
+  if (c.extra.length > 0 && !c.allowMissing && !c.skipInvalid) {
+    const alsoMissing = c.missing.length > 0 ? `; ${c.missing.length} turns have no prediction` : '';
+    throw new InputError(
+      `${c.extra.length} prediction ids match no turn of ${c.source} (${describeUnmatchedIds(c.extra, c.validIds)})${alsoMissing}; ` +
+        'pass --allow-missing or --skip-invalid to score the others',
+      { file: c.file },
+    );
+  }
   if (c.missing.length > 0 && !c.allowMissing) {
     throw new InputError(
       `${c.missing.length} turns have no prediction (first: ${c.missing.slice(0, 3).join(', ')}); pass --allow-missing to score the others`,

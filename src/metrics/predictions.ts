@@ -2,6 +2,7 @@ import { Ajv, type ValidateFunction, type ErrorObject } from 'ajv';
 import { InputError } from '../util/errors.js';
 import { readTextFile } from '../util/json-file.js';
 import { readPackageJson } from '../util/package-file.js';
+import { MAX_PAIR_TEXT_CHARS } from '../nli/limits.js';
 
 /**
  * Generated utterances keyed by turn id. Three layouts are accepted because systems publish all
@@ -12,6 +13,8 @@ export type PredictionsFormat = 'jsonl' | 'json-array' | 'json-object';
 
 export interface LoadedPredictions {
   file: string;
+  /** One note per utterance cut to MAX_PAIR_TEXT_CHARS (`<where>: utterance of N characters cut to M`). */
+  oversize: string[];
   format: PredictionsFormat;
   byId: Map<string, string>;
   /** Records rejected under skipInvalid (each names file and line/index). */
@@ -75,10 +78,17 @@ export function loadPredictions(file: string, opts: { skipInvalid?: boolean } = 
     if (!opts.skipInvalid) throw err;
     invalid.push(err);
   };
+  const oversize: string[] = [];
   const put = (id: string, utterance: string, where: string): void => {
     if (byId.has(id)) {
       reject(new InputError(`duplicate prediction id "${id}"`, { file, where }));
       return;
+    }
+    if (utterance.length > MAX_PAIR_TEXT_CHARS) {
+      // Cut here, before any premise string is built from it: the NLI model reads 512 tokens, so the
+      // scores are the same, and a 50 MB utterance no longer runs the process out of memory.
+      oversize.push(`${where}: utterance of ${utterance.length} characters cut to ${MAX_PAIR_TEXT_CHARS}`);
+      utterance = utterance.slice(0, MAX_PAIR_TEXT_CHARS);
     }
     byId.set(id, utterance);
   };
@@ -99,13 +109,13 @@ export function loadPredictions(file: string, opts: { skipInvalid?: boolean } = 
       const r = item as { id: string; utterance: string };
       put(r.id, r.utterance, `${where} (id ${r.id})`);
     });
-    return { file, format: 'json-array', byId, invalid };
+    return { file, format: 'json-array', byId, invalid, oversize };
   }
 
   if (wholeParsed && !looksLikeRecord(parsed)) {
     if (!whole(parsed)) throw new InputError(describeObjectError(parsed, whole.errors), { file });
-    for (const [id, utterance] of Object.entries(parsed as Record<string, string>)) byId.set(id, utterance);
-    return { file, format: 'json-object', byId, invalid };
+    for (const [id, utterance] of Object.entries(parsed as Record<string, string>)) put(id, utterance, `id ${id}`);
+    return { file, format: 'json-object', byId, invalid, oversize };
   }
 
   // JSONL: validated line by line so the error names the line.
@@ -129,7 +139,7 @@ export function loadPredictions(file: string, opts: { skipInvalid?: boolean } = 
     put(r.id, r.utterance, `${where} (id ${r.id})`);
   }
   if (byId.size === 0 && invalid.length === 0) throw new InputError('no predictions in file', { file });
-  return { file, format: 'jsonl', byId, invalid };
+  return { file, format: 'jsonl', byId, invalid, oversize };
 }
 
 /** Missing and extra ids, both sorted, so neither kind of mismatch is ever silently dropped. */
@@ -138,4 +148,63 @@ export function comparePredictionIds(predictions: Map<string, string>, expectedI
   const missing = [...expected].filter((id) => !predictions.has(id)).sort();
   const extra = [...predictions.keys()].filter((id) => !expected.has(id)).sort();
   return { missing, extra };
+}
+
+/** `<dialogue>/<index>`, also read from the slips `<dialogue>:<index>` and `<dialogue>#<index>`. */
+function splitTurnId(id: string): { dialogue: string; index: number; separator: string } | undefined {
+  const m = /^(.+?)([/:#])(\d+)$/.exec(id);
+  return m ? { dialogue: m[1], separator: m[2], index: Number(m[3]) } : undefined;
+}
+
+/**
+ * Why prediction ids match no turn, for the one-line error: the first few, the nearest valid id of
+ * each, and what the ids should look like. Two slips are recognised: another separator
+ * (`1_00000:1`), and ids numbered by system-turn order, which land on USER turns because a turn
+ * index counts every turn of the dialogue.
+ */
+export function describeUnmatchedIds(extra: readonly string[], validIds: readonly string[], show = 3): string {
+  const valid = new Set(validIds);
+  const byDialogue = new Map<string, number[]>();
+  for (const id of validIds) {
+    const p = splitTurnId(id);
+    if (!p) continue;
+    let list = byDialogue.get(p.dialogue);
+    if (!list) byDialogue.set(p.dialogue, (list = []));
+    list.push(p.index);
+  }
+  const nearest = (id: string): string | undefined => {
+    const p = splitTurnId(id);
+    const indices = p && byDialogue.get(p.dialogue);
+    if (p && indices) {
+      const best = indices.reduce((a, b) => (Math.abs(b - p.index) < Math.abs(a - p.index) ? b : a));
+      return `${p.dialogue}/${best}`;
+    }
+    // Unknown dialogue: the valid id sharing the longest prefix.
+    let bestId: string | undefined;
+    let bestLen = 0;
+    for (const v of validIds) {
+      let n = 0;
+      while (n < v.length && n < id.length && v[n] === id[n]) n++;
+      if (n > bestLen) [bestId, bestLen] = [v, n];
+    }
+    return bestId;
+  };
+  const first = extra.slice(0, show);
+  const near = first.map(nearest).filter((x): x is string => x !== undefined);
+  const parts = [`first: ${first.join(', ')}${near.length > 0 ? `; nearest valid: ${near.join(', ')}` : ''}`];
+  const parsed = extra.map(splitTurnId);
+  if (parsed.some((p) => p && p.separator !== '/')) {
+    parts.push('ids take a slash: "<dialogue_id>/<turn index>", e.g. "' + (validIds[0] ?? '1_00000/1') + '"');
+  } else {
+    const onOtherTurns = parsed.filter((p) => p && p.separator === '/' && byDialogue.has(p.dialogue)).length;
+    if (onOtherTurns > 0 && onOtherTurns >= extra.length / 2) {
+      parts.push(
+        'these dialogues exist but those turns are not system turns: the turn index counts every turn of the dialogue ' +
+          '(USER turns too), so ids numbered by system-turn order land on USER turns',
+      );
+    } else {
+      parts.push('ids are "<dialogue_id>/<turn index>" with the index into the dialogue\'s turns, as `todeval refs` writes them');
+    }
+  }
+  return parts.join('; ');
 }

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { MissingResourceError } from '../util/errors.js';
+import { capPairText } from './limits.js';
 
 /** One encoded (premise, hypothesis) pair, ready to pad into a batch. */
 export interface EncodedPair {
@@ -77,8 +78,11 @@ export class PairTokenizer {
   }
 
   encodePair(premise: string, hypothesis: string): EncodedPair {
-    let p = this.textIds(premise);
-    let h = this.textIds(hypothesis);
+    // Both sides are cut to their first MAX_PAIR_TEXT_CHARS characters before tokenizing: far more
+    // than the model's 512 tokens, so the kept tokens are the same, and a 50 MB utterance never
+    // reaches the tokenizer (or its memo) whole.
+    let p = this.textIds(capPairText(premise));
+    let h = this.textIds(capPairText(hypothesis));
     const room = this.maxLength - 4; // <s> ... </s></s> ... </s>
     let premiseTruncated = 0;
     let hypothesisTruncated = 0;
@@ -108,3 +112,4 @@ export class PairTokenizer {
     return this.tokenizer.encode(premise, { text_pair: hypothesis }).ids;
   }
 }
+

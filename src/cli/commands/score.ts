@@ -91,7 +91,15 @@ async function runScore(flags: ScoreFlags): Promise<void> {
     predictions = readPredictionsFlag(flags.input, flags.skipInvalid);
     extra = comparePredictionIds(predictions, allTurns.map((t) => t.id)).extra;
     missing = comparePredictionIds(predictions, turns.map((t) => t.id)).missing;
-    checkPredictionIds({ file: flags.input, missing, extra, source: data.loaded.source, allowMissing: flags.allowMissing });
+    checkPredictionIds({
+      file: flags.input,
+      missing,
+      extra,
+      source: data.loaded.source,
+      validIds: allTurns.map((t) => t.id),
+      allowMissing: flags.allowMissing,
+      skipInvalid: flags.skipInvalid,
+    });
     if (missing.length > 0) {
       process.stderr.write(`todeval: ${missing.length} turns have no prediction and are not scored (listed in the JSON report)\n`);
       const has = predictions;
@@ -134,7 +142,6 @@ async function runScore(flags: ScoreFlags): Promise<void> {
     const hallucinationSig = options.hallucination ? true : undefined;
     const turnsSig = makeSignature({ ...refsSig, metric: 'sgsacc-turns', system, predictions: predictionsDigest, hallucination: hallucinationSig });
     const references = flags.references ? RecordStore.open<TurnReferences>(flags.references, 'todeval-sgsacc-references', refsSig) : undefined;
-    const reused = references ? turns.filter((t) => references.done.has(t.id)).length : 0;
     const results = flags.turns ? RecordStore.open<TurnScore>(flags.turns, 'todeval-sgsacc-turns', turnsSig) : undefined;
     const resumed = results ? turns.filter((t) => results.done.has(t.id)).length : 0;
     setInterruptNotice(savedTurnsNotice('turns', flags.turns, () => turns.filter((t) => results!.done.has(t.id)).length, turns.length));
@@ -157,6 +164,13 @@ async function runScore(flags: ScoreFlags): Promise<void> {
 
     const summary = aggregateSgsacc(run.scores, { validation: options.validation, isUnseen: data.isUnseen });
     const gold = run.references.map((r) => r?.groundTruth).filter((x): x is TurnScore => x !== undefined);
+    if (gold.length < turns.length) {
+      // Only when resuming --turns without --references: those turns' references were never stored.
+      process.stderr.write(
+        `todeval: warning: the ground-truth section covers ${gold.length} of ${turns.length} turns ` +
+          `(${turns.length - gold.length} were resumed from ${flags.turns} without stored references; pass --references FILE to keep them)\n`,
+      );
+    }
     const goldSummary = gold.length > 0 ? aggregateSgsacc(gold, { validation: options.validation, isUnseen: data.isUnseen }) : null;
     const hallucination = options.hallucination ? aggregateHallucination(run.scores, { validation: options.validation, isUnseen: data.isUnseen }) : undefined;
     // Gold turns resumed from --out without their references carry no premise check: left out, as above.
@@ -193,6 +207,7 @@ async function runScore(flags: ScoreFlags): Promise<void> {
             sgsacc: { validated: goldSummary.validated, unvalidated: goldSummary.unvalidated },
             counts: goldSummary.counts,
             ...(goldHallucination ? { hallucination: goldHallucination } : {}),
+            coverage: { turns: gold.length, of: turns.length, complete: gold.length === turns.length },
           }
         : null,
       ...(hallucination ? { hallucination } : {}),
@@ -207,7 +222,13 @@ async function runScore(flags: ScoreFlags): Promise<void> {
       },
       bleu: bleu ? bleuSummary(bleu) : null,
       predictions: { file: flags.input ?? null, missing, extra },
-      references: { file: flags.references ?? null, reused, computed: references ? turns.length - reused : turns.length },
+      references: {
+        file: flags.references ?? null,
+        reused: run.counts.referencesReused,
+        computed: run.counts.referencesComputed,
+        missing: run.counts.referencesMissing,
+      },
+      resumed: run.counts.resumed,
       nli: { requested: stats.requested, issued: stats.issued, cacheHits: stats.cacheHits, batches: stats.batches },
     };
     report.signatureText = formatSignature(signature);

@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import { loadDataset, type DatasetName } from '../../adapters/load.js';
 import { findDataDir } from '../../data/data-dir.js';
 import { loadCanonicalMap, MULTIWOZ_CANONICAL_MAP, type CanonicalMap } from '../../metrics/canonical-map.js';
+import { comparePredictionIds } from '../../metrics/predictions.js';
 import { computeSer, serIsCategorical, type SerReport } from '../../metrics/ser.js';
 import { fileSignature, formatSignature, makeSignature } from '../../report/signature.js';
 import { addPredictionsOptions, checkPredictionIds, readPredictionsFlag } from '../predictions.js';
@@ -48,7 +49,10 @@ function runSer(flags: SerFlags): void {
   );
   // Own files need no data dir, but --robust still looks for the MultiWOZ canonical map in one.
   const dataDir = datasetDataDir(flags) ?? findDataDir()?.dir;
-  const data = loadDataset({ ...datasetLoadOptions(flags, dataDir), limit: flags.limit });
+  // Loaded whole and then sliced: prediction ids beyond --limit are not ids that match no turn.
+  const data = loadDataset(datasetLoadOptions(flags, dataDir));
+  const allIds = data.turns.map((t) => t.id);
+  if (flags.limit !== undefined) data.turns = data.turns.slice(0, flags.limit);
   reportSkipped('input', data.invalid);
 
   const isCategorical = serIsCategorical(flags.dataset, data.schema);
@@ -73,7 +77,16 @@ function runSer(flags: SerFlags): void {
   const report = computeSer(data.turns, { predictions, isCategorical, robust: flags.robust, canonicalMap });
 
   if (flags.input) {
-    checkPredictionIds({ file: flags.input, missing: report.missingIds, extra: report.extraIds, source: data.source, allowMissing: flags.allowMissing });
+    report.extraIds = comparePredictionIds(predictions!, allIds).extra;
+    checkPredictionIds({
+      file: flags.input,
+      missing: report.missingIds,
+      extra: report.extraIds,
+      source: data.source,
+      validIds: allIds,
+      allowMissing: flags.allowMissing,
+      skipInvalid: flags.skipInvalid,
+    });
     if (report.missingIds.length > 0) {
       process.stderr.write(
         `todeval: ${report.missingIds.length} turns have no prediction (first: ${report.missingIds.slice(0, 3).join(', ')}); ` +

@@ -130,8 +130,9 @@ function schemaServices(dir: string): string[] {
 
 /**
  * Every `dialogues_*.json` of the directory in name order (a list of dialogues, or an object keyed
- * by dialogue id); a later dialogue with the same id replaces the earlier one, like the reference.
- * Malformed dialogues throw, or with `skipInvalid` are listed in `invalid` and left out.
+ * by dialogue id). A dialogue id seen twice is refused (the reference silently kept the later one,
+ * dropping a dialogue from the scores); with `skipInvalid` the later copy is listed and left out,
+ * like malformed dialogues.
  */
 export function loadDialogues(dir: string, skipInvalid = false): LoadedDialogues {
   if (!existsSync(dir)) throw new InputError('dialogue directory does not exist', { file: dir });
@@ -143,6 +144,7 @@ export function loadDialogues(dir: string, skipInvalid = false): LoadedDialogues
   if (!files.length) throw new InputError('no dialogues_*.json files', { file: dir });
   const extra = schemaServices(dir);
   const byId = new Map<string, Dialogue>();
+  const fileOf = new Map<string, string>();
   const invalid: InvalidDialogue[] = [];
   const hash = createHash('sha256');
   for (const file of files) {
@@ -154,6 +156,9 @@ export function loadDialogues(dir: string, skipInvalid = false): LoadedDialogues
     items.forEach((raw, i) => {
       try {
         const d = validateDialogue(raw, file, i, extra);
+        const first = fileOf.get(d.dialogue_id);
+        if (first !== undefined) throw new InputError(`duplicate dialogue id (first in ${first})`, { file, where: d.dialogue_id });
+        fileOf.set(d.dialogue_id, file);
         byId.set(d.dialogue_id, d);
       } catch (e) {
         if (!(e instanceof InputError) || !skipInvalid) throw e;

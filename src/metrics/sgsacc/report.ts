@@ -19,6 +19,8 @@ export interface SgsaccReport {
     counts: SgsaccCounts;
     /** With --hallucination: the premises' validation on the gold utterance (its unvalidated rate is the share that failed). */
     hallucination?: HallucinationSummary;
+    /** Turns the section covers, of the report's turns (fewer only when resuming --turns without --references). */
+    coverage: { turns: number; of: number; complete: boolean };
   } | null;
   /** With --hallucination: the facts => text direction and the four-way labels. */
   hallucination?: HallucinationSummary;
@@ -27,7 +29,10 @@ export interface SgsaccReport {
   /** sacreBLEU-compatible corpus BLEU against the gold utterances. */
   bleu: { score: number; signature: string; sysLen: number; refLen: number; bp: number } | null;
   predictions: { file: string | null; missing: string[]; extra: string[] };
-  references: { file: string | null; reused: number; computed: number };
+  /** Turns whose references this run computed, reused from --references, or lacks (see groundTruth.coverage). */
+  references: { file: string | null; reused: number; computed: number; missing: number };
+  /** Turns whose scores were read back from --turns rather than computed by this run. */
+  resumed: number;
   /** NLI runner counters for this run (pairs requested, issued to the model, cache hits). */
   nli: Record<string, number>;
 }
@@ -48,8 +53,9 @@ export function formatSgsaccReport(r: SgsaccReport): string {
   row('validated', r.sgsacc.validated);
   row('unvalidated', r.sgsacc.unvalidated);
   if (r.groundTruth) {
-    row('ground truth (val.)', r.groundTruth.sgsacc.validated);
-    row('ground truth (all)', r.groundTruth.sgsacc.unvalidated);
+    const partial = r.groundTruth.coverage.complete ? '' : ` (${r.groundTruth.coverage.turns} of ${r.groundTruth.coverage.of} turns)`;
+    row(`ground truth (val.)${partial}`, r.groundTruth.sgsacc.validated);
+    row(`ground truth (all)${partial}`, r.groundTruth.sgsacc.unvalidated);
   }
   lines.push(`SER ${r.ser.ser.toFixed(2)}% (${r.ser.errors}/${r.ser.utterancesWithValues})   BLEU ${r.bleu ? r.bleu.score.toFixed(2) : '-'}`);
   const c = r.counts;

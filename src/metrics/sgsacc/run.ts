@@ -32,7 +32,9 @@ export async function runSgsacc(
   const done = new Map<string, TurnScore>();
   if (opts.results) for (const t of turns) if (opts.results.done.has(t.id)) done.set(t.id, opts.results.done.get(t.id)!);
   const todo = turns.filter((t) => !done.has(t.id));
-  let turnsDone = turns.length - todo.length;
+  const resumed = turns.length - todo.length;
+  let turnsDone = resumed;
+  let computed = 0;
   opts.onChunk?.({ turnsDone, turnsTotal: turns.length });
 
   for (let start = 0; start < todo.length; start += chunk) {
@@ -43,6 +45,7 @@ export async function runSgsacc(
       if (stored) refs.set(t.id, stored);
     }
     if (missing.length > 0) {
+      computed += missing.length;
       const fresh = await selectReferences(missing, opts.scorer, opts);
       for (const r of fresh) refs.set(r.id, r);
     }
@@ -64,7 +67,27 @@ export async function runSgsacc(
     turnsDone += slice.length;
     opts.onChunk?.({ turnsDone, turnsTotal: turns.length });
   }
-  return { scores: turns.map((t) => done.get(t.id)!), references: turns.map((t) => refs.get(t.id) ?? opts.references?.done.get(t.id)) };
+
+  // Turns resumed from --turns whose references the store lacks (a --references file shorter than
+  // the --turns file): complete the store first, so the ground truth and the reference counts cover
+  // every turn of the report. Without a store they stay uncovered, and the report says so.
+  const lacking = opts.references ? turns.filter((t) => !refs.has(t.id) && !opts.references!.done.has(t.id)) : [];
+  for (let start = 0; start < lacking.length; start += chunk) {
+    const slice = lacking.slice(start, start + chunk);
+    const fresh = await selectReferences(slice, opts.scorer, opts);
+    for (const r of fresh) refs.set(r.id, r);
+    await addGroundTruth(slice, refs, opts);
+    if (opts.hallucination) await addHallucinationPremises(slice, refs, opts.scorer, opts);
+    opts.references!.append(slice.map((t) => refs.get(t.id)!));
+    computed += slice.length;
+  }
+  const references = turns.map((t) => refs.get(t.id) ?? opts.references?.done.get(t.id));
+  const reused = references.filter((r) => r !== undefined).length - computed;
+  return {
+    scores: turns.map((t) => done.get(t.id)!),
+    references,
+    counts: { resumed, referencesComputed: computed, referencesReused: reused, referencesMissing: references.filter((r) => r === undefined).length },
+  };
 }
 
 async function addGroundTruth(turns: SgsaccTurn[], refs: Map<string, TurnReferences>, opts: SgsaccRunOptions): Promise<void> {
@@ -86,6 +109,17 @@ function groundTruthScore(refs: TurnReferences, opts: SgsaccOptions): TurnScore 
 export interface SgsaccRun {
   /** Per turn, in input order. */
   scores: TurnScore[];
-  /** Per turn; undefined for turns resumed from --out without a reference store. */
+  /** Per turn; undefined for turns resumed from --turns without a reference store. */
   references: (TurnReferences | undefined)[];
+  /** What this run actually did: every count a report prints comes from here. */
+  counts: {
+    /** Turns whose scores came from the --turns file. */
+    resumed: number;
+    /** Turns whose references (and ground-truth scores) this run computed. */
+    referencesComputed: number;
+    /** Turns whose references came from the --references store. */
+    referencesReused: number;
+    /** Turns without references (resumed from --turns, no store): not in the ground-truth section. */
+    referencesMissing: number;
+  };
 }
