@@ -4,7 +4,7 @@ import { resolveDataDir } from '../../data/data-dir.js';
 import { Evaluator, type MwzEvaluation } from '../../metrics/mwz/evaluator.js';
 import { mergeSgsacc, type SgsaccMergeResult } from '../../metrics/mwz/sgsacc-merge.js';
 import type { GroundTruthSource } from '../../metrics/mwz/ground-truth.js';
-import { progressBar } from '../../report/progress.js';
+import { progressBar, progressOption, type ProgressMode } from '../../report/progress.js';
 import { readJsonFile } from '../../util/json-file.js';
 import { formatSignature, makeSignature } from '../../report/signature.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
@@ -30,6 +30,7 @@ interface EvaluateFlags extends NliCliFlags {
   limit?: number;
   domainsFromSlots?: boolean;
   referenceSelection: ReferenceSelection;
+  progress: ProgressMode;
 }
 
 const SOURCES: Record<string, GroundTruthSource | undefined> = {
@@ -61,7 +62,7 @@ export function register(program: Command): void {
     .option('--rebuild-ground-truth', 'rebuild the ground truth instead of reading the cached copy')
     .option('--json', 'print the report as JSON on stdout instead of the tables');
   addLimitOption(cmd, 'dialogues of the input');
-  cmd.addOption(referenceSelectionOption());
+  cmd.addOption(referenceSelectionOption()).addOption(progressOption());
   addNliOptions(cmd); // model flags for --sgsacc
   cmd.action(async (flags: EvaluateFlags) => {
     await runEvaluate(flags);
@@ -98,7 +99,7 @@ export async function runEvaluate(flags: EvaluateFlags): Promise<EvaluateResult>
   const result: EvaluateResult = evaluator.evaluateValidated(predictions, flags.input);
   if (flags.sgsacc) {
     // NLI scoring can take long on CPU: a progress bar on a terminal only
-    const bar = progressBar('sgsacc |{bar}| {value}/{total} turns | ETA {eta_formatted}');
+    const bar = progressBar('sgsacc |{bar}| {value}/{total} turns | ETA {eta_formatted}', {}, flags.progress);
     try {
       result.sgsacc = await mergeSgsacc(predictions.dialogues, {
         dataDir: data.dir,

@@ -16,7 +16,7 @@ import {
 } from '../../metrics/gcdf1/evaluate.js';
 import type { DialogueRecord } from '../../metrics/gcdf1/record.js';
 import { formatSummary } from '../../metrics/gcdf1/summary.js';
-import { progressBar } from '../../report/progress.js';
+import { progressBar, progressOption, type ProgressMode } from '../../report/progress.js';
 import { fileSignature, formatSignature, makeSignature } from '../../report/signature.js';
 import { InputError, MissingResourceError } from '../../util/errors.js';
 import { addDataDirOption, addLimitOption, reportSkipped } from '../options.js';
@@ -32,6 +32,7 @@ interface Gcdf1Flags {
   skipInvalid?: boolean;
   json?: boolean;
   limit?: number;
+  progress: ProgressMode;
 }
 
 /** --canonical-map FILE, else the MultiWOZ 2.1 map of the data dir; --no-canonical-map matches goal values only. */
@@ -62,6 +63,7 @@ export function register(program: Command): void {
     .option('--skip-invalid', 'list malformed dialogues and evaluate the rest')
     .option('--json', 'print the report as JSON on stdout instead of the tables');
   addLimitOption(cmd, 'dialogues (in file and id order)')
+    .addOption(progressOption())
     .action((flags: Gcdf1Flags) => {
       runGcdf1(flags);
     });
@@ -79,7 +81,7 @@ export function runGcdf1(flags: Gcdf1Flags): void {
   const loaded = loadDialogues(flags.dialogues, flags.skipInvalid);
   reportSkipped('input', loaded.invalid.map((bad) => new InputError(bad.message, bad)));
 
-  const bar = progressBar('gcdf1 {bar} {value}/{total} dialogues', { clearOnComplete: true });
+  const bar = progressBar('gcdf1 {bar} {value}/{total} dialogues', { clearOnComplete: true }, flags.progress);
   const dialogues = flags.limit !== undefined ? loaded.dialogues.slice(0, flags.limit) : loaded.dialogues;
   bar?.start(dialogues.length, 0);
   const records: DialogueRecord[] = [];

@@ -8,7 +8,7 @@ import { loadSgsaccData } from '../../metrics/sgsacc/dataset.js';
 import type { LabelCounts } from '../../metrics/sgsacc/aggregate-hallucination.js';
 import { RecordStore } from '../../metrics/sgsacc/store.js';
 import { createNliRunner } from '../../nli/runner.js';
-import { progressBar } from '../../report/progress.js';
+import { progressBar, progressOption, type ProgressMode } from '../../report/progress.js';
 import { fileSignature, formatSignature, makeSignature } from '../../report/signature.js';
 import { RANK_BY, readRerankInput, rerank, rerankSignature, resolveRerankItem, type RankBy, type RerankItem, type RerankResult } from '../../rerank/index.js';
 import { InputError } from '../../util/errors.js';
@@ -26,6 +26,7 @@ interface RerankFlags extends NliCliFlags, DatasetFlags {
   limit?: number;
   context: boolean;
   systems?: string;
+  progress: ProgressMode;
   hallucination?: boolean;
   rankBy: string;
 }
@@ -51,6 +52,7 @@ export function register(program: Command): void {
     .option('--systems <names>', 'comma-separated tie-break order of systems (default: order of each item\'s candidates)')
     .option('--hallucination', 'also check facts => text per candidate: the references it realised must entail it (four-way label)')
     .option('--rank-by <order>', `${RANK_BY.join(' | ')}: most actions realised, or no omission then no hallucination (implies --hallucination); then likelihood`, 'fidelity');
+  cmd.addOption(progressOption());
   addNliOptions(cmd);
   cmd.action(async (flags: RerankFlags) => {
     await runRerank(flags);
@@ -106,7 +108,7 @@ async function runRerank(flags: RerankFlags): Promise<void> {
     throw new InputError(`--systems names ${unknown.map((s) => `"${s}"`).join(', ')}, not a system of any candidate (systems: ${[...seen].join(', ')})`);
   }
   const runner = await createNliRunner(nliOptionsFrom(flags));
-  const bar = progressBar('rerank |{bar}| {value}/{total} items | ETA {eta_formatted}');
+  const bar = progressBar('rerank |{bar}| {value}/{total} items | ETA {eta_formatted}', {}, flags.progress);
   try {
     const signature = rerankSignature({
       model: runner.modelSignature,

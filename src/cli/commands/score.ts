@@ -21,7 +21,7 @@ import {
   type TurnScore,
 } from '../../metrics/sgsacc/index.js';
 import { createNliRunner } from '../../nli/runner.js';
-import { progressBar } from '../../report/progress.js';
+import { progressBar, progressOption, type ProgressMode } from '../../report/progress.js';
 import { formatSignature, makeSignature, type Signature } from '../../report/signature.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
 import { addPredictionsOptions, checkPredictionIds, readPredictionsFlag } from '../predictions.js';
@@ -44,6 +44,7 @@ interface ScoreFlags extends NliCliFlags, DatasetFlags {
   referenceSelection: ReferenceSelection;
   hallucination?: boolean;
   chunk: number;
+  progress: ProgressMode;
   allowMissing?: boolean;
 }
 
@@ -63,6 +64,7 @@ export function register(program: Command): void {
     .addOption(referenceSelectionOption())
     .option('--hallucination', 'also check facts => text (references entail the utterance): hallucination rate and a four-way label per turn')
     .option('--chunk <n>', 'turns per NLI call (larger batches on GPU)', positiveInt('--chunk'), 256);
+  cmd.addOption(progressOption());
   addNliOptions(cmd);
   cmd.action(async (flags: ScoreFlags) => {
     await runScore(flags);
@@ -110,14 +112,16 @@ async function runScore(flags: ScoreFlags): Promise<void> {
   const sgsTurns = data.expand(turns);
   const utterances = new Map(turns.map((t) => [t.id, predictions ? predictions.get(t.id)! : t.utterance]));
 
-  const bar = progressBar('score |{bar}| {value}/{total} turns | {pairs} pairs | {rate} pairs/s | ETA {eta_formatted}', { etaBuffer: 50 });
+  const bar = progressBar('score |{bar}| {value}/{total} turns | {pairs} pairs | {rate} pairs/s | ETA {eta_formatted}', { etaBuffer: 50 }, flags.progress);
   const started = Date.now();
+  let lastDone = 0;
   const runner = await createNliRunner(nliOptionsFrom(flags));
   const updateBar = (turnsDone?: number) => {
     if (!bar) return;
     const issued = runner.stats().issued;
     const secs = Math.max(0.001, (Date.now() - started) / 1000);
-    bar.update(turnsDone ?? (bar as unknown as { value: number }).value, { pairs: issued, rate: (issued / secs).toFixed(1) });
+    lastDone = turnsDone ?? lastDone;
+    bar.update(lastDone, { pairs: issued, rate: (issued / secs).toFixed(1) });
   };
   let ticker: NodeJS.Timeout | undefined;
 
@@ -147,6 +151,7 @@ async function runScore(flags: ScoreFlags): Promise<void> {
     setInterruptNotice(savedTurnsNotice('turns', flags.turns, () => turns.filter((t) => results!.done.has(t.id)).length, turns.length));
     if (resumed > 0) process.stderr.write(`todeval: resuming ${flags.turns}: ${resumed} of ${turns.length} turns already scored\n`);
     // Started only now: a notice or a refused store above would otherwise print into the bar's line.
+    lastDone = resumed;
     bar?.start(turns.length, resumed, { pairs: 0, rate: '0.0' });
     ticker = bar ? setInterval(() => updateBar(), 1000) : undefined;
 

@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { ProgressLines, progressBar } from '../src/report/progress.js';
+import { runCli } from './helpers/cli.js';
+import { hasShared, SHARED_DATA } from './helpers/shared.js';
+import { getTinyModelDir } from './helpers/tiny-model.js';
+
+describe('progress lines for runs nobody watches', () => {
+  it('the bar format as a plain line: done/total with percent, pairs/s from the payload, ETA from the rate since start', () => {
+    let t = 1_000_000;
+    const lines: string[] = [];
+    // FAKE clock and writer, so the line's numbers are exact.
+    const p = new ProgressLines('score |{bar}| {value}/{total} turns | {pairs} pairs | {rate} pairs/s | ETA {eta_formatted}', 30, (l) => lines.push(l), () => t);
+    p.start(400, 100, { pairs: 0, rate: '0.0' }); // 100 resumed: not counted in the rate
+    t += 60_000;
+    p.update(160, { pairs: 900, rate: '15.0' });
+    expect(p.line()).toBe('todeval: score 160/400 turns (40%) | 900 pairs | 15.0 pairs/s | ETA 4m 0s');
+    p.stop();
+    expect(p.isActive).toBe(false);
+    expect(lines).toEqual([]); // nothing printed before the first interval
+  });
+
+  it('auto without a terminal prints lines; none prints nothing; bar is forced', () => {
+    expect(progressBar('x {bar} {value}/{total} items', {}, 'none')).toBeUndefined();
+    const auto = progressBar('x {bar} {value}/{total} items', {}, 'auto');
+    expect(process.stderr.isTTY ? auto : auto instanceof ProgressLines).toBe(process.stderr.isTTY ? auto : true);
+    expect(progressBar('x', {}, 'lines')).toBeInstanceOf(ProgressLines);
+    expect(progressBar('x', {}, 'bar')).not.toBeInstanceOf(ProgressLines);
+    // Commands without --progress keep the old rule: nothing without a terminal.
+    if (!process.stderr.isTTY) expect(progressBar('x')).toBeUndefined();
+  });
+
+  it.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || !hasShared('data', 'sgd', 'test'))(
+    'score without a terminal prints a progress line every interval (default auto), and none with --progress none',
+    async () => {
+      const model = await getTinyModelDir();
+      const args = ['score', '--data-dir', SHARED_DATA, '--limit', '60', '--chunk', '2', '--model', model, '--device', 'cpu'];
+      const r = await runCli(args, { TODEVAL_PROGRESS_SECONDS: '0.2' });
+      expect(r.code).toBe(0);
+      const lines = r.stderr.trim().split('\n');
+      expect(lines.length).toBeGreaterThan(0);
+      for (const l of lines) expect(l).toMatch(/^todeval: score \d+\/60 turns \(\d+%\) \| \d+ pairs \| \d+\.\d pairs\/s \| ETA (\d+[smh]|unknown)/);
+      const quiet = await runCli([...args, '--progress', 'none'], { TODEVAL_PROGRESS_SECONDS: '0.2' });
+      expect(quiet.code).toBe(0);
+      expect(quiet.stderr).toBe('');
+    },
+    120_000,
+  );
+});
