@@ -18,7 +18,7 @@ export type { SgsaccRunOptions, SgsaccRun, SgsaccSummary, HallucinationSummary, 
 export { rerank, RANK_BY } from './rerank/index.js';
 export type { RerankItem, RerankOptions, RerankResult, RankBy } from './rerank/index.js';
 
-export { corpusBleu, tokenize13a } from './metrics/bleu.js';
+export { corpusBleu, sentenceBleu, tokenize13a, type BleuOptions, type BleuResult } from './metrics/bleu.js';
 export { lexicalRichness } from './metrics/richness.js';
 export { mosesTokenize, mosesDetokenize } from './metrics/text/moses.js';
 export { normalizeResponse } from './metrics/text/normalize-response.js';

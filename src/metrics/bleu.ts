@@ -235,3 +235,11 @@ export function corpusBleu(
   const nrefs = nrefsSeen.size === 1 ? [...nrefsSeen][0] : -1;
   return { ...bleuFromStats(counts, totals, sysLen, refLen, opts), signature: bleuSignature(nrefs, opts) };
 }
+
+/**
+ * Sentence BLEU as sacreBLEU's `sentence_bleu`: one hypothesis against its references, with
+ * exponential smoothing and effective order (orders beyond the hypothesis length do not zero it).
+ */
+export function sentenceBleu(hypothesis: string, references: readonly string[], opts: BleuOptions = {}): BleuResult {
+  return corpusBleu([hypothesis], references.map((r) => [r]), { effectiveOrder: true, ...opts });
+}

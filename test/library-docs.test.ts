@@ -1,0 +1,47 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { hasShared, REPO_ROOT, SHARED_DATA } from './helpers/shared.js';
+import { getTinyModelDir } from './helpers/tiny-model.js';
+
+// docs/library.md's examples are programs: each runs here against the sources (`todeval` mapped to
+// src/index.ts), from the repo root, and must exit 0 (they assert their own results).
+const doc = readFileSync(path.join(REPO_ROOT, 'docs', 'library.md'), 'utf8');
+const blocks = [...doc.matchAll(/```ts\n(\/\/ example: ([^\n]+)\n[\s\S]*?)```/g)].map((m) => ({ name: m[2], code: m[1] }));
+const dir = mkdtempSync(path.join(REPO_ROOT, '.cache', 'library-docs-'));
+const index = path.join(REPO_ROOT, 'src', 'index.ts');
+
+async function runExample(code: string, env: NodeJS.ProcessEnv): Promise<{ code: number; out: string }> {
+  const file = path.join(dir, `example-${Math.random().toString(36).slice(2)}.ts`);
+  writeFileSync(file, code.replaceAll("from 'todeval'", `from ${JSON.stringify(index)}`));
+  return promisify(execFile)(process.execPath, ['--import', 'tsx', file], { cwd: REPO_ROOT, env: { ...process.env, ...env } }).then(
+    (r) => ({ code: 0, out: r.stdout + r.stderr }),
+    (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, out: e.stdout + e.stderr }),
+  );
+}
+
+describe('docs/library.md examples run', () => {
+  it('the page has the examples this test expects (a parsing slip would run nothing)', () => {
+    expect(blocks.map((b) => b.name.split(' (')[0])).toEqual(['text metrics', 'ser and references', 'sgsacc', 'mwz and gcdf1']);
+    // Every API the brief names appears in a run example.
+    const all = blocks.map((b) => b.code).join('\n');
+    for (const api of ['corpusBleu', 'sentenceBleu', 'mosesTokenize', 'mosesDetokenize', 'lexicalRichness', 'Evaluator', 'aggregateGcdf1', 'runSgsacc', 'rerank', 'createNliRunner']) {
+      expect(all).toContain(api);
+    }
+  });
+
+  for (const b of blocks) {
+    const needsModel = b.name.includes('TODEVAL_MODEL');
+    const needsData = b.name.includes('TODEVAL_DATA');
+    const skip = (needsModel && !hasShared('models', 'roberta-large-mnli', 'tokenizer.json')) || (needsData && !hasShared('data', 'multiwoz') );
+    it.skipIf(skip)(b.name, async () => {
+      const env: NodeJS.ProcessEnv = { TODEVAL_DATA: SHARED_DATA };
+      if (needsModel) env.TODEVAL_MODEL = await getTinyModelDir();
+      const r = await runExample(b.code, env);
+      expect(r.out).not.toMatch(/AssertionError|Error:/);
+      expect(r.code).toBe(0);
+    }, 120_000);
+  }
+});
