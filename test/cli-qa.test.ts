@@ -491,7 +491,11 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
       writeFileSync(preds, [...ids.slice(1), 'nope/1'].map((id) => JSON.stringify({ id, utterance: 'Sure.' })).join('\n') + '\n');
       for (const command of [['score', '--model', model, '--device', 'cpu'], ['ser']]) {
         const args = [command[0], ...own, '--predictions', preds, ...command.slice(1)];
+        // The id that matches no turn is named first (exit 2), then the missing turn is counted.
+        expectOneLineError(await cli(args), preds, '1 prediction ids match no turn', 'first: nope/1', '1 turns have no prediction', '--allow-missing');
+        writeFileSync(preds, ids.slice(1).map((id) => JSON.stringify({ id, utterance: 'Sure.' })).join('\n') + '\n');
         expectOneLineError(await cli(args), preds, `1 turns have no prediction (first: ${ids[0]})`, '--allow-missing');
+        writeFileSync(preds, [...ids.slice(1), 'nope/1'].map((id) => JSON.stringify({ id, utterance: 'Sure.' })).join('\n') + '\n');
         const ok = await cli([...args, '--allow-missing']);
         expect(ok.code).toBe(0);
         expect(ok.stdout).toContain('|missingPredictions:1|');
@@ -559,7 +563,12 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
       const resumed = await cli(args);
       expect(resumed.code).toBe(0);
       expect(resumed.stderr).toContain(`resuming ${out}: 7 of 12 turns already scored`);
-      expect(resumed.stdout).toBe(full.stdout);
+      // Resumed without --references, the ground truth covers only the turns this run computed: the
+      // table says so on its rows and stderr warns (was: the same rows, silently over fewer turns).
+      const withoutGold = (s: string) => s.split('\n').filter((l) => !l.startsWith('ground truth')).join('\n');
+      expect(withoutGold(resumed.stdout)).toBe(withoutGold(full.stdout));
+      expect(resumed.stdout).toContain('ground truth (all) (5 of 12 turns)');
+      expect(resumed.stderr).toContain('the ground-truth section covers 5 of 12 turns');
       const again = await cli(args);
       expect(again.code).toBe(0);
       expect(again.stderr).toContain('12 of 12 turns already scored');

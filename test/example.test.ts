@@ -79,7 +79,7 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('n
     expect(r.ser.ser).toBeCloseTo(200 / 3, 9);
     expect(r.bleu!.score).toBeGreaterThan(0);
     expect(r.bleu!.score).toBeLessThan(100);
-    expect(r.references).toEqual({ file: path.join(out, 'references.jsonl'), reused: 0, computed: SYSTEM_TURNS });
+    expect(r.references).toEqual({ file: path.join(out, 'references.jsonl'), reused: 0, computed: SYSTEM_TURNS, missing: 0 });
   });
 
   it('scores the ground truth reusing the stored references', () => {

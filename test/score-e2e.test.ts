@@ -86,7 +86,7 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
       const res = await run(args);
       expect(res.code).toBe(0);
       const sys = readJson<Report>(f('sys.json'));
-      expect(sys.references).toEqual({ file: f('refs.jsonl'), reused: LIMIT, computed: 0 });
+      expect(sys.references).toEqual({ file: f('refs.jsonl'), reused: LIMIT, computed: 0, missing: 0 });
       const actions = refs.reduce((n, r) => n + r.actions.length, 0);
       expect(sys.nli.requested).toBeLessThanOrEqual(2 * actions); // plain + at most one context pair per action
       expect(sys.groundTruth.sgsacc.validated).toEqual(gold.sgsacc.validated);
