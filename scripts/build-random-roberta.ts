@@ -3,10 +3,13 @@
  * tokenizer and a config.json with the sizes used, into one directory that `--model DIR` accepts.
  *
  *   npm run model:random -- --size tiny|large --out DIR [--config FILE] [--tokenizer-dir DIR]
- *     [--layers N --hidden N --heads N --intermediate N] [--seed N] [--std X] [--dtype fp32|fp16]
+ *     [--layers N --hidden N --heads N --intermediate N] [--seed N] [--std X] [--dtype fp32|fp16|q8]
  *
  * --dtype fp16 writes onnx/model_fp16.onnx that computes in float16 (float16 weights and
  * activations, float32 logits out), as the hub's model_fp16.onnx does; see roberta-graph.ts.
+ * --dtype q8 (or int8) writes onnx/model_quantized.onnx: int8 weights per output column, uint8
+ * activations quantized per batch at run time (DynamicQuantizeLinear + MatMulInteger), as
+ * onnxruntime's quantize_dynamic writes the hub's model_quantized.onnx; see int8.ts.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import path from 'node:path';
@@ -33,7 +36,11 @@ const program = new Command('build-random-roberta')
   .option('--intermediate <n>', 'intermediate_size', intArg('--intermediate'))
   .option('--seed <n>', 'weight seed', intArg('--seed'), DEFAULT_SEED)
   .option('--std <x>', 'std of the normal weights', (v) => Number(v), DEFAULT_STD)
-  .option('--dtype <dtype>', 'fp32, or fp16: float16 weights and compute with float32 logits (onnx/model_fp16.onnx)', 'fp32')
+  .option(
+    '--dtype <dtype>',
+    'fp32; fp16: float16 weights and compute with float32 logits (onnx/model_fp16.onnx); q8 (or int8): dynamic int8 as quantize_dynamic writes it (onnx/model_quantized.onnx)',
+    'fp32',
+  )
   .addOption(new Option('--fp16', 'same as --dtype fp16').hideHelp())
   .option('--check', 'then load the model with onnxruntime-node and time forwards of batch 1 x 40 tokens', false)
   .showHelpAfterError();
@@ -86,8 +93,8 @@ async function checkModel(onnxPath: string, vocabSize: number): Promise<void> {
 
 try {
   if (o.size !== 'tiny' && o.size !== 'large') throw new InvalidArgumentError(`--size must be tiny or large, got ${o.size}`);
-  const dtype = o.fp16 ? 'fp16' : o.dtype;
-  if (dtype !== 'fp32' && dtype !== 'fp16') throw new InvalidArgumentError(`--dtype must be fp32 or fp16, got ${o.dtype}`);
+  const dtype = o.fp16 ? 'fp16' : o.dtype === 'int8' ? 'q8' : o.dtype;
+  if (dtype !== 'fp32' && dtype !== 'fp16' && dtype !== 'q8') throw new InvalidArgumentError(`--dtype must be fp32, fp16 or q8 (int8), got ${o.dtype}`);
   const started = performance.now();
   const m = buildRandomRoberta({
     outDir: path.resolve(o.out),

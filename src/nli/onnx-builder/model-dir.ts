@@ -87,8 +87,11 @@ export function resolveTokenizerDir(explicit?: string): string {
 }
 
 export function onnxFileName(dtype: WeightDtype): string {
-  // Same layout as the hub export (Xenova/roberta-large-mnli): onnx/model.onnx, onnx/model_fp16.onnx.
-  return dtype === 'fp16' ? path.join('onnx', 'model_fp16.onnx') : path.join('onnx', 'model.onnx');
+  // Same layout as the hub export (Xenova/roberta-large-mnli): onnx/model.onnx, onnx/model_fp16.onnx,
+  // onnx/model_quantized.onnx.
+  if (dtype === 'fp16') return path.join('onnx', 'model_fp16.onnx');
+  if (dtype === 'q8') return path.join('onnx', 'model_quantized.onnx');
+  return path.join('onnx', 'model.onnx');
 }
 
 /** Writes a complete model directory (ONNX + tokenizer + config + random-model.json); returns its manifest. */

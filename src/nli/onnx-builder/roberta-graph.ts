@@ -12,6 +12,7 @@ import {
 import type { LazyBytes, MessageWriter } from './protobuf.js';
 import type { RobertaSizes } from './roberta-config.js';
 import { float32ToFloat16, toHalfBits } from './float16.js';
+import { dynamicQuantize, int8Gather, int8MatMul, int8MatMulWeight, type DynamicQuantized } from './int8.js';
 import { generateWeight, numel, robertaWeightSpecs, type WeightInitOptions, type WeightSpec } from './roberta-weights.js';
 
 /** Names the Hugging Face optimum export uses, so runners written for the hub model need no change. */
@@ -26,9 +27,10 @@ export const LOGITS = 'logits';
  * conversion's default block list holds neither Softmax nor LayerNormalization, so both run on
  * float16 tensors here too; ONNX Runtime's CUDA kernels for them accumulate in float32 internally.
  * The attention mask's fill value is float16's lowest finite value (-65504), where the conversion
- * clamps float32's.
+ * clamps float32's. q8: float32 compute with every Linear layer and embedding table in int8, as
+ * onnxruntime's quantize_dynamic writes it (the hub's model_quantized.onnx); see int8.ts.
  */
-export type WeightDtype = 'fp32' | 'fp16';
+export type WeightDtype = 'fp32' | 'fp16' | 'q8';
 
 export interface RobertaGraphOptions extends WeightInitOptions {
   dtype: WeightDtype;
@@ -115,8 +117,26 @@ export function buildRobertaModel(s: RobertaSizes, opts: RobertaGraphOptions): M
   const invSqrt2 = g.constFloat('const_inv_sqrt2', Math.SQRT1_2, opts.dtype);
   const half = g.constFloat('const_half', 0.5, opts.dtype);
 
-  const linear = (x: string, prefix: string): string =>
-    g.op('Add', [g.op('MatMul', [x, W(`${prefix}.weight`)]), W(`${prefix}.bias`)], {}, prefix.split('.').slice(-2).join('_'));
+  const spec = (name: string): WeightSpec => {
+    const found = specs.get(name);
+    if (!found) throw new Error(`no weight spec ${name}`);
+    return found;
+  };
+  // q8: one DynamicQuantizeLinear per activation, shared by the projections that read it (Q, K, V).
+  const quantizedInputs = new Map<string, DynamicQuantized>();
+  const matmul = (x: string, weight: string, hint: string): string => {
+    if (opts.dtype !== 'q8') return g.op('MatMul', [x, W(weight)]);
+    let xq = quantizedInputs.get(x);
+    if (!xq) quantizedInputs.set(x, (xq = dynamicQuantize(g, x)));
+    return int8MatMul(g, xq, int8MatMulWeight(g, spec(weight), opts), hint);
+  };
+  const linear = (x: string, prefix: string): string => {
+    const hint = prefix.split('.').slice(-2).join('_');
+    return g.op('Add', [matmul(x, `${prefix}.weight`, `${hint}_matmul`), W(`${prefix}.bias`)], {}, hint);
+  };
+  // q8: int8 tables read by Gather + DequantizeLinear, as ORT's Gather quantization writes them.
+  const embed = (table: string, indices: string, hint: string): string =>
+    opts.dtype === 'q8' ? int8Gather(g, spec(table), opts, indices, hint) : g.op('Gather', [W(table), indices], { axis: 0 }, hint);
   const layerNorm = (x: string, prefix: string): string =>
     g.op('LayerNormalization', [x, W(`${prefix}.weight`), W(`${prefix}.bias`)], {
       axis: -1,
@@ -126,10 +146,10 @@ export function buildRobertaModel(s: RobertaSizes, opts: RobertaGraphOptions): M
   // Embeddings. Positions count only non-pad tokens of input_ids (not attention_mask), like HF.
   const notPad = g.op('Cast', [g.op('Not', [g.op('Equal', [INPUT_IDS, padId])])], { to: DataType.INT64 });
   const positions = g.op('Add', [g.op('Mul', [g.op('CumSum', [notPad, seqAxis]), notPad]), padId], {}, 'position_ids');
-  const words = g.op('Gather', [W('roberta.embeddings.word_embeddings.weight'), INPUT_IDS], { axis: 0 });
-  const pos = g.op('Gather', [W('roberta.embeddings.position_embeddings.weight'), positions], { axis: 0 });
+  const words = embed('roberta.embeddings.word_embeddings.weight', INPUT_IDS, 'word_embeddings');
+  const pos = embed('roberta.embeddings.position_embeddings.weight', positions, 'position_embeddings');
   // token_type_ids are all 0 (RoBERTa has one type): row 0 of the table, broadcast over [B, S, H].
-  const tokenType = g.op('Gather', [W('roberta.embeddings.token_type_embeddings.weight'), zeroIndex], { axis: 0 });
+  const tokenType = embed('roberta.embeddings.token_type_embeddings.weight', zeroIndex, 'token_type_embeddings');
   let h = layerNorm(g.op('Add', [g.op('Add', [words, pos]), tokenType]), 'roberta.embeddings.LayerNorm');
 
   // [B, S] mask -> additive [B, 1, 1, S]: 0 where attended, float32 min where masked.
