@@ -235,6 +235,30 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
     expect(logged.filter((l) => l.msg === 'request' && l.url === '/healthz').length).toBeGreaterThanOrEqual(1);
   });
 
+  it('--hallucination --rank-by omission-hallucination: /v1/rerank equals `todeval rerank` with the same flags, /v1/score labels each turn four ways', async () => {
+    const items = turnIds.slice(0, 3).map((id, i) => ({ id: `h${i}`, dataset_id: id, candidates: [{ system: 'a', text: 'What city are you in?' }, { system: 'b', text: `Option ${i} is available at 5 pm, and breakfast is free.` }] }));
+    writeFileSync(f('rrh.jsonl'), items.map((i) => JSON.stringify(i)).join('\n') + '\n');
+    const flags = ['--hallucination', '--rank-by', 'omission-hallucination'];
+    const cli = await runCli(['rerank', '-i', f('rrh.jsonl'), '--dataset', 'sgd', ...data(), '--model', model, '--device', 'cpu', ...flags, '-o', f('rrh.json')]);
+    expect(cli.code).toBe(0);
+    const offline = JSON.parse(readFileSync(f('rrh.json'), 'utf8')) as { signature: unknown; items: unknown[] };
+    const h = await spawnServe(['--model', model, '--device', 'cpu', ...data(), ...flags], { TODEVAL_TOKEN: TOKEN });
+    try {
+      const served = await post(h.url + '/v1/rerank', { items }, { token: TOKEN });
+      expect(served.status).toBe(200);
+      expect(served.json.items).toEqual(offline.items);
+      expect(served.json.signature).toEqual(offline.signature);
+      expect(served.json.signature).toMatchObject({ hallucination: true, rankBy: 'omission-hallucination' });
+      const scored = await post(h.url + '/v1/score', { items: [{ id: turnIds[0], dataset_id: turnIds[0], utterance: 'Sure, what city and time?' }] }, { token: TOKEN });
+      expect(scored.status).toBe(200);
+      expect(scored.json.signature).toMatchObject({ hallucination: true });
+      const [turn] = scored.json.items as { hallucination?: { check: string } }[];
+      expect(turn.hallucination).toBeDefined();
+    } finally {
+      await h.stop();
+    }
+  }, 240_000);
+
   it('refuses to listen off loopback without a token, before loading anything', async () => {
     const r = await runCli(['serve', '--host', '0.0.0.0', '--port', '0', '--model', '/nonexistent'], { TODEVAL_TOKEN: '' });
     expect(r.code).toBe(2);

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import type { DatasetName } from '../adapters/load.js';
 import type { RecordStore, ReferenceSelection, SgsaccData, TurnReferences } from '../metrics/sgsacc/index.js';
+import type { RankBy } from '../rerank/index.js';
 import type { NliRunner } from '../nli/runner.js';
 import { InputError } from '../util/errors.js';
 import { buildApp } from './app.js';
@@ -25,6 +26,10 @@ export interface ServerConfig {
   context: boolean;
   validation: boolean;
   referenceSelection: ReferenceSelection;
+  /** Also check facts => text (score and rerank), as `--hallucination`. */
+  hallucination?: boolean;
+  /** Rerank order, as `rerank --rank-by`. */
+  rankBy?: RankBy;
   references?: RecordStore<TurnReferences>;
 }
 
@@ -56,6 +61,8 @@ export async function startServer(cfg: ServerConfig): Promise<RunningServer> {
     context: cfg.context,
     validation: cfg.validation,
     referenceSelection: cfg.referenceSelection,
+    hallucination: cfg.hallucination === true || cfg.rankBy === 'omission-hallucination',
+    rankBy: cfg.rankBy,
     references: cfg.references,
     limits: cfg.limits,
     pairsPerSecond: () => cfg.metrics.pairsPerSecond(),

@@ -4,7 +4,8 @@ import { referencesSignature, runSgsacc, type ReferenceSelection, scoreTurns, se
 import type { NliRunner } from '../nli/runner.js';
 import { argmaxLabel, type NliLabel, type NliPair, type NliProbs } from '../nli/types.js';
 import { makeSignature, type Signature } from '../report/signature.js';
-import { itemWhere, refuseUncoveredActs, rerank, rerankSignature, resolveRerankItem, turnFromRawItem, type RawRerankItem, type RerankResolver, type RerankResult } from '../rerank/index.js';
+import { addHallucinationPremises } from '../metrics/sgsacc/hallucination.js';
+import { itemWhere, refuseUncoveredActs, rerank, rerankSignature, resolveRerankItem, turnFromRawItem, type RankBy, type RawRerankItem, type RerankResolver, type RerankResult } from '../rerank/index.js';
 import { InputError } from '../util/errors.js';
 import { OverloadedError, PairAdmission } from './admission.js';
 import type { ServeLimits } from './limits.js';
@@ -26,6 +27,10 @@ export interface ServiceConfig {
   validation: boolean;
   /** How score picks each action's entailment reference (score --reference-selection). */
   referenceSelection: ReferenceSelection;
+  /** Also check facts => text: the references must entail the utterance (score --hallucination, rerank). */
+  hallucination: boolean;
+  /** Rerank order (rerank --rank-by); default fidelity. */
+  rankBy?: RankBy;
   /** Stored references (`--references`) for dataset turns; extended with the turns computed here. */
   references?: RecordStore<TurnReferences>;
   limits: ServeLimits;
@@ -71,15 +76,18 @@ export class FaithfulnessService {
       const unknown = systems.filter((s) => !seen.has(s));
       if (unknown.length > 0) throw new InputError(`body/systems names ${unknown.map((s) => `"${s}"`).join(', ')}, not a system of any candidate`);
     }
-    const pairs = items.reduce((n, it) => n + it.candidates.length * it.actions.reduce((m, a) => m + a.candidates.length, 0), 0) * this.factor;
-    const results = await this.admitted(pairs, () => rerank(items, { scorer: this.runner, context: this.config.context, systemOrder: systems }));
-    const signature = rerankSignature({ model: this.runner.modelSignature, rulesHash: this.config.data.rulesHash, dataset: this.config.dataset, context: this.config.context, systems });
+    // With the hallucination direction each candidate adds one pair (its facts => text check).
+    const perCandidate = (it: (typeof items)[number]) => it.actions.reduce((m, a) => m + a.candidates.length, 0) + (this.config.hallucination ? 1 : 0);
+    const pairs = items.reduce((n, it) => n + it.candidates.length * perCandidate(it), 0) * this.factor;
+    const { hallucination, rankBy } = this.config;
+    const results = await this.admitted(pairs, () => rerank(items, { scorer: this.runner, context: this.config.context, systemOrder: systems, hallucination, rankBy }));
+    const signature = rerankSignature({ model: this.runner.modelSignature, rulesHash: this.config.data.rulesHash, dataset: this.config.dataset, context: this.config.context, systems, hallucination, rankBy });
     return { signature, items: results };
   }
 
   async score(raws: RawScoreItem[]): Promise<{ signature: Signature; items: TurnScore[] }> {
     refuseDuplicateIds(raws);
-    const options = { validation: this.config.validation, context: this.config.context, referenceSelection: this.config.referenceSelection };
+    const options = { validation: this.config.validation, context: this.config.context, referenceSelection: this.config.referenceSelection, hallucination: this.config.hallucination };
     const resolved = raws.map((raw, i) => {
       const at = `body/items/${i}`;
       const turn = turnFromRawItem(raw, this.resolver, BODY, at, raw.ground_truth ?? '');
@@ -92,7 +100,8 @@ export class FaithfulnessService {
     for (const { raw, sgs } of resolved) {
       const scoring = sgs.actions.length;
       const selection = stored?.has(sgs.id) && !raw.actions ? 0 : sgs.actions.reduce((n, a) => n + a.candidates.length + (options.validation ? a.negatives.length : 0), 0) + scoring;
-      pairs += (selection + scoring) * this.factor;
+      // The hallucination direction: the premise checked on the gold utterance, then on the item's.
+      pairs += (selection + scoring + (options.hallucination ? 2 : 0)) * this.factor;
     }
     const items = await this.admitted(pairs, async () => {
       // Dataset turns: references from the store, else selected on the gold utterance (and stored).
@@ -116,6 +125,12 @@ export class FaithfulnessService {
       resolved.forEach((r, i) => {
         if (!r.raw.actions) refs.set(`#${i}`, datasetRefs.get(r.sgs.id)!);
       });
+      if (options.hallucination) {
+        // Premises of the facts => text direction, validated on each turn's gold utterance as score
+        // does; stored references computed without the flag lack them.
+        const need = turns.filter((t) => !refs.get(t.id)!.hallucination);
+        if (need.length > 0) await addHallucinationPremises(need, refs, this.runner, options);
+      }
       const utterances = new Map(resolved.map((r, i) => [`#${i}`, r.raw.utterance]));
       const scores = await scoreTurns(turns, refs, utterances, this.runner, options);
       return scores.map((s, i) => ({ ...s, id: raws[i].id }));
@@ -123,6 +138,7 @@ export class FaithfulnessService {
     const signature = makeSignature({
       ...referencesSignature({ model: this.runner.modelSignature, rulesHash: this.config.data.rulesHash, dataset: this.config.dataset, source: this.config.data.loaded.source, ...options }),
       metric: 'sgsacc-turns',
+      hallucination: options.hallucination ? true : undefined,
     });
     return { signature, items };
   }

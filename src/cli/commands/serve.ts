@@ -9,6 +9,8 @@ import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.
 import { addDatasetOptions, datasetDataDir, datasetLoadOptions, positiveInt, type DatasetFlags } from '../options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
 import { referenceSelectionOption } from '../sgsacc-options.js';
+import { RANK_BY, type RankBy } from '../../rerank/index.js';
+import { InputError } from '../../util/errors.js';
 
 interface ServeFlags extends NliCliFlags, DatasetFlags {
   dataset: DatasetName;
@@ -20,6 +22,8 @@ interface ServeFlags extends NliCliFlags, DatasetFlags {
   context: boolean;
   validation: boolean;
   referenceSelection: ReferenceSelection;
+  hallucination?: boolean;
+  rankBy: string;
   maxBodyBytes: number;
   maxItems: number;
   maxCandidates: number;
@@ -46,6 +50,8 @@ export function register(program: Command): void {
     .option('--references <file>', 'stored references (JSONL, as `score --references` writes) for /v1/score dataset turns; extended with new turns')
     .option('--no-context', 'do not retry with context + slot description in the premise')
     .option('--no-validation', '/v1/score keeps turns whose ground truth fails validation')
+    .option('--hallucination', 'also check facts => text (references entail the utterance) in /v1/score and /v1/rerank: four-way labels')
+    .option('--rank-by <order>', `/v1/rerank order: ${RANK_BY.join(' | ')} (omission-hallucination implies --hallucination)`, 'fidelity')
     .addOption(referenceSelectionOption())
     .option('--max-body-bytes <n>', 'largest request body', positiveInt('--max-body-bytes'), DEFAULT_LIMITS.maxBodyBytes)
     .option('--max-items <n>', 'items per rerank/score request', positiveInt('--max-items'), DEFAULT_LIMITS.maxItems)
@@ -63,6 +69,7 @@ export function register(program: Command): void {
 async function runServe(flags: ServeFlags): Promise<void> {
   // Before any loading: a refused binding should not cost a model load first.
   checkBinding(flags.host, flags.token);
+  if (!(RANK_BY as readonly string[]).includes(flags.rankBy)) throw new InputError(`--rank-by must be one of ${RANK_BY.join(', ')} (got "${flags.rankBy}")`);
   refuseOutputOverInput({ '--references': flags.references, '--cache': flags.cache }, { '--dialogues': flags.dialogues, '--schema': flags.schema });
   const limits: ServeLimits = {
     maxBodyBytes: flags.maxBodyBytes,
@@ -104,6 +111,8 @@ async function runServe(flags: ServeFlags): Promise<void> {
       context: flags.context,
       validation: flags.validation,
       referenceSelection: flags.referenceSelection,
+      hallucination: flags.hallucination === true,
+      rankBy: flags.rankBy as RankBy,
       references,
     });
   } catch (e) {
