@@ -125,7 +125,7 @@ const set8 = itemSet('E', Math.max(1, Math.floor(n / 2)), n);
 const setA = itemSet('A', n, 2 * n);
 console.log(`bench-serve: model ${modelDir}, CPU, ${turns.length} candidate turns, ${n} items per phase (8 clients: ${set8.length}), 4 candidates each`);
 
-const server = await spawnServe(['--model', modelDir, '--device', 'cpu', '--data-dir', dataDir, '--dialogues', dialogues, '--log-level', 'warn', '--max-items', '64', ...threads]);
+const server = await spawnServe(['--model', modelDir, '--device', 'cpu', '--data-dir', dataDir, '--dialogues', dialogues, '--log-level', 'warn', '--max-items', '64', '--timeout-ms', String(o.maxSeconds * 4000), ...threads]);
 const phases: Phase[] = [];
 try {
   // Warm-up on pairs no phase asks: the first forward passes allocate.
