@@ -4,12 +4,20 @@
  * batched runner vs one pair at a time, in one run; plus the dedupe saving over the whole SGD
  * test candidate set (no model needed for that part).
  *
- *   npm run bench:nli -- [--model DIR] [--dtype fp32[,fp16]] [--pairs 96] [--round 16] [--threads N] [--budget 2048[,8192...]]
+ *   npm run bench:nli -- [--model DIR] [--dtype fp32[,fp16][,q8]] [--pairs 96] [--passes 1] [--round N] [--threads N] [--budget 2048[,8192...]]
  *     [--pad 0.15,1] [--batch-size 16] [--no-single] [--data-dir DIR] [--device cpu|auto|cuda] [--json FILE]
  *
  * The model defaults to .cache/models/large-random-roberta; each dtype's ONNX file (onnx/model.onnx,
- * onnx/model_fp16.onnx) is built into it when absent, with the random-model builder.
- * Every (dtype, budget, padding cap) is a contender, plus one pair at a time per dtype. On CPU the
+ * onnx/model_fp16.onnx, onnx/model_quantized.onnx) is built into it when absent, with the random-model
+ * builder and the size, seed and std of the model already there.
+ * Every (dtype, budget, padding cap) is a contender, plus one pair at a time per dtype. On CPU each
+ * contender runs the whole timed set in turn (switching sessions every 16 pairs cost ~15% by itself:
+ * each session's weights and arenas leave the caches); --passes N repeats that on N fresh sets (the
+ * pair cache would answer repeats) with the order of contenders rotated, so load from other
+ * processes falls on all alike; --round N interleaves them every N pairs instead. With several
+ * dtypes a side-by-side table gives pairs/s, tokens/s and the ratio to the first dtype, and each
+ * later dtype's probabilities are compared with the first's (max |diff|, argmax agreement) next to
+ * how much the first dtype's own probabilities vary across the pairs. On CPU the
  * contenders are interleaved round by round over the same pairs (so load from other processes falls
  * on all alike); on CUDA each runs alone over the whole set with its session closed afterwards, so
  * the GPU memory it held can be read per contender (nvidia-smi).
@@ -26,7 +34,7 @@ import { parseDtype, resolveModel, type NliDtype } from '../src/nli/model-store.
 import { openSession, type NliDevice } from '../src/nli/session.js';
 import { createNliRunner, type NliRunner, type NliRunnerStats } from '../src/nli/runner.js';
 import { PairTokenizer } from '../src/nli/tokenizer.js';
-import type { NliPair, NliProbs } from '../src/nli/types.js';
+import { argmaxLabel, type NliPair, type NliProbs } from '../src/nli/types.js';
 import { sgdCandidatePairs, spreadSample } from './lib/sgd-pairs.js';
 
 const program = new Command('bench-nli')
@@ -34,24 +42,24 @@ const program = new Command('bench-nli')
   .option('--pairs <n>', 'pairs in the timed set', (v) => Number(v), 96)
   .option('--threads <n>', 'intra-op threads (default: all cores)', (v) => Number(v))
   .option('--budget <list>', 'padded-token budget(s) per batch, comma-separated: a sweep', '2048')
-  .option('--dtype <list>', 'dtype(s) to compare side by side, comma-separated (fp32, fp16)', 'fp32')
+  .option('--dtype <list>', 'dtype(s) to compare side by side, comma-separated (fp32, fp16, q8; int8 = q8)', 'fp32')
   .option('--no-single', 'leave out the one-pair-at-a-time contender')
   .option('--pad <list>', 'padding caps to try (share of a batch that may be padding; 1 = no cap)', '0.15,1')
   .option('--batch-size <n>', 'max pairs per batch', (v) => Number(v), 16)
   .option('--device <d>', 'auto|cpu|cuda', 'cpu')
   .option('--data-dir <dir>', 'data directory (default: resolveDataDir)')
-  .option('--round <n>', 'pairs per interleaved round', (v) => Number(v), 16)
+  .option('--round <n>', 'CPU: interleave the contenders every N pairs (default: each runs the whole set in turn)', (v) => Number(v))
+  .option('--passes <n>', 'CPU: timed sets per contender, each of fresh pairs; figures are summed, ratios also given per pass', (v) => Number(v), 1)
   .option('--json <file>', 'also write the figures as JSON')
   .option('--sequential', 'run each contender alone over the whole set, then the model alone (default with --device cuda)')
   .option('--dump-ids <file>', 'write the timed set as token ids (JSON) for the PyTorch peer')
 program.parse(process.argv.filter((a, i) => !(i === 2 && a === '--')));
-const o = program.opts<{ model: string; pairs: number; threads?: number; budget: string; dtype: string; single: boolean; pad: string; batchSize: number; device: NliDevice; dataDir?: string; json?: string; dumpIds?: string; sequential?: boolean; round: number }>();
+const o = program.opts<{ model: string; pairs: number; threads?: number; budget: string; dtype: string; single: boolean; pad: string; batchSize: number; device: NliDevice; dataDir?: string; json?: string; dumpIds?: string; sequential?: boolean; round?: number; passes: number }>();
 
 const dtypes = o.dtype.split(',').map((d) => parseDtype(d.trim()) as NliDtype);
 const budgets = o.budget.split(',').map(Number);
 const modelDir = path.resolve(o.model);
 for (const dtype of dtypes) {
-  if (dtype === 'q8') continue; // quantized models come from their own builder
   if (existsSync(path.join(modelDir, onnxFileName(dtype))) || (dtype === 'fp32' && existsSync(path.join(modelDir, 'model.onnx')))) continue;
   // Another dtype of the model already there: same size, seed and spread, or the columns compare two models.
   const manifestFile = path.join(modelDir, RANDOM_MODEL_MANIFEST);
@@ -71,7 +79,10 @@ console.log(
 );
 
 // 2. The timed set: distinct pairs in the order SGSAcc submits them, from four places in the test set.
-const sample = spreadSample(all, o.pairs);
+// Pass k takes the k-th next run of pairs at each of the four places (pass 0: the usual set).
+const passes = o.device === 'cuda' || o.sequential ? 1 : Math.max(1, Math.floor(o.passes));
+const passSamples = Array.from({ length: passes }, (_, k) => spreadSample(all, o.pairs, 4, k));
+const sample = passSamples[0];
 if (o.dumpIds) {
   // The PyTorch peer (gpu/peer_torch.py) times the very same token ids.
   const tok = PairTokenizer.fromFiles(path.join(modelDir, 'tokenizer.json'), undefined, JSON.parse(readFileSync(path.join(modelDir, 'config.json'), 'utf8')));
@@ -100,14 +111,17 @@ interface Contender {
   seconds: number;
   probs: NliProbs[];
   before: NliRunnerStats;
+  /** Pairs timed, over all passes. */
+  timedPairs?: number;
 }
 
 const cuda = o.device === 'cuda';
+const LABELS = ['entailment', 'neutral', 'contradiction'] as const;
 // Each contender alone over the whole set (the default on CUDA: a dedicated device needs no interleaving).
 const sequential = o.sequential ?? cuda;
 // Pairs outside the timed set warm each session up: the first batches of a shape allocate arenas
 // and pick kernels, and pairs from the timed set would land in the runner's pair cache.
-const inSample = new Set(sample);
+const inSample = new Set(passSamples.flat());
 const warmup = all.filter((p) => !inSample.has(p)).slice(0, cuda ? 2048 : 4);
 
 async function contender(mode: string, dtype: NliDtype, maxBatchTokens: number, maxBatchSize: number, oneByOne: boolean, maxPadFraction = 1): Promise<Contender> {
@@ -136,7 +150,7 @@ async function timeOn(c: Contender, pairs: NliPair[]): Promise<void> {
 const lengths = sample.map((p) => p.premise.length + p.hypothesis.length);
 console.log(
   `timed set: ${sample.length} distinct SGD pairs (${Math.min(...lengths)}-${Math.max(...lengths)} chars), model ${modelDir}, dtypes ${dtypes.join(', ')}, ` +
-    `device ${o.device}, threads ${o.threads ?? `default (${os.availableParallelism()} cores)`}, ${sequential ? 'each contender alone over the whole set' : `rounds of ${o.round} pairs`}`,
+    `device ${o.device}, threads ${o.threads ?? `default (${os.availableParallelism()} cores)`}, ${sequential ? 'each contender alone over the whole set' : o.round ? `interleaved in rounds of ${o.round} pairs` : `each contender over the whole set in turn, ${passes} pass(es)`}`,
 );
 
 let meanTokens = 0;
@@ -160,6 +174,8 @@ for (const dtype of dtypes) {
   }
 }
 const contenders: Contender[] = [];
+/** CPU: seconds of each contender in each pass, for per-pass ratios. */
+const passSeconds: number[][] = [];
 const modelOnly: { dtype: NliDtype; budget: number; pairsPerSec: number; tokensPerSec: number; batches: number }[] = [];
 if (sequential) {
   for (const args of plan) {
@@ -169,7 +185,7 @@ if (sequential) {
     await timeOn(c, pairs);
     c.gpuMiB = gpuMemoryMiB();
     contenders.push(c);
-    (c as Contender & { timedPairs?: number }).timedPairs = pairs.length;
+    c.timedPairs = pairs.length;
   }
   // The model alone: the same pairs pre-tokenized, length-sorted and cut into batches of the
   // largest budget, straight into the ONNX session. The gap to the runner's figure is host work
@@ -192,11 +208,17 @@ if (sequential) {
   }
 } else {
   for (const args of plan) contenders.push(await contender(...args));
-  // Interleave the contenders round by round over the same pairs, so load from other processes on a
-  // shared machine falls on all of them alike instead of skewing whichever ran last.
-  for (let start = 0; start < sample.length; start += o.round) {
-    const chunk = sample.slice(start, start + o.round);
-    for (const c of contenders) await timeOn(c, chunk);
+  for (let k = 0; k < passes; k++) {
+    const pairs = passSamples[k];
+    // Rotate who goes first, so a change of load during a pass does not always hit the same contender.
+    const order = contenders.map((_, i) => contenders[(i + k) % contenders.length]);
+    const before = contenders.map((c) => c.seconds);
+    for (let start = 0; start < pairs.length; start += o.round ?? pairs.length) {
+      const chunk = pairs.slice(start, start + (o.round ?? pairs.length));
+      for (const c of order) await timeOn(c, chunk);
+    }
+    passSeconds.push(contenders.map((c, i) => c.seconds - before[i]));
+    for (const c of contenders) c.timedPairs = (c.timedPairs ?? 0) + pairs.length;
   }
 }
 const figures: Figure[] = [];
@@ -204,7 +226,7 @@ for (const c of contenders) {
   const after = c.runner.stats();
   await c.runner.close();
   const stats = Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - c.before[k as keyof NliRunnerStats]])) as unknown as NliRunnerStats;
-  const timed = (c as Contender & { timedPairs?: number }).timedPairs ?? sample.length;
+  const timed = c.timedPairs ?? sample.length;
   const fig: Figure = { mode: c.mode, dtype: c.dtype, budget: c.budget, gpuMiB: c.gpuMiB, seconds: c.seconds, pairsPerSec: timed / c.seconds, tokensPerSec: stats.tokens / c.seconds, stats };
   figures.push(fig);
   console.log(
@@ -232,7 +254,7 @@ for (const dtype of dtypes) {
   for (const c of same.slice(1)) {
     const n = Math.min(c.probs.length, base.probs.length);
     for (let i = 0; i < n; i++) {
-      for (const k of ['entailment', 'neutral', 'contradiction'] as const) d = Math.max(d, Math.abs(c.probs[i][k] - base.probs[i][k]));
+      for (const k of LABELS) d = Math.max(d, Math.abs(c.probs[i][k] - base.probs[i][k]));
     }
   }
   maxDiffByDtype[dtype] = d;
@@ -248,11 +270,55 @@ for (const dtype of dtypes) {
     console.log(`${dtype}: best batched over one-at-a-time ${speedups[dtype].toFixed(2)}x pairs/s (${best.mode})`);
   }
 }
+/** A setting without its dtype: the row of the side-by-side table. */
+const setting = (f: { mode: string; dtype: NliDtype }) => f.mode.slice(f.dtype.length + 1);
+interface DtypeComparison {
+  dtype: NliDtype;
+  vs: NliDtype;
+  /** Best batched of dtype over best batched of vs (pairs/s), over all passes and per pass. */
+  bestRatio?: number;
+  passRatios: number[];
+  /** Between the first contender of each dtype (one pair at a time when it ran). */
+  maxProbDiff: number;
+  argmaxAgreement: number;
+  /** How far vs's own probabilities move across the pairs: a diff means little unless this is larger. */
+  referenceSpread: number;
+}
+const comparisons: DtypeComparison[] = [];
 if (dtypes.length > 1) {
-  const base = bestOf(dtypes[0]);
+  const base = dtypes[0];
+  const cell = (f: Figure | undefined) => (f ? `${f.pairsPerSec.toFixed(2).padStart(8)} ${f.tokensPerSec.toFixed(0).padStart(6)}` : '-'.padStart(15));
+  console.log(`\nside by side: pairs/s and tokens/s per dtype, and pairs/s over ${base}`);
+  console.log(`${'setting'.padEnd(36)}${dtypes.map((d) => `${d.padStart(8)} ${'tok/s'.padStart(6)}`).join('  ')}${dtypes.slice(1).map((d) => `${`${d}/${base}`.padStart(11)}`).join('')}`);
+  for (const st of [...new Set(figures.map(setting))]) {
+    const row = dtypes.map((d) => figures.find((f) => f.dtype === d && setting(f) === st));
+    const ratios = row.slice(1).map((f) => (f && row[0] ? `${(f.pairsPerSec / row[0].pairsPerSec).toFixed(2)}x` : '-'));
+    console.log(`${st.padEnd(36)}${row.map(cell).join('  ')}${ratios.map((r) => r.padStart(11)).join('')}`);
+  }
+  const ref = contenders.find((c) => c.dtype === base)!;
+  const spread = Math.max(...LABELS.map((k) => Math.max(...ref.probs.map((p) => p[k])) - Math.min(...ref.probs.map((p) => p[k]))));
   for (const dtype of dtypes.slice(1)) {
     const best = bestOf(dtype);
-    if (base && best) console.log(`best ${dtype} / best ${dtypes[0]}: ${(best.pairsPerSec / base.pairsPerSec).toFixed(2)}x pairs/s (${best.pairsPerSec.toFixed(2)} vs ${base.pairsPerSec.toFixed(2)})`);
+    const baseBest = bestOf(base);
+    const passRatios = best && baseBest ? passSeconds.map((secs) => secs[figures.indexOf(baseBest)] / secs[figures.indexOf(best)]) : [];
+    const other = contenders.find((c) => c.dtype === dtype)!;
+    const n = Math.min(other.probs.length, ref.probs.length);
+    let diff = 0;
+    let agree = 0;
+    for (let i = 0; i < n; i++) {
+      for (const k of LABELS) diff = Math.max(diff, Math.abs(other.probs[i][k] - ref.probs[i][k]));
+      if (argmaxLabel(other.probs[i]) === argmaxLabel(ref.probs[i])) agree++;
+    }
+    const cmp: DtypeComparison = { dtype, vs: base, bestRatio: best && baseBest ? best.pairsPerSec / baseBest.pairsPerSec : undefined, passRatios, maxProbDiff: diff, argmaxAgreement: agree / n, referenceSpread: spread };
+    comparisons.push(cmp);
+    if (best && baseBest) {
+      const range = passRatios.length > 1 ? `; per pass ${passRatios.map((r) => r.toFixed(2)).join(', ')}` : '';
+      console.log(`best ${dtype} / best ${base}: ${cmp.bestRatio!.toFixed(2)}x pairs/s (${best.pairsPerSec.toFixed(2)} vs ${baseBest.pairsPerSec.toFixed(2)}${range})`);
+    }
+    console.log(
+      `${dtype} vs ${base} (${setting(other)}): max |prob diff| ${diff.toExponential(1)}, argmax agreement ${agree}/${n}; ` +
+        `${base}'s own probabilities span ${spread.toExponential(1)} across these pairs`,
+    );
   }
 }
 console.log(`max |prob diff| between contenders of one dtype: ${dtypes.map((d) => `${d} ${maxDiffByDtype[d].toExponential(1)}`).join(', ')}`);
@@ -274,6 +340,8 @@ if (o.json) {
         speedups,
         maxProbDiff: maxDiff,
         maxProbDiffByDtype: maxDiffByDtype,
+        passes,
+        comparisons,
       },
       null,
       2,

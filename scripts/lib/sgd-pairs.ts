@@ -35,11 +35,12 @@ export function sgdCandidatePairs(dataDir: string): SgdCandidatePairs {
  * n pairs taken in blocks from four places spread over the set: the real mix of turn lengths and
  * the real clustering of lengths among a turn's candidates, the same pairs on every machine.
  */
-export function spreadSample(all: NliPair[], n: number, blocks = 4): NliPair[] {
+export function spreadSample(all: NliPair[], n: number, blocks = 4, pass = 0): NliPair[] {
   const perBlock = Math.ceil(n / blocks);
   const sample: NliPair[] = [];
   for (let b = 0; b < blocks && sample.length < n; b++) {
-    const from = Math.floor((b * all.length) / blocks);
+    // Pass k: the k-th next run of pairs at each place, so repeated timings see fresh pairs.
+    const from = Math.floor((b * all.length) / blocks) + pass * perBlock;
     sample.push(...all.slice(from, from + Math.min(perBlock, n - sample.length)));
   }
   return sample;
