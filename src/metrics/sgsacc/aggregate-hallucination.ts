@@ -1,4 +1,4 @@
-import { groupTable, Ratio, type GroupScore, type SplitScores } from './aggregate.js';
+import { RateTally, type GroupScore, type SplitScores } from './aggregate.js';
 import type { FourWayLabel, HallucinationExclusionReason, TurnScore } from './types.js';
 
 export type LabelCounts = Record<FourWayLabel, number>;
@@ -43,15 +43,7 @@ export function aggregateHallucination(
   scores: TurnScore[],
   opts: { validation: boolean; isUnseen: (service: string) => boolean },
 ): HallucinationSummary {
-  const v = { all: new Ratio(), seen: new Ratio(), unseen: new Ratio() };
-  const u = { all: new Ratio(), seen: new Ratio(), unseen: new Ratio() };
-  const perService = new Map<string, { v: Ratio; u: Ratio }>();
-  const perAct = new Map<string, { v: Ratio; u: Ratio }>();
-  const group = (m: Map<string, { v: Ratio; u: Ratio }>, k: string) => {
-    let g = m.get(k);
-    if (!g) m.set(k, (g = { v: new Ratio(), u: new Ratio() }));
-    return g;
-  };
+  const rates = new RateTally();
   const labels = { validated: noLabels(), all: noLabels() };
   const counts: HallucinationCounts = {
     turns: scores.length,
@@ -78,34 +70,15 @@ export function aggregateHallucination(
     counts.checked++;
     if (h.contextUsed) counts.contextRescued++;
     const bad = h.hallucinated;
-    const unseen = s.services.some(opts.isUnseen);
-    u.all.add(bad);
-    (unseen ? u.unseen : u.seen).add(bad);
-    if (inValidated) {
-      counts.evaluated++;
-      v.all.add(bad);
-      (unseen ? v.unseen : v.seen).add(bad);
-    } else {
-      for (const r of h.exclusionReasons ?? []) counts.excludedByReason[r] = (counts.excludedByReason[r] ?? 0) + 1;
-    }
-    for (const service of new Set(s.services)) {
-      const g = group(perService, service);
-      g.u.add(bad);
-      if (inValidated) g.v.add(bad);
-    }
-    for (const act of new Set(s.actions.map((a) => a.act))) {
-      const g = group(perAct, act);
-      g.u.add(bad);
-      if (inValidated) g.v.add(bad);
-    }
+    rates.addTurn(bad, s.services.some(opts.isUnseen), inValidated);
+    if (inValidated) counts.evaluated++;
+    else for (const r of h.exclusionReasons ?? []) counts.excludedByReason[r] = (counts.excludedByReason[r] ?? 0) + 1;
+    for (const service of new Set(s.services)) rates.addService(service, bad, inValidated);
+    for (const act of new Set(s.actions.map((a) => a.act))) rates.addAct(act, bad, inValidated);
   }
   counts.excluded = counts.checked - counts.evaluated;
-  const split = (r: typeof v): SplitScores => ({ all: r.all.pct(), seen: r.seen.pct(), unseen: r.unseen.pct() });
   return {
-    validated: opts.validation ? split(v) : null,
-    unvalidated: split(u),
-    perService: groupTable(perService),
-    perAct: groupTable(perAct),
+    ...rates.summary(opts.validation),
     labels: { validated: opts.validation ? labels.validated : null, all: labels.all },
     counts,
   };

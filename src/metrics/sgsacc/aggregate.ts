@@ -69,15 +69,7 @@ export function aggregateSgsacc(
   scores: TurnScore[],
   opts: { validation: boolean; isUnseen: (service: string) => boolean },
 ): SgsaccSummary {
-  const v = { all: new Ratio(), seen: new Ratio(), unseen: new Ratio() };
-  const u = { all: new Ratio(), seen: new Ratio(), unseen: new Ratio() };
-  const perService = new Map<string, { v: Ratio; u: Ratio }>();
-  const perAct = new Map<string, { v: Ratio; u: Ratio }>();
-  const group = (m: Map<string, { v: Ratio; u: Ratio }>, k: string) => {
-    let g = m.get(k);
-    if (!g) m.set(k, (g = { v: new Ratio(), u: new Ratio() }));
-    return g;
-  };
+  const rates = new RateTally();
   const counts: SgsaccCounts = {
     turns: scores.length,
     evaluated: 0,
@@ -108,34 +100,58 @@ export function aggregateSgsacc(
     const unseen = s.services.some(opts.isUnseen);
     const inValidated = !opts.validation || s.validation === 'validated';
     counts.evaluatedUnvalidated++;
-    u.all.add(s.faithful);
-    (unseen ? u.unseen : u.seen).add(s.faithful);
-    if (inValidated) {
-      counts.evaluated++;
-      v.all.add(s.faithful);
-      (unseen ? v.unseen : v.seen).add(s.faithful);
-    }
-    for (const service of new Set(s.services)) {
-      const g = group(perService, service);
-      g.u.add(s.faithful);
-      if (inValidated) g.v.add(s.faithful);
-    }
-    for (const a of s.actions) {
-      const g = group(perAct, a.act);
-      g.u.add(a.entailed);
-      if (inValidated) g.v.add(a.entailed);
-    }
+    if (inValidated) counts.evaluated++;
+    rates.addTurn(s.faithful, unseen, inValidated);
+    for (const service of new Set(s.services)) rates.addService(service, s.faithful, inValidated);
+    for (const a of s.actions) rates.addAct(a.act, a.entailed, inValidated);
   }
   counts.excluded = counts.turns - counts.evaluated;
+  return { ...rates.summary(opts.validation), counts };
+}
 
-  const split = (r: typeof v): SplitScores => ({ all: r.all.pct(), seen: r.seen.pct(), unseen: r.unseen.pct() });
-  return {
-    validated: opts.validation ? split(v) : null,
-    unvalidated: split(u),
-    perService: groupTable(perService),
-    perAct: groupTable(perAct),
-    counts,
-  };
+/**
+ * The rates both directions report: with validation and without, overall and seen/unseen, and
+ * per-service and per-act tables. Callers decide what a verdict is and which groups it counts in.
+ */
+export class RateTally {
+  private readonly v = { all: new Ratio(), seen: new Ratio(), unseen: new Ratio() };
+  private readonly u = { all: new Ratio(), seen: new Ratio(), unseen: new Ratio() };
+  private readonly perService = new Map<string, { v: Ratio; u: Ratio }>();
+  private readonly perAct = new Map<string, { v: Ratio; u: Ratio }>();
+
+  /** A turn's verdict, overall and in its seen/unseen half; into the validated rates only when `inValidated`. */
+  addTurn(ok: boolean, unseen: boolean, inValidated: boolean): void {
+    this.u.all.add(ok);
+    (unseen ? this.u.unseen : this.u.seen).add(ok);
+    if (!inValidated) return;
+    this.v.all.add(ok);
+    (unseen ? this.v.unseen : this.v.seen).add(ok);
+  }
+
+  addService(service: string, ok: boolean, inValidated: boolean): void {
+    RateTally.addToGroup(this.perService, service, ok, inValidated);
+  }
+
+  addAct(act: string, ok: boolean, inValidated: boolean): void {
+    RateTally.addToGroup(this.perAct, act, ok, inValidated);
+  }
+
+  summary(validation: boolean): Pick<SgsaccSummary, 'validated' | 'unvalidated' | 'perService' | 'perAct'> {
+    const split = (r: typeof this.v): SplitScores => ({ all: r.all.pct(), seen: r.seen.pct(), unseen: r.unseen.pct() });
+    return {
+      validated: validation ? split(this.v) : null,
+      unvalidated: split(this.u),
+      perService: groupTable(this.perService),
+      perAct: groupTable(this.perAct),
+    };
+  }
+
+  private static addToGroup(m: Map<string, { v: Ratio; u: Ratio }>, k: string, ok: boolean, inValidated: boolean): void {
+    let g = m.get(k);
+    if (!g) m.set(k, (g = { v: new Ratio(), u: new Ratio() }));
+    g.u.add(ok);
+    if (inValidated) g.v.add(ok);
+  }
 }
 
 /** Per-group validated/unvalidated percentages, sorted by group name. */
