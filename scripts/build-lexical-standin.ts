@@ -8,7 +8,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import path from 'node:path';
 import { buildLexicalStandin, DEFAULT_LEXICAL_DECISION } from '../src/nli/onnx-builder/index.js';
-import { isInputError } from '../src/util/errors.js';
+import { exitOnBadInput } from './lib/exit-on-bad-input.js';
 
 const program = new Command('build-lexical-standin')
   .description('ONNX lexical-standin NLI model: token overlap, not a language model (demos and end-to-end tests)')
@@ -35,13 +35,5 @@ try {
       `sha256 ${m.sha256.slice(0, 16)}…, ${((performance.now() - started) / 1000).toFixed(1)} s`,
   );
 } catch (e) {
-  if (isInputError(e)) {
-    console.error(e.oneLine());
-    process.exit(2);
-  }
-  if (e instanceof InvalidArgumentError) {
-    console.error(e.message);
-    process.exit(2);
-  }
-  throw e;
+  exitOnBadInput(e);
 }

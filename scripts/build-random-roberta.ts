@@ -14,7 +14,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import path from 'node:path';
 import { buildRandomRoberta, DEFAULT_SEED, DEFAULT_STD, type ModelSize } from '../src/nli/onnx-builder/index.js';
-import { isInputError } from '../src/util/errors.js';
+import { exitOnBadInput } from './lib/exit-on-bad-input.js';
 
 function intArg(name: string) {
   return (v: string): number => {
@@ -115,13 +115,5 @@ try {
   );
   if (o.check) await checkModel(path.join(path.resolve(o.out), m.onnxFile), m.sizes.vocabSize);
 } catch (e) {
-  if (isInputError(e)) {
-    console.error(e.oneLine());
-    process.exit(2);
-  }
-  if (e instanceof InvalidArgumentError) {
-    console.error(e.message);
-    process.exit(2);
-  }
-  throw e;
+  exitOnBadInput(e);
 }
