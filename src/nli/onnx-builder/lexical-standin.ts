@@ -1,11 +1,11 @@
-import { chmodSync, copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { TODEVAL_VERSION } from '../../version.js';
 import { readJsonFile } from '../../util/json-file.js';
 import { labelIndexFromConfig } from '../labels.js';
 import { buildLexicalModel, DEFAULT_LEXICAL_DECISION, type LexicalDecision } from './lexical-graph.js';
 import { lexicalTables, LEXICAL_NEGATION_WORDS, LEXICAL_STOP_WORDS } from './lexical-vocab.js';
-import { resolveTokenizerDir, TOKENIZER_FILES } from './model-dir.js';
+import { copyTokenizerFiles, resolveTokenizerDir } from './model-dir.js';
 import { writeMessageToFile } from './protobuf.js';
 import { readConfigFile, ROBERTA_LARGE_MNLI_CONFIG } from './roberta-config.js';
 
@@ -68,13 +68,7 @@ export function buildLexicalStandin(opts: BuildLexicalStandinOptions): LexicalSt
   const model = buildLexicalModel(tables, { sep }, order, decision, `${TODEVAL_VERSION}+${LEXICAL_STANDIN}${LEXICAL_STANDIN_VERSION}`);
   const written = writeMessageToFile(model, path.join(opts.outDir, onnxFile));
 
-  for (const f of TOKENIZER_FILES) {
-    const src = path.join(tokenizerDir, f);
-    if (!existsSync(src)) continue;
-    const dest = path.join(opts.outDir, f);
-    copyFileSync(src, dest);
-    chmodSync(dest, 0o644);
-  }
+  copyTokenizerFiles(tokenizerDir, opts.outDir);
   // No RoBERTa architecture here: a config that said so would make the directory pass for a real model.
   const config = { ...base, architectures: ['LexicalOverlapStandin'], todeval_standin: LEXICAL_STANDIN, vocab_size: tables.canon.length };
   writeFileSync(path.join(opts.outDir, 'config.json'), JSON.stringify(config, null, 2) + '\n');

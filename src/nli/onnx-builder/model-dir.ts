@@ -28,7 +28,7 @@ export const DEFAULT_STD = 0.02;
 export const RANDOM_MODEL_MANIFEST = 'random-model.json';
 
 /** Tokenizer files copied next to the model; tokenizer.json is the one the runner needs. */
-export const TOKENIZER_FILES = ['tokenizer.json', 'tokenizer_config.json', 'vocab.json', 'merges.txt', 'special_tokens_map.json'];
+const TOKENIZER_FILES = ['tokenizer.json', 'tokenizer_config.json', 'vocab.json', 'merges.txt', 'special_tokens_map.json'];
 
 export type ModelSize = 'tiny' | 'large';
 
@@ -86,6 +86,17 @@ export function resolveTokenizerDir(explicit?: string): string {
   return found;
 }
 
+/** The tokenizer files present in `from`, copied next to a built model. */
+export function copyTokenizerFiles(from: string, outDir: string): void {
+  for (const f of TOKENIZER_FILES) {
+    const src = path.join(from, f);
+    if (!existsSync(src)) continue;
+    const dest = path.join(outDir, f);
+    copyFileSync(src, dest);
+    chmodSync(dest, 0o644); // sources may be read-only; a rebuild must be able to overwrite the copy
+  }
+}
+
 export function onnxFileName(dtype: WeightDtype): string {
   // Same layout as the hub export (Xenova/roberta-large-mnli): onnx/model.onnx, onnx/model_fp16.onnx,
   // onnx/model_quantized.onnx.
@@ -111,13 +122,7 @@ export function buildRandomRoberta(opts: BuildRandomRobertaOptions): RandomModel
   const model = buildRobertaModel(sizes, { seed, std, dtype, producerVersion: `${TODEVAL_VERSION}+builder${ONNX_BUILDER_VERSION}` });
   const written = writeMessageToFile(model, path.join(opts.outDir, onnxFile));
 
-  for (const f of TOKENIZER_FILES) {
-    const src = path.join(tokenizerDir, f);
-    if (!existsSync(src)) continue;
-    const dest = path.join(opts.outDir, f);
-    copyFileSync(src, dest);
-    chmodSync(dest, 0o644); // sources may be read-only; a rebuild must be able to overwrite the copy
-  }
+  copyTokenizerFiles(tokenizerDir, opts.outDir);
   writeFileSync(path.join(opts.outDir, 'config.json'), JSON.stringify(configWithSizes(baseConfig, sizes), null, 2) + '\n');
 
   const manifest: RandomModelManifest = {
