@@ -39,8 +39,8 @@ describe.skipIf(!HAS_BUILT_CLI)('todeval refs CLI', () => {
     expect(Object.keys(lines[0]).slice(0, 7)).toEqual(['id', 'service', 'act', 'slot', 'values', 'candidates', 'negatives']);
     expect(lines[0].id).toBe('mini_001/1');
     const sig = JSON.parse(readFileSync(`${out}.signature.json`, 'utf8'));
-    expect(sig).toMatchObject({ tool: 'todeval', ruleset: 'sgd' });
-    expect(sig.rules).toMatch(/^[0-9a-f]{16}$/);
+    expect(sig).toMatchObject({ tool: 'todeval', dataset: 'sgd' });
+    expect(sig.rules).toMatch(/^[0-9a-f]{64}$/);
   });
 
   const bad: [string, string[], RegExp][] = [

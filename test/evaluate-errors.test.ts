@@ -93,7 +93,7 @@ describe.skipIf(!hasShared('data', 'multiwoz', 'convlab_mwz21_test.json'))('eval
     const saved = JSON.parse(readFileSync(out, 'utf8'));
     expect(Object.keys(saved)).toEqual(expect.arrayContaining(['bleu', 'success', 'richness', 'dst', 'signature']));
     expect(saved.bleu).toBeNull();
-    expect(saved.signature.ground_truth).toBe('multiwoz21-convlab');
+    expect(saved.signature.data).toBe('multiwoz21-convlab');
     expect(saved.success.state_source).toBe('gold');
 
     // --sgsacc on delexicalized responses only: nothing to score, said in one warning, no model loaded

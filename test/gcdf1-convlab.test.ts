@@ -123,7 +123,7 @@ describe.skipIf(!built)('todeval gcdf1 (CLI)', () => {
     for (const key of ['igcd_f1', 'igcd_precision', 'igcd_recall', 'rgcd_f1', 'rgcd_precision', 'rgcd_recall']) {
       expect(json[key]).toEqual({ combined: 1, hotel: 1 });
     }
-    expect(json.metadata.signature).toMatchObject({ tool: 'todeval', metric: 'gcdf1', canonical_map: 'none', dialogues: 1, skipped: 1 });
+    expect(json.metadata.signature).toMatchObject({ tool: 'todeval', metric: 'gcdf1', canonicalMap: 'none', dialogues: 1, skipped: 1 });
     const perDialogue = JSON.parse(readFileSync(per, 'utf8'));
     expect(Object.keys(perDialogue.dialogues)).toEqual(['TEST0001.json']);
     expect(perDialogue.dialogues['TEST0001.json'].scores.rgcd_f1.hotel).toEqual({ f1: 1, precision: 1, recall: 1 });

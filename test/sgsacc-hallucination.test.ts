@@ -143,7 +143,7 @@ describe('hallucination direction (fake NLI scorer)', () => {
   it('costs one extra pair per checked turn, and without the flag nothing changes', async () => {
     const text = new Map([[tanpopo.id, 'The restaurant is Tanpopo; the food is Japanese.']]);
     const refsOnly = await runSgsacc([tanpopo], byGold([tanpopo]), { ...ON, scorer: new FakeWordOverlapNli() });
-    const refs = RecordStore.open<TurnReferences>(path.join(mkdtempSync(path.join(tmpdir(), 'halluc-')), 'r.jsonl'), 'todeval-sgsacc-references', makeSignature({ m: 'fake' }));
+    const refs = RecordStore.open<TurnReferences>(path.join(mkdtempSync(path.join(tmpdir(), 'halluc-')), 'r.jsonl'), 'todeval-sgsacc-references', makeSignature({ model: 'fake' }));
     refs.append(refsOnly.references.map((r) => r!));
     const on = new FakeWordOverlapNli();
     await runSgsacc([tanpopo], text, { ...ON, scorer: on, references: refs });

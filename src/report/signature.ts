@@ -13,8 +13,102 @@ export interface Signature {
   [key: string]: string | number | boolean | null | undefined;
 }
 
-export function makeSignature(fields: Record<string, string | number | boolean | null | undefined>): Signature {
-  return { tool: 'todeval', version: TODEVAL_VERSION, ...fields };
+/**
+ * The one vocabulary of signature keys: the same key means the same thing in every command's
+ * report. docs/cli-conventions.md documents each in one table (test/signature-keys.test.ts holds
+ * the two together); a key outside this list is a programming error, refused when a signature is made.
+ */
+export const SIGNATURE_KEYS = [
+  'tool',
+  'version',
+  'metric',
+  'dataset',
+  'data',
+  'dataDir',
+  'schema',
+  'rules',
+  'model',
+  'revision',
+  'dtype',
+  'maxLength',
+  'device',
+  'validation',
+  'context',
+  'referenceSelection',
+  'hallucination',
+  'rankBy',
+  'systems',
+  'system',
+  'predictions',
+  'input',
+  'limit',
+  'shard',
+  'dialogues',
+  'skipped',
+  'missingPredictions',
+  'match',
+  'robust',
+  'canonicalMap',
+  'config',
+  'configFile',
+  'groundTruthBuilder',
+  'bleu',
+  'dbFuzzyRatio',
+  'dstFuzzyRatio',
+  'stateSource',
+  'domainSource',
+] as const;
+
+export type SignatureKey = (typeof SIGNATURE_KEYS)[number];
+type SignatureValue = string | number | boolean | null | undefined;
+export type SignatureFields = Partial<Record<SignatureKey, SignatureValue>>;
+
+const KNOWN = new Set<string>(SIGNATURE_KEYS);
+
+export function makeSignature(fields: SignatureFields): Signature {
+  // Spreads of another signature escape the type check: the same rule, at run time.
+  const unknown = Object.keys(fields).filter((k) => !KNOWN.has(k));
+  if (unknown.length > 0) throw new Error(`signature key(s) outside the vocabulary (src/report/signature.ts): ${unknown.join(', ')}`);
+  return { tool: 'todeval', version: TODEVAL_VERSION, ...fields } as Signature;
+}
+
+/**
+ * Earlier spellings of keys, read wherever a stored signature is compared (resumed per-turn and
+ * references files, the HTML report), so files written before the vocabulary was unified still load.
+ */
+const OLD_KEYS: Record<string, SignatureKey> = {
+  source: 'data',
+  ruleset: 'dataset',
+  canonical_map: 'canonicalMap',
+  config_file: 'configFile',
+  invalidSkipped: 'skipped',
+  ground_truth: 'data',
+  ground_truth_builder: 'groundTruthBuilder',
+  db_fuzzy_ratio: 'dbFuzzyRatio',
+  dst_fuzzy_ratio: 'dstFuzzyRatio',
+  state_source: 'stateSource',
+  domain_source: 'domainSource',
+  data_source: 'dataDir',
+  sgsacc_model: 'model',
+  sgsacc_revision: 'revision',
+  sgsacc_dtype: 'dtype',
+  sgsacc_referenceSelection: 'referenceSelection',
+};
+
+/** A stored signature in today's vocabulary (old key spellings renamed; a new spelling wins). */
+export function normalizeSignature(sig: Signature): Signature {
+  const out: Record<string, SignatureValue> = { ...sig };
+  // ser wrote the dialogues' source under `dataset`, which now names the dataset format.
+  if (sig.metric === 'ser' && sig.data === undefined && typeof sig.dataset === 'string' && sig.dataset.includes(':')) {
+    out.data = sig.dataset;
+    out.dataset = sig.dataset.slice(0, sig.dataset.indexOf(':'));
+  }
+  for (const [old, now] of Object.entries(OLD_KEYS)) {
+    if (!(old in sig)) continue;
+    if (out[now] === undefined) out[now] = sig[old];
+    delete out[old];
+  }
+  return out as Signature;
 }
 
 /** `tool:todeval|version:0.1.0|model:...`, keys in a fixed order so equal configs print equally. */

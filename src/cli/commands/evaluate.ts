@@ -119,10 +119,10 @@ export async function runEvaluate(flags: EvaluateFlags): Promise<EvaluateResult>
     } else {
       result.signature = makeSignature({
         ...result.signature,
-        sgsacc_model: result.sgsacc.model.modelId,
-        sgsacc_revision: result.sgsacc.model.revision,
-        sgsacc_dtype: result.sgsacc.model.dtype,
-        sgsacc_referenceSelection: result.sgsacc.referenceSelection,
+        model: result.sgsacc.model.modelId,
+        revision: result.sgsacc.model.revision,
+        dtype: result.sgsacc.model.dtype,
+        referenceSelection: result.sgsacc.referenceSelection,
       });
     }
   }

@@ -96,8 +96,8 @@ export function runGcdf1(flags: Gcdf1Flags): void {
   const signature = makeSignature({
     metric: 'gcdf1',
     config: createHash('sha256').update(JSON.stringify(config)).digest('hex').slice(0, 12),
-    config_file: flags.config ? path.basename(flags.config) : 'published-defaults',
-    canonical_map: cmapFile ? fileSignature(cmapFile) : 'none',
+    configFile: flags.config ? path.basename(flags.config) : 'published-defaults',
+    canonicalMap: cmapFile ? fileSignature(cmapFile) : 'none',
     data: `${path.basename(path.resolve(flags.dialogues))}@${loaded.digest}`,
     dialogues: records.length,
     skipped: loaded.invalid.length,

@@ -121,8 +121,8 @@ function countCoverage(coverage: Map<string, ActCoverage>, r: ActionReferences):
 
 function refsSignature(rules: RuleSet, loaded: LoadedDataset, dataset: DatasetName, flags: RefsFlags): Signature {
   return makeSignature({
-    rules: rules.hash.slice(0, 16),
-    ruleset: dataset,
+    rules: rules.hash,
+    dataset,
     data: loaded.source,
     limit: flags.limit,
   });

@@ -97,14 +97,15 @@ function runSer(flags: SerFlags): void {
 
   const signature = makeSignature({
     metric: 'ser',
-    dataset: data.source,
+    dataset: flags.dataset,
+    data: data.source,
     schema: path.basename(schemaSource),
     predictions: flags.input ? fileSignature(flags.input) : 'ground-truth',
     match: 'substring-ci',
     robust: flags.robust === true,
     canonicalMap: flags.robust ? (canonicalMap ? fileSignature(canonicalMap.source) : 'none') : undefined,
     limit: flags.limit,
-    invalidSkipped: data.invalid.length,
+    skipped: data.invalid.length,
     missingPredictions: report.missingIds.length > 0 ? report.missingIds.length : undefined,
   });
 

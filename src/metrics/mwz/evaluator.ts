@@ -239,14 +239,14 @@ export class Evaluator {
 
     result.signature = makeSignature({
       metric: 'mwz-evaluate',
-      ground_truth: gt.source,
-      ground_truth_builder: GROUND_TRUTH_BUILDER_VERSION,
+      data: gt.source,
+      groundTruthBuilder: GROUND_TRUTH_BUILDER_VERSION,
       bleu: result.details.bleu?.signature.replaceAll('|', ','),
-      db_fuzzy_ratio: success ? 90 : undefined,
-      dst_fuzzy_ratio: dst ? 95 : undefined,
-      state_source: result.success?.state_source,
-      domain_source: result.success?.domain_source,
-      data_source: this.opts.dataDirSource,
+      dbFuzzyRatio: success ? 90 : undefined,
+      dstFuzzyRatio: dst ? 95 : undefined,
+      stateSource: result.success?.state_source,
+      domainSource: result.success?.domain_source,
+      dataDir: this.opts.dataDirSource,
       dialogues: result.details.dialogues,
       skipped: invalid.length > 0 ? invalid.length : undefined,
     });

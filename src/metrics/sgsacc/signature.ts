@@ -22,7 +22,7 @@ export function referencesSignature(c: ReferencesConfig): Signature {
     dtype: c.model.dtype,
     rules: c.rulesHash,
     dataset: c.dataset,
-    source: c.source,
+    data: c.source,
     validation: c.validation,
     context: c.context,
     referenceSelection: c.referenceSelection,

@@ -1,7 +1,7 @@
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { InputError } from '../../util/errors.js';
 import { repairJsonlTail } from '../../util/jsonl-append.js';
-import { formatSignature, signatureDigest, type Signature } from '../../report/signature.js';
+import { formatSignature, normalizeSignature, signatureDigest, type Signature } from '../../report/signature.js';
 
 export type StoreKind = 'todeval-sgsacc-references' | 'todeval-sgsacc-turns' | 'todeval-rerank';
 
@@ -47,9 +47,9 @@ export class RecordStore<T extends { id: string }> {
     if (found.kind !== kind) {
       throw new InputError(`expected a ${kind} file, found ${String(found.kind)}`, { file });
     }
-    if (found.digest !== digest) {
+    if (found.digest !== digest && !sameUnderOldSpellings(found.signature, digest)) {
       throw new InputError(
-        `written under a different configuration (${describeDifference(found.signature, signature)}); ` +
+        `written under a different configuration (${describeDifference(found.signature && normalizeSignature(found.signature), signature)}); ` +
           'use another file or delete this one',
         { file },
       );
@@ -73,6 +73,11 @@ export class RecordStore<T extends { id: string }> {
     appendFileSync(this.file, records.map((r) => JSON.stringify(r)).join('\n') + '\n');
     for (const r of records) this.done.set(r.id, r);
   }
+}
+
+/** A file written before the signature keys were unified: its configuration in today's keys. */
+function sameUnderOldSpellings(stored: Signature | undefined, digest: string): boolean {
+  return typeof stored === 'object' && stored !== null && signatureDigest(normalizeSignature(stored)) === digest;
 }
 
 function describeDifference(stored: Signature | undefined, wanted: Signature): string {

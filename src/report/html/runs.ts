@@ -2,7 +2,7 @@ import path from 'node:path';
 import { isStandinModelId } from '../../nli/onnx-builder/standins.js';
 import { InputError } from '../../util/errors.js';
 import { parseJsonText, readTextFile } from '../../util/json-file.js';
-import { formatSignature, type Signature } from '../signature.js';
+import { formatSignature, normalizeSignature, type Signature } from '../signature.js';
 
 /** One percentage with its denominator, as the score report keeps them per service and act. */
 export interface GroupPct {
@@ -74,7 +74,9 @@ const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFi
 /** Reads a run report (score -o, or evaluate -o with --sgsacc and/or mwzeval metrics). */
 export function loadRun(file: string): ReportRun {
   const doc = obj(parseJsonText(readTextFile(file, 'run report'), file));
-  const signature = obj(doc?.signature) as Signature | null;
+  // Read in today's key spellings, so reports written before they were unified compare with new ones.
+  const stored = obj(doc?.signature) as Signature | null;
+  const signature = stored && normalizeSignature(stored);
   if (!doc || !signature) throw new InputError('not a todeval run report (no signature): pass the JSON written by score -o or evaluate -o', { file });
   const base = path.basename(file).replace(/\.json$/i, '');
   if (signature.metric === 'sgsacc') {
@@ -100,7 +102,7 @@ export function loadRun(file: string): ReportRun {
   }
   if (signature.metric === 'mwz-evaluate') {
     const merged = obj(doc.sgsacc);
-    const model = merged ? String(obj(merged.model)?.modelId ?? signature.sgsacc_model ?? '') || null : null;
+    const model = merged ? String(obj(merged.model)?.modelId ?? signature.model ?? '') || null : null;
     const bleu = obj(doc.bleu);
     const success = obj(doc.success);
     const richness = obj(doc.richness);
@@ -137,7 +139,8 @@ function readSgsacc(sg: Json): NonNullable<ReportRun['sgsacc']> {
 export function loadTurns(file: string): TurnsFile {
   const lines = readTextFile(file, 'per-turn file').split('\n');
   const header = lines[0] ? obj(safeParse(lines[0])) : null;
-  const signature = obj(header?.signature) as Signature | null;
+  const stored = obj(header?.signature) as Signature | null;
+  const signature = stored && normalizeSignature(stored);
   if (!header || header.kind !== 'todeval-sgsacc-turns' || !signature) {
     throw new InputError('not a per-turn file of todeval score (its first line must be the todeval-sgsacc-turns header)', { file });
   }
@@ -165,7 +168,7 @@ function safeParse(line: string): unknown {
 }
 
 /** Signature fields a per-turn file shares with the run report it belongs to. */
-const SHARED_KEYS = ['model', 'revision', 'dtype', 'rules', 'dataset', 'source', 'validation', 'context', 'referenceSelection', 'system', 'predictions'];
+const SHARED_KEYS = ['model', 'revision', 'dtype', 'rules', 'dataset', 'data', 'validation', 'context', 'referenceSelection', 'system', 'predictions'];
 
 /**
  * Which run each per-turn file belongs to: the one report whose signature agrees on every shared

@@ -1,0 +1,124 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { conversation, system, user } from './gcdf1-conversations.js';
+import { HAS_BUILT_CLI, runBuiltCli } from './helpers/cli.js';
+import { hasShared, REPO_ROOT, SHARED_DATA } from './helpers/shared.js';
+import { makeSignature, normalizeSignature, signatureDigest, SIGNATURE_KEYS, type Signature } from '../src/report/signature.js';
+import { referencesSignature } from '../src/metrics/sgsacc/signature.js';
+import { rerankSignature } from '../src/rerank/signature.js';
+import { RecordStore } from '../src/metrics/sgsacc/store.js';
+import { loadRun, loadTurns } from '../src/report/html/runs.js';
+
+const MINI = path.join(REPO_ROOT, 'examples', 'sgd-mini');
+const tmp = mkdtempSync(path.join(tmpdir(), 'todeval-sigkeys-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+/** The keys of the one table of signature keys in docs/cli-conventions.md. */
+function documentedKeys(): Set<string> {
+  const doc = readFileSync(path.join(REPO_ROOT, 'docs', 'cli-conventions.md'), 'utf8');
+  const section = doc.slice(doc.indexOf('### Signatures'));
+  const rows = section.split('\n').filter((l) => l.startsWith('| `'));
+  return new Set(rows.flatMap((row) => [...row.split('|')[1].matchAll(/`([A-Za-z]+)`/g)].map((m) => m[1])));
+}
+
+const DOCUMENTED = documentedKeys();
+const MODEL = { modelId: 'local:fake', revision: 'r1', dtype: 'fp32' as const };
+
+function undocumented(sig: Record<string, unknown>): string[] {
+  return Object.keys(sig).filter((k) => !DOCUMENTED.has(k));
+}
+
+describe('one signature vocabulary (docs/cli-conventions.md)', () => {
+  it('the documented table is exactly the vocabulary makeSignature accepts', () => {
+    expect([...DOCUMENTED].sort()).toEqual([...SIGNATURE_KEYS].sort());
+  });
+
+  it('makeSignature refuses a key outside the vocabulary, also through a spread', () => {
+    const spread = { ...makeSignature({ metric: 'x' }), sgsacc_model: 'm' } as unknown as Parameters<typeof makeSignature>[0];
+    expect(() => makeSignature(spread)).toThrow(/sgsacc_model/);
+  });
+
+  it('score, rerank and serve sign with documented keys only, every option set', () => {
+    const refs = referencesSignature({ model: MODEL, rulesHash: 'abc', dataset: 'sgd', source: 'sgd:test', validation: true, context: true, referenceSelection: 'paper' });
+    expect(refs).toMatchObject({ data: 'sgd:test', dataset: 'sgd', rules: 'abc', model: 'local:fake' });
+    const rerank = rerankSignature({ model: MODEL, rulesHash: 'abc', dataset: 'sgd', context: true, systems: ['a', 'b'], hallucination: true, rankBy: 'omission-hallucination' });
+    for (const sig of [refs, rerank]) expect(undocumented(sig)).toEqual([]);
+  });
+
+  it.skipIf(!HAS_BUILT_CLI)('refs and ser emit documented keys only; same things under the same keys', () => {
+    const out = path.join(tmp, 'refs.jsonl');
+    const schema = path.join(MINI, 'schema.json');
+    const dialogues = path.join(MINI, 'dialogues.json');
+    expect(runBuiltCli(['refs', '--dialogues', dialogues, '--schema', schema, '-o', out]).code).toBe(0);
+    const refs = JSON.parse(readFileSync(`${out}.signature.json`, 'utf8')) as Signature;
+    const ser = runBuiltCli(['ser', '--dialogues', dialogues, '--schema', schema, '-i', path.join(MINI, 'predictions.jsonl'), '--robust', '--json']);
+    expect(ser.code).toBe(0);
+    const serSig = (JSON.parse(ser.stdout) as { signature: Signature }).signature;
+    for (const sig of [refs, serSig]) expect(undocumented(sig)).toEqual([]);
+    // The dataset format and the dialogues' source under one key each, in both commands.
+    expect(serSig.dataset).toBe('sgd');
+    expect(refs.dataset).toBe('sgd');
+    expect(serSig.data).toBe(refs.data);
+    expect(serSig.canonicalMap).toBe('none');
+  });
+
+  it.skipIf(!HAS_BUILT_CLI)('gcdf1 emits documented keys only', () => {
+    const one = conversation({ hotel: { info: { area: 'north' }, reqt: { phone: '?' } } }, [
+      user([['Hotel-Inform', 'area', 'north'], ['Hotel-Request', 'phone']]),
+      system([['Hotel-Inform', 'phone', '01223']]),
+    ]);
+    const folder = mkdtempSync(path.join(tmp, 'conv-'));
+    writeFileSync(path.join(folder, 'dialogues_001.json'), JSON.stringify([one]));
+    const r = runBuiltCli(['gcdf1', '--dialogues', folder, '--no-canonical-map', '--json']);
+    expect(r.code).toBe(0);
+    const sig = (JSON.parse(r.stdout) as { metadata: { signature: Signature } }).metadata.signature;
+    expect(undocumented(sig)).toEqual([]);
+    expect(sig).toMatchObject({ metric: 'gcdf1', canonicalMap: 'none', configFile: 'published-defaults' });
+  });
+
+  it.skipIf(!HAS_BUILT_CLI || !hasShared('data', 'multiwoz', 'predictions', 'augpt.json'))('evaluate emits documented keys only', () => {
+    const r = runBuiltCli(['evaluate', '-i', path.join(SHARED_DATA, 'multiwoz', 'predictions', 'augpt.json'), '--limit', '2', '--bleu', '--json', '--data-dir', SHARED_DATA]);
+    expect(r.code).toBe(0);
+    const sig = (JSON.parse(r.stdout) as { signature: Signature }).signature;
+    expect(undocumented(sig)).toEqual([]);
+    expect(typeof sig.data).toBe('string');
+  });
+});
+
+describe('old key spellings still load', () => {
+  const wanted = referencesSignature({ model: MODEL, rulesHash: 'abc', dataset: 'sgd', source: 'sgd:test', validation: true, context: true, referenceSelection: 'entailed' });
+  // What score wrote before the keys were unified: the dialogues' source under `source`.
+  const { data, ...rest } = wanted;
+  const old = { ...rest, source: data } as Signature;
+
+  it('normalizeSignature renames every old spelling to today’s key', () => {
+    expect(normalizeSignature(old)).toEqual(wanted);
+    expect(normalizeSignature({ tool: 'todeval', version: '0.1.0', metric: 'ser', dataset: 'sgd:test', invalidSkipped: 0 })).toEqual({
+      tool: 'todeval', version: '0.1.0', metric: 'ser', dataset: 'sgd', data: 'sgd:test', skipped: 0,
+    });
+    expect(normalizeSignature({ tool: 'todeval', version: '0.1.0', metric: 'mwz-evaluate', ground_truth: 'multiwoz22', sgsacc_model: 'm', sgsacc_dtype: 'fp16', data_source: 'flag' })).toEqual({
+      tool: 'todeval', version: '0.1.0', metric: 'mwz-evaluate', data: 'multiwoz22', model: 'm', dtype: 'fp16', dataDir: 'flag',
+    });
+  });
+
+  it('a references file written under the old spellings is reused; another configuration is still refused', () => {
+    const file = path.join(tmp, 'old-refs.jsonl');
+    const header = { kind: 'todeval-sgsacc-references', digest: signatureDigest(old), signature: old };
+    writeFileSync(file, JSON.stringify(header) + '\n' + JSON.stringify({ id: 'd/1', actions: [] }) + '\n');
+    expect(RecordStore.open(file, 'todeval-sgsacc-references', wanted).done.has('d/1')).toBe(true);
+    const other = makeSignature({ ...wanted, rules: 'def' });
+    expect(() => RecordStore.open(file, 'todeval-sgsacc-references', other)).toThrow(/rules: abc vs def/);
+  });
+
+  it('the report reads an old evaluate report and an old per-turn file in today’s keys', () => {
+    const report = path.join(tmp, 'old-eval.json');
+    writeFileSync(report, JSON.stringify({ signature: { tool: 'todeval', version: '0.1.0', metric: 'mwz-evaluate', sgsacc_model: 'local:x', ground_truth: 'multiwoz22' }, bleu: { score: 10 } }));
+    const run = loadRun(report);
+    expect(run.signature).toMatchObject({ model: 'local:x', data: 'multiwoz22' });
+    const turns = path.join(tmp, 'old-turns.jsonl');
+    writeFileSync(turns, JSON.stringify({ kind: 'todeval-sgsacc-turns', digest: 'x', signature: { ...old, metric: 'sgsacc-turns' } }) + '\n');
+    expect(loadTurns(turns).signature.data).toBe('sgd:test');
+  });
+});
