@@ -32,7 +32,7 @@ describe('todeval doctor on this CPU machine', () => {
     expect(auto.stdout).toMatch(/provider cpu\s+loads and runs/);
     expect(auto.stdout).toMatch(/provider cuda\s+not available: /);
     expect(auto.stdout).toContain('npm run cuda:setup');
-    expect(auto.stdout).toContain('ONNXRUNTIME_NODE_INSTALL=cuda12 npm install onnxruntime-node@1.29.0');
+    expect(auto.stdout).toContain('ONNXRUNTIME_NODE_INSTALL=cuda12 npm rebuild onnxruntime-node --ignore-scripts=false');
     expect(auto.stdout).toMatch(/--device auto: can run \(would use cpu\)/);
     const cuda = await runCli(['doctor', '--device', 'cuda']);
     expect(cuda.code).toBe(2);

@@ -25,7 +25,7 @@ export const REGISTRY_PROVIDER = {
   libDir: 'package/Plugins/Linux/x64',
 } as const;
 
-export const OFFICIAL_CUDA_INSTALL = 'ONNXRUNTIME_NODE_INSTALL=cuda12 npm install onnxruntime-node@1.29.0';
+export const OFFICIAL_CUDA_INSTALL = 'ONNXRUNTIME_NODE_INSTALL=cuda12 npm rebuild onnxruntime-node --ignore-scripts=false';
 export const REGISTRY_CUDA_INSTALL = 'npm run cuda:setup   (or: npx todeval doctor --fix-cuda)';
 
 /** Written beside the libraries we place, so doctor can say where they came from. */
