@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { hasShared, REPO_ROOT, SHARED_DATA } from './helpers/shared.js';
 import { getTinyModelDir } from './helpers/tiny-model.js';
 
@@ -10,7 +10,10 @@ import { getTinyModelDir } from './helpers/tiny-model.js';
 // src/index.ts), from the repo root, and must exit 0 (they assert their own results).
 const doc = readFileSync(path.join(REPO_ROOT, 'docs', 'library.md'), 'utf8');
 const blocks = [...doc.matchAll(/```ts\n(\/\/ example: ([^\n]+)\n[\s\S]*?)```/g)].map((m) => ({ name: m[2], code: m[1] }));
+// Inside the repo, so the examples resolve its packages as a user's project would; removed afterwards.
+mkdirSync(path.join(REPO_ROOT, '.cache'), { recursive: true });
 const dir = mkdtempSync(path.join(REPO_ROOT, '.cache', 'library-docs-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const index = path.join(REPO_ROOT, 'src', 'index.ts');
 
 async function runExample(code: string, env: NodeJS.ProcessEnv): Promise<{ code: number; out: string }> {

@@ -1,7 +1,9 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cudaProviderInstalled } from '../src/nli/session.js';
 import { runCli as run } from './helpers/cli.js';
-import { hasShared } from './helpers/shared.js';
+import { hasShared, REPO_ROOT } from './helpers/shared.js';
 import { getSensitiveTinyModelDir } from './nli-fixtures.js';
 
 describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('todeval nli', () => {
@@ -30,5 +32,11 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('t
     expect(res.code).toBe(2);
     expect(res.stderr.trim().split('\n')).toHaveLength(1);
     expect(res.stderr).toMatch(/CUDA/);
+    // The fix it names is, word for word, what the README's CUDA flow documents.
+    const readme = readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
+    const line = readme.split('\n').find((l) => l.startsWith('npm run cuda:setup') && l.includes('# or: '));
+    expect(line).toBeDefined();
+    expect(res.stderr).toContain('`npm run cuda:setup`');
+    expect(res.stderr).toContain(`\`${line!.split('# or: ')[1].trim()}\``);
   });
 });
