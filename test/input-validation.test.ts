@@ -4,12 +4,14 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadDialogues } from '../src/metrics/gcdf1/evaluate.js';
 import { loadPredictions } from '../src/metrics/predictions.js';
+import { validatePredictions } from '../src/metrics/mwz/input.js';
+import { loadSchemaFile } from '../src/schema/schema-index.js';
 import { capPairText, MAX_PAIR_TEXT_CHARS } from '../src/nli/limits.js';
 import { PairTokenizer } from '../src/nli/tokenizer.js';
 import { InputError } from '../src/util/errors.js';
 import { runCli } from './helpers/cli.js';
 import { conversation, system, user } from './gcdf1-conversations.js';
-import { hasShared, REPO_ROOT, SHARED_TOKENIZER_DIR } from './helpers/shared.js';
+import { hasShared, REPO_ROOT, SHARED_DATA, SHARED_TOKENIZER_DIR } from './helpers/shared.js';
 
 const MINI = path.join(REPO_ROOT, 'examples', 'sgd-mini');
 const tmp = (): string => mkdtempSync(path.join(tmpdir(), 'todeval-inputs-'));
@@ -54,6 +56,94 @@ describe('wrong types in dataset inputs are one-line errors, not silent drops', 
     const loaded = loadDialogues(dir, true);
     expect(loaded.dialogues.map((x) => x.dialogue_id)).toEqual(['A.json', 'B.json']);
     expect(loaded.invalid).toHaveLength(1);
+  });
+});
+
+/** The one-line form of what `fn` throws (an InputError), or a failure naming what it did. */
+function oneLineOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof InputError) return e.oneLine();
+    throw e;
+  }
+  throw new Error('expected an InputError');
+}
+
+describe('mwzeval predictions against schemas/mwz-predictions.schema.json', () => {
+  const expectedTurns = { sng0073: 2 };
+  const check = (second: unknown, opts: { strict?: boolean; skipInvalid?: boolean } = {}) =>
+    validatePredictions({ sng0073: [{ response: 'a' }, second] }, { file: 'p.json', expectedTurns, ...opts });
+
+  it('a number in a state is refused (was: coerced to a string), naming file, dialogue/turn and field', () => {
+    expect(oneLineOf(() => check({ response: 'b', state: { hotel: { stars: 4 } } }))).toBe(
+      'p.json: sng0073/turn 1: state.hotel.stars must be string (schemas/mwz-predictions.schema.json)',
+    );
+    expect(oneLineOf(() => check({ state: {} }))).toBe("p.json: sng0073/turn 1: must have required property 'response' (schemas/mwz-predictions.schema.json)");
+    expect(oneLineOf(() => check({ response: 'b', active_domains: 'hotel' }))).toBe('p.json: sng0073/turn 1: active_domains must be array (schemas/mwz-predictions.schema.json)');
+  });
+
+  it('a state slot MultiWOZ lacks is counted (kept), an error under --strict; spellings of known slots pass', () => {
+    const known = { response: 'b', state: { hotel: { 'book people': '2', people: '2', pricerange: 'cheap' }, train: { arriveBy: '10:00', leaveAt: '09:00' } } };
+    expect(check(known).unknownSlots).toEqual([]);
+    const colour = { response: 'b', state: { hotel: { colour: 'blue', area: 'north' } } };
+    const lenient = check(colour);
+    expect(lenient.unknownSlots).toEqual([{ where: 'sng0073/turn 1', domain: 'hotel', slot: 'colour' }]);
+    expect(lenient.dialogues.sng0073[1].state).toEqual(colour.state);
+    expect(oneLineOf(() => check(colour, { strict: true }))).toMatch(/^p\.json: sng0073\/turn 1: "state\.hotel": unknown slot "colour" \(MultiWOZ hotel slots: area, /);
+    expect(() => check(colour, { strict: true, skipInvalid: true })).toThrow(/no valid test dialogues/);
+  });
+
+  it.skipIf(!hasShared('data', 'multiwoz', 'predictions', 'damd.json'))(
+    'evaluate: DAMD\'s off-ontology slots are one counted warning line, and --strict refuses them',
+    async () => {
+      type Turn = { state?: Record<string, Record<string, string>> };
+      const all = JSON.parse(readFileSync(path.join(SHARED_DATA, 'multiwoz', 'predictions', 'damd.json'), 'utf8')) as Record<string, Turn[]>;
+      // Slots DAMD predicts in domains that do not have them (taxi area, hotel arrive, ...).
+      const offOntology = new Set(['taxi.area', 'taxi.name', 'taxi.type', 'taxi.day', 'taxi.people', 'taxi.time', 'taxi.internet', 'attraction.day', 'attraction.departure', 'attraction.leave', 'hotel.arrive', 'train.time']);
+      const slotsOf = (turns: Turn[]) => turns.flatMap((t) => Object.entries(t.state ?? {}).flatMap(([d, slots]) => Object.keys(slots).map((k) => `${d}.${k.toLowerCase().replace('arriveby', 'arrive').replace('leaveat', 'leave')}`)));
+      const picked = Object.entries(all).filter(([, turns]) => slotsOf(turns).some((k) => offOntology.has(k))).slice(0, 10);
+      expect(picked.length).toBeGreaterThan(0);
+      const expected = picked.flatMap(([, turns]) => slotsOf(turns)).filter((k) => offOntology.has(k)).length;
+      const file = path.join(tmp(), 'damd.json');
+      writeFileSync(file, JSON.stringify(Object.fromEntries(picked)));
+      const r = await runCli(['evaluate', '-i', file, '--dst', '--json', '--data-dir', SHARED_DATA]);
+      expect(r.code).toBe(0);
+      const counts = (JSON.parse(r.stdout) as { details: { unknown_state_slots: Record<string, number> } }).details.unknown_state_slots;
+      const total = Object.values(counts).reduce((a, b) => a + b, 0);
+      expect(Object.keys(counts).every((k) => offOntology.has(k))).toBe(true);
+      expect(total).toBe(expected);
+      const lines = r.stderr.trim().split('\n').filter((l) => l.includes('slots MultiWOZ does not have'));
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain(`${file}: ${total} state slot value(s)`);
+      const strict = await runCli(['evaluate', '-i', file, '--dst', '--strict', '--data-dir', SHARED_DATA]);
+      expect(strict.code).toBe(2);
+      expect(strict.stderr.trim().split('\n')).toHaveLength(1);
+      expect(strict.stderr).toMatch(/unknown slot "/);
+    },
+    60_000,
+  );
+});
+
+describe('dataset schema files against schemas/sgd-schema.schema.json', () => {
+  it('a mistyped field is one line naming file, service and field (was: coerced or dropped)', () => {
+    const services = JSON.parse(readFileSync(path.join(MINI, 'schema.json'), 'utf8')) as { service_name: string; slots: { possible_values: unknown[]; is_categorical: unknown }[] }[];
+    const dir = tmp();
+    const numbers = path.join(dir, 'numbers.json');
+    services[1].slots[0].possible_values = [1, 2];
+    writeFileSync(numbers, JSON.stringify(services));
+    expect(oneLineOf(() => loadSchemaFile(numbers))).toBe(`${numbers}: ${services[1].service_name}: slots.0.possible_values.0 must be string (schemas/sgd-schema.schema.json)`);
+    services[1].slots[0].possible_values = [];
+    services[1].slots[0].is_categorical = 'yes';
+    const flag = path.join(dir, 'flag.json');
+    writeFileSync(flag, JSON.stringify(services));
+    expect(oneLineOf(() => loadSchemaFile(flag))).toBe(`${flag}: ${services[1].service_name}: slots.0.is_categorical must be boolean (schemas/sgd-schema.schema.json)`);
+  });
+
+  it.skipIf(!hasShared('data', 'sgd', 'train', 'schema.json'))('the real SGD and MultiWOZ 2.2 schema files pass', () => {
+    for (const f of [['sgd', 'train', 'schema.json'], ['sgd', 'test', 'schema.json'], ['multiwoz', 'schema.json']]) {
+      expect(loadSchemaFile(path.join(SHARED_DATA, ...f)).serviceNames().length).toBeGreaterThan(5);
+    }
   });
 });
 

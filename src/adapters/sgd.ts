@@ -1,9 +1,8 @@
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { SchemaIndex } from '../schema/schema-index.js';
-import { Ajv, type ValidateFunction } from 'ajv';
+import { schemaError } from '../util/json-schema.js';
 import { InputError } from '../util/errors.js';
-import { readPackageJson } from '../util/package-file.js';
 import { readJsonFile } from '../util/json-file.js';
 import type { InvalidCollector } from './collect.js';
 import { checkActionAgainstSchema, requireUtterance } from './validate.js';
@@ -70,14 +69,9 @@ function checkSgdShape(raw: unknown, file: string): SgdDialogue[] {
   return raw as SgdDialogue[];
 }
 
-let actionValidator: ValidateFunction | undefined;
-
 /** Why an SGD action breaks schemas/sgd-action.schema.json (ajv's first error), or undefined. */
 export function sgdActionTypeError(action: unknown): string | undefined {
-  actionValidator ??= new Ajv({ allErrors: false, strict: false }).compile(readPackageJson<Record<string, unknown>>('schemas', 'sgd-action.schema.json'));
-  if (actionValidator(action)) return undefined;
-  const e = actionValidator.errors?.[0];
-  return `${e?.instancePath ? `${e.instancePath.slice(1)} ` : ''}${e?.message ?? 'is invalid'} (schemas/sgd-action.schema.json)`;
+  return schemaError(action, 'sgd-action.schema.json');
 }
 
 function stringValues(v: unknown[] | undefined): string[] {

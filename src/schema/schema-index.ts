@@ -1,5 +1,6 @@
 import { InputError } from '../util/errors.js';
 import { readJsonFile } from '../util/json-file.js';
+import { schemaError } from '../util/json-schema.js';
 import type { RawSchemaService, SchemaIntent, SchemaService, SchemaSlot } from './types.js';
 
 /**
@@ -63,20 +64,19 @@ export function parseSchema(raw: unknown, file: string): SchemaService[] {
         { file, where },
       );
     }
-    const slots: SchemaSlot[] = s.slots.map((sl, j) => {
-      if (!sl || typeof sl.name !== 'string') {
-        throw new InputError(`slot #${j} has no name`, { file, where: s.service_name });
-      }
-      return {
-        name: sl.name,
-        description: typeof sl.description === 'string' ? sl.description : '',
-        isCategorical: sl.is_categorical === true,
-        possibleValues: Array.isArray(sl.possible_values) ? sl.possible_values.map(String) : [],
-      };
-    });
-    const intents: SchemaIntent[] = (Array.isArray(s.intents) ? s.intents : []).map((it) => ({
-      name: String(it.name),
-      description: typeof it.description === 'string' ? it.description : '',
+    // The fields read below, typed (schemas/sgd-schema.schema.json): a number where a string
+    // belongs would otherwise be coerced, an object dropped, without a word.
+    const typeError = schemaError(s, 'sgd-schema.schema.json', 'service');
+    if (typeError) throw new InputError(typeError, { file, where: s.service_name });
+    const slots: SchemaSlot[] = s.slots.map((sl) => ({
+      name: sl.name,
+      description: sl.description ?? '',
+      isCategorical: sl.is_categorical === true,
+      possibleValues: sl.possible_values ?? [],
+    }));
+    const intents: SchemaIntent[] = (s.intents ?? []).map((it) => ({
+      name: it.name,
+      description: it.description ?? '',
     }));
     return { name: s.service_name, description: s.description ?? '', slots, intents };
   });

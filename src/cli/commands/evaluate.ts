@@ -56,7 +56,7 @@ export function register(program: Command): void {
         .choices(['auto', 'mwz21', 'mwz22'])
         .default('auto'),
     )
-    .option('--strict', 'unknown slot placeholders are errors (default: warn and drop them, as mwzeval)')
+    .option('--strict', 'unknown slot placeholders and state slots are errors (default: warn; placeholders are dropped, as mwzeval)')
     .option('--skip-invalid', 'list invalid dialogues (unknown ids, wrong turn counts) and evaluate the rest')
     .option('--domains-from-slots', "active domains from placeholder names like [hotel_name] (mwzeval's add_slot_domains.py)")
     .option('--rebuild-ground-truth', 'rebuild the ground truth instead of reading the cached copy')

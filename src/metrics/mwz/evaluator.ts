@@ -13,7 +13,7 @@ import {
   type GroundTruth,
   type GroundTruthSource,
 } from './ground-truth.js';
-import { validatePredictions, type ValidatedPredictions } from './input.js';
+import { validatePredictions, type UnknownStateSlot, type ValidatedPredictions } from './input.js';
 import { normalizeState, type BeliefState } from './normalize-state.js';
 import { aggregateSuccess, dialogueSuccess, OPTIMISTIC, STANDARD, type SuccessRates } from './success.js';
 
@@ -61,6 +61,8 @@ export interface MwzEvaluation {
     turns: number;
     bleu?: Omit<BleuResult, 'signature'> & { signature: string };
     unknown_placeholders: { where: string; placeholders: string[] }[];
+    /** State slots MultiWOZ does not have: `domain.slot` -> values seen under it. */
+    unknown_state_slots: Record<string, number>;
     invalid: string[];
     ground_truth_cache?: string;
   };
@@ -119,10 +121,20 @@ export class Evaluator {
    */
   validate(input: unknown, file?: string): ValidatedPredictions {
     const expectedTurns = Object.fromEntries(Object.entries(this.groundTruth().dialogues).map(([k, v]) => [k, v.references.length]));
-    const validated = validatePredictions(input, { file, expectedTurns, skipInvalid: this.opts.skipInvalid });
+    const validated = validatePredictions(input, { file, expectedTurns, skipInvalid: this.opts.skipInvalid, strict: this.opts.strict });
     for (const e of validated.invalid) {
       if (this.opts.onSkipped) this.opts.onSkipped(e);
       else this.opts.onWarning?.(`skipped: ${e.oneLine()}`);
+    }
+    const unknown = validated.unknownSlots;
+    if (unknown.length > 0) {
+      // One line for the lot: a system that predicts a slot MultiWOZ lacks does so in every dialogue.
+      const kinds = [...new Set(unknown.map((u) => `${u.domain}.${u.slot}`))];
+      const shown = kinds.slice(0, 5).join(', ') + (kinds.length > 5 ? `, ... (${kinds.length} kinds)` : '');
+      this.opts.onWarning?.(
+        `${file ? `${file}: ` : ''}${unknown.length} state slot value(s) under slots MultiWOZ does not have (${shown}; first at ${unknown[0].where}); ` +
+          'they never match the ground truth (--strict makes them errors)',
+      );
     }
     return validated;
   }
@@ -133,7 +145,7 @@ export class Evaluator {
   }
 
   /** Evaluate what `validate` accepted (callers that also need the validated dialogues, e.g. --sgsacc). */
-  evaluateValidated({ dialogues, invalid }: ValidatedPredictions, file?: string): MwzEvaluation {
+  evaluateValidated({ dialogues, invalid, unknownSlots }: ValidatedPredictions, file?: string): MwzEvaluation {
     const { bleu, success, richness, dst } = this.opts;
     const gt = this.groundTruth();
     const warn = this.opts.onWarning ?? (() => undefined);
@@ -176,6 +188,7 @@ export class Evaluator {
         dialogues: Object.keys(dialogues).length,
         turns,
         unknown_placeholders: unknown,
+        unknown_state_slots: countSlots(unknownSlots),
         invalid: invalid.map((e) => e.oneLine()),
         ground_truth_cache: gt.cacheFile,
       },
@@ -252,4 +265,10 @@ export class Evaluator {
     });
     return result;
   }
+}
+
+function countSlots(slots: UnknownStateSlot[] = []): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const u of slots) counts[`${u.domain}.${u.slot}`] = (counts[`${u.domain}.${u.slot}`] ?? 0) + 1;
+  return counts;
 }

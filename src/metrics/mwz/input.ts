@@ -1,6 +1,7 @@
 import { InputError } from '../../util/errors.js';
+import { schemaError } from '../../util/json-schema.js';
 import { dialogueKey } from './ground-truth.js';
-import type { BeliefState } from './normalize-state.js';
+import { normalizeStateSlotName, type BeliefState } from './normalize-state.js';
 
 /** One system turn in mwzeval's input format, plus our optional lexicalized `utterance`. */
 export interface MwzInputTurn {
@@ -17,6 +18,8 @@ export interface ValidatedPredictions {
   dialogues: MwzPredictions;
   /** Problems that were skipped under skipInvalid (each names dialogue/turn). */
   invalid: InputError[];
+  /** State slots MultiWOZ does not have (left in: they never match the ground truth). */
+  unknownSlots: UnknownStateSlot[];
 }
 
 export interface ValidateOptions {
@@ -24,6 +27,8 @@ export interface ValidateOptions {
   /** Expected number of system turns per known dialogue id. */
   expectedTurns: Record<string, number>;
   skipInvalid?: boolean;
+  /** A state slot MultiWOZ does not have is an error (else counted in unknownSlots). */
+  strict?: boolean;
 }
 
 /**
@@ -38,48 +43,60 @@ function checkDomain(domain: string, field: string, file: string | undefined, wh
   }
 }
 
-function checkTurn(raw: unknown, file: string | undefined, where: string): MwzInputTurn {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    throw new InputError('a turn must be an object with a "response" string', { file, where });
-  }
-  const t = raw as Record<string, unknown>;
-  if (typeof t.response !== 'string') {
-    throw new InputError('missing "response" string', { file, where });
-  }
+/**
+ * Belief-state slots of each MultiWOZ domain, as normalizeStateSlotName writes them (arriveBy ->
+ * arrive, "book day" -> bookday). Booking slots come both with the "book" prefix (the dataset's
+ * states) and without it (what systems such as AuGPT predict). Any other slot never matches the
+ * ground truth: a warning, counted, or an error under --strict.
+ */
+const BOOKING = (...slots: string[]) => slots.flatMap((s) => [s, `book${s}`]);
+export const MWZ_STATE_SLOTS: Record<string, readonly string[]> = {
+  attraction: ['area', 'name', 'type'],
+  bus: ['day', 'departure', 'destination', 'leave', 'arrive'],
+  hospital: ['department'],
+  hotel: ['area', 'internet', 'name', 'parking', 'pricerange', 'stars', 'type', ...BOOKING('day', 'people', 'stay')],
+  police: ['name'],
+  restaurant: ['area', 'food', 'name', 'pricerange', ...BOOKING('day', 'people', 'time')],
+  taxi: ['arrive', 'departure', 'destination', 'leave'],
+  train: ['arrive', 'day', 'departure', 'destination', 'leave', ...BOOKING('people')],
+};
+
+/** One state slot outside MWZ_STATE_SLOTS, where it was seen. */
+export interface UnknownStateSlot {
+  where: string;
+  domain: string;
+  slot: string;
+}
+
+function checkTurn(raw: unknown, file: string | undefined, where: string, unknownSlots: UnknownStateSlot[]): MwzInputTurn {
+  // Types first, by schemas/mwz-predictions.schema.json: a number in a state ("stars": 4) or a
+  // string where a list belongs is refused rather than coerced.
+  const typeError = schemaError(raw, 'mwz-predictions.schema.json', 'turn');
+  if (typeError) throw new InputError(typeError, { file, where });
+  const t = raw as MwzInputTurn;
   const turn: MwzInputTurn = { response: t.response };
-  if (t.utterance !== undefined) {
-    if (typeof t.utterance !== 'string') throw new InputError('"utterance" must be a string', { file, where });
-    turn.utterance = t.utterance;
-  }
+  if (t.utterance !== undefined) turn.utterance = t.utterance;
   if (t.state !== undefined) {
-    if (typeof t.state !== 'object' || t.state === null || Array.isArray(t.state)) {
-      throw new InputError('"state" must be an object {domain: {slot: value}}', { file, where });
-    }
-    const state: BeliefState = {};
-    for (const [domain, slots] of Object.entries(t.state as Record<string, unknown>)) {
-      if (typeof slots !== 'object' || slots === null || Array.isArray(slots)) {
-        throw new InputError(`"state.${domain}" must be an object {slot: value}`, { file, where });
-      }
+    for (const [domain, slots] of Object.entries(t.state)) {
       checkDomain(domain, '"state"', file, where);
-      const d: Record<string, string> = {};
-      for (const [slot, value] of Object.entries(slots as Record<string, unknown>)) {
-        // numbers (e.g. stars: 4) are accepted as their string form, as the database stores them
-        if (typeof value === 'string') d[slot] = value;
-        else if (typeof value === 'number' || typeof value === 'boolean') d[slot] = String(value);
-        else throw new InputError(`"state.${domain}.${slot}" must be a string`, { file, where });
+      const known = MWZ_STATE_SLOTS[domain.toLowerCase()];
+      for (const slot of Object.keys(slots)) {
+        if (!known.includes(normalizeStateSlotName(slot))) unknownSlots.push({ where, domain, slot });
       }
-      state[domain] = d;
     }
-    turn.state = state;
+    turn.state = t.state;
   }
   if (t.active_domains !== undefined) {
-    if (!Array.isArray(t.active_domains) || !t.active_domains.every((d) => typeof d === 'string')) {
-      throw new InputError('"active_domains" must be a list of domain names', { file, where });
-    }
-    for (const d of t.active_domains as string[]) checkDomain(d, '"active_domains"', file, where);
-    turn.active_domains = (t.active_domains as string[]).map((d) => d.toLowerCase());
+    for (const d of t.active_domains) checkDomain(d, '"active_domains"', file, where);
+    turn.active_domains = t.active_domains.map((d) => d.toLowerCase());
   }
   return turn;
+}
+
+/** The error --strict gives for a state slot MultiWOZ does not have. */
+export function unknownSlotError(u: UnknownStateSlot, file: string | undefined): InputError {
+  const known = MWZ_STATE_SLOTS[u.domain.toLowerCase()];
+  return new InputError(`"state.${u.domain}": unknown slot "${u.slot}" (MultiWOZ ${u.domain.toLowerCase()} slots: ${known.join(', ')})`, { file, where: u.where });
 }
 
 /**
@@ -96,6 +113,7 @@ export function validatePredictions(data: unknown, opts: ValidateOptions): Valid
   const dialogues: MwzPredictions = {};
   const invalid: InputError[] = [];
   const unknownIds: string[] = [];
+  const unknownSlots: UnknownStateSlot[] = [];
   const fail = (e: InputError): void => {
     if (!opts.skipInvalid) throw e;
     invalid.push(e);
@@ -122,7 +140,11 @@ export function validatePredictions(data: unknown, opts: ValidateOptions): Valid
       continue;
     }
     try {
-      dialogues[id] = turns.map((t, i) => checkTurn(t, file, `${rawId}/turn ${i}`));
+      const found: UnknownStateSlot[] = [];
+      const checked = turns.map((t, i) => checkTurn(t, file, `${rawId}/turn ${i}`, found));
+      if (opts.strict && found.length > 0) throw unknownSlotError(found[0], file);
+      dialogues[id] = checked;
+      unknownSlots.push(...found);
     } catch (e) {
       if (e instanceof InputError) fail(e);
       else throw e;
@@ -136,5 +158,5 @@ export function validatePredictions(data: unknown, opts: ValidateOptions): Valid
   if (Object.keys(dialogues).length === 0) {
     throw new InputError('no valid test dialogues to evaluate', { file });
   }
-  return { dialogues, invalid };
+  return { dialogues, invalid, unknownSlots };
 }
