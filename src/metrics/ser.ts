@@ -233,10 +233,10 @@ class Tally {
     const perService: Record<string, SerCounts> = {};
     for (const svc of [...this.perService.keys()].sort()) {
       const s = this.perService.get(svc)!;
-      perService[svc] = { ser: percent(s.errors, s.total), errors: s.errors, total: s.total };
+      perService[svc] = { ser: serPercent(s.errors, s.total), errors: s.errors, total: s.total };
     }
     return {
-      ser: percent(this.errors, this.total),
+      ser: serPercent(this.errors, this.total),
       errors: this.errors,
       utterancesWithValues: this.total,
       perService,
@@ -245,7 +245,8 @@ class Tally {
   }
 }
 
-function percent(n: number, d: number): number {
+/** SER as a percentage of `d` utterances with values; 0 when there are none (the reports print 0.00). */
+export function serPercent(n: number, d: number): number {
   return d === 0 ? 0 : (100 * n) / d;
 }
 

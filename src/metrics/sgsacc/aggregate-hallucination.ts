@@ -1,4 +1,4 @@
-import { RateTally, type GroupScore, type SplitScores } from './aggregate.js';
+import { RateTally, sumCounts, type GroupScore, type RateTallyState, type SplitScores } from './aggregate.js';
 import type { FourWayLabel, HallucinationExclusionReason, TurnScore } from './types.js';
 
 export type LabelCounts = Record<FourWayLabel, number>;
@@ -43,6 +43,17 @@ export function aggregateHallucination(
   scores: TurnScore[],
   opts: { validation: boolean; isUnseen: (service: string) => boolean },
 ): HallucinationSummary {
+  return summarizeHallucination([tallyHallucination(scores, opts)], opts.validation);
+}
+
+/** The counts behind a HallucinationSummary, which add up across shards (see SgsaccTally). */
+export interface HallucinationTally {
+  rates: RateTallyState;
+  labels: { validated: LabelCounts; all: LabelCounts };
+  counts: HallucinationCounts;
+}
+
+export function tallyHallucination(scores: TurnScore[], opts: { validation: boolean; isUnseen: (service: string) => boolean }): HallucinationTally {
   const rates = new RateTally();
   const labels = { validated: noLabels(), all: noLabels() };
   const counts: HallucinationCounts = {
@@ -77,9 +88,15 @@ export function aggregateHallucination(
     for (const act of new Set(s.actions.map((a) => a.act))) rates.addAct(act, bad, inValidated);
   }
   counts.excluded = counts.checked - counts.evaluated;
+  return { rates: rates.state(), labels, counts };
+}
+
+/** The summary of the turns behind `tallies` (one: aggregateHallucination; a shard's each: the merged run). */
+export function summarizeHallucination(tallies: readonly HallucinationTally[], validation: boolean): HallucinationSummary {
+  const labels = { validated: sumCounts(tallies.map((t) => t.labels.validated)), all: sumCounts(tallies.map((t) => t.labels.all)) };
   return {
-    ...rates.summary(opts.validation),
-    labels: { validated: opts.validation ? labels.validated : null, all: labels.all },
-    counts,
+    ...RateTally.from(tallies.map((t) => t.rates)).summary(validation),
+    labels: { validated: validation ? labels.validated : null, all: labels.all },
+    counts: sumCounts(tallies.map((t) => t.counts)),
   };
 }

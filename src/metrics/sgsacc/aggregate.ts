@@ -58,6 +58,13 @@ export class Ratio {
   pct(): number | null {
     return this.den === 0 ? null : (100 * this.num) / this.den;
   }
+  pair(): RatioPair {
+    return [this.num, this.den];
+  }
+  addPair([num, den]: RatioPair): void {
+    this.num += num;
+    this.den += den;
+  }
 }
 
 /**
@@ -69,6 +76,20 @@ export function aggregateSgsacc(
   scores: TurnScore[],
   opts: { validation: boolean; isUnseen: (service: string) => boolean },
 ): SgsaccSummary {
+  return summarizeSgsacc([tallySgsacc(scores, opts)], opts.validation);
+}
+
+/**
+ * The integer counts behind an SgsaccSummary. Summaries of parts cannot be combined exactly (a mean
+ * of percentages is not the percentage of the whole); tallies can: summarizeSgsacc adds them and
+ * gives the numbers one run over all their turns gives. Shard reports carry them for `todeval merge`.
+ */
+export interface SgsaccTally {
+  rates: RateTallyState;
+  counts: SgsaccCounts;
+}
+
+export function tallySgsacc(scores: TurnScore[], opts: { validation: boolean; isUnseen: (service: string) => boolean }): SgsaccTally {
   const rates = new RateTally();
   const counts: SgsaccCounts = {
     turns: scores.length,
@@ -106,7 +127,38 @@ export function aggregateSgsacc(
     for (const a of s.actions) rates.addAct(a.act, a.entailed, inValidated);
   }
   counts.excluded = counts.turns - counts.evaluated;
-  return { ...rates.summary(opts.validation), counts };
+  return { rates: rates.state(), counts };
+}
+
+/** The summary of the turns behind `tallies` (one tally: aggregateSgsacc; a shard's each: the merged run). */
+export function summarizeSgsacc(tallies: readonly SgsaccTally[], validation: boolean): SgsaccSummary {
+  return { ...RateTally.from(tallies.map((t) => t.rates)).summary(validation), counts: sumCounts(tallies.map((t) => t.counts)) };
+}
+
+/**
+ * Field-wise sums of count records (numbers, and nested records of numbers such as
+ * excludedByReason). Keys keep their order of first appearance, as one pass over all turns gives.
+ */
+export function sumCounts<T extends object>(parts: readonly T[]): T {
+  const out: Record<string, unknown> = {};
+  for (const part of parts) {
+    for (const [k, v] of Object.entries(part)) {
+      if (typeof v === 'number') out[k] = ((out[k] as number | undefined) ?? 0) + v;
+      else if (typeof v === 'object' && v !== null) out[k] = sumCounts([(out[k] ?? {}) as object, v as object]);
+      else throw new Error(`sumCounts: ${k} is not a count`);
+    }
+  }
+  return out as T;
+}
+
+type RatioPair = [num: number, den: number];
+
+/** A RateTally as JSON: each ratio as [numerator, denominator]. */
+export interface RateTallyState {
+  validated: { all: RatioPair; seen: RatioPair; unseen: RatioPair };
+  unvalidated: { all: RatioPair; seen: RatioPair; unseen: RatioPair };
+  perService: Record<string, { v: RatioPair; u: RatioPair }>;
+  perAct: Record<string, { v: RatioPair; u: RatioPair }>;
 }
 
 /**
@@ -144,6 +196,35 @@ export class RateTally {
       perService: groupTable(this.perService),
       perAct: groupTable(this.perAct),
     };
+  }
+
+  /** The counts behind every rate, as JSON (what a shard report carries). */
+  state(): RateTallyState {
+    const split = (r: typeof this.v) => ({ all: r.all.pair(), seen: r.seen.pair(), unseen: r.unseen.pair() });
+    const groups = (m: Map<string, { v: Ratio; u: Ratio }>) => Object.fromEntries([...m].map(([k, g]) => [k, { v: g.v.pair(), u: g.u.pair() }]));
+    return { validated: split(this.v), unvalidated: split(this.u), perService: groups(this.perService), perAct: groups(this.perAct) };
+  }
+
+  /** The tally of all the turns behind `states`: their counts added. */
+  static from(states: readonly RateTallyState[]): RateTally {
+    const t = new RateTally();
+    const addGroups = (m: Map<string, { v: Ratio; u: Ratio }>, g: RateTallyState['perService']) => {
+      for (const [k, x] of Object.entries(g)) {
+        let r = m.get(k);
+        if (!r) m.set(k, (r = { v: new Ratio(), u: new Ratio() }));
+        r.v.addPair(x.v);
+        r.u.addPair(x.u);
+      }
+    };
+    for (const s of states) {
+      for (const k of ['all', 'seen', 'unseen'] as const) {
+        t.v[k].addPair(s.validated[k]);
+        t.u[k].addPair(s.unvalidated[k]);
+      }
+      addGroups(t.perService, s.perService);
+      addGroups(t.perAct, s.perAct);
+    }
+    return t;
   }
 
   private static addToGroup(m: Map<string, { v: Ratio; u: Ratio }>, k: string, ok: boolean, inValidated: boolean): void {
