@@ -3,6 +3,7 @@ import { TODEVAL_VERSION } from '../version.js';
 import { describeErrno, isInputError } from '../util/errors.js';
 import { commands } from './commands/index.js';
 import { interruptNotice } from './interrupt.js';
+import { exitWithParent } from '../report/worker-progress.js';
 
 // `todeval refs | head` closes our stdout early: that is the reader's choice, not an error.
 process.stdout.on('error', (e: NodeJS.ErrnoException) => {
@@ -57,6 +58,8 @@ function stop(code: number): never {
 }
 process.on('SIGINT', () => stop(130));
 process.on('SIGTERM', () => stop(143));
+// A shard run by `--workers` stops when its parent goes away, whatever killed the parent.
+exitWithParent();
 
 // A write stream's 'error' (e.g. --out in a folder that does not exist) is raised outside the
 // command's promise: without this it would crash with Node's stack trace and exit code 1.

@@ -19,6 +19,8 @@ export interface Progress {
   start(total: number, value: number, payload?: Record<string, unknown>): void;
   update(value: number, payload?: Record<string, unknown>): void;
   increment(): void;
+  /** A total learnt while running (the workers' bar: each shard reports its own when it starts). */
+  setTotal(total: number): void;
   stop(): void;
   readonly isActive: boolean;
   getProgress?(): number;
@@ -104,6 +106,10 @@ export class ProgressLines implements Progress {
 
   increment(): void {
     this.value++;
+  }
+
+  setTotal(total: number): void {
+    this.total = total;
   }
 
   stop(): void {

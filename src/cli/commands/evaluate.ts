@@ -2,7 +2,7 @@ import { writeJsonAtomic } from '../../util/atomic-write.js';
 import { Option, type Command } from 'commander';
 import { resolveDataDir } from '../../data/data-dir.js';
 import { Evaluator, type MwzEvaluation } from '../../metrics/mwz/evaluator.js';
-import { mergeSgsacc, type SgsaccMergeResult } from '../../metrics/mwz/sgsacc-merge.js';
+import { mergeSgsacc, shardDialogues, type SgsaccMergeResult } from '../../metrics/mwz/sgsacc-merge.js';
 import type { GroundTruthSource } from '../../metrics/mwz/ground-truth.js';
 import { progressBar, progressOption, type ProgressMode } from '../../report/progress.js';
 import { readJsonFile } from '../../util/json-file.js';
@@ -12,8 +12,12 @@ import { addDataDirOption, addInputOption, addLimitOption, reportSkipped } from 
 import type { ReferenceSelection } from '../../metrics/sgsacc/index.js';
 import { referenceSelectionOption } from '../sgsacc-options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
+import { InputError } from '../../util/errors.js';
+import { addShardOptions, shardBlock, type ShardFlags } from '../shard-options.js';
+import { shardLabel } from '../../shard/spec.js';
+import type { EvaluateShardReport } from '../../shard/evaluate-merge.js';
 
-interface EvaluateFlags extends NliCliFlags {
+interface EvaluateFlags extends NliCliFlags, ShardFlags {
   input: string;
   output?: string;
   bleu?: boolean;
@@ -62,6 +66,8 @@ export function register(program: Command): void {
     .option('--rebuild-ground-truth', 'rebuild the ground truth instead of reading the cached copy')
     .option('--json', 'print the report as JSON on stdout instead of the tables');
   addLimitOption(cmd, 'dialogues of the input');
+  // Only the SGSAcc scoring is split: the mwzeval metrics are cheap and every shard computes them whole.
+  addShardOptions(cmd, 'dialogues scored for --sgsacc', { workers: false });
   cmd.addOption(referenceSelectionOption()).addOption(progressOption());
   addNliOptions(cmd); // model flags for --sgsacc
   cmd.action(async (flags: EvaluateFlags) => {
@@ -73,6 +79,8 @@ export type EvaluateResult = MwzEvaluation & { sgsacc?: SgsaccMergeResult | null
 
 export async function runEvaluate(flags: EvaluateFlags): Promise<EvaluateResult> {
   refuseOutputOverInput({ '-o/--output': flags.output, '--cache': flags.cache }, { '--input': flags.input });
+  if (flags.shard && !flags.sgsacc) throw new InputError('--shard splits the SGSAcc scoring of --sgsacc: give --sgsacc (the other metrics are not split)');
+  if (flags.shard && !flags.output) throw new InputError('--shard needs -o/--output: todeval merge joins the shard reports');
   let { bleu, success, richness, dst } = flags;
   if (!bleu && !success && !richness && !dst) {
     // mwzeval refuses to run without a metric; defaulting to its three main ones is friendlier
@@ -105,6 +113,7 @@ export async function runEvaluate(flags: EvaluateFlags): Promise<EvaluateResult>
         dataDir: data.dir,
         nli: nliOptionsFrom(flags),
         referenceSelection: flags.referenceSelection,
+        shard: flags.shard,
         // Only mergeSgsacc knows how many turns are lexicalized, so the bar starts on its first report.
         onProgress: ({ turnsDone, turnsTotal }) => {
           if (bar?.isActive) bar.update(turnsDone);
@@ -115,7 +124,8 @@ export async function runEvaluate(flags: EvaluateFlags): Promise<EvaluateResult>
       bar?.stop();
     }
     if (!result.sgsacc) {
-      process.stderr.write('todeval: warning: --sgsacc: no turn carries lexicalized text ("utterance", or a response without placeholders)\n');
+      const where = flags.shard ? ` in the dialogues of shard ${shardLabel(flags.shard)}` : '';
+      process.stderr.write(`todeval: warning: --sgsacc: no turn${where} carries lexicalized text ("utterance", or a response without placeholders)\n`);
     } else {
       result.signature = makeSignature({
         ...result.signature,
@@ -125,6 +135,16 @@ export async function runEvaluate(flags: EvaluateFlags): Promise<EvaluateResult>
         referenceSelection: result.sgsacc.referenceSelection,
       });
     }
+  }
+  if (flags.shard && flags.output) {
+    // The shard's part of the SGSAcc section travels as counts, which todeval merge adds up exactly.
+    const tally = result.sgsacc?.tally ?? null;
+    if (result.sgsacc) delete result.sgsacc.tally;
+    result.signature = makeSignature({ ...result.signature, shard: shardLabel(flags.shard) });
+    const turns = result.sgsacc
+      ? { lexicalized: result.sgsacc.counts.lexicalizedTurns, delexicalized: result.sgsacc.counts.delexicalizedTurns }
+      : { lexicalized: 0, delexicalized: Object.values(shardDialogues(predictions.dialogues, flags.shard)).reduce((n, d) => n + d.length, 0) };
+    (result as EvaluateShardReport).shard = { ...shardBlock(flags.shard, flags.output, {}), positions: [], tally, turns };
   }
   if (flags.output) {
     writeJsonAtomic(flags.output, result);

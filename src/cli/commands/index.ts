@@ -3,6 +3,7 @@ import { register as data } from './data.js';
 import { register as doctor } from './doctor.js';
 import { register as evaluate } from './evaluate.js';
 import { register as gcdf1 } from './gcdf1.js';
+import { register as merge } from './merge.js';
 import { register as models } from './models.js';
 import { register as nli } from './nli.js';
 import { register as refs } from './refs.js';
@@ -21,6 +22,7 @@ export const commands: RegisterCommand[] = [
   doctor,
   evaluate,
   gcdf1,
+  merge,
   models,
   nli,
   refs,

@@ -5,7 +5,6 @@ import type { DatasetName } from '../../adapters/load.js';
 import type { Turn } from '../../adapters/types.js';
 import { findDataDir } from '../../data/data-dir.js';
 import { loadSgsaccData } from '../../metrics/sgsacc/dataset.js';
-import type { LabelCounts } from '../../metrics/sgsacc/aggregate-hallucination.js';
 import { RecordStore } from '../../metrics/sgsacc/store.js';
 import { createNliRunner } from '../../nli/runner.js';
 import { progressBar, progressOption, type ProgressMode } from '../../report/progress.js';
@@ -16,8 +15,14 @@ import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.
 import { addDatasetOptions, addInputOption, addLimitOption, addReportFileOption, addTurnsOption, datasetLoadOptions, jsonToStdout, reportFileFrom, reportSkipped, type DatasetFlags } from '../options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
 import { savedTurnsNotice, setInterruptNotice } from '../interrupt.js';
+import { formatRerankSummary, summarizeRerank } from '../../rerank/summary.js';
+import { reportToParent } from '../../report/worker-progress.js';
+import { runWorkers } from '../../shard/workers.js';
+import { shardLabel, shardPositions } from '../../shard/spec.js';
+import type { RerankReport, RerankShardReport } from '../../shard/rerank-merge.js';
+import { addShardOptions, shardBlock, type ShardFlags } from '../shard-options.js';
 
-interface RerankFlags extends NliCliFlags, DatasetFlags {
+interface RerankFlags extends NliCliFlags, DatasetFlags, ShardFlags {
   input: string;
   dataset: DatasetName;
   turns?: string;
@@ -52,11 +57,39 @@ export function register(program: Command): void {
     .option('--systems <names>', 'comma-separated tie-break order of systems (default: order of each item\'s candidates)')
     .option('--hallucination', 'also check facts => text per candidate: the references it realised must entail it (four-way label)')
     .option('--rank-by <order>', `${RANK_BY.join(' | ')}: most actions realised, or no omission then no hallucination (implies --hallucination); then likelihood`, 'fidelity');
+  addShardOptions(cmd, 'items');
   cmd.addOption(progressOption());
   addNliOptions(cmd);
   cmd.action(async (flags: RerankFlags) => {
-    await runRerank(flags);
+    if (flags.workers !== undefined) await runRerankInWorkers(flags);
+    else await runRerank(flags);
   });
+}
+
+/** `rerank --workers N`: the same command as N shards in child processes, merged (src/shard/workers.ts). */
+async function runRerankInWorkers(flags: RerankFlags): Promise<void> {
+  const output = reportFileFrom(flags);
+  if (!output) throw new InputError("--workers needs -o/--output: the shards' files are kept beside it until they are merged");
+  if (flags.shard) throw new InputError('--workers runs every shard itself: give --workers or --shard, not both');
+  refuseOutputOverInput(
+    { '--turns': flags.turns, '-o/--output': output, '--cache': flags.cache },
+    { '--input': flags.input, '--dialogues': flags.dialogues, '--schema': flags.schema },
+  );
+  const merged = await runWorkers({
+    args: process.argv.slice(2),
+    workers: flags.workers!,
+    device: flags.device ?? 'auto',
+    output,
+    turns: flags.turns,
+    threads: flags.threads,
+    progress: flags.progress,
+  });
+  if (merged.kind !== 'rerank') return;
+  if (jsonToStdout(flags)) process.stdout.write(JSON.stringify(merged.report, null, 2) + '\n');
+  else {
+    process.stdout.write(formatRerankSummary(merged.report.summary, merged.report.items.length));
+    process.stdout.write(`signature: ${formatSignature(merged.report.signature)}\n`);
+  }
 }
 
 async function runRerank(flags: RerankFlags): Promise<void> {
@@ -69,6 +102,8 @@ async function runRerank(flags: RerankFlags): Promise<void> {
     { '--turns': flags.turns, '-o/--output': reportFileFrom(flags), '--cache': flags.cache },
     { '--input': flags.input, '--dialogues': flags.dialogues, '--schema': flags.schema },
   );
+  const reportFile = reportFileFrom(flags);
+  if (flags.shard && !reportFile) throw new InputError('--shard needs -o/--output: todeval merge joins the shard reports');
   const { items: all, invalid } = readRerankInput(flags.input, { skipInvalid: flags.skipInvalid });
   const raw = flags.limit !== undefined ? all.slice(0, flags.limit) : all;
   const dataDir = findDataDir(flags.dataDir)?.dir;
@@ -88,10 +123,15 @@ async function runRerank(flags: RerankFlags): Promise<void> {
     turnsById,
   };
   const collector = new InvalidCollector(flags.skipInvalid === true);
-  const items: RerankItem[] = [];
+  let items: RerankItem[] = [];
+  // An item's dialogue: the dataset turn's for dataset_id items; an inline item stands alone.
+  const dialogueOf: string[] = [];
   for (const { line, item } of raw) {
     const resolved = collector.guard(() => resolveRerankItem(item, resolver, flags.input, line));
-    if (resolved) items.push(resolved);
+    if (resolved) {
+      items.push(resolved);
+      dialogueOf.push(item.dataset_id !== undefined ? `dialogue:${turnsById.get(item.dataset_id)!.dialogueId}` : `item:${item.id}`);
+    }
   }
   invalid.push(...collector.invalid);
   reportSkipped('item', invalid);
@@ -107,10 +147,15 @@ async function runRerank(flags: RerankFlags): Promise<void> {
   if (unknown.length > 0) {
     throw new InputError(`--systems names ${unknown.map((s) => `"${s}"`).join(', ')}, not a system of any candidate (systems: ${[...seen].join(', ')})`);
   }
+  // Every shard validates the whole input (cheap, no NLI) so all report the same invalid items;
+  // the split comes after, on the valid items (after --limit).
+  const positions = flags.shard ? shardPositions(items, (_, i) => dialogueOf[i], flags.shard) : undefined;
+  if (positions) items = positions.map((i) => items[i]);
+  const shard = flags.shard ? shardLabel(flags.shard) : undefined;
   const runner = await createNliRunner(nliOptionsFrom(flags));
   const bar = progressBar('rerank |{bar}| {value}/{total} items | ETA {eta_formatted}', {}, flags.progress);
   try {
-    const signature = rerankSignature({
+    const runSig = rerankSignature({
       model: runner.modelSignature,
       rulesHash: data.rulesHash,
       dataset: flags.dataset,
@@ -119,6 +164,8 @@ async function runRerank(flags: RerankFlags): Promise<void> {
       hallucination,
       rankBy,
     });
+    // A shard's report and per-item file carry the shard; todeval merge writes the run's without it.
+    const signature = shard ? makeSignature({ ...runSig, shard }) : runSig;
     // --out is a resumable store, as score's: items already there (same configuration and input
     // file) are kept, the rest are computed and appended in chunks while a long input runs. A file
     // of another kind (the input itself, say) is refused rather than overwritten.
@@ -132,19 +179,21 @@ async function runRerank(flags: RerankFlags): Promise<void> {
     }
     const computed = new Map<string, RerankResult>();
     bar?.start(items.length, items.length - todo.length);
+    reportToParent(items.length - todo.length, items.length);
     const chunk = 64;
     for (let i = 0; i < todo.length; i += chunk) {
       const done = await rerank(todo.slice(i, i + chunk), { scorer: runner, context: flags.context, systemOrder, hallucination, rankBy });
       store?.append(done);
       for (const r of done) computed.set(r.id, r);
       bar?.update(items.length - todo.length + computed.size);
+      reportToParent(items.length - todo.length + computed.size, items.length);
     }
     bar?.stop();
     const results: RerankResult[] = items.map((it) => computed.get(it.id) ?? store!.done.get(it.id)!);
 
-    const summary = summarize(results, hallucination);
+    const summary = summarizeRerank(results, hallucination);
     const stats = runner.stats();
-    const doc = {
+    const doc: RerankReport | RerankShardReport = {
       signature,
       signatureText: formatSignature(signature),
       summary,
@@ -152,88 +201,16 @@ async function runRerank(flags: RerankFlags): Promise<void> {
       nli: { requested: stats.requested, issued: stats.issued, cacheHits: stats.cacheHits },
       items: results,
     };
-    const reportFile = reportFileFrom(flags);
+    if (flags.shard && reportFile) (doc as RerankShardReport).shard = { ...shardBlock(flags.shard, reportFile, { turns: flags.turns }), positions: positions! };
     if (reportFile) writeJsonAtomic(reportFile, doc);
     if (jsonToStdout(flags)) {
       process.stdout.write(JSON.stringify(doc, null, 2) + '\n');
     } else {
-      process.stdout.write(formatSummary(summary, results.length));
+      process.stdout.write(formatRerankSummary(summary, results.length));
       process.stdout.write(`signature: ${formatSignature(signature)}\n`);
     }
   } finally {
     bar?.stop();
     await runner.close();
   }
-}
-
-interface SystemSummary {
-  chosen: number;
-  /** Mean fidelity / number of actions over the items where the system had a candidate. */
-  meanFidelityRate: number | null;
-  /** Items where this candidate realised every action. */
-  fullyFaithful: number;
-  items: number;
-  /** With hallucination: this system's candidates per four-way label (unscorable ones left out). */
-  labels?: LabelCounts;
-}
-
-interface RerankSummary {
-  chosenFullyFaithful: number;
-  /** With hallucination: labels of the chosen candidates. */
-  chosenLabels?: LabelCounts;
-  bySystem: Record<string, SystemSummary>;
-}
-
-const noLabels = (): LabelCounts => ({ ok: 0, omission: 0, hallucination: 0, both: 0 });
-
-function summarize(results: RerankResult[], hallucination: boolean): RerankSummary {
-  const by = new Map<string, { chosen: number; rate: number; rated: number; full: number; items: number; labels: LabelCounts }>();
-  let chosenFull = 0;
-  const chosenLabels = noLabels();
-  for (const r of results) {
-    if (r.chosen.fidelity === r.actions) chosenFull++;
-    if (r.chosen.label) chosenLabels[r.chosen.label]++;
-    for (const c of r.candidates) {
-      let s = by.get(c.system);
-      if (!s) by.set(c.system, (s = { chosen: 0, rate: 0, rated: 0, full: 0, items: 0, labels: noLabels() }));
-      if (c.label) s.labels[c.label]++;
-      s.items++;
-      if (r.actions > 0) {
-        s.rate += c.fidelity / r.actions;
-        s.rated++;
-      }
-      if (c.fidelity === r.actions) s.full++;
-    }
-    by.get(r.chosen.system)!.chosen++;
-  }
-  return {
-    chosenFullyFaithful: chosenFull,
-    ...(hallucination ? { chosenLabels } : {}),
-    bySystem: Object.fromEntries(
-      [...by.entries()].map(([k, s]) => [
-        k,
-        {
-          chosen: s.chosen,
-          meanFidelityRate: s.rated ? s.rate / s.rated : null,
-          fullyFaithful: s.full,
-          items: s.items,
-          ...(hallucination ? { labels: s.labels } : {}),
-        },
-      ]),
-    ),
-  };
-}
-
-function formatSummary(s: RerankSummary, n: number): string {
-  const lines = [`rerank: ${n} items, chosen candidate realises every action in ${s.chosenFullyFaithful}`];
-  const l = (x: LabelCounts) => `${x.ok}/${x.omission}/${x.hallucination}/${x.both}`;
-  if (s.chosenLabels) lines.push(`chosen candidates ok/omission/hallucination/both: ${l(s.chosenLabels)}`);
-  lines.push(`${'system'.padEnd(20)} chosen  all-actions  mean fidelity${s.chosenLabels ? '  ok/om/hal/both' : ''}`);
-  for (const [k, v] of Object.entries(s.bySystem)) {
-    const rate = v.meanFidelityRate === null ? '-' : (100 * v.meanFidelityRate).toFixed(1) + '%';
-    lines.push(
-      `${k.padEnd(20)} ${String(v.chosen).padStart(6)}  ${String(v.fullyFaithful).padStart(11)}  ${rate.padStart(13)}${v.labels ? `  ${l(v.labels)}` : ''}`,
-    );
-  }
-  return lines.join('\n') + '\n';
 }

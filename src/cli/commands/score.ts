@@ -9,6 +9,8 @@ import { computeSer } from '../../metrics/ser.js';
 import {
   aggregateHallucination,
   aggregateSgsacc,
+  tallyHallucination,
+  tallySgsacc,
   bleuSummary,
   formatSgsaccReport,
   loadSgsaccData,
@@ -29,8 +31,14 @@ import { addDatasetOptions, addLimitOption, addReportFileOption, addTurnsOption,
 import { refuseOutputOverInput } from '../output-guard.js';
 import { referenceSelectionOption } from '../sgsacc-options.js';
 import { savedTurnsNotice, setInterruptNotice } from '../interrupt.js';
+import { InputError } from '../../util/errors.js';
+import { reportToParent } from '../../report/worker-progress.js';
+import { addShardOptions, shardBlock, type ShardFlags } from '../shard-options.js';
+import { runWorkers } from '../../shard/workers.js';
+import { shardLabel, shardPositions } from '../../shard/spec.js';
+import type { ScoreShardReport } from '../../shard/score-merge.js';
 
-interface ScoreFlags extends NliCliFlags, DatasetFlags {
+interface ScoreFlags extends NliCliFlags, DatasetFlags, ShardFlags {
   dataset: DatasetName;
   input?: string;
   system?: string;
@@ -64,11 +72,36 @@ export function register(program: Command): void {
     .addOption(referenceSelectionOption())
     .option('--hallucination', 'also check facts => text (references entail the utterance): hallucination rate and a four-way label per turn')
     .option('--chunk <n>', 'turns per NLI call (larger batches on GPU)', positiveInt('--chunk'), 256);
+  addShardOptions(cmd, 'turns');
   cmd.addOption(progressOption());
   addNliOptions(cmd);
   cmd.action(async (flags: ScoreFlags) => {
-    await runScore(flags);
+    if (flags.workers !== undefined) await runScoreInWorkers(flags);
+    else await runScore(flags);
   });
+}
+
+/** `score --workers N`: the same command as N shards in child processes, merged (src/shard/workers.ts). */
+async function runScoreInWorkers(flags: ScoreFlags): Promise<void> {
+  const output = reportFileFrom(flags);
+  if (!output) throw new InputError("--workers needs -o/--output: the shards' files are kept beside it until they are merged");
+  if (flags.shard) throw new InputError('--workers runs every shard itself: give --workers or --shard, not both');
+  refuseOutputOverInput(
+    { '--turns': flags.turns, '-o/--output': output, '--references': flags.references, '--cache': flags.cache },
+    { '-i/--input': flags.input, '--dialogues': flags.dialogues, '--schema': flags.schema },
+  );
+  const merged = await runWorkers({
+    args: process.argv.slice(2),
+    workers: flags.workers!,
+    device: flags.device ?? 'auto',
+    output,
+    turns: flags.turns,
+    references: flags.references,
+    threads: flags.threads,
+    progress: flags.progress,
+  });
+  if (merged.kind !== 'score') return;
+  process.stdout.write(jsonToStdout(flags) ? JSON.stringify(merged.report, null, 2) + '\n' : formatSgsaccReport(merged.report));
 }
 
 function digest(text: string): string {
@@ -80,10 +113,16 @@ async function runScore(flags: ScoreFlags): Promise<void> {
     { '--turns': flags.turns, '-o/--output': reportFileFrom(flags), '--references': flags.references, '--cache': flags.cache },
     { '-i/--input': flags.input, '--dialogues': flags.dialogues, '--schema': flags.schema },
   );
+  const reportFile = reportFileFrom(flags);
+  if (flags.shard && !reportFile) throw new InputError('--shard needs -o/--output: todeval merge joins the shard reports');
   const data = loadSgsaccData(datasetLoadOptions(flags, datasetDataDir(flags)));
   reportSkipped('input', data.loaded.invalid);
   const allTurns = data.loaded.turns;
   let turns = flags.limit ? allTurns.slice(0, flags.limit) : allTurns;
+  // --limit picks the same turns with or without --shard; the shard is then cut from them, by dialogue.
+  const positionOf = new Map(turns.map((t, i) => [t.id, i]));
+  if (flags.shard) turns = shardPositions(turns, (t) => t.dialogueId, flags.shard).map((i) => turns[i]);
+  const shard = flags.shard ? shardLabel(flags.shard) : undefined;
 
   // Predictions: extra ids are judged against the whole dataset, missing ones against the slice.
   let predictions: Map<string, string> | undefined;
@@ -144,7 +183,8 @@ async function runScore(flags: ScoreFlags): Promise<void> {
     // The references are shared by both modes (a record gains its hallucination premise when first
     // needed); per-turn results and reports are not, so the direction is part of their signatures.
     const hallucinationSig = options.hallucination ? true : undefined;
-    const turnsSig = makeSignature({ ...refsSig, metric: 'sgsacc-turns', system, predictions: predictionsDigest, hallucination: hallucinationSig });
+    // A shard's records carry the shard, like its report; todeval merge writes them under the run's signature.
+    const turnsSig = makeSignature({ ...refsSig, metric: 'sgsacc-turns', system, predictions: predictionsDigest, hallucination: hallucinationSig, shard });
     const references = flags.references ? RecordStore.open<TurnReferences>(flags.references, 'todeval-sgsacc-references', refsSig) : undefined;
     const results = flags.turns ? RecordStore.open<TurnScore>(flags.turns, 'todeval-sgsacc-turns', turnsSig) : undefined;
     const resumed = results ? turns.filter((t) => results.done.has(t.id)).length : 0;
@@ -153,6 +193,7 @@ async function runScore(flags: ScoreFlags): Promise<void> {
     // Started only now: a notice or a refused store above would otherwise print into the bar's line.
     lastDone = resumed;
     bar?.start(turns.length, resumed, { pairs: 0, rate: '0.0' });
+    reportToParent(resumed, turns.length);
     ticker = bar ? setInterval(() => updateBar(), 1000) : undefined;
 
     const run = await runSgsacc(sgsTurns, utterances, {
@@ -162,12 +203,16 @@ async function runScore(flags: ScoreFlags): Promise<void> {
       references,
       results,
       groundTruthSystem: !predictions,
-      onChunk: ({ turnsDone }) => updateBar(turnsDone),
+      onChunk: ({ turnsDone }) => {
+        updateBar(turnsDone);
+        reportToParent(turnsDone, turns.length);
+      },
     });
     if (ticker) clearInterval(ticker);
     bar?.stop();
 
-    const summary = aggregateSgsacc(run.scores, { validation: options.validation, isUnseen: data.isUnseen });
+    const aggregateOptions = { validation: options.validation, isUnseen: data.isUnseen };
+    const summary = aggregateSgsacc(run.scores, aggregateOptions);
     const gold = run.references.map((r) => r?.groundTruth).filter((x): x is TurnScore => x !== undefined);
     if (gold.length < turns.length) {
       // Only when resuming --turns without --references: those turns' references were never stored.
@@ -198,9 +243,10 @@ async function runScore(flags: ScoreFlags): Promise<void> {
       hallucination: hallucinationSig,
       // --allow-missing scores a subset: not comparable with a full run, whatever the digest says.
       missingPredictions: missing.length > 0 ? missing.length : undefined,
+      shard,
     });
     const stats = runner.stats();
-    const report: SgsaccReport = {
+    const report: SgsaccReport | ScoreShardReport = {
       signature,
       signatureText: '',
       system,
@@ -237,7 +283,21 @@ async function runScore(flags: ScoreFlags): Promise<void> {
       nli: { requested: stats.requested, issued: stats.issued, cacheHits: stats.cacheHits, batches: stats.batches },
     };
     report.signatureText = formatSignature(signature);
-    const reportFile = reportFileFrom(flags);
+    if (flags.shard && reportFile) {
+      // What todeval merge needs to give the unsharded numbers exactly: counts, not percentages.
+      (report as ScoreShardReport).shard = {
+        ...shardBlock(flags.shard, reportFile, { turns: flags.turns, references: flags.references }),
+        positions: missing.map((id) => positionOf.get(id)!),
+        erroneousAt: (report.ser.erroneousTurns ?? []).map((id) => positionOf.get(id)!),
+        tallies: {
+          sgsacc: tallySgsacc(run.scores, aggregateOptions),
+          groundTruth: gold.length > 0 ? tallySgsacc(gold, aggregateOptions) : null,
+          ...(options.hallucination ? { hallucination: tallyHallucination(run.scores, aggregateOptions) } : {}),
+          ...(options.hallucination && goldChecked.length > 0 ? { groundTruthHallucination: tallyHallucination(goldChecked, aggregateOptions) } : {}),
+          bleu: bleu ? { counts: bleu.counts, totals: bleu.totals, sysLen: bleu.sysLen, refLen: bleu.refLen } : null,
+        },
+      };
+    }
     if (reportFile) writeJsonAtomic(reportFile, report);
     process.stdout.write(jsonToStdout(flags) ? JSON.stringify(report, null, 2) + '\n' : formatSgsaccReport(report));
   } finally {

@@ -1,7 +1,8 @@
 import type { Turn } from '../../adapters/types.js';
 import { createNliRunner, type NliRunnerOptions } from '../../nli/runner.js';
 import { computeSer } from '../ser.js';
-import { aggregateSgsacc, loadSgsaccData, runSgsacc, type ReferenceSelection, type SgsaccSummary } from '../sgsacc/index.js';
+import { aggregateSgsacc, loadSgsaccData, runSgsacc, tallySgsacc, type ReferenceSelection, type SgsaccSummary, type SgsaccTally } from '../sgsacc/index.js';
+import { shardPositions, type ShardSpec } from '../../shard/spec.js';
 import { dialogueKey } from './ground-truth.js';
 import type { MwzPredictions } from './input.js';
 
@@ -21,6 +22,8 @@ export interface SgsaccMergeOptions {
   context?: boolean;
   referenceSelection?: ReferenceSelection;
   chunkTurns?: number;
+  /** Score only the dialogues of this part (`evaluate --sgsacc --shard K/N`), and return the tally that merges. */
+  shard?: ShardSpec;
   onProgress?: (p: { turnsDone: number; turnsTotal: number }) => void;
 }
 
@@ -31,6 +34,18 @@ export interface SgsaccMergeResult {
   ser: { ser: number; errors: number; utterancesWithValues: number; perService: Record<string, unknown> };
   model: { modelId: string; revision: string; dtype: string };
   referenceSelection: ReferenceSelection;
+  /** With `shard`: the counts behind the percentages, which `todeval merge` adds across shards. */
+  tally?: SgsaccTally;
+}
+
+/**
+ * The dialogues of one shard: all the input's turns, grouped by dialogue and cut as `--shard`
+ * cuts a score run, so a dialogue's turns (lexicalized or not) are counted in one shard only.
+ */
+export function shardDialogues(dialogues: MwzPredictions, shard: ShardSpec): MwzPredictions {
+  const units = Object.entries(dialogues).flatMap(([id, dial]) => dial.map(() => id));
+  const ids = new Set(shardPositions(units, (id) => id, shard).map((i) => units[i]));
+  return Object.fromEntries(Object.entries(dialogues).filter(([id]) => ids.has(id)));
 }
 
 /**
@@ -48,7 +63,8 @@ export async function mergeSgsacc(dialogues: MwzPredictions, opts: SgsaccMergeOp
   const turns: Turn[] = [];
   const utterances = new Map<string, string>();
   let delexicalized = 0;
-  for (const [id, dial] of Object.entries(dialogues)) {
+  const part = opts.shard ? shardDialogues(dialogues, opts.shard) : dialogues;
+  for (const [id, dial] of Object.entries(part)) {
     dial.forEach((t, k) => {
       const text = lexicalizedText(t);
       const turn = byKey.get(`${id}/${k}`);
@@ -71,7 +87,8 @@ export async function mergeSgsacc(dialogues: MwzPredictions, opts: SgsaccMergeOp
       chunkTurns: opts.chunkTurns,
       onChunk: opts.onProgress,
     });
-    const { counts, ...scores } = aggregateSgsacc(run.scores, { validation: options.validation, isUnseen: data.isUnseen });
+    const aggregateOptions = { validation: options.validation, isUnseen: data.isUnseen };
+    const { counts, ...scores } = aggregateSgsacc(run.scores, aggregateOptions);
     const ser = computeSer(turns, { predictions: utterances, isCategorical: data.isCategorical });
     return {
       sgsacc: scores,
@@ -83,6 +100,7 @@ export async function mergeSgsacc(dialogues: MwzPredictions, opts: SgsaccMergeOp
         revision: String(runner.modelSignature.revision),
         dtype: String(runner.modelSignature.dtype),
       },
+      ...(opts.shard ? { tally: tallySgsacc(run.scores, aggregateOptions) } : {}),
     };
   } finally {
     await runner.close();

@@ -1,0 +1,42 @@
+import type { Command } from 'commander';
+import { formatSgsaccReport } from '../../metrics/sgsacc/report.js';
+import { formatRerankSummary } from '../../rerank/summary.js';
+import { formatSignature } from '../../report/signature.js';
+import { mergeRunShards } from '../../shard/run-merge.js';
+import { formatEvaluation } from './evaluate.js';
+import { addTurnsOption, jsonToStdout } from '../options.js';
+import { refuseOutputOverInput } from '../output-guard.js';
+
+interface MergeFlags {
+  output: string;
+  turns?: string;
+  references?: string;
+  json?: boolean;
+}
+
+export function register(program: Command): void {
+  const cmd = program
+    .command('merge')
+    .description('join the reports of a run split with --shard K/N into the report of the whole run')
+    .argument('<shard...>', 'the shard reports (score, rerank or evaluate -o files), one per shard, any order')
+    .requiredOption('-o, --output <file>', 'the merged report (JSON)')
+    .option('--json', 'print the merged report as JSON on stdout instead of the tables');
+  addTurnsOption(cmd, "the merged per-turn (score) or per-item (rerank) records: the shards' --turns files joined").option(
+    '--references <file>',
+    "the shards' references files joined into one (score run with --references)",
+  );
+  cmd.action((files: string[], flags: MergeFlags) => {
+    refuseOutputOverInput(
+      { '-o/--output': flags.output, '--turns': flags.turns, '--references': flags.references },
+      Object.fromEntries(files.map((f, i) => [`shard report ${i + 1}`, f])),
+    );
+    const merged = mergeRunShards(files, { output: flags.output, turns: flags.turns, references: flags.references });
+    if (jsonToStdout(flags)) process.stdout.write(JSON.stringify(merged.report, null, 2) + '\n');
+    else if (merged.kind === 'score') process.stdout.write(formatSgsaccReport(merged.report));
+    else if (merged.kind === 'rerank') {
+      process.stdout.write(formatRerankSummary(merged.report.summary, merged.report.items.length));
+      process.stdout.write(`signature: ${formatSignature(merged.report.signature)}\n`);
+    } else process.stdout.write(formatEvaluation(merged.report));
+    process.stderr.write(`todeval: merged ${files.length} shards into ${flags.output}\n`);
+  });
+}

@@ -1,0 +1,39 @@
+import type { Command } from 'commander';
+import { parseShardFlag, pathFromReport, type ShardBlock, type ShardSpec } from '../shard/spec.js';
+import { positiveInt } from './options.js';
+
+/** The flags addShardOptions declares (score, rerank, evaluate --sgsacc). */
+export interface ShardFlags {
+  shard?: ShardSpec;
+  /** `--workers` alone: true (one per visible GPU, else one per core). */
+  workers?: number | true;
+}
+
+/**
+ * `--shard K/N` and `--workers [n]`, worded alike on every command that splits its work by
+ * dialogue. `what` names the command's unit in the help (turns, items, dialogues).
+ */
+export function addShardOptions(cmd: Command, what: string, opts: { workers?: boolean } = {}): Command {
+  cmd.option('--shard <K/N>', `only part K of N of the ${what} (split by dialogue, after --limit); join the parts with todeval merge`, parseShardFlag);
+  if (opts.workers !== false) {
+    cmd.option(
+      '--workers [n]',
+      'run the shards in N child processes and merge them (default: one per visible GPU with --device cuda, else one per core)',
+      positiveInt('--workers'),
+    );
+  }
+  return cmd;
+}
+
+/** The shard block of a shard report, less the command's positions: which part, and its record files. */
+export function shardBlock(spec: ShardSpec, reportFile: string, files: { turns?: string; references?: string }): Omit<ShardBlock, 'positions'> {
+  return {
+    index: spec.index,
+    count: spec.count,
+    by: 'dialogue',
+    files: {
+      turns: files.turns ? pathFromReport(reportFile, files.turns) : undefined,
+      references: files.references ? pathFromReport(reportFile, files.references) : undefined,
+    },
+  };
+}

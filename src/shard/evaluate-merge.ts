@@ -1,0 +1,75 @@
+import type { MwzEvaluation } from '../metrics/mwz/evaluator.js';
+import type { SgsaccMergeResult } from '../metrics/mwz/sgsacc-merge.js';
+import { serPercent } from '../metrics/ser.js';
+import { summarizeSgsacc, type SgsaccTally } from '../metrics/sgsacc/aggregate.js';
+import { InputError } from '../util/errors.js';
+import { byShardIndex, checkShardSet, runSignature, type LoadedShard } from './merge.js';
+import type { ShardBlock } from './spec.js';
+
+/** The report of `todeval evaluate` (-o), with its SGSAcc section when --sgsacc found lexicalized turns. */
+export type EvaluateReport = MwzEvaluation & { sgsacc?: SgsaccMergeResult | null };
+
+/**
+ * `todeval evaluate --sgsacc --shard K/N -o FILE`: the mwzeval metrics over the whole input (every
+ * shard computes them: they are cheap, and corpus BLEU or lexical richness do not add up from
+ * parts), the SGSAcc section over this shard's dialogues only, plus the counts that merge.
+ */
+export interface EvaluateShardReport extends EvaluateReport {
+  shard: ShardBlock & {
+    /** The SGSAcc tally of this shard's lexicalized turns; null when it has none. */
+    tally: SgsaccTally | null;
+    /** This shard's turns with and without lexicalized text (kept even when it scored none). */
+    turns: { lexicalized: number; delexicalized: number };
+  };
+}
+
+/** Signature keys --sgsacc adds only when it scored something: a shard without lexicalized turns lacks them. */
+const SGSACC_KEYS = ['sgsacc_model', 'sgsacc_revision', 'sgsacc_dtype', 'sgsacc_referenceSelection'];
+
+/**
+ * The report one `evaluate --sgsacc` over the whole input gives: the mwzeval sections from shard 1
+ * (all shards computed them over the same input, and their signatures agree), the SGSAcc section
+ * recomputed from the summed tallies and SER counts.
+ */
+export function mergeEvaluateReports(loaded: readonly LoadedShard<EvaluateShardReport>[]): EvaluateReport {
+  checkShardSet(loaded, SGSACC_KEYS);
+  const ordered = byShardIndex(loaded);
+  const scored = ordered.filter((s) => s.report.sgsacc && s.report.shard.tally);
+  for (const s of scored.slice(1)) {
+    const differs = SGSACC_KEYS.filter((k) => s.report.signature[k] !== scored[0].report.signature[k]);
+    if (differs.length > 0) {
+      throw new InputError(`not the same run as ${scored[0].file}: ${differs.map((k) => `${k} ${String(scored[0].report.signature[k])} vs ${String(s.report.signature[k])}`).join(', ')}`, {
+        file: s.file,
+      });
+    }
+  }
+  const base = (scored[0] ?? ordered[0]).report;
+  const { shard: _shard, ...rest } = base;
+  const merged: EvaluateReport = { ...rest, signature: runSignature(base.signature) };
+  if (scored.length === 0) return merged;
+
+  const parts = scored.map((s) => s.report.sgsacc!);
+  const validation = parts[0].sgsacc.validated !== null;
+  const { counts, ...sgsacc } = summarizeSgsacc(
+    scored.map((s) => s.report.shard.tally!),
+    validation,
+  );
+  const perService: Record<string, { ser: number; errors: number; total: number }> = {};
+  const serParts = parts.map((p) => p.ser.perService as Record<string, { errors: number; total: number }>);
+  for (const svc of [...new Set(serParts.flatMap((p) => Object.keys(p)))].sort()) {
+    const errors = serParts.reduce((n, p) => n + (p[svc]?.errors ?? 0), 0);
+    const total = serParts.reduce((n, p) => n + (p[svc]?.total ?? 0), 0);
+    perService[svc] = { ser: serPercent(errors, total), errors, total };
+  }
+  const errors = parts.reduce((n, p) => n + p.ser.errors, 0);
+  const withValues = parts.reduce((n, p) => n + p.ser.utterancesWithValues, 0);
+  const turns = (k: 'lexicalized' | 'delexicalized') => ordered.reduce((n, s) => n + s.report.shard.turns[k], 0);
+  merged.sgsacc = {
+    sgsacc,
+    counts: { ...counts, lexicalizedTurns: turns('lexicalized'), delexicalizedTurns: turns('delexicalized') },
+    ser: { ser: serPercent(errors, withValues), errors, utterancesWithValues: withValues, perService },
+    referenceSelection: parts[0].referenceSelection,
+    model: parts[0].model,
+  };
+  return merged;
+}

@@ -1,0 +1,143 @@
+import path from 'node:path';
+import { RecordStore, type StoreKind } from '../metrics/sgsacc/store.js';
+import { formatSignature, type Signature } from '../report/signature.js';
+import { InputError } from '../util/errors.js';
+import { parseJsonText, readTextFile } from '../util/json-file.js';
+import { pathInReport, shardLabel, type ShardBlock } from './spec.js';
+
+/** A shard report as `todeval merge` reads it: the command's report plus its shard block. */
+export interface ShardReport {
+  signature: Signature;
+  shard: ShardBlock;
+}
+
+export interface LoadedShard<R extends ShardReport = ShardReport> {
+  file: string;
+  report: R;
+}
+
+/** Reads a shard report, refusing a file that is not one (a merged or unsharded report, say). */
+export function readShardReport(file: string): LoadedShard {
+  const report = parseJsonText<Partial<ShardReport>>(readTextFile(file, 'shard report'), file);
+  if (typeof report !== 'object' || report === null || typeof report.signature !== 'object' || report.signature === null) {
+    throw new InputError('not a todeval report (no signature)', { file });
+  }
+  const s = report.shard;
+  if (typeof s !== 'object' || s === null || !Number.isInteger(s.index) || !Number.isInteger(s.count)) {
+    throw new InputError('not a shard report (no shard block): it was written without --shard', { file });
+  }
+  return { file, report: report as ShardReport };
+}
+
+/** The signature without the keys that may differ between shards of one run. */
+function comparable(sig: Signature, perShard: readonly string[]): string {
+  const rest = { ...sig };
+  for (const k of ['shard', ...perShard]) delete rest[k];
+  return formatSignature(rest as Signature);
+}
+
+/**
+ * Refuses a set of shard reports that is not exactly one run: reports of another configuration
+ * (signatures differ beyond `perShard` keys), of another split (N differs), a shard given twice
+ * or one missing. Each refusal is one line naming the files or shards at fault.
+ */
+export function checkShardSet(shards: readonly LoadedShard[], perShard: readonly string[] = []): void {
+  if (shards.length === 0) throw new InputError('no shard reports to merge');
+  const [first] = shards;
+  const want = comparable(first.report.signature, perShard);
+  for (const s of shards.slice(1)) {
+    if (s.report.shard.count !== first.report.shard.count) {
+      throw new InputError(
+        `shard ${shardLabel(s.report.shard)} is from a split into ${s.report.shard.count}, ${first.file} from a split into ${first.report.shard.count}`,
+        { file: s.file },
+      );
+    }
+    const got = comparable(s.report.signature, perShard);
+    if (got !== want) throw new InputError(`not the same run as ${first.file}: ${signatureDifference(first.report.signature, s.report.signature, perShard)}`, { file: s.file });
+  }
+  const byIndex = new Map<number, string>();
+  for (const s of shards) {
+    const other = byIndex.get(s.report.shard.index);
+    if (other) throw new InputError(`shard ${shardLabel(s.report.shard)} given twice: ${other} and ${s.file}`);
+    byIndex.set(s.report.shard.index, s.file);
+  }
+  const count = first.report.shard.count;
+  const missing: string[] = [];
+  for (let k = 1; k <= count; k++) if (!byIndex.has(k)) missing.push(shardLabel({ index: k, count }));
+  if (missing.length > 0) {
+    throw new InputError(`missing shard${missing.length > 1 ? 's' : ''} ${missing.join(', ')}: the run was split into ${count}, ${shards.length} given`);
+  }
+}
+
+function signatureDifference(a: Signature, b: Signature, perShard: readonly string[]): string {
+  const skip = new Set(['shard', ...perShard]);
+  const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => !skip.has(k)).sort();
+  return keys
+    .filter((k) => String(a[k]) !== String(b[k]))
+    .map((k) => `${k} ${String(a[k])} vs ${String(b[k])}`)
+    .join(', ');
+}
+
+/** Shards in index order (the order their parts stand in the unsharded run). */
+export function byShardIndex<R extends ShardReport>(shards: readonly LoadedShard<R>[]): LoadedShard<R>[] {
+  return [...shards].sort((a, b) => a.report.shard.index - b.report.shard.index);
+}
+
+/** The run's signature: a shard's without its shard key (and with `set` applied). */
+export function runSignature(sig: Signature, set: Record<string, Signature[string]> = {}): Signature {
+  const out = { ...sig };
+  delete out.shard;
+  for (const [k, v] of Object.entries(set)) {
+    delete out[k];
+    if (v !== undefined) out[k] = v;
+  }
+  return out;
+}
+
+/**
+ * Joins the shards' record files (per-turn results, references, rerank items) into `outFile`,
+ * whose header is the run's (the shard key dropped): the file an unsharded run writes, with the
+ * same records. An existing `outFile` of the same kind and configuration keeps its records (the
+ * references of earlier runs, say); one of another configuration is refused as RecordStore does.
+ * Returns the number of records in the merged file.
+ */
+export function mergeRecordFiles(shards: readonly LoadedShard[], which: keyof ShardBlock['files'], kind: StoreKind, outFile: string): number {
+  const named = shards.filter((s) => s.report.shard.files[which] !== undefined);
+  if (named.length === 0) throw new InputError(`the shard reports name no ${which} files to merge (run the shards with ${which === 'turns' ? '--turns' : '--references'})`);
+  if (named.length < shards.length) {
+    const without = shards.find((s) => s.report.shard.files[which] === undefined)!;
+    throw new InputError(`this shard was run without a ${which} file, so the merged ${which} file would be incomplete`, { file: without.file });
+  }
+  const parts = named.map((s) => {
+    const file = pathInReport(s.file, s.report.shard.files[which]!);
+    if (path.resolve(file) === path.resolve(outFile)) throw new InputError(`the merged ${which} file would overwrite a shard's own`, { file });
+    return { file, ...readRecords(file, kind) };
+  });
+  const signature = runSignature(parts[0].signature);
+  for (const p of parts.slice(1)) {
+    if (formatSignature(runSignature(p.signature)) !== formatSignature(signature)) {
+      throw new InputError(`not the same run as ${parts[0].file}: ${signatureDifference(signature, runSignature(p.signature), [])}`, { file: p.file });
+    }
+  }
+  const store = RecordStore.open<{ id: string }>(outFile, kind, signature);
+  // A record appended again later (references that gained fields) replaces the earlier one, as on load.
+  for (const p of parts) store.append([...new Map(p.records.map((r) => [r.id, r])).values()].filter((r) => !store.done.has(r.id)));
+  return store.done.size;
+}
+
+function readRecords(file: string, kind: StoreKind): { signature: Signature; records: { id: string }[] } {
+  const lines = readTextFile(file, `${kind} file`).split('\n').filter((l) => l.trim() !== '');
+  const header = lines.length > 0 ? parseJsonText<{ kind?: string; signature?: Signature }>(lines[0], file) : undefined;
+  if (!header || header.kind !== kind || typeof header.signature !== 'object') {
+    throw new InputError(`expected a ${kind} file, found ${header?.kind ?? 'no header line'}`, { file });
+  }
+  const records = lines.slice(1).map((l, i) => {
+    try {
+      return JSON.parse(l) as { id: string };
+    } catch {
+      // A shard killed mid-write leaves a torn last line: rerun that shard, which repairs and finishes it.
+      throw new InputError('unfinished or damaged record: rerun this shard to complete it', { file, where: `line ${i + 2}` });
+    }
+  });
+  return { signature: header.signature, records };
+}

@@ -1,0 +1,131 @@
+import { bleuFromStats } from '../metrics/bleu.js';
+import { serPercent } from '../metrics/ser.js';
+import { summarizeHallucination, type HallucinationTally } from '../metrics/sgsacc/aggregate-hallucination.js';
+import { summarizeSgsacc, type SgsaccTally } from '../metrics/sgsacc/aggregate.js';
+import type { SgsaccReport } from '../metrics/sgsacc/report.js';
+import { formatSignature } from '../report/signature.js';
+import { byShardIndex, checkShardSet, runSignature, type LoadedShard } from './merge.js';
+import type { ShardBlock } from './spec.js';
+
+/** BLEU's corpus statistics: sums over segments, so shards add up to the whole corpus exactly. */
+export interface BleuStats {
+  counts: number[];
+  totals: number[];
+  sysLen: number;
+  refLen: number;
+}
+
+/** The counts behind a score report's percentages, which shards add up to the whole run's. */
+export interface ScoreTallies {
+  sgsacc: SgsaccTally;
+  /** The ground-truth section's; null when this shard has no gold turn. */
+  groundTruth: SgsaccTally | null;
+  /** With --hallucination. */
+  hallucination?: HallucinationTally;
+  groundTruthHallucination?: HallucinationTally;
+  bleu: BleuStats | null;
+}
+
+/** `todeval score --shard K/N -o FILE` writes this: the report of its part, plus what merges. */
+export interface ScoreShardReport extends SgsaccReport {
+  shard: ShardBlock & {
+    /** Where `ser.erroneousTurns` stand in the unsharded run's turns. */
+    erroneousAt: number[];
+    tallies: ScoreTallies;
+  };
+}
+
+/**
+ * The report `todeval score` gives for all the shards' turns, from the shards' reports: every
+ * count and percentage is recomputed from summed counts with the code the unsharded run uses, so
+ * it equals that run's report exactly. `nli` counts the work done (pairs issued, cache hits, batches),
+ * which depends on how the turns were batched, and is summed; so are `resumed` and `references`'
+ * reused/computed. `referencesFile` is the merged references file, when the caller wrote one.
+ */
+export function mergeScoreReports(loaded: readonly LoadedShard<ScoreShardReport>[], opts: { referencesFile?: string } = {}): SgsaccReport {
+  // Each shard counts only its own missing predictions: the run's total is their sum.
+  checkShardSet(loaded, ['missingPredictions']);
+  const shards = byShardIndex(loaded).map((s) => s.report);
+  const first = shards[0];
+  const validation = first.signature.validation !== false;
+  const sum = (f: (r: ScoreShardReport) => number) => shards.reduce((n, r) => n + f(r), 0);
+  const present = <T>(xs: (T | null | undefined)[]): T[] => xs.filter((x): x is T => x !== null && x !== undefined);
+
+  const { counts, ...sgsacc } = summarizeSgsacc(
+    shards.map((r) => r.shard.tallies.sgsacc),
+    validation,
+  );
+  const goldTallies = present(shards.map((r) => r.shard.tallies.groundTruth));
+  const gold = goldTallies.length > 0 ? summarizeSgsacc(goldTallies, validation) : null;
+  const hallTallies = present(shards.map((r) => r.shard.tallies.hallucination));
+  const hallucination = hallTallies.length > 0 ? summarizeHallucination(hallTallies, validation) : undefined;
+  const goldHallTallies = present(shards.map((r) => r.shard.tallies.groundTruthHallucination));
+  const goldHallucination = goldHallTallies.length > 0 ? summarizeHallucination(goldHallTallies, validation) : undefined;
+  const coverage = { turns: sum((r) => r.groundTruth?.coverage.turns ?? 0), of: sum((r) => r.groundTruth?.coverage.of ?? r.dataset.turns) };
+
+  const serPerService: SgsaccReport['ser']['perService'] = {};
+  const services = [...new Set(shards.flatMap((r) => Object.keys(r.ser.perService)))].sort();
+  for (const svc of services) {
+    const errors = sum((r) => r.ser.perService[svc]?.errors ?? 0);
+    const total = sum((r) => r.ser.perService[svc]?.total ?? 0);
+    serPerService[svc] = { ser: serPercent(errors, total), errors, total };
+  }
+  const serErrors = sum((r) => r.ser.errors);
+  const withValues = sum((r) => r.ser.utterancesWithValues);
+
+  const bleuParts = shards.filter((r) => r.shard.tallies.bleu !== null);
+  let bleu: SgsaccReport['bleu'] = null;
+  if (bleuParts.length > 0) {
+    const stats = bleuParts.map((r) => r.shard.tallies.bleu!);
+    const add = (k: 'counts' | 'totals') => stats[0][k].map((_, n) => stats.reduce((s, b) => s + b[k][n], 0));
+    const b = bleuFromStats(add('counts'), add('totals'), stats.reduce((s, x) => s + x.sysLen, 0), stats.reduce((s, x) => s + x.refLen, 0));
+    bleu = { score: b.score, signature: bleuParts[0].bleu!.signature, sysLen: b.sysLen, refLen: b.refLen, bp: b.bp };
+  }
+
+  // Lists back in the order of the unsharded run's turns, from each shard's positions.
+  const inRunOrder = (lists: { ids: string[]; at: number[] }[]) =>
+    lists
+      .flatMap(({ ids, at }) => ids.map((id, i) => ({ id, at: at[i] })))
+      .sort((a, b) => a.at - b.at)
+      .map((x) => x.id);
+  const missing = inRunOrder(shards.map((r) => ({ ids: r.predictions.missing, at: r.shard.positions })));
+  const signature = runSignature(first.signature, { missingPredictions: missing.length > 0 ? missing.length : undefined });
+  const nli: Record<string, number> = {};
+  for (const r of shards) for (const [k, v] of Object.entries(r.nli)) nli[k] = (nli[k] ?? 0) + v;
+
+  return {
+    signature,
+    signatureText: formatSignature(signature),
+    system: first.system,
+    dataset: { ...first.dataset, turns: sum((r) => r.dataset.turns) },
+    sgsacc,
+    counts: { ...counts, missingPredictions: sum((r) => r.counts.missingPredictions) },
+    groundTruth: gold
+      ? {
+          sgsacc: { validated: gold.validated, unvalidated: gold.unvalidated },
+          counts: gold.counts,
+          ...(goldHallucination ? { hallucination: goldHallucination } : {}),
+          coverage: { ...coverage, complete: coverage.turns === coverage.of },
+        }
+      : null,
+    ...(hallucination ? { hallucination } : {}),
+    ser: {
+      ser: serPercent(serErrors, withValues),
+      errors: serErrors,
+      utterancesWithValues: withValues,
+      perService: serPerService,
+      turnsScored: sum((r) => r.ser.turnsScored),
+      erroneousTurns: inRunOrder(shards.map((r) => ({ ids: r.ser.erroneousTurns ?? [], at: r.shard.erroneousAt }))),
+    },
+    bleu,
+    predictions: { file: first.predictions.file, missing, extra: first.predictions.extra },
+    references: {
+      file: opts.referencesFile ?? null,
+      reused: sum((r) => r.references.reused),
+      computed: sum((r) => r.references.computed),
+      missing: sum((r) => r.references.missing),
+    },
+    resumed: sum((r) => r.resumed),
+    nli,
+  };
+}

@@ -1,0 +1,59 @@
+import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { runInProcess } from './helpers/in-process-cli.js';
+import { hasShared, SHARED_DATA } from './helpers/shared.js';
+import { getSensitiveTinyModelDir } from './nli-fixtures.js';
+
+// evaluate --sgsacc --shard K/N: the SGSAcc section is split by dialogue and merges back exactly;
+// the mwzeval sections are computed whole by every shard. Tiny random model: checks the split and
+// the merge, not SGSAcc values.
+describe.skipIf(!hasShared('data', 'multiwoz', 'convlab_mwz21_test.json') || !hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))(
+  'evaluate --sgsacc --shard K/N and todeval merge',
+  () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'todeval-evshard-'));
+    const f = (name: string) => path.join(dir, name);
+    let model = '';
+    const args = () => ['evaluate', '-i', f('input.json'), '--sgsacc', '--data-dir', SHARED_DATA, '--model', model, '--device', 'cpu', '-b'];
+
+    beforeAll(async () => {
+      model = getSensitiveTinyModelDir();
+      const convlab = JSON.parse(readFileSync(path.join(SHARED_DATA, 'multiwoz', 'convlab_mwz21_test.json'), 'utf8')) as Record<string, { log: { text: string }[] }>;
+      // Five dialogues: gold texts as lexicalized responses, one dialogue delexicalized throughout
+      // (its turns count as left out in whichever shard it falls).
+      const ids = Object.keys(convlab).slice(0, 5);
+      const input = Object.fromEntries(
+        ids.map((id, d) => [
+          id.replace(/\.json$/, '').toLowerCase(),
+          convlab[id].log.filter((_, i) => i % 2 === 1).map((t) => ({ response: d === 1 ? '[value_name] is there' : t.text })),
+        ]),
+      );
+      writeFileSync(f('input.json'), JSON.stringify(input));
+      await runInProcess([...args(), '-o', f('whole.json')]);
+    });
+
+    it.each([2, 3])('%i shards merge to the unsharded report', async (n) => {
+      const shards: string[] = [];
+      for (let k = 1; k <= n; k++) {
+        await runInProcess([...args(), '--shard', `${k}/${n}`, '-o', f(`ev-${k}of${n}.json`)]);
+        shards.push(f(`ev-${k}of${n}.json`));
+      }
+      await runInProcess(['merge', ...shards.reverse(), '-o', f(`ev-merged-${n}.json`)]);
+      const whole = JSON.parse(readFileSync(f('whole.json'), 'utf8')) as Record<string, { counts: Record<string, number> }>;
+      const merged = JSON.parse(readFileSync(f(`ev-merged-${n}.json`), 'utf8')) as Record<string, unknown>;
+      expect(whole.sgsacc.counts.delexicalizedTurns).toBeGreaterThan(0);
+      expect(merged).toEqual(whole);
+      // Each shard scored only its own dialogues.
+      const parts = shards.map((s) => (JSON.parse(readFileSync(s, 'utf8')) as { shard: { turns: { lexicalized: number } } }).shard.turns.lexicalized);
+      expect(parts.reduce((a, b) => a + b, 0)).toBe(whole.sgsacc.counts.lexicalizedTurns);
+      expect(parts.filter((x) => x > 0).length).toBeGreaterThan(1);
+    });
+
+    it('refuses --shard without --sgsacc or without -o', async () => {
+      const plain = args().filter((a) => a !== '--sgsacc');
+      await expect(runInProcess([...plain, '--shard', '1/2', '-o', f('x.json')])).rejects.toThrow(/--shard splits the SGSAcc scoring of --sgsacc/);
+      await expect(runInProcess([...args(), '--shard', '1/2'])).rejects.toThrow(/--shard needs -o\/--output/);
+    });
+  },
+);

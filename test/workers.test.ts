@@ -1,0 +1,107 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { planWorkers, shardFileName, withoutShardFlags } from '../src/shard/workers.js';
+import { runCli } from './helpers/cli.js';
+import { runInProcess } from './helpers/in-process-cli.js';
+import { hasShared, REPO_ROOT, SHARED_DATA } from './helpers/shared.js';
+import { getSensitiveTinyModelDir } from './nli-fixtures.js';
+
+const DIALOGUES = path.join(SHARED_DATA, 'sgd', 'test', 'dialogues_017.json');
+type Json = Record<string, unknown>;
+const readJson = (f: string) => JSON.parse(readFileSync(f, 'utf8')) as Json;
+const lines = (f: string) => readFileSync(f, 'utf8').trim().split('\n');
+const withoutWork = ({ nli: _n, ...r }: Json) => ({ ...r, references: { ...(r.references as Json), file: null } });
+
+describe('--workers planning (no processes)', () => {
+  it('drops the per-shard flags in every spelling and keeps the rest', () => {
+    expect(
+      withoutShardFlags(['score', '--workers', '2', '--dataset', 'sgd', '-o', 'r.json', '--out=t.jsonl', '-or.json', '--threads', '2', '--references', 'x', '--limit', '5']),
+    ).toEqual(['score', '--dataset', 'sgd', '--limit', '5']);
+    // --workers takes an optional count: a following flag is not its value.
+    expect(withoutShardFlags(['rerank', '--workers', '-i', 'a.jsonl', '--shard', '1/2'])).toEqual(['rerank', '-i', 'a.jsonl']);
+  });
+
+  it('pins one worker per GPU with CUDA_VISIBLE_DEVICES, splits the cores on CPU', () => {
+    expect(planWorkers({ workers: true, device: 'cuda' }, ['0', '3'])).toEqual({ count: 2, env: [{ CUDA_VISIBLE_DEVICES: '0' }, { CUDA_VISIBLE_DEVICES: '3' }], threads: [undefined, undefined] });
+    expect(planWorkers({ workers: 3, device: 'cuda' }, ['5', '6']).env).toEqual([{ CUDA_VISIBLE_DEVICES: '5' }, { CUDA_VISIBLE_DEVICES: '6' }, { CUDA_VISIBLE_DEVICES: '5' }]);
+    expect(planWorkers({ workers: 2, device: 'cpu' }, [], 16)).toEqual({ count: 2, env: [{}, {}], threads: [8, 8] });
+    expect(planWorkers({ workers: true, device: 'cpu' }, [], 4).count).toBe(4);
+    expect(planWorkers({ workers: 4, device: 'cpu', threads: 2 }, [], 4).threads).toEqual([2, 2, 2, 2]);
+    expect(() => planWorkers({ workers: true, device: 'cuda' }, [])).toThrow(/give --workers N/);
+    expect(shardFileName('out/run.json', 2, 4)).toBe('out/run.shard-2-of-4.json');
+  });
+});
+
+describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || !hasShared('data', 'sgd', 'test', 'dialogues_017.json'))(
+  'score --workers 2 --device cpu (child processes, tiny random model)',
+  () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'todeval-workers-'));
+    const f = (name: string) => path.join(dir, name);
+    let model = '';
+    const args = (limit = 40) => ['score', '--dataset', 'sgd', '--dialogues', DIALOGUES, '--data-dir', SHARED_DATA, '--limit', String(limit), '--model', model, '--device', 'cpu'];
+
+    beforeAll(async () => {
+      model = getSensitiveTinyModelDir();
+      await runInProcess([...args(), '-o', f('one.json'), '--turns', f('one.turns.jsonl')]);
+    });
+
+    it('gives the report and per-turn file of one process, and cleans up its shard files', async () => {
+      const res = await runCli([...args(), '--workers', '2', '-o', f('two.json'), '--turns', f('two.turns.jsonl')]);
+      expect(res.stderr).toBe('');
+      expect(res.code).toBe(0);
+      expect(withoutWork(readJson(f('two.json')))).toEqual(withoutWork(readJson(f('one.json'))));
+      expect(res.stdout).toContain(`signature: ${String(readJson(f('one.json')).signatureText)}`);
+      const a = lines(f('two.turns.jsonl'));
+      const b = lines(f('one.turns.jsonl'));
+      expect(a[0]).toBe(b[0]);
+      expect(new Set(a.slice(1))).toEqual(new Set(b.slice(1)));
+      expect(readdirSync(dir).filter((n) => n.includes('.shard-'))).toEqual([]);
+    });
+
+    it('stops every shard when one fails (its error shown, exit 2) and resumes on the next run', async () => {
+      // Shard 2's per-turn file already holds another run's records: that shard refuses to start.
+      writeFileSync(f('bad.turns.shard-2-of-2.jsonl'), '{"kind":"todeval-rerank","digest":"0","signature":{"tool":"todeval"}}\n');
+      const res = await runCli([...args(), '--workers', '2', '-o', f('bad.json'), '--turns', f('bad.turns.jsonl')]);
+      expect(res.code).toBe(2);
+      expect(res.stderr).toMatch(/^\[shard 2\/2\] todeval: .*bad\.turns\.shard-2-of-2\.jsonl: expected a todeval-sgsacc-turns file, found todeval-rerank$/m);
+      expect(res.stderr).toMatch(/^todeval: shard 2\/2 failed: .*expected a todeval-sgsacc-turns file.*run the same command again to resume$/m);
+      expect(existsSync(f('bad.json'))).toBe(false);
+      // Shard 1 was stopped (or had finished): whatever it saved is resumed below, as the Ctrl-C test shows.
+      writeFileSync(f('bad.turns.shard-2-of-2.jsonl'), '');
+      const again = await runCli([...args(), '--workers', '2', '-o', f('bad.json'), '--turns', f('bad.turns.jsonl')]);
+      expect(again.code).toBe(0);
+      expect(withoutWork(readJson(f('bad.json')))).toEqual(withoutWork(readJson(f('one.json'))));
+    });
+
+    it('Ctrl-C stops the parent and every shard; the same command then resumes', async () => {
+      const argv = [...args(80), '--chunk', '1', '--workers', '2', '-o', f('int.json'), '--turns', f('int.turns.jsonl')];
+      const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...argv], { cwd: REPO_ROOT, stdio: 'ignore' });
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : null))));
+      const shardFile = f('int.turns.shard-1-of-2.jsonl');
+      const deadline = Date.now() + 90_000;
+      while (Date.now() < deadline && !(existsSync(shardFile) && lines(shardFile).length >= 3)) await new Promise((r) => setTimeout(r, 20));
+      child.kill('SIGINT');
+      expect(await exited).toBe(130);
+      await new Promise((r) => setTimeout(r, 1500));
+      // No shard of this run is left running.
+      const alive = readdirSync('/proc')
+        .filter((p) => /^\d+$/.test(p))
+        .filter((p) => {
+          try {
+            return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(f('int.json').replace('.json', '.shard-'));
+          } catch {
+            return false;
+          }
+        });
+      expect(alive).toEqual([]);
+      expect(existsSync(f('int.json'))).toBe(false);
+      const again = await runCli(argv);
+      expect(again.code).toBe(0);
+      expect(again.stderr).toMatch(/\[shard 1\/2\] todeval: resuming/);
+      expect(readJson(f('int.json')).counts).toMatchObject({ turns: 80 });
+    });
+  },
+);
