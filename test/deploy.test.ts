@@ -1,0 +1,136 @@
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import yaml from 'js-yaml';
+import { Job } from 'kubernetes-models/batch/v1';
+import { PersistentVolumeClaim } from 'kubernetes-models/v1';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { BUILT_CLI, HAS_BUILT_CLI } from './helpers/cli.js';
+import { runInProcess } from './helpers/in-process-cli.js';
+import { hasShared, REPO_ROOT, SHARED_DATA } from './helpers/shared.js';
+import { getSensitiveTinyModelDir } from './nli-fixtures.js';
+
+// deploy/ cannot be run here (no Docker engine, no cluster): the manifests are validated against
+// the Kubernetes API schemas, the Dockerfile's inputs checked, and the entrypoint every pod runs
+// is run for real, container-free, with the tiny random model.
+const DEPLOY = path.join(REPO_ROOT, 'deploy');
+type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+function manifests(): { file: string; doc: Doc }[] {
+  const dir = path.join(DEPLOY, 'k8s');
+  return readdirSync(dir)
+    .filter((n) => n.endsWith('.yaml'))
+    .flatMap((n) => yaml.loadAll(readFileSync(path.join(dir, n), 'utf8')).map((doc) => ({ file: n, doc: doc as Doc })));
+}
+
+const envOf = (job: Doc, name: string): string | undefined =>
+  (job.spec.template.spec.containers[0].env as { name: string; value: string }[]).find((e) => e.name === name)?.value;
+
+describe('deploy/: Kubernetes manifests and Dockerfile', () => {
+  it('every manifest is a valid Kubernetes object (kubernetes-models schemas)', () => {
+    const docs = manifests();
+    expect(docs.map((d) => d.doc.kind).sort()).toEqual(['Job', 'Job', 'Job', 'PersistentVolumeClaim']);
+    for (const { file, doc } of docs) {
+      const model = doc.kind === 'Job' ? new Job(doc as Job) : new PersistentVolumeClaim(doc as PersistentVolumeClaim);
+      expect(() => model.validate(), file).not.toThrow();
+    }
+    // The validation is real: a wrong type in a field is refused.
+    const bad = structuredClone(docs.find((d) => d.file === 'score-job.yaml')!.doc);
+    bad.spec.completions = 'eight';
+    expect(() => new Job(bad as Job).validate()).toThrow();
+  });
+
+  it('the shard Job is Indexed, one GPU per pod, N agreed everywhere, and the merge reads what it writes', () => {
+    const docs = manifests();
+    const job = (file: string) => docs.find((d) => d.file === file)!.doc;
+    const score = job('score-job.yaml');
+    const merge = job('merge-job.yaml');
+    expect(score.spec.completionMode).toBe('Indexed');
+    const n = Number(envOf(score, 'TODEVAL_SHARDS'));
+    expect(score.spec.completions).toBe(n);
+    expect(score.spec.parallelism).toBe(n);
+    expect(score.spec.template.spec.containers[0].resources.limits['nvidia.com/gpu']).toBe(1);
+    expect(score.spec.template.spec.containers[0].args.slice(0, 2)).toEqual(['shard', 'score']);
+    expect(merge.spec.template.spec.containers[0].args).toEqual(['merge']);
+    expect(envOf(merge, 'TODEVAL_SHARDS')).toBe(String(n));
+    expect(envOf(merge, 'TODEVAL_RUN_DIR')).toBe(envOf(score, 'TODEVAL_RUN_DIR'));
+    const claim = docs.find((d) => d.doc.kind === 'PersistentVolumeClaim')!.doc;
+    expect(claim.spec.accessModes).toEqual(['ReadWriteMany']);
+    for (const { doc } of docs.filter((d) => d.doc.kind === 'Job')) {
+      expect(doc.spec.template.spec.volumes[0].persistentVolumeClaim.claimName).toBe(claim.metadata.name);
+      expect(doc.spec.template.spec.containers[0].volumeMounts[0].mountPath).toBe('/work');
+    }
+  });
+
+  it("the Dockerfile's COPY sources exist and its entrypoint is this script", () => {
+    const dockerfile = readFileSync(path.join(DEPLOY, 'Dockerfile'), 'utf8');
+    const copies = [...dockerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm)].flatMap((m) => m[1].split(/\s+/));
+    expect(copies.length).toBeGreaterThan(5);
+    for (const src of copies) {
+      if (src.includes('*')) {
+        const dir = path.join(REPO_ROOT, path.dirname(src));
+        const re = new RegExp(`^${path.basename(src).replace('.', '\\.').replace('*', '.*')}$`);
+        expect(readdirSync(dir).some((n) => re.test(n)), src).toBe(true);
+      } else expect(existsSync(path.join(REPO_ROOT, src)), src).toBe(true);
+    }
+    expect(dockerfile).toMatch(/^ENTRYPOINT \["\/usr\/local\/bin\/entrypoint\.sh"\]$/m);
+    expect(dockerfile).toContain('COPY deploy/entrypoint.sh /usr/local/bin/entrypoint.sh');
+    // The engines field asks for Node 20: the build stage's image must give it.
+    expect(JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')).engines.node).toMatch(/^>=20\./);
+    expect(dockerfile).toMatch(/^FROM node:20-/m);
+  });
+});
+
+describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || !hasShared('data', 'sgd', 'test', 'dialogues_017.json'))(
+  'deploy/entrypoint.sh run here: two Indexed Job pods, then the merge step',
+  () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'todeval-deploy-'));
+    const runDir = path.join(dir, 'runs', 'gold');
+    let model = '';
+    const args = () => ['--dataset', 'sgd', '--dialogues', path.join(SHARED_DATA, 'sgd', 'test', 'dialogues_017.json'), '--data-dir', SHARED_DATA, '--limit', '24', '--model', model, '--device', 'cpu'];
+    // The built CLI when `npm test` has built it (what the image runs), else the sources.
+    const bin = HAS_BUILT_CLI ? `${process.execPath} ${BUILT_CLI}` : `${process.execPath} --import tsx ${path.join(REPO_ROOT, 'src', 'cli', 'main.ts')}`;
+    const entrypoint = (argv: string[], env: Record<string, string>) =>
+      promisify(execFile)('bash', [path.join(DEPLOY, 'entrypoint.sh'), ...argv], { cwd: REPO_ROOT, env: { ...process.env, TODEVAL_BIN: bin, TODEVAL_RUN_DIR: runDir, ...env } }).then(
+        (r) => ({ code: 0, stderr: r.stderr }),
+        (e: { code: number; stderr: string }) => ({ code: e.code, stderr: e.stderr }),
+      );
+
+    beforeAll(async () => {
+      model = getSensitiveTinyModelDir();
+      await runInProcess(['score', ...args(), '-o', path.join(dir, 'one.json'), '--turns', path.join(dir, 'one.turns.jsonl')]);
+    });
+
+    it('shards from JOB_COMPLETION_INDEX 0 and 1 merge into the unsharded report', async () => {
+      const env = { TODEVAL_SHARDS: '2', TODEVAL_REFERENCES: '1' };
+      const pods = await Promise.all([0, 1].map((i) => entrypoint(['shard', 'score', ...args()], { ...env, JOB_COMPLETION_INDEX: String(i) })));
+      for (const pod of pods) expect(pod).toEqual({ code: 0, stderr: '' });
+      expect(readdirSync(runDir).sort()).toEqual([
+        'part-1-of-2.json', 'part-1-of-2.refs.jsonl', 'part-1-of-2.turns.jsonl',
+        'part-2-of-2.json', 'part-2-of-2.refs.jsonl', 'part-2-of-2.turns.jsonl',
+      ]);
+      const merged = await entrypoint(['merge'], env);
+      expect(merged.code).toBe(0);
+      const read = (f: string) => {
+        const { nli: _n, ...r } = JSON.parse(readFileSync(f, 'utf8')) as Record<string, unknown>;
+        return { ...r, references: { ...(r.references as object), file: null } };
+      };
+      expect(read(path.join(runDir, 'run.json'))).toEqual(read(path.join(dir, 'one.json')));
+      const turns = (f: string) => new Set(readFileSync(f, 'utf8').trim().split('\n'));
+      expect(turns(path.join(runDir, 'run.turns.jsonl'))).toEqual(turns(path.join(dir, 'one.turns.jsonl')));
+      expect(readFileSync(path.join(runDir, 'run.refs.jsonl'), 'utf8').trim().split('\n')).toHaveLength(25);
+    });
+
+    it('the merge step fails with one line when a part is missing; bad use of the script exits 2', async () => {
+      mkdirSync(path.join(dir, 'runs', 'none'));
+      const missing = await entrypoint(['merge'], { TODEVAL_SHARDS: '3', TODEVAL_RUN_DIR: path.join(dir, 'runs', 'none') });
+      expect(missing.code).toBe(2);
+      expect(missing.stderr).toMatch(/^todeval: .*part-1-of-3\.json: cannot read shard report: no such file or directory\n$/);
+      const noIndex = await entrypoint(['shard', 'score', ...args()], { TODEVAL_SHARDS: '2', JOB_COMPLETION_INDEX: '' });
+      expect(noIndex).toEqual({ code: 2, stderr: 'entrypoint: JOB_COMPLETION_INDEX is not set (see deploy/entrypoint.sh)\n' });
+      expect((await entrypoint(['shard', 'gcdf1'], { TODEVAL_SHARDS: '2', JOB_COMPLETION_INDEX: '0' })).code).toBe(2);
+    });
+  },
+);
