@@ -3,8 +3,10 @@
  * random roberta-large, side by side in one run; then the cost of the split and of the merge
  * against the run they belong to (the target: under 2%).
  *
- *   npm run bench:workers -- [--model DIR] [--turns 24] [--data-dir DIR] [--json FILE]
+ *   npm run bench:workers -- [--model DIR] [--turns 10] [--passes 2] [--data-dir DIR] [--json FILE]
  *
+ * Each pass runs both, the order flipped every pass (1 2, 2 1, ...), so load from other work on a
+ * shared machine falls on both sides; every run is printed, and the ratio of the sums.
  * Both runs go through the CLI as users run it (the built one when dist/ exists, else the
  * sources through tsx), each with its own fresh output files, no NLI cache and no stored
  * references, so each computes everything. The split is `shardPositions` on the slice; the merge
@@ -25,11 +27,12 @@ import { shardPositions } from '../src/shard/spec.js';
 
 const program = new Command('bench-workers')
   .option('--model <dir>', 'model directory', '.cache/models/large-random-roberta')
-  .option('--turns <n>', 'system turns in the slice', (v) => Number(v), 24)
+  .option('--turns <n>', 'system turns in the slice', (v) => Number(v), 10)
+  .option('--passes <n>', 'runs of each, order flipped every pass', (v) => Number(v), 2)
   .option('--data-dir <dir>', 'data directory (default: resolveDataDir)')
   .option('--json <file>', 'also write the figures as JSON');
 program.parse(process.argv.filter((a, i) => !(i === 2 && a === '--')));
-const o = program.opts<{ model: string; turns: number; dataDir?: string; json?: string }>();
+const o = program.opts<{ model: string; turns: number; passes: number; dataDir?: string; json?: string }>();
 
 const repoRoot = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const modelDir = path.resolve(repoRoot, o.model);
@@ -54,10 +57,18 @@ function timed(args: string[]): number {
 
 console.log(`slice: first ${o.turns} system turns of ${path.relative(repoRoot, input)}; model ${path.relative(repoRoot, modelDir)}; ${availableParallelism()} cores; CLI from ${built ? 'dist/' : 'src/ (tsx)'}`);
 const f = (name: string) => path.join(dir, name);
-const one = timed([...base, '--workers', '1', '-o', f('w1.json'), '--turns', f('w1.turns.jsonl')]);
-console.log(`--workers 1: ${(one / 1000).toFixed(1)} s`);
-const two = timed([...base, '--workers', '2', '-o', f('w2.json'), '--turns', f('w2.turns.jsonl')]);
-console.log(`--workers 2: ${(two / 1000).toFixed(1)} s  (${(one / two).toFixed(2)}x the speed of one worker)`);
+const runs: Record<1 | 2, number[]> = { 1: [], 2: [] };
+for (let pass = 0; pass < o.passes; pass++) {
+  for (const w of (pass % 2 === 0 ? [1, 2] : [2, 1]) as (1 | 2)[]) {
+    const ms = timed([...base, '--workers', String(w), '-o', f(`w${w}.json`), '--turns', f(`w${w}.p${pass}.turns.jsonl`)]);
+    runs[w].push(ms);
+    console.log(`pass ${pass + 1}  --workers ${w}: ${(ms / 1000).toFixed(1)} s`);
+  }
+}
+const total = (w: 1 | 2) => runs[w].reduce((a, b) => a + b, 0);
+const one = total(1) / o.passes;
+const two = total(2) / o.passes;
+console.log(`mean  --workers 1: ${(one / 1000).toFixed(1)} s   --workers 2: ${(two / 1000).toFixed(1)} s   (--workers 2 at ${(one / two).toFixed(2)}x the speed of --workers 1)`);
 const strip = (file: string) => {
   const { nli: _n, ...r } = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
   return JSON.stringify(r);
@@ -78,7 +89,7 @@ const mergeMs = performance.now() - t0;
 const overhead = (splitMs + mergeMs) / two;
 console.log(`split: ${splitMs.toFixed(3)} ms  merge (report + per-turn + references files): ${mergeMs.toFixed(1)} ms`);
 console.log(`split + merge = ${(100 * overhead).toFixed(3)}% of the --workers 2 run (target < 2%): ${overhead < 0.02 ? 'met' : 'MISSED'}`);
-console.log('Timings on a shared machine are noisy; the two runs were measured back to back in this one run.');
+console.log('Timings on a shared machine are noisy; both were measured in this one run, alternating.');
 if (o.json) {
-  writeFileSync(o.json, JSON.stringify({ turns: o.turns, workers1Ms: one, workers2Ms: two, speedup: one / two, reportsEqual: same, splitMs, mergeMs, overheadFraction: overhead }, null, 2) + '\n');
+  writeFileSync(o.json, JSON.stringify({ turns: o.turns, passes: o.passes, runs, workers1Ms: one, workers2Ms: two, speedup: one / two, reportsEqual: same, splitMs, mergeMs, overheadFraction: overhead }, null, 2) + '\n');
 }

@@ -1,13 +1,23 @@
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { planWorkers, shardFileName, withoutShardFlags } from '../src/shard/workers.js';
-import { runCli } from './helpers/cli.js';
+import { BUILT_CLI, HAS_BUILT_CLI, type CliResult } from './helpers/cli.js';
 import { runInProcess } from './helpers/in-process-cli.js';
 import { hasShared, REPO_ROOT, SHARED_DATA } from './helpers/shared.js';
 import { getSensitiveTinyModelDir } from './nli-fixtures.js';
+
+// The built CLI when `npm test` has built it: its workers then start as plain JS (dist/), not
+// through tsx, which keeps these multi-process runs quick. Else the sources.
+const CLI = HAS_BUILT_CLI ? [BUILT_CLI] : ['--import', 'tsx', 'src/cli/main.ts'];
+const runCli = (args: string[]): Promise<CliResult> =>
+  promisify(execFile)(process.execPath, [...CLI, ...args], { cwd: REPO_ROOT, maxBuffer: 1 << 26 }).then(
+    (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
+    (e: CliResult) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
+  );
 
 const DIALOGUES = path.join(SHARED_DATA, 'sgd', 'test', 'dialogues_017.json');
 type Json = Record<string, unknown>;
@@ -22,6 +32,9 @@ describe('--workers planning (no processes)', () => {
     ).toEqual(['score', '--dataset', 'sgd', '--limit', '5']);
     // --workers takes an optional count: a following flag is not its value.
     expect(withoutShardFlags(['rerank', '--workers', '-i', 'a.jsonl', '--shard', '1/2'])).toEqual(['rerank', '-i', 'a.jsonl']);
+    // The parent prints --json and draws the one progress bar; `--json FILE` is the old -o.
+    expect(withoutShardFlags(['score', '--json', '--progress', 'lines', '--limit', '3'])).toEqual(['score', '--limit', '3']);
+    expect(withoutShardFlags(['score', '--json', 'r.json', '--turns', 't.jsonl', '-i', 'p.jsonl'])).toEqual(['score', '-i', 'p.jsonl']);
   });
 
   it('pins one worker per GPU with CUDA_VISIBLE_DEVICES, splits the cores on CPU', () => {
@@ -78,13 +91,17 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
 
     it('Ctrl-C stops the parent and every shard; the same command then resumes', async () => {
       const argv = [...args(80), '--chunk', '1', '--workers', '2', '-o', f('int.json'), '--turns', f('int.turns.jsonl')];
-      const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...argv], { cwd: REPO_ROOT, stdio: 'ignore' });
+      const child = spawn(process.execPath, [...CLI, ...argv], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
       const exited = new Promise<number | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : null))));
       const shardFile = f('int.turns.shard-1-of-2.jsonl');
       const deadline = Date.now() + 90_000;
       while (Date.now() < deadline && !(existsSync(shardFile) && lines(shardFile).length >= 3)) await new Promise((r) => setTimeout(r, 20));
       child.kill('SIGINT');
       expect(await exited).toBe(130);
+      // One line says what was kept and how to resume.
+      expect(stderr).toMatch(/^todeval: interrupted: every shard stopped; their work is saved in .*; resume with: todeval score .*--workers 2/m);
       await new Promise((r) => setTimeout(r, 1500));
       // No shard of this run is left running.
       const alive = readdirSync('/proc')

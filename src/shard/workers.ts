@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { progressBar, type ProgressMode } from '../report/progress.js';
 import { InputError } from '../util/errors.js';
+import { resumeCommand, setInterruptNotice } from '../cli/interrupt.js';
 import { mergeRunShards, type MergedRun } from './run-merge.js';
 
 export interface WorkersOptions {
@@ -146,6 +147,9 @@ export async function runWorkers(opts: WorkersOptions): Promise<MergedRun> {
   };
   // Ctrl-C and SIGTERM leave through process.exit (src/cli/main.ts): the children go with us.
   process.once('exit', stopAll);
+  setInterruptNotice(
+    () => `interrupted: every shard stopped; their work is saved in ${path.dirname(path.resolve(files[0].turns))} (*.shard-K-of-${n}.*); resume with: ${resumeCommand()}`,
+  );
   try {
     for (let i = 0; i < n; i++) {
       const f = files[i];
@@ -190,6 +194,7 @@ export async function runWorkers(opts: WorkersOptions): Promise<MergedRun> {
   } finally {
     bar?.stop();
     process.off('exit', stopAll);
+    setInterruptNotice(undefined);
   }
   if (failed) {
     const why = failed.lastError ?? `exit code ${String(failed.child.exitCode ?? failed.child.signalCode)}`;
