@@ -23,7 +23,8 @@ const DIALOGUES = path.join(SHARED_DATA, 'sgd', 'test', 'dialogues_017.json');
 type Json = Record<string, unknown>;
 const readJson = (f: string) => JSON.parse(readFileSync(f, 'utf8')) as Json;
 const lines = (f: string) => readFileSync(f, 'utf8').trim().split('\n');
-const withoutWork = ({ nli: _n, ...r }: Json) => ({ ...r, references: { ...(r.references as Json), file: null } });
+// What counts work rather than results: pairs issued, turns resumed, references reused or computed.
+const withoutWork = ({ nli: _n, resumed: _r, ...r }: Json) => ({ ...r, references: { ...(r.references as Json), file: null, reused: 0, computed: 0 } });
 
 describe('--workers planning (no processes)', () => {
   it('drops the per-shard flags in every spelling and keeps the rest', () => {
@@ -119,6 +120,8 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
       expect(again.code).toBe(0);
       expect(again.stderr).toMatch(/\[shard 1\/2\] todeval: resuming/);
       expect(readJson(f('int.json')).counts).toMatchObject({ turns: 80 });
+      // Each worker kept references beside -o, so resumed turns keep their ground-truth scores.
+      expect((readJson(f('int.json')).groundTruth as Json).coverage).toEqual({ turns: 80, of: 80, complete: true });
     });
   },
 );

@@ -20,6 +20,11 @@ export interface WorkersOptions {
   turns?: string;
   /** `--references`: the merged references file (score). */
   references?: string;
+  /**
+   * The command stores references (score): each worker then keeps a references file even when the
+   * user gave none, so a resumed worker's turns keep their ground-truth scores.
+   */
+  storesReferences?: boolean;
   /** `--threads`, per worker when given; else the cores are split between the workers. */
   threads?: number;
   /** `--progress`: the one combined bar (the children draw none). */
@@ -135,7 +140,11 @@ export async function runWorkers(opts: WorkersOptions): Promise<MergedRun> {
       report: shardFileName(opts.output, k, n),
       // Always a per-turn file, even when the user asked for none: it is what makes a shard resumable.
       turns: opts.turns ? shardFileName(opts.turns, k, n) : shardFileName(opts.output, k, n, '.turns').replace(/\.json$/, '.jsonl'),
-      references: opts.references ? shardFileName(opts.references, k, n) : undefined,
+      references: opts.references
+        ? shardFileName(opts.references, k, n)
+        : opts.storesReferences
+          ? shardFileName(opts.output, k, n, '.refs').replace(/\.json$/, '.jsonl')
+          : undefined,
     };
   });
   const { script, execArgv } = cliEntry();

@@ -97,6 +97,7 @@ async function runScoreInWorkers(flags: ScoreFlags): Promise<void> {
     output,
     turns: flags.turns,
     references: flags.references,
+    storesReferences: true,
     threads: flags.threads,
     progress: flags.progress,
   });
