@@ -24,7 +24,7 @@ export interface EvaluateShardReport extends EvaluateReport {
 }
 
 /** Signature keys --sgsacc adds only when it scored something: a shard without lexicalized turns lacks them. */
-const SGSACC_KEYS = ['sgsacc_model', 'sgsacc_revision', 'sgsacc_dtype', 'sgsacc_referenceSelection'];
+const SGSACC_KEYS = ['model', 'revision', 'dtype', 'referenceSelection'];
 
 /**
  * The report one `evaluate --sgsacc` over the whole input gives: the mwzeval sections from shard 1

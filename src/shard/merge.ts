@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { RecordStore, type StoreKind } from '../metrics/sgsacc/store.js';
-import { formatSignature, type Signature } from '../report/signature.js';
+import { formatSignature, normalizeSignature, type Signature } from '../report/signature.js';
 import { InputError } from '../util/errors.js';
 import { parseJsonText, readTextFile } from '../util/json-file.js';
 import { pathInReport, shardLabel, type ShardBlock } from './spec.js';
@@ -26,7 +26,8 @@ export function readShardReport(file: string): LoadedShard {
   if (typeof s !== 'object' || s === null || !Number.isInteger(s.index) || !Number.isInteger(s.count)) {
     throw new InputError('not a shard report (no shard block): it was written without --shard', { file });
   }
-  return { file, report: report as ShardReport };
+  // Shards written before the signature vocabulary was unified compare in today's keys.
+  return { file, report: { ...(report as ShardReport), signature: normalizeSignature(report.signature as Signature) } };
 }
 
 /** The signature without the keys that may differ between shards of one run. */
