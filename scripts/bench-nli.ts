@@ -36,6 +36,7 @@ import { createNliRunner, type NliRunner, type NliRunnerStats } from '../src/nli
 import { PairTokenizer } from '../src/nli/tokenizer.js';
 import { argmaxLabel, type NliPair, type NliProbs } from '../src/nli/types.js';
 import { sgdCandidatePairs, spreadSample } from './lib/sgd-pairs.js';
+import { CpuTorchPeer, torchPairsPerSec, type TorchPeerResult } from './lib/cpu-torch-peer.js';
 
 const program = new Command('bench-nli')
   .option('--model <dir>', 'model directory', '.cache/models/large-random-roberta')
@@ -53,8 +54,9 @@ const program = new Command('bench-nli')
   .option('--json <file>', 'also write the figures as JSON')
   .option('--sequential', 'run each contender alone over the whole set, then the model alone (default with --device cuda)')
   .option('--dump-ids <file>', 'write the timed set as token ids (JSON) for the PyTorch peer')
+  .option('--peer-torch [dir]', 'CPU: time the PyTorch peer (fp32 eager and quantize_dynamic int8) after each pass on the same token ids', '')
 program.parse(process.argv.filter((a, i) => !(i === 2 && a === '--')));
-const o = program.opts<{ model: string; pairs: number; threads?: number; budget: string; dtype: string; single: boolean; pad: string; batchSize: number; device: NliDevice; dataDir?: string; json?: string; dumpIds?: string; sequential?: boolean; round?: number; passes: number }>();
+const o = program.opts<{ model: string; pairs: number; threads?: number; budget: string; dtype: string; single: boolean; pad: string; batchSize: number; device: NliDevice; dataDir?: string; json?: string; dumpIds?: string; sequential?: boolean; round?: number; passes: number; peerTorch: string | boolean }>();
 
 const dtypes = o.dtype.split(',').map((d) => parseDtype(d.trim()) as NliDtype);
 const budgets = o.budget.split(',').map(Number);
@@ -83,6 +85,11 @@ console.log(
 const passes = o.device === 'cuda' || o.sequential ? 1 : Math.max(1, Math.floor(o.passes));
 const passSamples = Array.from({ length: passes }, (_, k) => spreadSample(all, o.pairs, 4, k));
 const sample = passSamples[0];
+// The PyTorch peer, in this run: `--peer-torch` alone means the peer folder beside the checkout.
+const peerDir = o.peerTorch === true ? path.resolve('../shared/tools/peer-torch') : o.peerTorch ? path.resolve(o.peerTorch) : undefined;
+if (peerDir && (o.device === 'cuda' || o.sequential)) throw new Error('--peer-torch times the CPU peer between passes; on CUDA use gpu/run.sh');
+const peer = peerDir ? new CpuTorchPeer(peerDir, modelDir, o.threads ?? os.availableParallelism()) : undefined;
+let peerResult: TorchPeerResult | undefined;
 if (o.dumpIds) {
   // The PyTorch peer (gpu/peer_torch.py) times the very same token ids.
   const tok = PairTokenizer.fromFiles(path.join(modelDir, 'tokenizer.json'), undefined, JSON.parse(readFileSync(path.join(modelDir, 'config.json'), 'utf8')));
@@ -219,7 +226,14 @@ if (sequential) {
     }
     passSeconds.push(contenders.map((c, i) => c.seconds - before[i]));
     for (const c of contenders) c.timedPairs = (c.timedPairs ?? 0) + pairs.length;
+    if (peer) {
+      const fp32 = resolveModel(modelDir, 'fp32');
+      const tok = PairTokenizer.fromFiles(fp32.tokenizerPath, fp32.tokenizerConfigPath, JSON.parse(readFileSync(fp32.configPath, 'utf8')));
+      console.log(`pass ${k + 1}: the PyTorch peer on the same ${pairs.length} pairs (load ${os.loadavg()[0].toFixed(2)})`);
+      await peer.timePass(fp32.onnxPath, pairs.map((p) => tok.encodePair(p.premise, p.hypothesis).ids), tok.padId);
+    }
   }
+  peerResult = peer?.done();
 }
 const figures: Figure[] = [];
 for (const c of contenders) {
@@ -324,6 +338,41 @@ if (dtypes.length > 1) {
 console.log(`max |prob diff| between contenders of one dtype: ${dtypes.map((d) => `${d} ${maxDiffByDtype[d].toExponential(1)}`).join(', ')}`);
 const ratio = speedups[dtypes[0]];
 
+/** todeval vs the PyTorch peer: like for like (fp32 with fp32, q8 with int8, one at a time with batch 1). */
+interface PeerComparison {
+  ours: string;
+  theirs: string;
+  ratio: number;
+  passRatios: number[];
+}
+const peerComparisons: PeerComparison[] = [];
+if (peerResult) {
+  console.log(`\nthe PyTorch peer (torch ${peerResult.torch}, eager, same token ids, timed after each pass): logits vs ORT fp32 max |diff| ${Math.max(...peerResult.checks.map((c) => Math.max(c.batch, c.single))).toExponential(1)}`);
+  for (const f of peerResult.figures) console.log(`${f.mode.padEnd(44)} ${torchPairsPerSec(f).toFixed(2).padStart(9)} pairs/s  (per pass ${f.seconds.map((s, k) => (f.pairs[k] / s).toFixed(2)).join(', ')})`);
+  const bestTorch = (int8: boolean, single: boolean) =>
+    peerResult!.figures.filter((f) => f.mode.includes('int8') === int8 && (f.batch === 1) === single).reduce<(typeof peerResult.figures)[number] | undefined>((a, b) => (!a || torchPairsPerSec(b) > torchPairsPerSec(a) ? b : a), undefined);
+  const ourPass = (f: Figure, k: number) => passSamples[k].length / passSeconds[k][figures.indexOf(f)];
+  const compare = (ours: Figure | undefined, theirs: ReturnType<typeof bestTorch>) => {
+    if (!ours || !theirs) return;
+    const cmp: PeerComparison = {
+      ours: ours.mode,
+      theirs: theirs.mode,
+      ratio: ours.pairsPerSec / torchPairsPerSec(theirs),
+      passRatios: passSeconds.map((_, k) => ourPass(ours, k) / (theirs.pairs[k] / theirs.seconds[k])),
+    };
+    peerComparisons.push(cmp);
+    console.log(`${ours.mode} / ${theirs.mode}: ${cmp.ratio.toFixed(2)}x pairs/s${cmp.passRatios.length > 1 ? ` (per pass ${cmp.passRatios.map((r) => r.toFixed(2)).join(', ')})` : ''}`);
+  };
+  for (const dtype of dtypes) {
+    if (dtype === 'fp16') continue;
+    compare(bestOf(dtype), bestTorch(dtype === 'q8', false));
+    compare(
+      figures.find((f) => f.dtype === dtype && f.budget === undefined),
+      bestTorch(dtype === 'q8', true),
+    );
+  }
+}
+
 if (o.json) {
   writeFileSync(
     o.json,
@@ -342,6 +391,8 @@ if (o.json) {
         maxProbDiffByDtype: maxDiffByDtype,
         passes,
         comparisons,
+        peerTorch: peerResult,
+        peerComparisons,
       },
       null,
       2,
