@@ -32,6 +32,10 @@ export { makeEvaluator as makeGcdf1Evaluator, evaluateDialogue as evaluateGcdf1D
 export { shardPositions, shardLabel, type ShardSpec } from './shard/spec.js';
 export { mergeRunShards, type MergedRun, type MergeRunOptions } from './shard/run-merge.js';
 
+// The service for generation loops (`todeval serve`), embedded in a program.
+export { serveFaithfulness, type ServeOptions, type ServingFaithfulness } from './serve/embed.js';
+export { DEFAULT_LIMITS as SERVE_DEFAULT_LIMITS, type ServeLimits } from './serve/limits.js';
+
 export * from './report/signature.js';
 export { buildHtmlReport, type HtmlReportInput } from './report/html/index.js';
 export * from './util/errors.js';

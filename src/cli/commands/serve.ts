@@ -1,10 +1,9 @@
 import { Option, type Command } from 'commander';
 import type { DatasetName } from '../../adapters/load.js';
-import { loadSgsaccData, RecordStore, referencesSignature, type ReferenceSelection, type TurnReferences } from '../../metrics/sgsacc/index.js';
-import { createNliRunner, type NliRunner } from '../../nli/runner.js';
+import { loadSgsaccData, type ReferenceSelection } from '../../metrics/sgsacc/index.js';
 import { DEFAULT_LIMITS, type ServeLimits } from '../../serve/limits.js';
-import { ServeMetrics } from '../../serve/metrics.js';
-import { checkBinding, startServer } from '../../serve/server.js';
+import { serveFaithfulness } from '../../serve/embed.js';
+import { checkBinding } from '../../serve/server.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
 import { addDatasetOptions, datasetDataDir, datasetLoadOptions, positiveInt, type DatasetFlags } from '../options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
@@ -82,43 +81,23 @@ async function runServe(flags: ServeFlags): Promise<void> {
   };
   // Invalid dataset turns only matter if a request names them (answered 400 then).
   const data = loadSgsaccData({ ...datasetLoadOptions(flags, datasetDataDir(flags)), skipInvalid: true });
-  let runner: NliRunner | undefined;
-  const metrics: ServeMetrics = new ServeMetrics({
-    stats: () => runner!.stats(),
-    queuedPairs: (): number => runner!.stats().issued - metrics.pairsDone,
-    reservedPairs: () => server?.service.admission.pending ?? 0,
+  const server = await serveFaithfulness({
+    nli: nliOptionsFrom(flags),
+    data,
+    dataset: flags.dataset,
+    host: flags.host,
+    port: flags.port,
+    token: flags.token,
+    logLevel: flags.logLevel,
+    limits,
+    context: flags.context,
+    validation: flags.validation,
+    referenceSelection: flags.referenceSelection,
+    hallucination: flags.hallucination === true,
+    rankBy: flags.rankBy as RankBy,
+    referencesFile: flags.references,
   });
-  runner = await createNliRunner({ ...nliOptionsFrom(flags), onProgress: (done) => metrics.onRunnerProgress(done) });
-  let server: Awaited<ReturnType<typeof startServer>> | undefined;
-  try {
-    const references = flags.references
-      ? RecordStore.open<TurnReferences>(
-          flags.references,
-          'todeval-sgsacc-references',
-          referencesSignature({ model: runner.modelSignature, rulesHash: data.rulesHash, dataset: flags.dataset, source: data.loaded.source, validation: flags.validation, context: flags.context, referenceSelection: flags.referenceSelection }),
-        )
-      : undefined;
-    server = await startServer({
-      host: flags.host,
-      port: flags.port,
-      token: flags.token,
-      logLevel: flags.logLevel,
-      limits,
-      runner,
-      metrics,
-      data,
-      dataset: flags.dataset,
-      context: flags.context,
-      validation: flags.validation,
-      referenceSelection: flags.referenceSelection,
-      hallucination: flags.hallucination === true,
-      rankBy: flags.rankBy as RankBy,
-      references,
-    });
-  } catch (e) {
-    await runner.close();
-    throw e;
-  }
+  const runner = server.runner;
   const s = runner.modelSignature;
   process.stderr.write(`todeval serve: listening on ${server.url} (model ${s.modelId}, ${s.dtype}, ${runner.device}; dataset ${flags.dataset})\n`);
 

@@ -1,0 +1,90 @@
+import type { DestinationStream } from 'pino';
+import type { DatasetName } from '../adapters/load.js';
+import { RecordStore, referencesSignature, type ReferenceSelection, type SgsaccData, type TurnReferences } from '../metrics/sgsacc/index.js';
+import { createNliRunner, type NliRunner, type NliRunnerOptions } from '../nli/runner.js';
+import type { RankBy } from '../rerank/index.js';
+import { DEFAULT_LIMITS, type ServeLimits } from './limits.js';
+import { ServeMetrics } from './metrics.js';
+import { checkBinding, startServer, type RunningServer } from './server.js';
+
+/** `todeval serve` from a program: the same service, options named as the CLI's flags. */
+export interface ServeOptions {
+  /** The NLI runner to create (model, device, dtype, threads, batch limits, cache). */
+  nli: Omit<NliRunnerOptions, 'onProgress'>;
+  /** Schema, rules and turns (`loadSgsaccData`): actions resolve against them, dataset ids name their turns. */
+  data: SgsaccData;
+  dataset: DatasetName;
+  /** Default 127.0.0.1; anything else needs `token`. */
+  host?: string;
+  /** Default 8765; 0 picks a free port (see `url` on the result). */
+  port?: number;
+  token?: string;
+  logLevel?: string;
+  logStream?: DestinationStream;
+  limits?: Partial<ServeLimits>;
+  context?: boolean;
+  validation?: boolean;
+  referenceSelection?: ReferenceSelection;
+  hallucination?: boolean;
+  rankBy?: RankBy;
+  /** Stored references (JSONL, as `score --references` writes) for /v1/score dataset turns; extended with new turns. */
+  referencesFile?: string;
+}
+
+export interface ServingFaithfulness extends RunningServer {
+  /** The one runner all requests share (its stats, its model signature). */
+  runner: NliRunner;
+}
+
+/**
+ * Starts the faithfulness service: one NLI runner, metrics wired to its progress, optional stored
+ * references, the HTTP app listening. `close()` stops accepting, answers what is in flight, then
+ * closes the runner (flushing its pair cache).
+ */
+export async function serveFaithfulness(o: ServeOptions): Promise<ServingFaithfulness> {
+  const host = o.host ?? '127.0.0.1';
+  // Before any loading: a refused binding should not cost a model load first.
+  checkBinding(host, o.token);
+  const context = o.context ?? true;
+  const validation = o.validation ?? true;
+  const referenceSelection = o.referenceSelection ?? 'entailed';
+  let runner: NliRunner | undefined;
+  let server: RunningServer | undefined;
+  const metrics: ServeMetrics = new ServeMetrics({
+    stats: () => runner!.stats(),
+    queuedPairs: (): number => runner!.stats().issued - metrics.pairsDone,
+    reservedPairs: () => server?.service.admission.pending ?? 0,
+  });
+  runner = await createNliRunner({ ...o.nli, onProgress: (done) => metrics.onRunnerProgress(done) });
+  try {
+    const references = o.referencesFile
+      ? RecordStore.open<TurnReferences>(
+          o.referencesFile,
+          'todeval-sgsacc-references',
+          referencesSignature({ model: runner.modelSignature, rulesHash: o.data.rulesHash, dataset: o.dataset, source: o.data.loaded.source, validation, context, referenceSelection }),
+        )
+      : undefined;
+    server = await startServer({
+      host,
+      port: o.port ?? 8765,
+      token: o.token,
+      logLevel: o.logLevel ?? 'info',
+      logStream: o.logStream,
+      limits: { ...DEFAULT_LIMITS, ...o.limits },
+      runner,
+      metrics,
+      data: o.data,
+      dataset: o.dataset,
+      context,
+      validation,
+      referenceSelection,
+      hallucination: o.hallucination === true,
+      rankBy: o.rankBy,
+      references,
+    });
+  } catch (e) {
+    await runner.close();
+    throw e;
+  }
+  return { ...server, runner };
+}
