@@ -7,10 +7,12 @@
  *      optimizations off): session-creation time and run speed against optimizing at every load;
  *   3. one session with N intra-op threads vs N sessions with one thread each, running their halves
  *      of the batches concurrently;
- *   4. the padded-token budget and rows per batch (the runner's CPU default: 2048 tokens, 16 rows).
+ *   4. the padded-token budget and rows per batch (the runner's CPU default: 2048 tokens, 16 rows);
+ *   5. ORT's intra-op threads spinning while they wait for work (its default) or sleeping: spinning
+ *      wins on an idle machine and may lose on a busy one, where a spinning thread holds a core.
  *
  *   npm run bench:cpu-levers -- [--model DIR] [--dtype fp32,q8] [--pairs 96] [--passes 2] [--threads 2]
- *     [--levers opt,saved,sessions,budget] [--json FILE]
+ *     [--levers opt,saved,sessions,budget,spin] [--json FILE]
  *
  * Contenders of one lever are created together and take turns over each pass's fresh pairs, with the
  * order rotated every pass, so load from other processes falls on all alike; only ratios within a
@@ -34,7 +36,7 @@ const program = new Command('bench-cpu-levers')
   .option('--pairs <n>', 'pairs per pass', (v) => Number(v), 96)
   .option('--passes <n>', 'passes per lever, each over fresh pairs', (v) => Number(v), 2)
   .option('--threads <n>', 'intra-op threads of the one-session contenders', (v) => Number(v), os.availableParallelism())
-  .option('--levers <list>', 'which levers: opt,saved,sessions,budget', 'opt,saved,sessions,budget')
+  .option('--levers <list>', 'which levers: opt,saved,sessions,budget,spin', 'opt,saved,sessions,budget,spin')
   .option('--data-dir <dir>', 'data directory (default: resolveDataDir)')
   .option('--json <file>', 'also write the figures as JSON');
 program.parse(process.argv.filter((a, i) => !(i === 2 && a === '--')));
@@ -168,6 +170,13 @@ for (const dtype of dtypes) {
       cs.push(await create(`${tokens} tokens, <=${size} rows${tokens === CPU_LIMITS.maxBatchTokens && size === CPU_LIMITS.maxBatchSize ? ' (default)' : ''}`, model.onnxPath, [options('all', t)], { maxBatchTokens: tokens, maxBatchSize: size }));
     }
     await measure('batch budget', dtype, cs, tok);
+  }
+  if (levers.has('spin')) {
+    const cs = [
+      await create('threads spin while waiting (default)', model.onnxPath, [options('all', t)]),
+      await create('threads sleep while waiting', model.onnxPath, [options('all', t, { extra: { session: { intra_op: { allow_spinning: '0' } } } })]),
+    ];
+    await measure('thread spinning', dtype, cs, tok);
   }
 }
 rmSync(tmp, { recursive: true, force: true });
