@@ -16,8 +16,7 @@
  * references file, so the hallucination premises of the ground truth are part of its cost and the
  * second system reuses them), and the ratios with/without are printed.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
@@ -27,6 +26,7 @@ import { createNliRunner } from '../src/nli/runner.js';
 import { makeSignature } from '../src/report/signature.js';
 import { buildValueIndex } from '../src/rules/value-index.js';
 import { swapOneValuePerTurn } from './lib/value-swap.js';
+import { ensureLargeRandomModel } from './lib/large-model.js';
 
 const program = new Command('bench-score')
   .option('--model <dir>', 'model directory', '.cache/models/large-random-roberta')
@@ -37,12 +37,7 @@ const program = new Command('bench-score')
 program.parse(process.argv.filter((a, i) => !(i === 2 && a === '--')));
 const o = program.opts<{ model: string; turns: number; threads?: number; dataDir?: string; json?: string }>();
 
-const repoRoot = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
-const modelDir = path.resolve(repoRoot, o.model);
-if (!existsSync(path.join(modelDir, 'onnx', 'model.onnx')) && !existsSync(path.join(modelDir, 'model.onnx'))) {
-  console.log(`building the random roberta-large into ${modelDir} ...`);
-  execFileSync('npx', ['tsx', 'scripts/build-random-roberta.ts', '--size', 'large', '--out', modelDir], { cwd: repoRoot, stdio: 'inherit' });
-}
+const modelDir = ensureLargeRandomModel(o.model);
 
 const dataDir = resolveDataDir(o.dataDir).dir;
 const input = path.join(dataDir, 'sgd', 'test', 'dialogues_017.json');

@@ -18,8 +18,7 @@
  * the offline runner's stats), so both sides count the same pairs for the same items.
  * The machine is shared: absolute figures are noisy, the ratios are measured side by side in one run.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Command } from 'commander';
 import type { Turn } from '../src/adapters/types.js';
@@ -28,6 +27,7 @@ import { loadSgsaccData } from '../src/metrics/sgsacc/dataset.js';
 import { createNliRunner } from '../src/nli/runner.js';
 import { rerank, resolveRerankItem, type RawRerankItem } from '../src/rerank/index.js';
 import { spawnServe } from './lib/serve-process.js';
+import { ensureLargeRandomModel } from './lib/large-model.js';
 
 const program = new Command('bench-serve')
   .option('--model <dir>', 'model directory', '.cache/models/large-random-roberta')
@@ -39,12 +39,7 @@ const program = new Command('bench-serve')
 program.parse(process.argv.filter((a, i) => !(i === 2 && a === '--')));
 const o = program.opts<{ model: string; items: number; maxSeconds: number; threads?: number; dataDir?: string; json?: string }>();
 
-const repoRoot = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
-const modelDir = path.resolve(repoRoot, o.model);
-if (!existsSync(path.join(modelDir, 'onnx', 'model.onnx')) && !existsSync(path.join(modelDir, 'model.onnx'))) {
-  console.log(`building the random roberta-large into ${modelDir} ...`);
-  execFileSync('npx', ['tsx', 'scripts/build-random-roberta.ts', '--size', 'large', '--out', modelDir], { cwd: repoRoot, stdio: 'inherit' });
-}
+const modelDir = ensureLargeRandomModel(o.model);
 const dataDir = resolveDataDir(o.dataDir).dir;
 const dialogues = path.join(dataDir, 'sgd', 'test', 'dialogues_017.json');
 const data = loadSgsaccData({ dataset: 'sgd', dataDir, input: dialogues });

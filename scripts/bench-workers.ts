@@ -14,7 +14,7 @@
  * the per-turn and references files too (what `--workers` does after its children finish).
  * Random weights make the scores meaningless; the timings are what this measures.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -24,6 +24,7 @@ import { loadDataset } from '../src/adapters/load.js';
 import { resolveDataDir } from '../src/data/data-dir.js';
 import { mergeRunShards } from '../src/shard/run-merge.js';
 import { shardPositions } from '../src/shard/spec.js';
+import { ensureLargeRandomModel, REPO_ROOT } from './lib/large-model.js';
 
 const program = new Command('bench-workers')
   .option('--model <dir>', 'model directory', '.cache/models/large-random-roberta')
@@ -34,12 +35,8 @@ const program = new Command('bench-workers')
 program.parse(process.argv.filter((a, i) => !(i === 2 && a === '--')));
 const o = program.opts<{ model: string; turns: number; passes: number; dataDir?: string; json?: string }>();
 
-const repoRoot = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
-const modelDir = path.resolve(repoRoot, o.model);
-if (!existsSync(path.join(modelDir, 'onnx', 'model.onnx')) && !existsSync(path.join(modelDir, 'model.onnx'))) {
-  console.log(`building the random roberta-large into ${modelDir} ...`);
-  execFileSync('npx', ['tsx', 'scripts/build-random-roberta.ts', '--size', 'large', '--out', modelDir], { cwd: repoRoot, stdio: 'inherit' });
-}
+const repoRoot = REPO_ROOT;
+const modelDir = ensureLargeRandomModel(o.model);
 const dataDir = resolveDataDir(o.dataDir).dir;
 const input = path.join(dataDir, 'sgd', 'test', 'dialogues_017.json');
 const built = existsSync(path.join(repoRoot, 'dist', 'src', 'cli', 'main.js'));

@@ -17,7 +17,7 @@ import { refuseOutputOverInput } from '../output-guard.js';
 import { savedTurnsNotice, setInterruptNotice } from '../interrupt.js';
 import { formatRerankSummary, summarizeRerank } from '../../rerank/summary.js';
 import { reportToParent } from '../../report/worker-progress.js';
-import { runWorkers } from '../../shard/workers.js';
+import { runCommandInWorkers } from '../workers-run.js';
 import { shardLabel, shardPositions } from '../../shard/spec.js';
 import type { RerankReport, RerankShardReport } from '../../shard/rerank-merge.js';
 import { addShardOptions, shardBlock, type ShardFlags } from '../shard-options.js';
@@ -68,22 +68,7 @@ export function register(program: Command): void {
 
 /** `rerank --workers N`: the same command as N shards in child processes, merged (src/shard/workers.ts). */
 async function runRerankInWorkers(flags: RerankFlags): Promise<void> {
-  const output = reportFileFrom(flags);
-  if (!output) throw new InputError("--workers needs -o/--output: the shards' files are kept beside it until they are merged");
-  if (flags.shard) throw new InputError('--workers runs every shard itself: give --workers or --shard, not both');
-  refuseOutputOverInput(
-    { '--turns': flags.turns, '-o/--output': output, '--cache': flags.cache },
-    { '--input': flags.input, '--dialogues': flags.dialogues, '--schema': flags.schema },
-  );
-  const merged = await runWorkers({
-    args: process.argv.slice(2),
-    workers: flags.workers!,
-    device: flags.device ?? 'auto',
-    output,
-    turns: flags.turns,
-    threads: flags.threads,
-    progress: flags.progress,
-  });
+  const merged = await runCommandInWorkers(flags, { flag: '--input', file: flags.input });
   if (merged.kind !== 'rerank') return;
   if (jsonToStdout(flags)) process.stdout.write(JSON.stringify(merged.report, null, 2) + '\n');
   else {

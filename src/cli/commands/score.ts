@@ -34,7 +34,7 @@ import { savedTurnsNotice, setInterruptNotice } from '../interrupt.js';
 import { InputError } from '../../util/errors.js';
 import { reportToParent } from '../../report/worker-progress.js';
 import { addShardOptions, shardBlock, type ShardFlags } from '../shard-options.js';
-import { runWorkers } from '../../shard/workers.js';
+import { runCommandInWorkers } from '../workers-run.js';
 import { shardLabel, shardPositions } from '../../shard/spec.js';
 import type { ScoreShardReport } from '../../shard/score-merge.js';
 
@@ -83,24 +83,7 @@ export function register(program: Command): void {
 
 /** `score --workers N`: the same command as N shards in child processes, merged (src/shard/workers.ts). */
 async function runScoreInWorkers(flags: ScoreFlags): Promise<void> {
-  const output = reportFileFrom(flags);
-  if (!output) throw new InputError("--workers needs -o/--output: the shards' files are kept beside it until they are merged");
-  if (flags.shard) throw new InputError('--workers runs every shard itself: give --workers or --shard, not both');
-  refuseOutputOverInput(
-    { '--turns': flags.turns, '-o/--output': output, '--references': flags.references, '--cache': flags.cache },
-    { '-i/--input': flags.input, '--dialogues': flags.dialogues, '--schema': flags.schema },
-  );
-  const merged = await runWorkers({
-    args: process.argv.slice(2),
-    workers: flags.workers!,
-    device: flags.device ?? 'auto',
-    output,
-    turns: flags.turns,
-    references: flags.references,
-    storesReferences: true,
-    threads: flags.threads,
-    progress: flags.progress,
-  });
+  const merged = await runCommandInWorkers(flags, { flag: '-i/--input', file: flags.input }, { file: flags.references });
   if (merged.kind !== 'score') return;
   process.stdout.write(jsonToStdout(flags) ? JSON.stringify(merged.report, null, 2) + '\n' : formatSgsaccReport(merged.report));
 }

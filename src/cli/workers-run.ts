@@ -1,0 +1,49 @@
+import { runWorkers, type WorkersOptions } from '../shard/workers.js';
+import type { MergedRun } from '../shard/run-merge.js';
+import { InputError } from '../util/errors.js';
+import { reportFileFrom } from './options.js';
+import { refuseOutputOverInput } from './output-guard.js';
+
+/** The flags `--workers` reads, common to score and rerank. */
+export interface WorkersCliFlags {
+  workers?: number | true;
+  shard?: unknown;
+  output?: string;
+  json?: string | boolean;
+  turns?: string;
+  cache?: string;
+  dialogues?: string;
+  schema?: string;
+  device?: WorkersOptions['device'];
+  threads?: number;
+  progress?: WorkersOptions['progress'];
+}
+
+/**
+ * `score|rerank --workers N`: the same command as N shards in child processes, merged
+ * (src/shard/workers.ts). Every output is checked against every input before a child starts.
+ */
+export async function runCommandInWorkers(
+  flags: WorkersCliFlags,
+  input: { flag: string; file?: string },
+  references?: { file?: string },
+): Promise<MergedRun> {
+  const output = reportFileFrom(flags);
+  if (!output) throw new InputError("--workers needs -o/--output: the shards' files are kept beside it until they are merged");
+  if (flags.shard) throw new InputError('--workers runs every shard itself: give --workers or --shard, not both');
+  refuseOutputOverInput(
+    { '--turns': flags.turns, '-o/--output': output, ...(references ? { '--references': references.file } : {}), '--cache': flags.cache },
+    { [input.flag]: input.file, '--dialogues': flags.dialogues, '--schema': flags.schema },
+  );
+  return runWorkers({
+    args: process.argv.slice(2),
+    workers: flags.workers!,
+    device: flags.device ?? 'auto',
+    output,
+    turns: flags.turns,
+    references: references?.file,
+    storesReferences: references !== undefined,
+    threads: flags.threads,
+    progress: flags.progress,
+  });
+}
