@@ -27,6 +27,7 @@ import { resolveDataDir } from '../src/data/data-dir.js';
 import { planBatches } from '../src/nli/batcher.js';
 import { parseDtype, resolveModel, type NliDtype } from '../src/nli/model-store.js';
 import { CPU_LIMITS } from '../src/nli/runner.js';
+import { paddedFeeds } from '../src/nli/session.js';
 import { PairTokenizer } from '../src/nli/tokenizer.js';
 import { sgdCandidatePairs, spreadSample } from './lib/sgd-pairs.js';
 
@@ -54,14 +55,6 @@ function options(level: Level, threads: number, extra: ort.InferenceSession.Sess
   return { graphOptimizationLevel: level, enableMemPattern: false, executionMode: 'sequential', intraOpNumThreads: threads, interOpNumThreads: 1, executionProviders: ['cpu'], logSeverityLevel: 3, ...extra };
 }
 
-function feeds(b: number[][], padId: number): Record<string, ort.Tensor> {
-  const width = Math.max(...b.map((r) => r.length));
-  const ids = new BigInt64Array(b.length * width).fill(BigInt(padId));
-  const mask = new BigInt64Array(b.length * width);
-  b.forEach((r, i) => r.forEach((v, j) => ((ids[i * width + j] = BigInt(v)), (mask[i * width + j] = 1n))));
-  return { input_ids: new ort.Tensor('int64', ids, [b.length, width]), attention_mask: new ort.Tensor('int64', mask, [b.length, width]) };
-}
-
 /** A way of scoring a pass's token rows: its sessions and how it feeds them. */
 interface Contender {
   name: string;
@@ -87,11 +80,11 @@ async function timePass(c: Contender, rows: number[][], padId: number): Promise<
   ).map((b) => b.map((i) => sorted[i]));
   const t = performance.now();
   if (c.sessions.length === 1) {
-    for (const b of batches) await c.sessions[0].run(feeds(b, padId));
+    for (const b of batches) await c.sessions[0].run(paddedFeeds(b, padId));
   } else {
     // Session i takes batches i, i+n, ...: each gets short and long batches alike.
     await Promise.all(c.sessions.map(async (s, i) => {
-      for (let j = i; j < batches.length; j += c.sessions.length) await s.run(feeds(batches[j], padId));
+      for (let j = i; j < batches.length; j += c.sessions.length) await s.run(paddedFeeds(batches[j], padId));
     }));
   }
   c.seconds.push((performance.now() - t) / 1000);
@@ -100,7 +93,7 @@ async function timePass(c: Contender, rows: number[][], padId: number): Promise<
 
 async function warmUp(c: Contender, rows: number[][], padId: number): Promise<void> {
   const sorted = [...rows].sort((a, b) => a.length - b.length);
-  for (const s of c.sessions) for (const r of [sorted.slice(0, 4), sorted.slice(-4)]) await s.run(feeds(r, padId));
+  for (const s of c.sessions) for (const r of [sorted.slice(0, 4), sorted.slice(-4)]) await s.run(paddedFeeds(r, padId));
 }
 
 interface LeverResult {

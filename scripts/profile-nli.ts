@@ -17,6 +17,7 @@ import ort from 'onnxruntime-node';
 import { resolveDataDir } from '../src/data/data-dir.js';
 import { planBatches } from '../src/nli/batcher.js';
 import { parseDtype, resolveModel, type NliDtype } from '../src/nli/model-store.js';
+import { paddedFeeds } from '../src/nli/session.js';
 import { PairTokenizer } from '../src/nli/tokenizer.js';
 import { sgdCandidatePairs, spreadSample } from './lib/sgd-pairs.js';
 
@@ -45,14 +46,6 @@ const batches = (): number[][][] =>
     { maxBatchTokens: o.budget, maxBatchSize: o.batchSize, maxPadFraction: o.pad },
   ).map((b) => b.map((i) => rows[i]));
 
-function feeds(b: number[][]): Record<string, ort.Tensor> {
-  const width = b[b.length - 1].length;
-  const ids = new BigInt64Array(b.length * width).fill(BigInt(tok.padId));
-  const mask = new BigInt64Array(b.length * width);
-  b.forEach((r, i) => r.forEach((v, j) => ((ids[i * width + j] = BigInt(v)), (mask[i * width + j] = 1n))));
-  return { input_ids: new ort.Tensor('int64', ids, [b.length, width]), attention_mask: new ort.Tensor('int64', mask, [b.length, width]) };
-}
-
 interface TraceEvent {
   cat?: string;
   name?: string;
@@ -75,7 +68,7 @@ for (const dtype of dtypes) {
     logSeverityLevel: 3,
   });
   const t = performance.now();
-  for (const b of batches()) await session.run(feeds(b));
+  for (const b of batches()) await session.run(paddedFeeds(b, tok.padId));
   wall.set(dtype, (performance.now() - t) / 1000);
   // endProfiling writes the trace as <prefix>_<timestamp>.json (onnxruntime-node does not return the name).
   session.endProfiling();

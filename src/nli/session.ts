@@ -112,6 +112,31 @@ function corruptModel(onnxPath: string, e: unknown): InputError {
   });
 }
 
+/**
+ * A batch of token rows as the model's int64 inputs: right-padded with `padId` to the longest row,
+ * attention mask 1 on real tokens; all-zero segment ids when the export kept that input.
+ */
+export function paddedFeeds(ids: number[][], padId: number, tokenTypeIds = false): Record<string, ort.Tensor> {
+  const b = ids.length;
+  const len = ids.reduce((m, r) => Math.max(m, r.length), 0);
+  const idData = new BigInt64Array(b * len).fill(BigInt(padId));
+  const maskData = new BigInt64Array(b * len);
+  for (let i = 0; i < b; i++) {
+    const row = ids[i];
+    for (let j = 0; j < row.length; j++) {
+      idData[i * len + j] = BigInt(row[j]);
+      maskData[i * len + j] = 1n;
+    }
+  }
+  const feeds: Record<string, ort.Tensor> = {
+    input_ids: new ort.Tensor('int64', idData, [b, len]),
+    attention_mask: new ort.Tensor('int64', maskData, [b, len]),
+  };
+  // Exports of RoBERTa sometimes keep the (all-zero) segment input.
+  if (tokenTypeIds) feeds.token_type_ids = new ort.Tensor('int64', new BigInt64Array(b * len), [b, len]);
+  return feeds;
+}
+
 function wrap(session: ort.InferenceSession, device: 'cpu' | 'cuda'): LogitsSession {
   const inputs = session.inputNames;
   if (!inputs.includes('input_ids') || !inputs.includes('attention_mask')) {
@@ -127,23 +152,7 @@ function wrap(session: ort.InferenceSession, device: 'cpu' | 'cuda'): LogitsSess
       return numLabels;
     },
     async run(ids: number[][], padId: number): Promise<Float32Array> {
-      const b = ids.length;
-      const len = ids.reduce((m, r) => Math.max(m, r.length), 0);
-      const idData = new BigInt64Array(b * len).fill(BigInt(padId));
-      const maskData = new BigInt64Array(b * len);
-      for (let i = 0; i < b; i++) {
-        const row = ids[i];
-        for (let j = 0; j < row.length; j++) {
-          idData[i * len + j] = BigInt(row[j]);
-          maskData[i * len + j] = 1n;
-        }
-      }
-      const feeds: Record<string, ort.Tensor> = {
-        input_ids: new ort.Tensor('int64', idData, [b, len]),
-        attention_mask: new ort.Tensor('int64', maskData, [b, len]),
-      };
-      // Exports of RoBERTa sometimes keep the (all-zero) segment input.
-      if (inputs.includes('token_type_ids')) feeds.token_type_ids = new ort.Tensor('int64', new BigInt64Array(b * len), [b, len]);
+      const feeds = paddedFeeds(ids, padId, inputs.includes('token_type_ids'));
       const out = await session.run(feeds, [outputName]);
       const t = out[outputName];
       const dims = t.dims;
