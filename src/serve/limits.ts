@@ -28,3 +28,14 @@ export const DEFAULT_LIMITS: ServeLimits = {
   maxPendingPairs: 8192,
   timeoutMs: 60_000,
 };
+
+/** Each limit's `todeval serve` flag and --help line, in --help order. */
+export const LIMIT_FLAGS: readonly { key: keyof ServeLimits; flag: string; help: string }[] = [
+  { key: 'maxBodyBytes', flag: '--max-body-bytes', help: 'largest request body' },
+  { key: 'maxItems', flag: '--max-items', help: 'items per rerank/score request' },
+  { key: 'maxCandidates', flag: '--max-candidates', help: 'candidates per rerank item' },
+  { key: 'maxActions', flag: '--max-actions', help: 'actions per inline item' },
+  { key: 'maxPairs', flag: '--max-pairs', help: 'pairs per /v1/nli request' },
+  { key: 'maxPendingPairs', flag: '--max-pending-pairs', help: 'NLI pairs admitted and not yet answered, over all requests; beyond: 503 + Retry-After' },
+  { key: 'timeoutMs', flag: '--timeout-ms', help: 'answer 503 to a request not done within this time' },
+];

@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import type { DatasetName } from '../../adapters/load.js';
 import { loadSgsaccData, type ReferenceSelection } from '../../metrics/sgsacc/index.js';
-import { DEFAULT_LIMITS, type ServeLimits } from '../../serve/limits.js';
+import { DEFAULT_LIMITS, LIMIT_FLAGS, type ServeLimits } from '../../serve/limits.js';
 import { serveFaithfulness } from '../../serve/embed.js';
 import { checkBinding } from '../../serve/server.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
@@ -11,7 +11,7 @@ import { referenceSelectionOption } from '../sgsacc-options.js';
 import { RANK_BY, type RankBy } from '../../rerank/index.js';
 import { InputError } from '../../util/errors.js';
 
-interface ServeFlags extends NliCliFlags, DatasetFlags {
+interface ServeFlags extends NliCliFlags, DatasetFlags, ServeLimits {
   dataset: DatasetName;
   host: string;
   port: number;
@@ -23,13 +23,6 @@ interface ServeFlags extends NliCliFlags, DatasetFlags {
   referenceSelection: ReferenceSelection;
   hallucination?: boolean;
   rankBy: string;
-  maxBodyBytes: number;
-  maxItems: number;
-  maxCandidates: number;
-  maxActions: number;
-  maxPairs: number;
-  maxPendingPairs: number;
-  timeoutMs: number;
 }
 
 export function register(program: Command): void {
@@ -51,14 +44,8 @@ export function register(program: Command): void {
     .option('--no-validation', '/v1/score keeps turns whose ground truth fails validation')
     .option('--hallucination', 'also check facts => text (references entail the utterance) in /v1/score and /v1/rerank: four-way labels')
     .option('--rank-by <order>', `/v1/rerank order: ${RANK_BY.join(' | ')} (omission-hallucination implies --hallucination)`, 'fidelity')
-    .addOption(referenceSelectionOption())
-    .option('--max-body-bytes <n>', 'largest request body', positiveInt('--max-body-bytes'), DEFAULT_LIMITS.maxBodyBytes)
-    .option('--max-items <n>', 'items per rerank/score request', positiveInt('--max-items'), DEFAULT_LIMITS.maxItems)
-    .option('--max-candidates <n>', 'candidates per rerank item', positiveInt('--max-candidates'), DEFAULT_LIMITS.maxCandidates)
-    .option('--max-actions <n>', 'actions per inline item', positiveInt('--max-actions'), DEFAULT_LIMITS.maxActions)
-    .option('--max-pairs <n>', 'pairs per /v1/nli request', positiveInt('--max-pairs'), DEFAULT_LIMITS.maxPairs)
-    .option('--max-pending-pairs <n>', 'NLI pairs admitted and not yet answered, over all requests; beyond: 503 + Retry-After', positiveInt('--max-pending-pairs'), DEFAULT_LIMITS.maxPendingPairs)
-    .option('--timeout-ms <n>', 'answer 503 to a request not done within this time', positiveInt('--timeout-ms'), DEFAULT_LIMITS.timeoutMs);
+    .addOption(referenceSelectionOption());
+  for (const l of LIMIT_FLAGS) cmd.option(`${l.flag} <n>`, l.help, positiveInt(l.flag), DEFAULT_LIMITS[l.key]);
   addNliOptions(cmd);
   cmd.action(async (flags: ServeFlags) => {
     await runServe(flags);
@@ -70,15 +57,7 @@ async function runServe(flags: ServeFlags): Promise<void> {
   checkBinding(flags.host, flags.token);
   if (!(RANK_BY as readonly string[]).includes(flags.rankBy)) throw new InputError(`--rank-by must be one of ${RANK_BY.join(', ')} (got "${flags.rankBy}")`);
   refuseOutputOverInput({ '--references': flags.references, '--cache': flags.cache }, { '--dialogues': flags.dialogues, '--schema': flags.schema });
-  const limits: ServeLimits = {
-    maxBodyBytes: flags.maxBodyBytes,
-    maxItems: flags.maxItems,
-    maxCandidates: flags.maxCandidates,
-    maxActions: flags.maxActions,
-    maxPairs: flags.maxPairs,
-    maxPendingPairs: flags.maxPendingPairs,
-    timeoutMs: flags.timeoutMs,
-  };
+  const limits = Object.fromEntries(LIMIT_FLAGS.map((l) => [l.key, flags[l.key]])) as unknown as ServeLimits;
   // Invalid dataset turns only matter if a request names them (answered 400 then).
   const data = loadSgsaccData({ ...datasetLoadOptions(flags, datasetDataDir(flags)), skipInvalid: true });
   const server = await serveFaithfulness({
