@@ -1,23 +1,12 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runTsx } from './helpers/cli.js';
 import { hasShared, REPO_ROOT } from './helpers/shared.js';
 
 const SCRIPT = path.join(REPO_ROOT, 'scripts', 'build-random-roberta.ts');
 const HELPER = path.join(REPO_ROOT, 'test', 'helpers', 'tiny-model.ts');
-
-function runNode(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', ...args], { cwd: REPO_ROOT });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('model:random script and tiny-model cache', () => {
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'todeval-model-random-'));
@@ -25,7 +14,7 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('m
 
   it('size flags override the tiny preset and land in config.json', async () => {
     const out = path.join(tmp, 'custom');
-    const r = await runNode([SCRIPT, '--size', 'tiny', '--layers', '1', '--hidden', '32', '--heads', '2', '--out', out, '--seed', '3']);
+    const r = await runTsx([SCRIPT, '--size', 'tiny', '--layers', '1', '--hidden', '32', '--heads', '2', '--out', out, '--seed', '3']);
     expect(r.code, r.stderr).toBe(0);
     const config = JSON.parse(readFileSync(path.join(out, 'config.json'), 'utf8'));
     // --intermediate was not given: the tiny preset's 128 stays.
@@ -36,10 +25,10 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('m
   });
 
   it('bad sizes are one line and exit 2', async () => {
-    const r = await runNode([SCRIPT, '--size', 'tiny', '--heads', '5', '--out', path.join(tmp, 'bad')]);
+    const r = await runTsx([SCRIPT, '--size', 'tiny', '--heads', '5', '--out', path.join(tmp, 'bad')]);
     expect(r.code).toBe(2);
     expect(r.stderr.trim()).toBe('hidden size 64 is not divisible by 5 heads');
-    const s = await runNode([SCRIPT, '--size', 'medium', '--out', path.join(tmp, 'bad2')]);
+    const s = await runTsx([SCRIPT, '--size', 'medium', '--out', path.join(tmp, 'bad2')]);
     expect(s.code).toBe(2);
     expect(s.stderr).toContain('--size must be tiny or large');
   });
@@ -47,7 +36,7 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('m
   it('getTinyModelDir: concurrent processes end with one complete cache dir and no leftovers', async () => {
     const cache = path.join(tmp, 'cache', 'tiny');
     const code = `import { getTinyModelDir } from ${JSON.stringify(HELPER)}; console.log(await getTinyModelDir(${JSON.stringify(cache)}));`;
-    const runs = await Promise.all([1, 2, 3].map(() => runNode(['--input-type=module', '-e', code])));
+    const runs = await Promise.all([1, 2, 3].map(() => runTsx(['--input-type=module', '-e', code])));
     for (const r of runs) {
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout.trim()).toBe(cache);

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,7 +8,7 @@ import { quantizePerColumn, quantizePerTensor, roundHalfEven } from '../src/nli/
 import { resolveModel } from '../src/nli/model-store.js';
 import { createNliRunner, type NliRunner } from '../src/nli/runner.js';
 import { argmaxLabel, type NliProbs } from '../src/nli/types.js';
-import { runCli } from './helpers/cli.js';
+import { runCli, runTsx } from './helpers/cli.js';
 import { hasShared, REPO_ROOT, SHARED_TOKENIZER_DIR } from './helpers/shared.js';
 import { SAMPLE_PAIRS } from './nli-fixtures.js';
 
@@ -50,17 +49,6 @@ function maxDiff(a: NliProbs, b: NliProbs): number {
 }
 
 const quiet = () => {};
-
-function runNode(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', ...args], { cwd: REPO_ROOT });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 /**
  * A tiny model with std-0.1 weights (pairs get different probabilities, attention is not yet one-hot)
@@ -182,11 +170,11 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('q
     try {
       const script = path.join('scripts', 'build-random-roberta.ts');
       const common = ['--size', 'tiny', '--seed', String(SEED), '--std', String(STD), '--tokenizer-dir', SHARED_TOKENIZER_DIR];
-      const r = await runNode([script, ...common, '--dtype', 'int8', '--out', out]);
+      const r = await runTsx([script, ...common, '--dtype', 'int8', '--out', out]);
       expect(r.code, r.stderr).toBe(0);
       const written = JSON.parse(readFileSync(path.join(out, 'random-model.json'), 'utf8')) as RandomModelManifest;
       expect(written).toMatchObject({ dtype: 'q8', onnxFile: 'onnx/model_quantized.onnx', sha256: manifest.sha256 });
-      const bad = await runNode([script, ...common, '--dtype', 'int4', '--out', out]);
+      const bad = await runTsx([script, ...common, '--dtype', 'int4', '--out', out]);
       expect(bad.code).toBe(2);
       expect(bad.stderr.trim().split('\n')).toHaveLength(1);
       expect(bad.stderr).toContain('--dtype');

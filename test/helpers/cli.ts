@@ -11,11 +11,12 @@ export interface CliResult {
 }
 
 /**
- * `todeval ARGS` from the TypeScript sources (tsx), run from the repo root; never rejects, so a
- * test can assert on the exit code and both streams of a failing run. `env` is added to ours.
+ * `node --import tsx ARGS` (a script or `-e` code from the TypeScript sources), run from the repo
+ * root; never rejects, so a test can assert on the exit code and both streams of a failing run.
+ * `env` is added to ours.
  */
-export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
-  return promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+export function runTsx(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  return promisify(execFile)(process.execPath, ['--import', 'tsx', ...args], {
     cwd: REPO_ROOT,
     maxBuffer: 1 << 26,
     env: { ...process.env, ...env },
@@ -23,6 +24,11 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Cli
     (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
     (e: CliResult) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
   );
+}
+
+/** `todeval ARGS` from the TypeScript sources (tsx); see runTsx. */
+export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  return runTsx(['src/cli/main.ts', ...args], env);
 }
 
 /** The CLI as users run it: bin/todeval.js over dist/, which `npm test` builds before vitest. */
