@@ -1,4 +1,5 @@
 import path from 'node:path';
+import type { ActionScore } from '../../metrics/sgsacc/types.js';
 import { isStandinModelId } from '../../nli/onnx-builder/standins.js';
 import { InputError } from '../../util/errors.js';
 import { parseJsonText, readTextFile } from '../../util/json-file.js';
@@ -47,18 +48,8 @@ export interface TurnLine {
   faithful: boolean | null;
   utterance?: string;
   previousUserUtterance?: string;
-  actions: {
-    act: string;
-    slot: string;
-    service: string;
-    reference: string;
-    entailed: boolean;
-    entailment: number;
-    plainEntailment?: number;
-    contextEntailment?: number;
-    contextUsed: boolean;
-    status?: string;
-  }[];
+  /** The per-turn file holds TurnScore's actions; the report reads these fields of them. */
+  actions: Pick<ActionScore, 'act' | 'slot' | 'service' | 'reference' | 'entailed' | 'entailment' | 'plainEntailment' | 'contextEntailment' | 'contextUsed' | 'status'>[];
 }
 
 export interface TurnsFile {
