@@ -28,6 +28,10 @@ export { loadConfig as loadGcdf1Config } from './metrics/gcdf1/config.js';
 export { loadCanonicalValues } from './metrics/gcdf1/canonical-values.js';
 export { makeEvaluator as makeGcdf1Evaluator, evaluateDialogue as evaluateGcdf1Dialogue, aggregate as aggregateGcdf1, loadDialogues as loadGcdf1Dialogues } from './metrics/gcdf1/evaluate.js';
 
+// `todeval score` as one call: the turns it covers, then the run (stores, scoring, report).
+export { selectScoreTurns, type ScoreSelection } from './pipeline/score-selection.js';
+export { runScorePipeline, type ScorePipelineOptions, type ScorePipelineHooks, type ScorePipelineResult } from './pipeline/score.js';
+
 // Scale-out: the split `--shard K/N` makes, and `todeval merge` (docs/scale-out.md).
 export { shardPositions, shardLabel, type ShardSpec } from './shard/spec.js';
 export { mergeRunShards, type MergedRun, type MergeRunOptions } from './shard/run-merge.js';

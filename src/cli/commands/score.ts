@@ -1,42 +1,24 @@
-import { createHash } from 'node:crypto';
-import { writeJsonAtomic } from '../../util/atomic-write.js';
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { DatasetName } from '../../adapters/load.js';
-import { corpusBleu } from '../../metrics/bleu.js';
-import { comparePredictionIds } from '../../metrics/predictions.js';
-import { computeSer } from '../../metrics/ser.js';
-import {
-  aggregateHallucination,
-  aggregateSgsacc,
-  tallyHallucination,
-  tallySgsacc,
-  bleuSummary,
-  formatSgsaccReport,
-  loadSgsaccData,
-  RecordStore,
-  referencesSignature,
-  runSgsacc,
-  type ReferenceSelection,
-  type SgsaccReport,
-  type TurnReferences,
-  type TurnScore,
-} from '../../metrics/sgsacc/index.js';
+import { formatSgsaccReport, loadSgsaccData, type ReferenceSelection, type SgsaccReport } from '../../metrics/sgsacc/index.js';
 import { createNliRunner } from '../../nli/runner.js';
+import { runScorePipeline } from '../../pipeline/score.js';
+import { selectScoreTurns, type ScoreSelection } from '../../pipeline/score-selection.js';
 import { progressBar, progressOption, type ProgressMode } from '../../report/progress.js';
-import { formatSignature, makeSignature, type Signature } from '../../report/signature.js';
+import { reportToParent } from '../../report/worker-progress.js';
+import type { ScoreShardReport, ScoreTallies } from '../../shard/score-merge.js';
+import type { ShardSpec } from '../../shard/spec.js';
+import { writeJsonAtomic } from '../../util/atomic-write.js';
+import { InputError } from '../../util/errors.js';
+import { savedTurnsNotice, setInterruptNotice } from '../interrupt.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
-import { addPredictionsOptions, checkPredictionIds, readPredictionsFlag } from '../predictions.js';
 import { addDatasetOptions, addLimitOption, addReportFileOption, addTurnsOption, datasetDataDir, datasetLoadOptions, jsonToStdout, positiveInt, reportFileFrom, reportSkipped, type DatasetFlags } from '../options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
+import { addPredictionsOptions, checkPredictionIds, readPredictionsFlag } from '../predictions.js';
 import { referenceSelectionOption } from '../sgsacc-options.js';
-import { savedTurnsNotice, setInterruptNotice } from '../interrupt.js';
-import { InputError } from '../../util/errors.js';
-import { reportToParent } from '../../report/worker-progress.js';
 import { addShardOptions, shardBlock, type ShardFlags } from '../shard-options.js';
 import { runCommandInWorkers } from '../workers-run.js';
-import { shardLabel, shardPositions } from '../../shard/spec.js';
-import type { ScoreShardReport } from '../../shard/score-merge.js';
 
 interface ScoreFlags extends NliCliFlags, DatasetFlags, ShardFlags {
   dataset: DatasetName;
@@ -88,10 +70,6 @@ async function runScoreInWorkers(flags: ScoreFlags): Promise<void> {
   process.stdout.write(jsonToStdout(flags) ? JSON.stringify(merged.report, null, 2) + '\n' : formatSgsaccReport(merged.report));
 }
 
-function digest(text: string): string {
-  return createHash('sha256').update(text).digest('hex').slice(0, 16);
-}
-
 async function runScore(flags: ScoreFlags): Promise<void> {
   refuseOutputOverInput(
     { '--turns': flags.turns, '-o/--output': reportFileFrom(flags), '--references': flags.references, '--cache': flags.cache },
@@ -101,39 +79,24 @@ async function runScore(flags: ScoreFlags): Promise<void> {
   if (flags.shard && !reportFile) throw new InputError('--shard needs -o/--output: todeval merge joins the shard reports');
   const data = loadSgsaccData(datasetLoadOptions(flags, datasetDataDir(flags)));
   reportSkipped('input', data.loaded.invalid);
-  const allTurns = data.loaded.turns;
-  let turns = flags.limit ? allTurns.slice(0, flags.limit) : allTurns;
-  // --limit picks the same turns with or without --shard; the shard is then cut from them, by dialogue.
-  const positionOf = new Map(turns.map((t, i) => [t.id, i]));
-  if (flags.shard) turns = shardPositions(turns, (t) => t.dialogueId, flags.shard).map((i) => turns[i]);
-  const shard = flags.shard ? shardLabel(flags.shard) : undefined;
-
-  // Predictions: extra ids are judged against the whole dataset, missing ones against the slice.
-  let predictions: Map<string, string> | undefined;
-  let missing: string[] = [];
-  let extra: string[] = [];
+  const predictions = flags.input ? readPredictionsFlag(flags.input, flags.skipInvalid) : undefined;
+  const selection = selectScoreTurns(data.loaded.turns, { limit: flags.limit, shard: flags.shard, predictions });
   if (flags.input) {
-    predictions = readPredictionsFlag(flags.input, flags.skipInvalid);
-    extra = comparePredictionIds(predictions, allTurns.map((t) => t.id)).extra;
-    missing = comparePredictionIds(predictions, turns.map((t) => t.id)).missing;
     checkPredictionIds({
       file: flags.input,
-      missing,
-      extra,
+      missing: selection.missing,
+      extra: selection.extra,
       source: data.loaded.source,
-      validIds: allTurns.map((t) => t.id),
+      validIds: selection.allTurns.map((t) => t.id),
       allowMissing: flags.allowMissing,
       skipInvalid: flags.skipInvalid,
     });
-    if (missing.length > 0) {
-      process.stderr.write(`todeval: ${missing.length} turns have no prediction and are not scored (listed in the JSON report)\n`);
-      const has = predictions;
-      turns = turns.filter((t) => has.has(t.id));
+    if (selection.missing.length > 0) {
+      process.stderr.write(`todeval: ${selection.missing.length} turns have no prediction and are not scored (listed in the JSON report)\n`);
     }
   }
   const system = flags.system ?? (flags.input ? path.basename(flags.input).replace(/\.(jsonl?|json)$/, '') : 'ground-truth');
-  const sgsTurns = data.expand(turns);
-  const utterances = new Map(turns.map((t) => [t.id, predictions ? predictions.get(t.id)! : t.utterance]));
+  const total = selection.turns.length;
 
   const bar = progressBar('score |{bar}| {value}/{total} turns | {pairs} pairs | {rate} pairs/s | ETA {eta_formatted}', { etaBuffer: 50 }, flags.progress);
   const started = Date.now();
@@ -147,146 +110,71 @@ async function runScore(flags: ScoreFlags): Promise<void> {
     bar.update(lastDone, { pairs: issued, rate: (issued / secs).toFixed(1) });
   };
   let ticker: NodeJS.Timeout | undefined;
-
   try {
-    const options = {
+    const { report, tallies } = await runScorePipeline(selection, {
+      data,
+      dataset: flags.dataset,
+      runner,
+      predictions: flags.input && predictions ? { file: flags.input, byId: predictions } : undefined,
+      system,
+      limit: flags.limit,
+      shard: flags.shard,
       validation: flags.validation,
       context: flags.context,
       referenceSelection: flags.referenceSelection,
       hallucination: flags.hallucination === true,
-    };
-    // The references are shared by both directions: referencesSignature leaves hallucination out.
-    const refsSig: Signature = referencesSignature({
-      model: runner.modelSignature,
-      rulesHash: data.rulesHash,
-      dataset: flags.dataset,
-      source: data.loaded.source,
-      ...options,
-    });
-    const predictionsDigest = predictions ? digest(JSON.stringify([...predictions.entries()].sort())) : 'gold';
-    // The references are shared by both modes (a record gains its hallucination premise when first
-    // needed); per-turn results and reports are not, so the direction is part of their signatures.
-    const hallucinationSig = options.hallucination ? true : undefined;
-    // A shard's records carry the shard, like its report; todeval merge writes them under the run's signature.
-    const turnsSig = makeSignature({ ...refsSig, metric: 'sgsacc-turns', system, predictions: predictionsDigest, hallucination: hallucinationSig, shard });
-    const references = flags.references ? RecordStore.open<TurnReferences>(flags.references, 'todeval-sgsacc-references', refsSig) : undefined;
-    const results = flags.turns ? RecordStore.open<TurnScore>(flags.turns, 'todeval-sgsacc-turns', turnsSig) : undefined;
-    const resumed = results ? turns.filter((t) => results.done.has(t.id)).length : 0;
-    setInterruptNotice(savedTurnsNotice('turns', flags.turns, () => turns.filter((t) => results!.done.has(t.id)).length, turns.length));
-    if (resumed > 0) process.stderr.write(`todeval: resuming ${flags.turns}: ${resumed} of ${turns.length} turns already scored\n`);
-    // Started only now: a notice or a refused store above would otherwise print into the bar's line.
-    lastDone = resumed;
-    bar?.start(turns.length, resumed, { pairs: 0, rate: '0.0' });
-    reportToParent(resumed, turns.length);
-    ticker = bar ? setInterval(() => updateBar(), 1000) : undefined;
-
-    const run = await runSgsacc(sgsTurns, utterances, {
-      ...options,
-      scorer: runner,
       chunkTurns: flags.chunk,
-      references,
-      results,
-      groundTruthSystem: !predictions,
-      onChunk: ({ turnsDone }) => {
-        updateBar(turnsDone);
-        reportToParent(turnsDone, turns.length);
+      referencesFile: flags.references,
+      turnsFile: flags.turns,
+      hooks: {
+        started: ({ resumed, saved }) => {
+          setInterruptNotice(savedTurnsNotice('turns', flags.turns, saved, total));
+          if (resumed > 0) process.stderr.write(`todeval: resuming ${flags.turns}: ${resumed} of ${total} turns already scored\n`);
+          // Started only now: a notice or a refused store above would otherwise print into the bar's line.
+          lastDone = resumed;
+          bar?.start(total, resumed, { pairs: 0, rate: '0.0' });
+          reportToParent(resumed, total);
+          ticker = bar ? setInterval(() => updateBar(), 1000) : undefined;
+        },
+        progress: (done) => {
+          updateBar(done);
+          reportToParent(done, total);
+        },
+        warn: (message) => {
+          if (ticker) clearInterval(ticker);
+          bar?.stop();
+          process.stderr.write(`todeval: warning: ${message}\n`);
+        },
       },
     });
     if (ticker) clearInterval(ticker);
     bar?.stop();
-
-    const aggregateOptions = { validation: options.validation, isUnseen: data.isUnseen };
-    const summary = aggregateSgsacc(run.scores, aggregateOptions);
-    const gold = run.references.map((r) => r?.groundTruth).filter((x): x is TurnScore => x !== undefined);
-    if (gold.length < turns.length) {
-      // Only when resuming --turns without --references: those turns' references were never stored.
-      process.stderr.write(
-        `todeval: warning: the ground-truth section covers ${gold.length} of ${turns.length} turns ` +
-          `(${turns.length - gold.length} were resumed from ${flags.turns} without stored references; pass --references FILE to keep them)\n`,
-      );
-    }
-    const goldSummary = gold.length > 0 ? aggregateSgsacc(gold, { validation: options.validation, isUnseen: data.isUnseen }) : null;
-    const hallucination = options.hallucination ? aggregateHallucination(run.scores, { validation: options.validation, isUnseen: data.isUnseen }) : undefined;
-    // Gold turns resumed from --out without their references carry no premise check: left out, as above.
-    const goldChecked = gold.filter((g) => g.hallucination !== undefined);
-    const goldHallucination =
-      options.hallucination && goldChecked.length > 0 ? aggregateHallucination(goldChecked, { validation: options.validation, isUnseen: data.isUnseen }) : undefined;
-
-    const ser = computeSer(turns, { predictions, isCategorical: data.isCategorical });
-    const withGold = turns.filter((t) => t.utterance.trim() !== '');
-    const bleu = withGold.length > 0 ? corpusBleu(withGold.map((t) => utterances.get(t.id) ?? ''), [withGold.map((t) => t.utterance)]) : undefined;
-
-    const { counts, ...scores } = summary;
-    // The references' configuration, then what makes this system's scores its own.
-    const signature = makeSignature({
-      ...refsSig,
-      metric: 'sgsacc',
-      limit: flags.limit ?? null,
-      system,
-      predictions: predictionsDigest,
-      hallucination: hallucinationSig,
-      // --allow-missing scores a subset: not comparable with a full run, whatever the digest says.
-      missingPredictions: missing.length > 0 ? missing.length : undefined,
-      shard,
-    });
-    const stats = runner.stats();
-    const report: SgsaccReport | ScoreShardReport = {
-      signature,
-      signatureText: '',
-      system,
-      dataset: { name: flags.dataset, source: data.loaded.source, turns: turns.length, limit: flags.limit ?? null },
-      sgsacc: scores,
-      counts: { ...counts, missingPredictions: missing.length },
-      groundTruth: goldSummary
-        ? {
-            sgsacc: { validated: goldSummary.validated, unvalidated: goldSummary.unvalidated },
-            counts: goldSummary.counts,
-            ...(goldHallucination ? { hallucination: goldHallucination } : {}),
-            coverage: { turns: gold.length, of: turns.length, complete: gold.length === turns.length },
-          }
-        : null,
-      ...(hallucination ? { hallucination } : {}),
-      ser: {
-        ser: ser.ser,
-        errors: ser.errors,
-        utterancesWithValues: ser.utterancesWithValues,
-        perService: ser.perService,
-        turnsScored: ser.turnsScored,
-        // Which turns SER flags, so `todeval report` can set them against the turns SGSAcc flags.
-        erroneousTurns: [...new Set(ser.erroneous.map((e) => e.id))],
-      },
-      bleu: bleu ? bleuSummary(bleu) : null,
-      predictions: { file: flags.input ?? null, missing, extra },
-      references: {
-        file: flags.references ?? null,
-        reused: run.counts.referencesReused,
-        computed: run.counts.referencesComputed,
-        missing: run.counts.referencesMissing,
-      },
-      resumed: run.counts.resumed,
-      nli: { requested: stats.requested, issued: stats.issued, cacheHits: stats.cacheHits, batches: stats.batches },
-    };
-    report.signatureText = formatSignature(signature);
-    if (flags.shard && reportFile) {
-      // What todeval merge needs to give the unsharded numbers exactly: counts, not percentages.
-      (report as ScoreShardReport).shard = {
-        ...shardBlock(flags.shard, reportFile, { turns: flags.turns, references: flags.references }),
-        positions: missing.map((id) => positionOf.get(id)!),
-        erroneousAt: (report.ser.erroneousTurns ?? []).map((id) => positionOf.get(id)!),
-        tallies: {
-          sgsacc: tallySgsacc(run.scores, aggregateOptions),
-          groundTruth: gold.length > 0 ? tallySgsacc(gold, aggregateOptions) : null,
-          ...(options.hallucination ? { hallucination: tallyHallucination(run.scores, aggregateOptions) } : {}),
-          ...(options.hallucination && goldChecked.length > 0 ? { groundTruthHallucination: tallyHallucination(goldChecked, aggregateOptions) } : {}),
-          bleu: bleu ? { counts: bleu.counts, totals: bleu.totals, sysLen: bleu.sysLen, refLen: bleu.refLen } : null,
-        },
-      };
-    }
-    if (reportFile) writeJsonAtomic(reportFile, report);
-    process.stdout.write(jsonToStdout(flags) ? JSON.stringify(report, null, 2) + '\n' : formatSgsaccReport(report));
+    const written = flags.shard && reportFile ? shardReport(report, tallies, selection, flags.shard, reportFile, flags) : report;
+    if (reportFile) writeJsonAtomic(reportFile, written);
+    process.stdout.write(jsonToStdout(flags) ? JSON.stringify(written, null, 2) + '\n' : formatSgsaccReport(written));
   } finally {
     if (ticker) clearInterval(ticker);
     bar?.stop();
     await runner.close();
   }
+}
+
+/** A shard's report adds what todeval merge needs to give the unsharded numbers exactly: counts, not percentages. */
+function shardReport(
+  report: SgsaccReport,
+  tallies: ScoreTallies,
+  selection: ScoreSelection,
+  shard: ShardSpec,
+  reportFile: string,
+  files: { turns?: string; references?: string },
+): ScoreShardReport {
+  return {
+    ...report,
+    shard: {
+      ...shardBlock(shard, reportFile, { turns: files.turns, references: files.references }),
+      positions: selection.missing.map((id) => selection.positionOf.get(id)!),
+      erroneousAt: (report.ser.erroneousTurns ?? []).map((id) => selection.positionOf.get(id)!),
+      tallies,
+    },
+  };
 }

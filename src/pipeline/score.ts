@@ -1,0 +1,194 @@
+import { createHash } from 'node:crypto';
+import type { DatasetName } from '../adapters/load.js';
+import { corpusBleu } from '../metrics/bleu.js';
+import { computeSer } from '../metrics/ser.js';
+import {
+  aggregateHallucination,
+  aggregateSgsacc,
+  bleuSummary,
+  RecordStore,
+  referencesSignature,
+  runSgsacc,
+  tallyHallucination,
+  tallySgsacc,
+  type SgsaccData,
+  type SgsaccOptions,
+  type SgsaccReport,
+  type TurnReferences,
+  type TurnScore,
+} from '../metrics/sgsacc/index.js';
+import type { NliRunner } from '../nli/runner.js';
+import { formatSignature, makeSignature, type Signature } from '../report/signature.js';
+import type { ScoreTallies } from '../shard/score-merge.js';
+import { shardLabel, type ShardSpec } from '../shard/spec.js';
+import type { ScoreSelection } from './score-selection.js';
+
+export interface ScorePipelineOptions extends SgsaccOptions {
+  data: SgsaccData;
+  dataset: DatasetName;
+  /** The NLI runner (the caller creates and closes it: flags are checked before a model loads). */
+  runner: NliRunner;
+  /** The system's utterances by turn id; the ground truth is the system without them. */
+  predictions?: { file: string; byId: Map<string, string> };
+  /** Name of the system in the report (default: the predictions file's name, or `ground-truth`). */
+  system: string;
+  /** --limit, as the signature and report record it. */
+  limit?: number;
+  shard?: ShardSpec;
+  /** Turns per NLI call. */
+  chunkTurns: number;
+  /** Stored references (JSONL): reused when present, extended with the turns computed. */
+  referencesFile?: string;
+  /** Per-turn results (JSONL): turns already there are resumed, the rest appended as chunks finish. */
+  turnsFile?: string;
+  /** Progress and notices for whoever runs the pipeline (a CLI draws a bar, prints lines). */
+  hooks?: ScorePipelineHooks;
+}
+
+export interface ScorePipelineHooks {
+  /** The stores are open: `resumed` of `total` turns were read back; `saved()` counts them as the run goes. */
+  started?(state: { resumed: number; total: number; saved: () => number }): void;
+  /** A chunk finished: `done` of `total` turns scored (resumed ones included). */
+  progress?(done: number, total: number): void;
+  /** A warning worth a line on its own (the CLI prefixes `todeval: warning: `). */
+  warn?(message: string): void;
+}
+
+export interface ScorePipelineResult {
+  report: SgsaccReport;
+  /** What a shard report adds so that `todeval merge` gives the unsharded numbers exactly: counts, not percentages. */
+  tallies: ScoreTallies;
+}
+
+function digest(text: string): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, 16);
+}
+
+/**
+ * `todeval score` as a library call: SGSAcc (validated and unvalidated, seen/unseen) of a system or
+ * the ground truth over the selected turns, with SER and BLEU beside it, references and per-turn
+ * results kept in their stores so that a run resumes and a second system costs only its own pairs.
+ */
+export async function runScorePipeline(selection: ScoreSelection, o: ScorePipelineOptions): Promise<ScorePipelineResult> {
+  const { data, runner } = o;
+  const turns = selection.turns;
+  const predictions = o.predictions?.byId;
+  const sgsTurns = data.expand(turns);
+  const utterances = new Map(turns.map((t) => [t.id, predictions ? predictions.get(t.id)! : t.utterance]));
+  const shard = o.shard ? shardLabel(o.shard) : undefined;
+  const options: SgsaccOptions = {
+    validation: o.validation,
+    context: o.context,
+    referenceSelection: o.referenceSelection,
+    hallucination: o.hallucination === true,
+  };
+
+  // The references are shared by both directions: referencesSignature leaves hallucination out.
+  const refsSig: Signature = referencesSignature({
+    model: runner.modelSignature,
+    rulesHash: data.rulesHash,
+    dataset: o.dataset,
+    source: data.loaded.source,
+    ...options,
+  });
+  const predictionsDigest = predictions ? digest(JSON.stringify([...predictions.entries()].sort())) : 'gold';
+  // The references are shared by both modes (a record gains its hallucination premise when first
+  // needed); per-turn results and reports are not, so the direction is part of their signatures.
+  const hallucinationSig = options.hallucination ? true : undefined;
+  // A shard's records carry the shard, like its report; todeval merge writes them under the run's signature.
+  const turnsSig = makeSignature({ ...refsSig, metric: 'sgsacc-turns', system: o.system, predictions: predictionsDigest, hallucination: hallucinationSig, shard });
+  const references = o.referencesFile ? RecordStore.open<TurnReferences>(o.referencesFile, 'todeval-sgsacc-references', refsSig) : undefined;
+  const results = o.turnsFile ? RecordStore.open<TurnScore>(o.turnsFile, 'todeval-sgsacc-turns', turnsSig) : undefined;
+  const saved = () => (results ? turns.filter((t) => results.done.has(t.id)).length : 0);
+  o.hooks?.started?.({ resumed: saved(), total: turns.length, saved });
+
+  const run = await runSgsacc(sgsTurns, utterances, {
+    ...options,
+    scorer: runner,
+    chunkTurns: o.chunkTurns,
+    references,
+    results,
+    groundTruthSystem: !predictions,
+    onChunk: ({ turnsDone }) => o.hooks?.progress?.(turnsDone, turns.length),
+  });
+
+  const aggregateOptions = { validation: options.validation, isUnseen: data.isUnseen };
+  const summary = aggregateSgsacc(run.scores, aggregateOptions);
+  const gold = run.references.map((r) => r?.groundTruth).filter((x): x is TurnScore => x !== undefined);
+  if (gold.length < turns.length) {
+    // Only when resuming --turns without --references: those turns' references were never stored.
+    o.hooks?.warn?.(
+      `the ground-truth section covers ${gold.length} of ${turns.length} turns ` +
+        `(${turns.length - gold.length} were resumed from ${o.turnsFile} without stored references; pass --references FILE to keep them)`,
+    );
+  }
+  const goldSummary = gold.length > 0 ? aggregateSgsacc(gold, aggregateOptions) : null;
+  const hallucination = options.hallucination ? aggregateHallucination(run.scores, aggregateOptions) : undefined;
+  // Gold turns resumed from --turns without their references carry no premise check: left out, as above.
+  const goldChecked = gold.filter((g) => g.hallucination !== undefined);
+  const goldHallucination = options.hallucination && goldChecked.length > 0 ? aggregateHallucination(goldChecked, aggregateOptions) : undefined;
+
+  const ser = computeSer(turns, { predictions, isCategorical: data.isCategorical });
+  const withGold = turns.filter((t) => t.utterance.trim() !== '');
+  const bleu = withGold.length > 0 ? corpusBleu(withGold.map((t) => utterances.get(t.id) ?? ''), [withGold.map((t) => t.utterance)]) : undefined;
+
+  const { counts, ...scores } = summary;
+  const missing = selection.missing;
+  // The references' configuration, then what makes this system's scores its own.
+  const signature = makeSignature({
+    ...refsSig,
+    metric: 'sgsacc',
+    limit: o.limit ?? null,
+    system: o.system,
+    predictions: predictionsDigest,
+    hallucination: hallucinationSig,
+    // --allow-missing scores a subset: not comparable with a full run, whatever the digest says.
+    missingPredictions: missing.length > 0 ? missing.length : undefined,
+    shard,
+  });
+  const stats = runner.stats();
+  const report: SgsaccReport = {
+    signature,
+    signatureText: formatSignature(signature),
+    system: o.system,
+    dataset: { name: o.dataset, source: data.loaded.source, turns: turns.length, limit: o.limit ?? null },
+    sgsacc: scores,
+    counts: { ...counts, missingPredictions: missing.length },
+    groundTruth: goldSummary
+      ? {
+          sgsacc: { validated: goldSummary.validated, unvalidated: goldSummary.unvalidated },
+          counts: goldSummary.counts,
+          ...(goldHallucination ? { hallucination: goldHallucination } : {}),
+          coverage: { turns: gold.length, of: turns.length, complete: gold.length === turns.length },
+        }
+      : null,
+    ...(hallucination ? { hallucination } : {}),
+    ser: {
+      ser: ser.ser,
+      errors: ser.errors,
+      utterancesWithValues: ser.utterancesWithValues,
+      perService: ser.perService,
+      turnsScored: ser.turnsScored,
+      // Which turns SER flags, so `todeval report` can set them against the turns SGSAcc flags.
+      erroneousTurns: [...new Set(ser.erroneous.map((e) => e.id))],
+    },
+    bleu: bleu ? bleuSummary(bleu) : null,
+    predictions: { file: o.predictions?.file ?? null, missing, extra: selection.extra },
+    references: {
+      file: o.referencesFile ?? null,
+      reused: run.counts.referencesReused,
+      computed: run.counts.referencesComputed,
+      missing: run.counts.referencesMissing,
+    },
+    resumed: run.counts.resumed,
+    nli: { requested: stats.requested, issued: stats.issued, cacheHits: stats.cacheHits, batches: stats.batches },
+  };
+  const tallies: ScoreTallies = {
+    sgsacc: tallySgsacc(run.scores, aggregateOptions),
+    groundTruth: gold.length > 0 ? tallySgsacc(gold, aggregateOptions) : null,
+    ...(options.hallucination ? { hallucination: tallyHallucination(run.scores, aggregateOptions) } : {}),
+    ...(options.hallucination && goldChecked.length > 0 ? { groundTruthHallucination: tallyHallucination(goldChecked, aggregateOptions) } : {}),
+    bleu: bleu ? { counts: bleu.counts, totals: bleu.totals, sysLen: bleu.sysLen, refLen: bleu.refLen } : null,
+  };
+  return { report, tallies };
+}
