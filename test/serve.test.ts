@@ -58,11 +58,13 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
     await server?.stop();
   });
 
-  it('GET /healthz answers without the token: model, device, dataset', async () => {
+  it('GET /healthz answers without the token: model, device, dataset, limits', async () => {
     const res = await fetch(url('/healthz'));
     expect(res.status).toBe(200);
     const h = (await res.json()) as Record<string, unknown>;
     expect(h).toMatchObject({ status: 'ok', device: 'cpu', dtype: 'fp32', dataset: 'sgd', pendingPairs: 0 });
+    // The limits it was started with, for clients to split their batches to (python/todeval/client.py).
+    expect(h.limits).toEqual({ maxBodyBytes: 1 << 20, maxItems: 8, maxCandidates: 4, maxActions: 32, maxPairs: 512, maxPendingPairs: 8192, timeoutMs: 60_000 });
     expect(String(h.model)).toContain('random');
   });
 

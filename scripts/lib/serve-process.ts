@@ -19,9 +19,11 @@ export interface ServeProcess {
 /**
  * `todeval serve ARGS --port 0` from the TypeScript sources, on loopback unless ARGS say otherwise;
  * resolves once it prints the address it listens on. Used by the tests, the fuzz run and the bench.
+ * `built`: run it as users do, `node bin/todeval.js serve` (dist/ when built, else the sources).
  */
-export function spawnServe(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 120_000): Promise<ServeProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', ...args], {
+export function spawnServe(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 120_000, { built = false }: { built?: boolean } = {}): Promise<ServeProcess> {
+  const entry = built ? ['bin/todeval.js'] : ['--import', 'tsx', 'src/cli/main.ts'];
+  const child = spawn(process.execPath, [...entry, 'serve', '--port', '0', ...args], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -94,6 +94,8 @@ export function buildApp(opts: AppOptions): FastifyInstance {
       maxLength: service.runner.maxLength,
       dataset: service.config.dataset,
       pendingPairs: service.admission.pending,
+      // Clients split their batches to these instead of learning them from 400/413 answers.
+      limits,
     };
   });
   app.get('/metrics', async (_req, reply) => {
