@@ -1,0 +1,57 @@
+"""What the Python tests share: where the checkout, the data and the servers are, and the CLI run directly."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import unittest
+from pathlib import Path
+from typing import Any, Dict, List
+
+REPO = Path(__file__).resolve().parents[2]
+SHARED = Path(os.environ.get("TODEVAL_SHARED", str(REPO.parent / "shared")))
+DATA = SHARED / "data"
+PREDICTIONS = DATA / "multiwoz" / "predictions"
+SYSTEMS = ("damd", "hdsa", "augpt", "uniconv", "lava")
+
+#: Set by test/python-package.test.ts, which starts the servers (`node bin/todeval.js serve`).
+SERVER_URL = os.environ.get("TODEVAL_TEST_URL")
+SERVER_TOKEN = os.environ.get("TODEVAL_TEST_TOKEN")
+OVERLOAD_URL = os.environ.get("TODEVAL_TEST_OVERLOAD_URL")
+OVERLOAD_PENDING = int(os.environ.get("TODEVAL_TEST_OVERLOAD_PENDING", "0"))
+MODEL = os.environ.get("TODEVAL_TEST_MODEL")
+
+needs_data = unittest.skipUnless(
+    all((PREDICTIONS / f"{s}.json").is_file() for s in SYSTEMS),
+    f"{PREDICTIONS} lacks the five systems' predictions: set TODEVAL_SHARED to the shared folder",
+)
+needs_server = unittest.skipUnless(SERVER_URL and OVERLOAD_URL, "no live server: npm test (test/python-package.test.ts) sets TODEVAL_TEST_URL and TODEVAL_TEST_OVERLOAD_URL")
+needs_model = unittest.skipUnless(MODEL, "no NLI model: npm test (test/python-package.test.ts) sets TODEVAL_TEST_MODEL to the lexical stand-in")
+
+
+def cli_argv() -> List[str]:
+    """The CLI the tests compare with, run directly (not through the package): $TODEVAL_BIN or this checkout's."""
+    entry = os.environ.get("TODEVAL_BIN") or str(REPO / "bin" / "todeval.js")
+    return [shutil.which("node") or "node", entry] if entry.endswith(".js") else [entry]
+
+
+def cli_json(*args: str) -> Dict[str, Any]:
+    """`todeval ARGS` (printing JSON), asserted to succeed."""
+    done = subprocess.run(cli_argv() + list(args), capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    if done.returncode != 0:
+        raise AssertionError(f"todeval {' '.join(args)} exited {done.returncode}: {done.stderr}")
+    return json.loads(done.stdout)
+
+
+def cli_has(command: str, option: str = "") -> bool:
+    """Whether this CLI lists `command` in its --help (and `option` in the command's)."""
+    listed = subprocess.run(cli_argv() + ["--help"], capture_output=True, text=True, stdin=subprocess.DEVNULL).stdout
+    if not re.search(rf"^  {re.escape(command)}\b", listed, re.MULTILINE):
+        return False
+    done = subprocess.run(cli_argv() + [command, "--help"], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    return done.returncode == 0 and (not option or option in done.stdout)
+
+
+def load_predictions(system: str) -> Dict[str, Any]:
+    return json.loads((PREDICTIONS / f"{system}.json").read_text(encoding="utf-8"))

@@ -1,0 +1,176 @@
+"""todeval.mwzeval.Evaluator: mwzeval's keys and nesting, with the numbers `todeval evaluate` prints."""
+
+import copy
+import json
+import os
+import tempfile
+import unittest
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+
+from support import DATA, MODEL, PREDICTIONS, SYSTEMS, cli_has, cli_json, load_predictions, needs_data, needs_model
+from todeval import CliError, TodevalWarning
+from todeval.mwzeval import Evaluator
+
+# mwzeval's output, as its README documents it ("Output format"), for the MultiWOZ test set.
+MWZEVAL_KEYS = ["bleu", "success", "richness", "dst"]
+SUCCESS_KEYS = ["inform", "success"]
+TEST_DOMAINS = {"attraction", "hotel", "restaurant", "taxi", "total", "train"}
+RICHNESS_KEYS = ["entropy", "cond_entropy", "avg_lengths", "msttr", "num_unigrams", "num_bigrams", "num_trigrams"]
+DST_KEYS = ["joint_accuracy", "slot_f1", "slot_precision", "slot_recall"]
+
+
+@needs_data
+class FiveSystems(unittest.TestCase):
+    """The five published systems in ../shared: the shim, fed the dict, against the CLI's --json."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        evaluator = Evaluator(bleu=True, success=True, richness=True, dst=True, data_dir=DATA)
+
+        def expected(system: str) -> dict:
+            return cli_json("evaluate", "-i", str(PREDICTIONS / f"{system}.json"), "--bleu", "--success", "--richness", "--dst", "--json", "--data-dir", str(DATA))
+
+        def shim(system: str) -> dict:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", TodevalWarning)
+                return evaluator.evaluate(load_predictions(system))
+
+        # Two at a time: the CLI runs are independent processes.
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            cli = {s: pool.submit(expected, s) for s in SYSTEMS}
+            got = {s: pool.submit(shim, s) for s in SYSTEMS}
+            cls.cli = {s: f.result() for s, f in cli.items()}
+            cls.got = {s: f.result() for s, f in got.items()}
+
+    def test_numbers_equal_todeval_evaluate(self) -> None:
+        for system in SYSTEMS:
+            with self.subTest(system=system):
+                got, cli = self.got[system], self.cli[system]
+                self.assertEqual(got["bleu"], cli["bleu"])
+                for k in SUCCESS_KEYS:
+                    self.assertEqual(got["success"][k], cli["success"][k])
+                self.assertEqual(got["richness"], {k: cli["richness"][k] for k in RICHNESS_KEYS})
+                if cli["dst"] is None:  # hdsa and lava carry no states
+                    self.assertIsNone(got["dst"])
+                else:
+                    self.assertEqual(got["dst"], {k: cli["dst"][k] for k in DST_KEYS})
+                # todeval's whole report comes along: optimistic rates, details, signature.
+                self.assertEqual(got.report, cli)
+
+    def test_keys_and_nesting_are_mwzevals(self) -> None:
+        states = 0
+        for system in SYSTEMS:
+            with self.subTest(system=system):
+                got = self.got[system]
+                self.assertEqual(list(got), MWZEVAL_KEYS)
+                self.assertEqual(set(got["bleu"]), {"mwz21"})  # the reference set of ../shared's ground truth
+                self.assertEqual(list(got["success"]), SUCCESS_KEYS)
+                for k in SUCCESS_KEYS:
+                    self.assertEqual(set(got["success"][k]), TEST_DOMAINS)
+                self.assertEqual(list(got["richness"]), RICHNESS_KEYS)
+                for k in ("num_unigrams", "num_bigrams", "num_trigrams"):
+                    self.assertIsInstance(got["richness"][k], int)
+                if got["dst"] is not None:
+                    states += 1
+                    self.assertEqual(list(got["dst"]), DST_KEYS)
+                json.dumps(got)  # plain JSON, as mwzeval's dict
+        self.assertEqual(states, 3)  # damd, augpt and uniconv predict states
+
+
+@needs_data
+class OneEvaluator(unittest.TestCase):
+    def test_path_input_and_metrics_not_asked_for_are_none(self) -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TodevalWarning)
+            got = Evaluator(bleu=True, success=False, richness=False, data_dir=DATA).evaluate(str(PREDICTIONS / "augpt.json"))
+        cli = cli_json("evaluate", "-i", str(PREDICTIONS / "augpt.json"), "--bleu", "--json", "--data-dir", str(DATA))
+        self.assertEqual(dict(got), {"bleu": cli["bleu"], "success": None, "richness": None, "dst": None})
+
+    def test_no_metric_runs_nothing(self) -> None:
+        # As mwzeval: nothing asked, nothing computed (the CLI given does not even exist).
+        got = Evaluator(False, False, False, todeval="/nonexistent/todeval").evaluate({})
+        self.assertEqual(dict(got), dict.fromkeys(MWZEVAL_KEYS))
+
+    def test_the_dict_is_not_modified(self) -> None:
+        predictions = {k: v for k, v in list(load_predictions("damd").items())[:20]}
+        before = copy.deepcopy(predictions)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TodevalWarning)
+            Evaluator(bleu=True, success=True, data_dir=DATA).evaluate(predictions)
+        self.assertEqual(predictions, before)
+
+    def test_bad_input_raises_the_cli_line_naming_the_argument(self) -> None:
+        predictions = load_predictions("damd")
+        predictions["sng0073"] = predictions["sng0073"][:1]
+        with self.assertRaises(CliError) as caught:
+            Evaluator(bleu=True, data_dir=DATA).evaluate(predictions)
+        e = caught.exception
+        self.assertEqual(e.exit_code, 2)
+        self.assertRegex(str(e), r"^todeval: predictions: sng0073: expected \d+ system turns, got 1$")
+        self.assertNotIn(tempfile.gettempdir(), e.stderr)
+        # A file keeps its own name in the message.
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "mine.json")
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(predictions, f)
+            with self.assertRaises(CliError) as caught:
+                Evaluator(bleu=True, data_dir=DATA).evaluate(path)
+            self.assertTrue(str(caught.exception).startswith(f"todeval: {path}: sng0073: "))
+
+    def test_cli_warnings_become_python_warnings(self) -> None:
+        predictions = {"pmul0095": load_predictions("damd")["pmul0095"]}
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            Evaluator(success=True, data_dir=DATA).evaluate(predictions)
+        lines = [str(w.message) for w in seen if issubclass(w.category, TodevalWarning)]
+        self.assertTrue(any(line.startswith("todeval: warning: predictions: ") and "state slot" in line for line in lines), lines)
+
+    def test_wrong_argument_types(self) -> None:
+        with self.assertRaises(TypeError):
+            Evaluator(bleu=True).evaluate([("sng0073", [])])  # type: ignore[arg-type]
+        with self.assertRaises(ValueError):
+            Evaluator(bleu=True, enable_normalization=False)
+        with self.assertRaises(ValueError):
+            Evaluator(bleu=True, model="x")  # a model is for sgsacc=True
+
+
+@needs_data
+@needs_model
+class SgsaccExtra(unittest.TestCase):
+    def test_sgsacc_section_equals_the_clis(self) -> None:
+        damd = load_predictions("damd")
+        convlab = json.loads((DATA / "multiwoz" / "convlab_mwz21_test.json").read_text(encoding="utf-8"))
+        gold = [t["text"] for t in convlab["SNG0580"]["log"][1::2]]
+        # Lexicalized text under `utterance` (scored), the delexicalized response kept for BLEU.
+        predictions = {"sng0580": [{**t, "utterance": text} for t, text in zip(damd["sng0580"], gold)]}
+        got = Evaluator(bleu=True, sgsacc=True, model=MODEL, device="cpu", data_dir=DATA).evaluate(predictions)
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "p.json")
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(predictions, f)
+            cli = cli_json("evaluate", "-i", path, "--bleu", "--sgsacc", "--model", MODEL, "--device", "cpu", "--json", "--data-dir", str(DATA))
+        self.assertEqual(list(got), MWZEVAL_KEYS + ["sgsacc"])
+        self.assertEqual(got["sgsacc"], cli["sgsacc"])
+        self.assertEqual(got["sgsacc"]["counts"]["lexicalizedTurns"], len(gold))
+        self.assertEqual(got["bleu"], cli["bleu"])
+        self.assertEqual(got.signature["model"], cli["signature"]["model"])
+
+
+@needs_data
+class SignificanceExtras(unittest.TestCase):
+    """confidence=True and compare(): what `todeval evaluate --confidence` and `todeval compare` print."""
+
+    def test_confidence(self) -> None:
+        if not cli_has("evaluate", "--confidence"):
+            self.skipTest("todeval evaluate has no --confidence yet (issue 24 adds it)")
+        raise AssertionError("write this test against evaluate --confidence --json")
+
+    def test_compare(self) -> None:
+        if not cli_has("compare"):
+            self.skipTest("todeval has no compare command yet (issue 24 adds it)")
+        raise AssertionError("write this test against todeval compare --json")
+
+
+if __name__ == "__main__":
+    unittest.main()

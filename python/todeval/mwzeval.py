@@ -1,0 +1,209 @@
+"""mwzeval's Evaluator, computed by todeval: switching is one import.
+
+    from mwzeval.metrics import Evaluator      # before
+    from todeval.mwzeval import Evaluator      # after
+
+`Evaluator(bleu, success, richness, dst).evaluate(predictions)` returns mwzeval's dict: the keys
+`bleu`, `success` (`inform` and `success`, per domain and `total`), `richness` and `dst`, None for a
+metric not asked for. The numbers are those `todeval evaluate --json` prints for the same input;
+todeval's whole report (optimistic rates, details, signature) is on the result's `.report`.
+"""
+
+import json
+import os
+import shutil
+import tempfile
+from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Union
+
+from .cli import Command, run_json
+
+#: Keys of mwzeval's results, and of each section, as its README documents them.
+RESULT_KEYS = ("bleu", "success", "richness", "dst")
+SUCCESS_KEYS = ("inform", "success")
+RICHNESS_KEYS = ("entropy", "cond_entropy", "avg_lengths", "msttr", "num_unigrams", "num_bigrams", "num_trigrams")
+DST_KEYS = ("joint_accuracy", "slot_f1", "slot_precision", "slot_recall")
+
+_CONFIDENCE_PROVIDER = "confidence intervals need a todeval CLI that has `evaluate --confidence`: update todeval"
+_COMPARE_PROVIDER = "paired significance tests need a todeval CLI that has `todeval compare`: update todeval"
+
+Predictions = Union[Mapping[str, Any], str, "os.PathLike[str]"]
+
+
+class Evaluation(dict):
+    """
+    mwzeval's result dict (bleu, success, richness, dst; plus `sgsacc` and the confidence section
+    when asked for). `report` is todeval's full JSON report for the same run.
+    """
+
+    def __init__(self, results: Dict[str, Any], report: Dict[str, Any]):
+        super().__init__(results)
+        self.report = report
+
+    @property
+    def signature(self) -> Dict[str, Any]:
+        """The configuration the numbers hold for (tool version, data source, BLEU settings, ...)."""
+        return self.report.get("signature", {})
+
+
+def _pick(section: Optional[Mapping[str, Any]], keys: Iterable[str]) -> Optional[Dict[str, Any]]:
+    return None if section is None else {k: section[k] for k in keys if k in section}
+
+
+def mwzeval_view(report: Mapping[str, Any], *, bleu: bool = True, success: bool = True, richness: bool = True, dst: bool = True) -> Dict[str, Any]:
+    """
+    mwzeval's keys and nesting from a `todeval evaluate --json` report: todeval's extra keys
+    (optimistic rates, state/domain sources, num_responses, num_tokens) are left out, and a metric
+    not asked for is None, as mwzeval returns it.
+    """
+    s = report.get("success")
+    return {
+        "bleu": dict(report["bleu"]) if bleu and report.get("bleu") is not None else None,
+        "success": {k: dict(s[k]) for k in SUCCESS_KEYS} if success and s is not None else None,
+        "richness": _pick(report.get("richness"), RICHNESS_KEYS) if richness else None,
+        "dst": _pick(report.get("dst"), DST_KEYS) if dst else None,
+    }
+
+
+class _InputFile:
+    """A predictions dict written to a temporary JSON file for the CLI (removed on exit), or a path."""
+
+    def __init__(self, predictions: Predictions, name: str):
+        self.name = name
+        self.dir: Optional[str] = None
+        if isinstance(predictions, (str, os.PathLike)):
+            self.path = os.fspath(predictions)
+        elif isinstance(predictions, Mapping):
+            self.dir = tempfile.mkdtemp(prefix="todeval-py-")
+            self.path = os.path.join(self.dir, f"{name}.json")
+            try:
+                with open(self.path, "w", encoding="utf-8") as f:
+                    json.dump(predictions, f)
+            except BaseException:
+                shutil.rmtree(self.dir, ignore_errors=True)
+                raise
+        else:
+            raise TypeError(f"{name}: expected a dict of dialogue id -> turns, or a path to a JSON file; got {type(predictions).__name__}")
+
+    def __enter__(self) -> "_InputFile":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.dir is not None:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    @property
+    def rename(self) -> Dict[str, str]:
+        """Messages name a dict by the argument it came from, not by its temporary file."""
+        return {self.path: self.name} if self.dir is not None else {}
+
+
+class Evaluator:
+    """
+    mwzeval's Evaluator over todeval. The first four arguments are mwzeval's; the rest are todeval's
+    (keyword only):
+
+    - sgsacc: also SGSAcc and SER for turns with lexicalized text (`utterance`, or a response
+      without placeholders), under the result's `sgsacc` key; `model`, `device`, `dtype` choose
+      the NLI model as the CLI's flags do.
+    - confidence: confidence intervals as `todeval evaluate --confidence --json` reports them.
+    - data_dir, ground_truth ("auto", "mwz21", "mwz22"), domains_from_slots, strict, skip_invalid:
+      the `todeval evaluate` flags of the same names.
+    - todeval: the CLI to run (a path, or an argv list); default: $TODEVAL_BIN,
+      node_modules/.bin, PATH, then this checkout's bin/todeval.js.
+    - extra_args: more `todeval evaluate` flags, passed as given.
+    """
+
+    def __init__(
+        self,
+        bleu: bool = False,
+        success: bool = False,
+        richness: bool = False,
+        dst: bool = False,
+        enable_normalization: bool = True,
+        *,
+        sgsacc: bool = False,
+        model: Optional[str] = None,
+        device: Optional[str] = None,
+        dtype: Optional[str] = None,
+        confidence: bool = False,
+        data_dir: Optional[Union[str, "os.PathLike[str]"]] = None,
+        ground_truth: Optional[str] = None,
+        domains_from_slots: bool = False,
+        strict: bool = False,
+        skip_invalid: bool = False,
+        todeval: Optional[Command] = None,
+        timeout: Optional[float] = None,
+        extra_args: Sequence[str] = (),
+    ):
+        if not enable_normalization:
+            # todeval always normalizes as mwzeval does by default; scoring raw text would be another metric.
+            raise ValueError("todeval: enable_normalization=False is not supported: todeval always normalizes responses and states as mwzeval does by default")
+        if (model or device or dtype) and not sgsacc:
+            raise ValueError("todeval: model, device and dtype choose the NLI model of sgsacc=True; give sgsacc=True")
+        self.bleu, self.success, self.richness, self.dst = bool(bleu), bool(success), bool(richness), bool(dst)
+        self.sgsacc = bool(sgsacc)
+        self.confidence = bool(confidence)
+        self.model, self.device, self.dtype = model, device, dtype
+        self.data_dir = data_dir
+        self.ground_truth = ground_truth
+        self.domains_from_slots, self.strict, self.skip_invalid = domains_from_slots, strict, skip_invalid
+        self.todeval = todeval
+        self.timeout = timeout
+        self.extra_args = list(extra_args)
+
+    def _common_flags(self) -> list:
+        flags: list = []
+        if self.data_dir is not None:
+            flags += ["--data-dir", os.fspath(self.data_dir)]
+        if self.ground_truth is not None:
+            flags += ["--ground-truth", self.ground_truth]
+        if self.domains_from_slots:
+            flags.append("--domains-from-slots")
+        if self.strict:
+            flags.append("--strict")
+        if self.skip_invalid:
+            flags.append("--skip-invalid")
+        return flags
+
+    def evaluate(self, input_data: Predictions) -> Evaluation:
+        """
+        Metrics of predictions in mwzeval's format: a dict (dialogue id -> list of turns with
+        `response`, optional `state` and `active_domains`) or the path of such a JSON file. The
+        dict is not modified (mwzeval normalizes it in place).
+        """
+        wanted = (self.bleu, self.success, self.richness, self.dst)
+        if not any(wanted) and not self.sgsacc:
+            # mwzeval computes nothing then, and so do we: no CLI run.
+            return Evaluation(dict.fromkeys(RESULT_KEYS), {})
+        flags = [f for f, on in zip(("--bleu", "--success", "--richness", "--dst"), wanted) if on]
+        if self.sgsacc:
+            flags.append("--sgsacc")
+            for name, value in (("--model", self.model), ("--device", self.device), ("--dtype", self.dtype)):
+                if value is not None:
+                    flags += [name, str(value)]
+            flags += ["--progress", "none"]  # stderr is captured: no progress lines in it
+        if self.confidence:
+            flags.append("--confidence")
+        with _InputFile(input_data, "predictions") as file:
+            report = run_json(
+                ["evaluate", "-i", file.path, "--json", *flags, *self._common_flags(), *self.extra_args],
+                todeval=self.todeval, rename=file.rename, needs={"--confidence": _CONFIDENCE_PROVIDER}, timeout=self.timeout,
+            )
+        results = mwzeval_view(report, bleu=self.bleu, success=self.success, richness=self.richness, dst=self.dst)
+        if self.sgsacc:
+            results["sgsacc"] = report.get("sgsacc")
+        if self.confidence:
+            results["confidence"] = report.get("confidence")
+        return Evaluation(results, report)
+
+    def compare(self, baseline: Predictions, system: Predictions, *args: str) -> Dict[str, Any]:
+        """
+        Paired significance tests of `system` against `baseline` (predictions dicts or files, as
+        `evaluate` takes them): what `todeval compare BASELINE SYSTEM --json` prints. `args` are
+        more `todeval compare` flags.
+        """
+        with _InputFile(baseline, "baseline") as b, _InputFile(system, "system") as s:
+            return run_json(
+                ["compare", b.path, s.path, "--json", *self._common_flags(), *args],
+                todeval=self.todeval, rename={**b.rename, **s.rename}, needs={"compare": _COMPARE_PROVIDER}, timeout=self.timeout,
+            )
