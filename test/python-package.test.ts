@@ -129,6 +129,16 @@ describe.skipIf(!PYTHON || !hasShared('models', 'roberta-large-mnli', 'tokenizer
       expect(r.output).toMatch(/test_503_is_retried_after_retry_after .* \.\.\. ok$/m);
     }, 300_000);
 
+    it.skipIf(!hasShared('data', 'multiwoz', 'predictions', 'damd.json'))(
+      'examples/python (epoch loop, generation loop) and the Python blocks of docs/python.md and docs/serve.md',
+      async () => {
+        const r = await unittest(PYTHON!, ['test_examples'], env);
+        expectPassed(r, 4);
+        expect(r.skipped).toEqual([]);
+      },
+      300_000,
+    );
+
     it.skipIf(!PYTHON39)('on Python 3.9 too: the package compiles, the CLI and client tests pass', async () => {
       const files = readdirSync(path.join(REPO_ROOT, 'python', 'todeval')).filter((f) => f.endsWith('.py'));
       const compiled = spawnSync(PYTHON39!, ['-c', 'import ast, sys\nfor f in sys.argv[1:]: ast.parse(open(f).read(), f)', ...files.map((f) => path.join('python', 'todeval', f))], { cwd: REPO_ROOT, encoding: 'utf8' });
