@@ -164,12 +164,23 @@ class SignificanceExtras(unittest.TestCase):
     def test_confidence(self) -> None:
         if not cli_has("evaluate", "--confidence"):
             self.skipTest("todeval evaluate has no --confidence yet (issue 24 adds it)")
-        raise AssertionError("write this test against evaluate --confidence --json")
+        damd = str(PREDICTIONS / "damd.json")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TodevalWarning)
+            got = Evaluator(bleu=True, success=True, confidence=True, data_dir=DATA).evaluate(damd)
+        cli = cli_json("evaluate", "-i", damd, "--bleu", "--success", "--confidence", "--json", "--data-dir", str(DATA))
+        self.assertEqual(got.report, cli)  # the default seed makes the intervals reproducible
+        self.assertIsNotNone(got["confidence"], f"`evaluate --confidence --json` has no `confidence` key (keys: {sorted(cli)}): map its section in todeval/mwzeval.py")
+        self.assertEqual(got["confidence"], cli["confidence"])
 
     def test_compare(self) -> None:
         if not cli_has("compare"):
             self.skipTest("todeval has no compare command yet (issue 24 adds it)")
-        raise AssertionError("write this test against todeval compare --json")
+        damd, augpt = str(PREDICTIONS / "damd.json"), str(PREDICTIONS / "augpt.json")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TodevalWarning)
+            got = Evaluator(data_dir=DATA).compare(load_predictions("damd"), augpt)
+        self.assertEqual(got, cli_json("compare", damd, augpt, "--json", "--data-dir", str(DATA)))
 
 
 if __name__ == "__main__":
