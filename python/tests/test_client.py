@@ -1,6 +1,5 @@
 """todeval.client.Client against live `todeval serve` processes on loopback (started by npm test)."""
 
-import json
 import re
 import socket
 import threading
