@@ -11,8 +11,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { resolveDataDir } from '../src/data/data-dir.js';
 import { loadGroundTruth } from '../src/metrics/mwz/ground-truth.js';
-import { corpusBleu } from '../src/metrics/bleu.js';
-import { lexicalRichness } from '../src/metrics/richness.js';
+import { corpusBleu } from '../src/metrics/text/bleu.js';
+import { lexicalRichness } from '../src/metrics/text/richness.js';
 import { normalizeResponse } from '../src/metrics/text/normalize-response.js';
 
 // Table 4 (MWZ 2.2 references) and Table 6 of seeds/shades-of-bleu-multiwoz-evaluation.txt.

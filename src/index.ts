@@ -18,8 +18,11 @@ export type { SgsaccRunOptions, SgsaccRun, SgsaccSummary, HallucinationSummary, 
 export { rerank, RANK_BY } from './rerank/index.js';
 export type { RerankItem, RerankOptions, RerankResult, RankBy } from './rerank/index.js';
 
-export { corpusBleu, sentenceBleu, tokenize13a, type BleuOptions, type BleuResult } from './metrics/bleu.js';
-export { lexicalRichness } from './metrics/richness.js';
+export { corpusBleu, sentenceBleu, tokenize13a, type BleuOptions, type BleuResult } from './metrics/text/bleu.js';
+export { BleuReferences, bleuFromSegmentStats, BLEU_STATS_WIDTH } from './metrics/text/bleu.js';
+export { BLEU_TOKENIZERS, bleuTokenizer, type BleuTokenizerName } from './metrics/text/bleu-tokenizers.js';
+export { compareBleu, bleuStatMetric, type BleuComparison, type BleuTestOptions } from './metrics/text/bleu-significance.js';
+export { lexicalRichness } from './metrics/text/richness.js';
 export { mosesTokenize, mosesDetokenize } from './metrics/text/moses.js';
 export { normalizeResponse } from './metrics/text/normalize-response.js';
 export { Evaluator, type EvaluatorOptions, type MwzEvaluation } from './metrics/mwz/evaluator.js';
@@ -31,6 +34,12 @@ export { makeEvaluator as makeGcdf1Evaluator, evaluateDialogue as evaluateGcdf1D
 // `todeval score` as one call: the turns it covers, then the run (stores, scoring, report).
 export { selectScoreTurns, type ScoreSelection } from './pipeline/score-selection.js';
 export { runScorePipeline, type ScorePipelineOptions, type ScorePipelineHooks, type ScorePipelineResult } from './pipeline/score.js';
+
+// Significance: sacreBLEU's paired tests and intervals over any metric of summed per-item
+// statistics, with NumPy's generator for its exact draws (docs/significance.md).
+export { pairedBootstrap, pairedApproximateRandomization, bootstrapConfidence, estimateCi, DEFAULT_SEED, type PairedResult, type ResampleOptions } from './metrics/significance/paired.js';
+export { NumpyGenerator, Pcg64, SeedSequence, type Seed } from './metrics/significance/pcg64.js';
+export type { StatMetric, ItemStats, SystemResult, ConfidenceResult } from './metrics/significance/types.js';
 
 // Scale-out: the split `--shard K/N` makes, and `todeval merge` (docs/scale-out.md).
 export { shardPositions, shardLabel, type ShardSpec } from './shard/spec.js';

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { corpusBleu } from '../src/metrics/bleu.js';
+import { corpusBleu } from '../src/metrics/text/bleu.js';
 import { loadGroundTruth } from '../src/metrics/mwz/ground-truth.js';
 import { normalizeResponse } from '../src/metrics/text/normalize-response.js';
 import { hasShared, SHARED_DATA } from './helpers/shared.js';

@@ -2,7 +2,7 @@
 // tokenizer_re.py, metrics/bleu.py): n-gram counts are worked out in the comments and the score is
 // the formula bp * exp(mean(log p_n)) written out, not our own output pasted back.
 import { describe, expect, it } from 'vitest';
-import { closestRefLength, corpusBleu, tokenize13a } from '../src/metrics/bleu.js';
+import { closestRefLength, corpusBleu, tokenize13a } from '../src/metrics/text/bleu.js';
 
 describe('tokenize13a', () => {
   it('pads ! and splits a comma that is not between digits', () => {

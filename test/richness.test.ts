@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ldTokenize, lexicalRichness, msttr } from '../src/metrics/richness.js';
+import { ldTokenize, lexicalRichness, msttr } from '../src/metrics/text/richness.js';
 import { normalizeResponse, normalizeSlotName } from '../src/metrics/text/normalize-response.js';
 import { hasShared, SHARED_DATA } from './helpers/shared.js';
 

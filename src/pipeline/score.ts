@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { DatasetName } from '../adapters/load.js';
-import { corpusBleu } from '../metrics/bleu.js';
+import { corpusBleu } from '../metrics/text/bleu.js';
 import { computeSer } from '../metrics/ser.js';
 import {
   aggregateHallucination,

@@ -1,4 +1,4 @@
-import { bleuFromStats } from '../metrics/bleu.js';
+import { bleuFromStats } from '../metrics/text/bleu.js';
 import { serPercent } from '../metrics/ser.js';
 import { summarizeHallucination, type HallucinationTally } from '../metrics/sgsacc/aggregate-hallucination.js';
 import { summarizeSgsacc, type SgsaccTally } from '../metrics/sgsacc/aggregate.js';

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { register as bleu } from './bleu.js';
 import { register as data } from './data.js';
 import { register as doctor } from './doctor.js';
 import { register as evaluate } from './evaluate.js';
@@ -18,6 +19,7 @@ export type RegisterCommand = (program: Command) => void;
 
 // One line per command module; keep this list sorted by command name.
 export const commands: RegisterCommand[] = [
+  bleu,
   data,
   doctor,
   evaluate,

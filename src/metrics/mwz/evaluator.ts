@@ -1,5 +1,5 @@
-import { corpusBleu, type BleuResult } from '../bleu.js';
-import { lexicalRichness, type LexicalRichness } from '../richness.js';
+import { corpusBleu, type BleuResult } from '../text/bleu.js';
+import { lexicalRichness, type LexicalRichness } from '../text/richness.js';
 import { normalizeResponse } from '../text/normalize-response.js';
 import { makeSignature, type Signature } from '../../report/signature.js';
 import { InputError } from '../../util/errors.js';

@@ -1,4 +1,4 @@
-import type { BleuResult } from '../bleu.js';
+import type { BleuResult } from '../text/bleu.js';
 import type { SerReport } from '../ser.js';
 import { formatSignature, type Signature } from '../../report/signature.js';
 import { isStandinModelId } from '../../nli/onnx-builder/standins.js';

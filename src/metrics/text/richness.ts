@@ -4,7 +4,7 @@
  * tokens within one response, entropies in bits over the whole corpus, MSTTR over all tokens
  * concatenated. Feed it responses already normalized with `normalizeResponse`.
  */
-import { pyCollapseWhitespace } from './text/py-string.js';
+import { pyCollapseWhitespace } from './py-string.js';
 
 export interface LexicalRichness {
   /** Shannon entropy (bits) of the unigram distribution. */

@@ -1,0 +1,67 @@
+import path from 'node:path';
+import { Option, type Command } from 'commander';
+import { BLEU_TOKENIZERS, type BleuTokenizerName } from '../../metrics/text/bleu-tokenizers.js';
+import { compareBleu, formatBleuComparison } from '../../metrics/text/bleu-significance.js';
+import { pyRstrip } from '../../metrics/text/py-string.js';
+import { InputError } from '../../util/errors.js';
+import { STDIN } from '../../util/json-file.js';
+import { readTextLines } from '../../util/text-lines.js';
+import { addConfidenceOptions, addPairedTestOptions, pairedTestFrom, type SignificanceFlags } from '../significance-options.js';
+import { positiveInt } from '../options.js';
+
+interface BleuFlags extends SignificanceFlags {
+  reference: string[];
+  input: string[];
+  tokenize: BleuTokenizerName;
+  lowercase?: boolean;
+  json?: boolean;
+  width: number;
+}
+
+export function register(program: Command): void {
+  const cmd = program
+    .command('bleu')
+    .description("corpus BLEU of plain-text system outputs, sacreBLEU's scores and statistical tests (paired bootstrap, approximate randomization, confidence)")
+    .option('-r, --reference <file>', 'reference file, one segment per line (repeat for more references)', (v: string, prev: string[]) => [...prev, v], [] as string[])
+    .requiredOption('-i, --input <files...>', 'system output file(s), one segment per line; the first is the baseline of a paired test; - reads stdin')
+    .addOption(new Option('--tokenize <name>', "sacreBLEU's tokenizer").choices([...BLEU_TOKENIZERS]).default('13a'))
+    .option('--lowercase', 'case-insensitive BLEU')
+    .option('--json', 'print {metric, test, n, seed, signature, systems} as JSON')
+    .option('-w, --width <n>', 'decimals of the scores printed (default 1, as sacreBLEU)', positiveInt('--width', true), 1);
+  addPairedTestOptions(addConfidenceOptions(cmd, 'bootstrap 95% intervals of each system (with --paired-ar: of the systems compared too)'));
+  cmd.action((flags: BleuFlags) => runBleu(flags));
+}
+
+function runBleu(flags: BleuFlags): void {
+  if (flags.reference.length === 0) throw new InputError('give at least one reference file: -r REF.txt');
+  // sacreBLEU strips the end of every line it reads, references and systems alike.
+  const references = flags.reference.map((f) => readTextLines(f, 'reference').map(pyRstrip));
+  references.forEach((ref, k) => {
+    if (ref.length !== references[0].length) {
+      throw new InputError(`${ref.length} lines, the first reference has ${references[0].length}`, { file: flags.reference[k] });
+    }
+  });
+  const names = new Set<string>();
+  const systems = flags.input.map((file) => {
+    const name = file === STDIN ? 'stdin' : file;
+    if (names.has(name)) throw new InputError('given twice: each system needs its own file', { file });
+    names.add(name);
+    const lines = readTextLines(file, 'system output').map(pyRstrip);
+    if (lines.length !== references[0].length) {
+      throw new InputError(`${lines.length} lines, the references have ${references[0].length}`, { file });
+    }
+    return { name: file === STDIN ? 'stdin' : path.normalize(file), lines };
+  });
+  const { test, samples } = pairedTestFrom(flags);
+  if (test && systems.length < 2) throw new InputError(`--paired-${test} compares systems with the first one: give at least two -i files`);
+  const result = compareBleu(references, systems, {
+    tokenize: flags.tokenize,
+    lowercase: flags.lowercase === true,
+    test,
+    samples,
+    confidence: flags.confidence === true,
+    confidenceSamples: flags.confidenceN,
+    seed: flags.seed,
+  });
+  process.stdout.write(flags.json ? JSON.stringify(result, null, 2) + '\n' : formatBleuComparison(result, { width: flags.width, alpha: flags.alpha }));
+}

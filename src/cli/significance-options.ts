@@ -1,0 +1,61 @@
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { DEFAULT_AR_TRIALS, DEFAULT_BOOTSTRAP_SAMPLES, DEFAULT_SEED } from '../metrics/significance/paired.js';
+import type { Seed } from '../metrics/significance/pcg64.js';
+import { positiveInt } from './options.js';
+
+/** The flags of sacreBLEU's statistical tests, as `bleu` and `compare` take them. */
+export interface SignificanceFlags {
+  pairedBs?: boolean;
+  pairedAr?: boolean;
+  pairedBsN: number;
+  pairedArN: number;
+  confidence?: boolean;
+  confidenceN: number;
+  seed: Seed;
+  alpha: number;
+}
+
+/** `--seed N|none`: a non-negative integer (as NumPy takes it), or none for OS entropy. */
+export function parseSeed(v: string): Seed {
+  if (v.toLowerCase() === 'none') return null;
+  if (!/^\d+$/.test(v)) throw new InvalidArgumentError('--seed must be a non-negative integer or none');
+  const n = BigInt(v);
+  return n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n;
+}
+
+function parseAlpha(v: string): number {
+  const a = Number(v);
+  if (!/^(0?\.\d+|1(\.0*)?)$/.test(v) || !(a > 0 && a <= 1)) throw new InvalidArgumentError('--alpha must be a number in (0, 1]');
+  return a;
+}
+
+/** --seed and --alpha, the flags every resampling command shares. */
+export function addSeedOptions(cmd: Command): Command {
+  return cmd
+    .option('--seed <n|none>', `NumPy seed of the resampling (sacreBLEU's default ${DEFAULT_SEED}); none draws from the OS`, parseSeed, DEFAULT_SEED)
+    .option('--alpha <p>', 'significance level: p-values at or below it are marked *', parseAlpha, 0.05);
+}
+
+/** --confidence [--confidence-n N]: bootstrap 95% intervals. */
+export function addConfidenceOptions(cmd: Command, help = 'bootstrap 95% confidence intervals (sacreBLEU --confidence)'): Command {
+  return cmd
+    .option('--confidence', help)
+    .option('--confidence-n <n>', `bootstrap resamples for --confidence (default ${DEFAULT_BOOTSTRAP_SAMPLES})`, positiveInt('--confidence-n'), DEFAULT_BOOTSTRAP_SAMPLES);
+}
+
+/** sacreBLEU's paired-test flags: --paired-bs | --paired-ar, their sample counts, --seed, --alpha. */
+export function addPairedTestOptions(cmd: Command): Command {
+  cmd
+    .addOption(new Option('--paired-bs', 'paired bootstrap resampling test against the first system (the baseline)').conflicts('pairedAr'))
+    .addOption(new Option('--paired-ar', 'paired approximate randomization test against the first system (the baseline)').conflicts('pairedBs'))
+    .option('--paired-bs-n <n>', `resamples of --paired-bs (default ${DEFAULT_BOOTSTRAP_SAMPLES})`, positiveInt('--paired-bs-n'), DEFAULT_BOOTSTRAP_SAMPLES)
+    .option('--paired-ar-n <n>', `trials of --paired-ar (default ${DEFAULT_AR_TRIALS})`, positiveInt('--paired-ar-n'), DEFAULT_AR_TRIALS);
+  return addSeedOptions(cmd);
+}
+
+/** The test the flags ask for, with its sample count. */
+export function pairedTestFrom(flags: SignificanceFlags): { test: 'bs' | 'ar' | null; samples?: number } {
+  if (flags.pairedBs) return { test: 'bs', samples: flags.pairedBsN };
+  if (flags.pairedAr) return { test: 'ar', samples: flags.pairedArN };
+  return { test: null };
+}

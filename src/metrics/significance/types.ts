@@ -1,0 +1,43 @@
+/**
+ * What the significance room needs from a metric: a score computed from the column sums of
+ * per-item sufficient statistics. Every metric todeval resamples is of that form (BLEU's n-gram
+ * counts, a rate's numerator and denominator, a mean's total and count), so a resample costs one
+ * sum per column instead of re-running the metric (or the NLI model behind it).
+ */
+export interface StatMetric {
+  /** Display name, e.g. 'BLEU', 'SGSAcc'. */
+  readonly name: string;
+  /** Statistics per item (the row width). */
+  readonly width: number;
+  /** The score of the summed statistics at sums[offset .. offset + width). */
+  score(sums: ArrayLike<number>, offset: number): number;
+}
+
+/**
+ * One system's statistics: `width` numbers per item, rows in item order (item i at i * width).
+ * Paired tests need the same items in the same order for every system.
+ */
+export type ItemStats = ArrayLike<number>;
+
+/** sacreBLEU's per-system result: `pValue` null for the baseline, mean/ci null when not estimated. */
+export interface SystemResult {
+  /** The metric on all items. */
+  score: number;
+  /** Paired test against the baseline: (c + 1) / (samples + 1), or 1 for identical statistics. */
+  pValue: number | null;
+  /** Mean of the bootstrap scores. */
+  mean: number | null;
+  /** Half the width of the 95% interval: (upper - lower) / 2, sacreBLEU's "±". */
+  ci: number | null;
+  /** The interval's bounds: the n//40-th bootstrap score from each end (sorted). */
+  low: number | null;
+  high: number | null;
+}
+
+export interface ConfidenceResult {
+  score: number;
+  mean: number;
+  ci: number;
+  low: number;
+  high: number;
+}

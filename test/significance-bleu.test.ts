@@ -1,0 +1,243 @@
+// sacreBLEU parity of BLEU and its statistical tests. Every expected number comes from sacreBLEU
+// run from its source (scripts/significance-fixtures.py wrote test/fixtures/significance/*.json):
+// tokenizations, corpus BLEU for every tokenizer we offer, paired bootstrap / approximate
+// randomization / confidence on our synthetic corpus, and the WMT17 systems of sacreBLEU's own
+// test suite (those need a sacreBLEU checkout: set SACREBLEU_DIR).
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { bootstrapConfidence } from '../src/metrics/significance/paired.js';
+import { BLEU_TOKENIZERS, bleuTokenizer, type BleuTokenizerName } from '../src/metrics/text/bleu-tokenizers.js';
+import { BleuReferences, corpusBleu } from '../src/metrics/text/bleu.js';
+import { bleuStatMetric, compareBleu, type BleuComparison } from '../src/metrics/text/bleu-significance.js';
+import { pyRstrip } from '../src/metrics/text/py-string.js';
+import { REPO_ROOT } from './helpers/shared.js';
+
+const FIXTURES = path.join(REPO_ROOT, 'test', 'fixtures', 'significance');
+const load = <T>(name: string): T => JSON.parse(readFileSync(path.join(FIXTURES, name), 'utf8')) as T;
+
+interface BleuNumbers {
+  score: number;
+  counts: number[];
+  totals: number[];
+  precisions: number[];
+  bp: number;
+  sysLen: number;
+  refLen: number;
+}
+interface SacrebleuTest {
+  test: 'bs' | 'ar';
+  n: number;
+  seed: number;
+  nArConfidence: number;
+  bleu: { tokenize?: BleuTokenizerName; lowercase?: boolean };
+  signature: string;
+  systems: { name: string; score: number; pValue: number | null; mean: number | null; ci: number | null }[];
+}
+interface Confidence {
+  system: string;
+  n: number;
+  seed: number;
+  bleu: { tokenize?: BleuTokenizerName; lowercase?: boolean };
+  signature: string;
+  score: number;
+  mean: number;
+  ci: number;
+}
+interface Synthetic {
+  sacrebleu: string;
+  corpus: { references: string[][]; systems: Record<string, string[]> };
+  scores: ({ system: string; tokenize: BleuTokenizerName; lowercase: boolean; nrefs: number; signature: string } & BleuNumbers)[];
+  tokenized: Record<BleuTokenizerName, string[]>;
+  tests: SacrebleuTest[];
+  confidence: Confidence[];
+}
+
+const synthetic = load<Synthetic>('bleu-synthetic.json');
+// sacreBLEU's input handling: every line stripped at the end (its CLI does so for files).
+const refs = synthetic.corpus.references.map((s) => s.map(pyRstrip));
+const systems = Object.entries(synthetic.corpus.systems).map(([name, lines]) => ({ name, lines: lines.map(pyRstrip) }));
+const system = (name: string) => systems.find((s) => s.name === name)!.lines;
+
+/** Our signature says version:2.x where sacreBLEU prints its own version. */
+const sig = (s: string) => s.replace(/version:[^|]+$/, 'version:2.x');
+
+// p-values are counts over (n + 1), so they must be equal; means and intervals are averages and
+// differences of BLEU scores whose exp/log come from V8 rather than glibc (last-bit differences).
+const NUMERIC = 1e-9;
+
+function expectSameTest(ours: BleuComparison, theirs: SacrebleuTest, inputs: { lines: readonly string[] }[]): void {
+  expect(ours.signature).toBe(sig(theirs.signature));
+  expect(ours.systems.map((s) => s.name)).toEqual(theirs.systems.map((s) => s.name));
+  ours.systems.forEach((s, i) => {
+    const t = theirs.systems[i];
+    expect(s.score, s.name).toBeCloseTo(t.score, 10);
+    const sameStats = i > 0 && inputs[i].lines.join('\n') === inputs[0].lines.join('\n');
+    // The one rule we change: identical statistics get p = 1 (sacreBLEU: 1 / (n + 1)).
+    if (sameStats) {
+      expect(t.pValue).toBe(1 / (theirs.n + 1));
+      expect(s.pValue).toBe(1);
+    } else {
+      expect(s.pValue, s.name).toBe(t.pValue);
+    }
+    if (t.mean === null) expect(s.mean).toBeNull();
+    else {
+      expect(Math.abs(s.mean! - t.mean), `${s.name} mean`).toBeLessThan(NUMERIC);
+      expect(Math.abs(s.ci! - t.ci!), `${s.name} ci`).toBeLessThan(NUMERIC);
+    }
+  });
+}
+
+describe("sacreBLEU's tokenizers", () => {
+  it('the fixture has every tokenizer we offer', () => {
+    expect(Object.keys(synthetic.tokenized).sort()).toEqual([...BLEU_TOKENIZERS].sort());
+  });
+  for (const tok of BLEU_TOKENIZERS) {
+    it(`${tok}: tokenizes the synthetic corpus as sacreBLEU does`, () => {
+      const lines = [...refs[0].slice(0, 60), ...system('sys-worse').slice(0, 60)];
+      const t = bleuTokenizer(tok);
+      expect(lines.map((l) => t(l))).toEqual(synthetic.tokenized[tok]);
+    });
+  }
+
+  it("zh keeps sacreBLEU's reading of its '\\u20000' range: U+2001..U+2A6D are split off like CJK", () => {
+    // U+2010 (hyphen) and U+2192 (arrow) are inside, U+2A6E (just past the end) is not.
+    expect(bleuTokenizer('zh')('a→b‐c\u2a6ed')).toBe('a → b ‐ c\u2a6ed');
+  });
+});
+
+describe('corpus BLEU equals sacreBLEU for every tokenizer, case and reference count', () => {
+  it('covers 5 tokenizers x 2 cases x 1-2 references x 5 systems', () => {
+    expect(synthetic.scores).toHaveLength(BLEU_TOKENIZERS.length * 2 * 2 * systems.length);
+  });
+  for (const tok of BLEU_TOKENIZERS) {
+    it(`tokenize ${tok}`, () => {
+      for (const e of synthetic.scores.filter((s) => s.tokenize === tok)) {
+        const r = corpusBleu(system(e.system), refs.slice(0, e.nrefs), { tokenize: tok, lowercase: e.lowercase });
+        const what = `${e.system} lc=${e.lowercase} nrefs=${e.nrefs}`;
+        expect({ counts: r.counts, totals: r.totals, sysLen: r.sysLen, refLen: r.refLen }, what).toEqual({ counts: e.counts, totals: e.totals, sysLen: e.sysLen, refLen: e.refLen });
+        expect(r.score, what).toBeCloseTo(e.score, 10);
+        expect(r.bp, what).toBeCloseTo(e.bp, 12);
+        expect(r.signature).toBe(sig(e.signature));
+      }
+    });
+  }
+});
+
+describe('paired tests and confidence equal sacreBLEU (same seed, same draws)', () => {
+  for (const t of synthetic.tests) {
+    it(`${t.test} n=${t.n} seed=${t.seed}${t.nArConfidence > 0 ? ` with ${t.nArConfidence} bootstrap intervals` : ''} (${t.bleu.tokenize ?? '13a'}${t.bleu.lowercase ? ', lowercased' : ''})`, () => {
+      const ours = compareBleu(refs, systems, {
+        ...t.bleu,
+        test: t.test,
+        samples: t.n,
+        seed: t.seed,
+        confidence: t.nArConfidence > 0,
+        confidenceSamples: t.nArConfidence > 0 ? t.nArConfidence : undefined,
+      });
+      expect(ours.n).toBe(t.n);
+      expect(ours.seed).toBe(t.seed);
+      expectSameTest(ours, t, systems);
+    });
+  }
+
+  for (const c of synthetic.confidence) {
+    it(`--confidence of ${c.system}: n=${c.n} seed=${c.seed} (${c.bleu.tokenize ?? '13a'})`, () => {
+      const nrefs = Number(/nrefs:(\d+)/.exec(c.signature)![1]);
+      const ours = compareBleu(refs.slice(0, nrefs), [{ name: c.system, lines: system(c.system) }], { ...c.bleu, confidence: true, confidenceSamples: c.n, seed: c.seed });
+      expect(ours.signature).toBe(sig(c.signature));
+      const s = ours.systems[0];
+      expect(s.score).toBeCloseTo(c.score, 10);
+      expect(Math.abs(s.mean! - c.mean)).toBeLessThan(NUMERIC);
+      expect(Math.abs(s.ci! - c.ci)).toBeLessThan(NUMERIC);
+    });
+  }
+
+  it('a system compared with itself: p = 1 where sacreBLEU reports 1/(n+1)', () => {
+    const bs = synthetic.tests.find((t) => t.test === 'bs')!;
+    const copy = bs.systems.find((s) => s.name === 'sys-base-copy')!;
+    expect(copy.pValue).toBe(1 / (bs.n + 1));
+    const ours = compareBleu(refs, [systems[0], { name: 'copy', lines: systems[0].lines }], { test: 'bs', samples: 200 });
+    expect(ours.systems[1].pValue).toBe(1);
+    const ar = compareBleu(refs, [systems[0], { name: 'copy', lines: systems[0].lines }], { test: 'ar', samples: 200 });
+    expect(ar.systems[1].pValue).toBe(1);
+  });
+});
+
+describe("sacreBLEU's float32 bootstrap sums, where they round (statistics past 2^24)", () => {
+  const f = load<{ seed: number; samples: number; stats: number[][]; mean: number; ci: number }>('bleu-float32.json');
+  const flat = Float64Array.from(f.stats.flat());
+  const metric = bleuStatMetric();
+
+  it('reproduces the rounded sums', () => {
+    // Same sums, same scores: only V8's exp/log against glibc's could leave a last-bit difference.
+    const r = bootstrapConfidence(flat, metric, { samples: f.samples, seed: f.seed, float32: true });
+    expect(Math.abs(r.mean - f.mean)).toBeLessThan(1e-12);
+    expect(Math.abs(r.ci - f.ci)).toBeLessThan(1e-12);
+  });
+
+  it('which exact sums would not (the case is sensitive to the rounding)', () => {
+    const r = bootstrapConfidence(flat, metric, { samples: f.samples, seed: f.seed, float32: false });
+    expect(Math.abs(r.ci - f.ci)).toBeGreaterThan(1e-7);
+  });
+});
+
+// ---- WMT17: sacreBLEU's own significance test data (needs a sacreBLEU checkout) ----
+
+interface Wmt17 {
+  systems: string[];
+  scores: ({ system: string; tokenize: BleuTokenizerName; signature: string } & BleuNumbers)[];
+  tests: SacrebleuTest[];
+  confidence: Omit<Confidence, 'system'>;
+  mosesPValues: Record<string, number>;
+  multevalPValues: Record<string, number>;
+}
+
+/** The WMT17 systems of a sacreBLEU checkout (a pickle: read by python3), or why not. */
+function loadWmt17(): { systems: [string, string[]][]; refs: string[][] } | string {
+  const dir = process.env.SACREBLEU_DIR;
+  if (!dir) return 'SACREBLEU_DIR is not set (a sacreBLEU source checkout: git clone https://github.com/mjpost/sacrebleu)';
+  const pkl = path.join(dir, 'test', 'wmt17_en_de_systems.pkl.bz2');
+  if (!existsSync(pkl)) return `${pkl} is absent`;
+  const py = spawnSync('python3', ['-c', 'import bz2,json,pickle,sys; json.dump(pickle.load(bz2.BZ2File(sys.argv[1])), sys.stdout)', pkl], { encoding: 'utf8', maxBuffer: 1 << 28 });
+  if (py.status !== 0) return `python3 could not read ${pkl}: ${py.stderr || py.error?.message}`;
+  const named = JSON.parse(py.stdout) as [string, unknown][];
+  const [, references] = named.pop() as [string, string[][]];
+  return { systems: named as [string, string[]][], refs: references };
+}
+
+const wmt17 = loadWmt17();
+if (typeof wmt17 === 'string') console.warn(`[skip] WMT17 parity with sacreBLEU: ${wmt17}`);
+
+describe.skipIf(typeof wmt17 === 'string')("sacreBLEU's WMT17 test systems (16 systems x 3,004 segments)", () => {
+  const data = wmt17 as Exclude<typeof wmt17, string>;
+  // Read only when the suite runs (describe bodies are collected even when skipped).
+  const expected = typeof wmt17 === 'string' ? ({ tests: [] } as unknown as Wmt17) : load<Wmt17>('wmt17.json');
+  const named = () => data.systems.map(([name, lines]) => ({ name, lines }));
+
+  it('corpus BLEU of every system for every tokenizer', () => {
+    for (const tok of BLEU_TOKENIZERS) {
+      const r = new BleuReferences(data.refs, { tokenize: tok });
+      for (const e of expected.scores.filter((s) => s.tokenize === tok)) {
+        const ours = r.score(data.systems.find(([n]) => n === e.system)![1]);
+        expect({ counts: ours.counts, totals: ours.totals, sysLen: ours.sysLen, refLen: ours.refLen }, `${e.system} ${tok}`).toEqual({ counts: e.counts, totals: e.totals, sysLen: e.sysLen, refLen: e.refLen });
+        expect(ours.score).toBeCloseTo(e.score, 10);
+      }
+    }
+  });
+
+  for (const t of expected.tests) {
+    it(`${t.test} n=${t.n}: sacreBLEU's p-values, means and intervals`, () => {
+      expectSameTest(compareBleu(data.refs, named(), { ...t.bleu, test: t.test, samples: t.n, seed: t.seed }), t, named());
+    });
+  }
+
+  it("test_significance.py's cases: bootstrap p within 0.01 of Moses, randomization within 0.01 of multeval", () => {
+    const bs = compareBleu(data.refs, named(), { tokenize: 'none', test: 'bs', samples: 2000 });
+    const ar = compareBleu(data.refs, named(), { tokenize: 'none', test: 'ar', samples: 10000 });
+    expect(Object.keys(expected.mosesPValues).length).toBe(15);
+    for (const [name, p] of Object.entries(expected.mosesPValues)) expect(Math.abs(bs.systems.find((s) => s.name === name)!.pValue! - p), name).toBeLessThan(1e-2);
+    for (const [name, p] of Object.entries(expected.multevalPValues)) expect(Math.abs(ar.systems.find((s) => s.name === name)!.pValue! - p), name).toBeLessThan(1e-2);
+  });
+});
