@@ -6,6 +6,7 @@ import {
   aggregateSgsacc,
   chooseReference,
   contextPremise,
+  controlPremise,
   makeUnseenTest,
   RecordStore,
   runSgsacc,
@@ -166,8 +167,10 @@ describe('reference selection and validation', () => {
     const nli = new FakeWordOverlapNli();
     const twin = { ...queens, id: 'd1/3' }; // same utterance and references: no new pairs
     await selectReferences([queens, twin], nli, ON);
-    expect(nli.calls.length).toBe(2); // plain pass + context pass
+    expect(nli.calls.length).toBe(3); // plain pass + context pass + the context-only control
     expect(nli.calls[0].length).toBe(3); // 2 candidates + 1 negative, once
+    // The control: the context alone against the reference the context premise chose, once for both turns.
+    expect(nli.calls[2]).toEqual([{ premise: 'I want to book a hair cut. the name of the hair stylist.', hypothesis: 'The name of the hair stylist is Queens.' }]);
   });
 });
 
@@ -330,7 +333,9 @@ describe('stored references and resume', () => {
       results: RecordStore.open(out, 'todeval-sgsacc-turns', sig),
     });
     expect(all[0]).toEqual(first[0]);
-    expect(nli2.calls.flat().every((p) => p.premise.includes('opening'))).toBe(true);
+    // Every pair with an utterance in it is d1/5's; the control's premise has none (it is the context alone).
+    const control = controlPremise(queens.previousUserUtterance, queens.actions[0].slotDescription);
+    expect(nli2.calls.flat().every((p) => p.premise.includes('opening') || p.premise === control)).toBe(true);
     // The torn write is cut off, not left mid-file: the file stays resumable.
     const lines = readFileSync(out, 'utf8').trim().split('\n');
     expect(lines.slice(1).map((l) => (JSON.parse(l) as { id: string }).id)).toEqual(['d1/1', 'd1/5']);

@@ -1,4 +1,4 @@
-import { Option } from 'commander';
+import { Option, type Command } from 'commander';
 import { REFERENCE_SELECTIONS } from '../metrics/sgsacc/types.js';
 
 /** --reference-selection: how the entailment reference is chosen (docs/sgsacc.md, step 1). */
@@ -9,4 +9,16 @@ export function referenceSelectionOption(): Option {
   )
     .choices(REFERENCE_SELECTIONS)
     .default('entailed');
+}
+
+/**
+ * --context-control / --no-context-control (docs/sgsacc.md, the context-only control): withdraw
+ * credit the context alone earns. Both spellings on every command that has it; the default is the
+ * command's (off for score and evaluate, so SGSAcc stays the paper's method; on for rerank and serve,
+ * where a generator could learn to win through the context).
+ */
+export function addContextControlOptions(cmd: Command, defaultOn: boolean): Command {
+  return cmd
+    .addOption(new Option('--context-control', 'where only the context premise entails, check the context alone too and give no credit when it entails').default(defaultOn))
+    .addOption(new Option('--no-context-control', 'credit context rescues even when the context alone entails (they are still counted)'));
 }

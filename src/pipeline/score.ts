@@ -6,6 +6,7 @@ import {
   aggregateHallucination,
   aggregateSgsacc,
   bleuSummary,
+  contextControlSignature,
   RecordStore,
   referencesSignature,
   runSgsacc,
@@ -81,6 +82,8 @@ export async function runScorePipeline(selection: ScoreSelection, o: ScorePipeli
     context: o.context,
     referenceSelection: o.referenceSelection,
     hallucination: o.hallucination === true,
+    // Without the context premise there is nothing for the control to check.
+    contextControl: o.context && o.contextControl === true,
   };
 
   // The references are shared by both directions: referencesSignature leaves hallucination out.
@@ -96,7 +99,16 @@ export async function runScorePipeline(selection: ScoreSelection, o: ScorePipeli
   // needed); per-turn results and reports are not, so the direction is part of their signatures.
   const hallucinationSig = options.hallucination ? true : undefined;
   // A shard's records carry the shard, like its report; todeval merge writes them under the run's signature.
-  const turnsSig = makeSignature({ ...refsSig, metric: 'sgsacc-turns', system: o.system, predictions: predictionsDigest, hallucination: hallucinationSig, shard });
+  const controlSig = contextControlSignature(options.contextControl);
+  const turnsSig = makeSignature({
+    ...refsSig,
+    metric: 'sgsacc-turns',
+    system: o.system,
+    predictions: predictionsDigest,
+    hallucination: hallucinationSig,
+    contextControl: controlSig,
+    shard,
+  });
   const references = o.referencesFile ? RecordStore.open<TurnReferences>(o.referencesFile, 'todeval-sgsacc-references', refsSig) : undefined;
   const results = o.turnsFile ? RecordStore.open<TurnScore>(o.turnsFile, 'todeval-sgsacc-turns', turnsSig) : undefined;
   const saved = () => (results ? turns.filter((t) => results.done.has(t.id)).length : 0);
@@ -114,7 +126,8 @@ export async function runScorePipeline(selection: ScoreSelection, o: ScorePipeli
 
   const aggregateOptions = { validation: options.validation, isUnseen: data.isUnseen };
   const summary = aggregateSgsacc(run.scores, aggregateOptions);
-  const gold = run.references.map((r) => r?.groundTruth).filter((x): x is TurnScore => x !== undefined);
+  // The ground truth as this run sees it (with the control applied when it is on).
+  const gold = run.groundTruth.filter((x): x is TurnScore => x !== undefined);
   if (gold.length < turns.length) {
     // Only when resuming --turns without --references: those turns' references were never stored.
     o.hooks?.warn?.(
@@ -142,6 +155,7 @@ export async function runScorePipeline(selection: ScoreSelection, o: ScorePipeli
     system: o.system,
     predictions: predictionsDigest,
     hallucination: hallucinationSig,
+    contextControl: controlSig,
     // --allow-missing scores a subset: not comparable with a full run, whatever the digest says.
     missingPredictions: missing.length > 0 ? missing.length : undefined,
     shard,

@@ -36,6 +36,7 @@ export const SIGNATURE_KEYS = [
   'context',
   'referenceSelection',
   'hallucination',
+  'contextControl',
   'rankBy',
   'systems',
   'system',

@@ -1,7 +1,7 @@
 import { argmaxLabel, type NliScorer } from '../nli/types.js';
 import { PairBatch } from '../metrics/sgsacc/batch.js';
-import { checkEntailment, fourWayLabel, planPremise, type EntailmentJob } from '../metrics/sgsacc/hallucination.js';
-import { contextPremise } from '../metrics/sgsacc/premise.js';
+import { checkEntailment, fourWayLabel, hallucinationJob, planPremise, type EntailmentJob, type EntailmentVerdict } from '../metrics/sgsacc/hallucination.js';
+import { contextPremise, controlPremise } from '../metrics/sgsacc/premise.js';
 import type { FourWayLabel, SgsaccAction } from '../metrics/sgsacc/types.js';
 
 export interface RerankCandidate {
@@ -34,6 +34,13 @@ export interface RerankOptions {
   /** Retry non-entailed actions with context + slot description in the premise (default true). */
   context?: boolean;
   /**
+   * The context-only control (default true): an action realised only through the context premise
+   * is not realised when the context alone (without the candidate) entails its references, so a
+   * content-free candidate cannot win through the context. Checked either way: `contextOnly` says
+   * which actions it concerns.
+   */
+  contextControl?: boolean;
+  /**
    * Also check facts => text per candidate (default false): the references it realised, joined in
    * action order (plus the context when on), must entail it. Adds `hallucinated` and `label`.
    */
@@ -54,6 +61,12 @@ export interface CandidateFidelity {
   fidelity: number;
   /** Per action, in item order: whether it was realised. */
   realised: boolean[];
+  /**
+   * Per action: only the context premise entailed a reference, and the context alone entails it too
+   * (withdrawn from `realised` with the control on; with it off, realised only through the context).
+   * Absent in per-item files written before the control existed.
+   */
+  contextOnly?: boolean[];
   /** With hallucination: the references do not entail the text (null: not checked, content-free). */
   hallucinated?: boolean | null;
   /** With hallucination: ok / omission / hallucination / both. */
@@ -82,6 +95,7 @@ export async function rerank(items: RerankItem[], options: RerankOptions): Promi
 
 async function rerankChunk(items: RerankItem[], options: RerankOptions): Promise<RerankResult[]> {
   const useContext = options.context ?? true;
+  const controlOn = useContext && (options.contextControl ?? true);
   const hallucination = options.hallucination === true || options.rankBy === 'omission-hallucination';
   const first = new PairBatch();
   // handles[item][candidate][action] = pair handles for each candidate reference
@@ -98,6 +112,7 @@ async function rerankChunk(items: RerankItem[], options: RerankOptions): Promise
     item.candidates.map((_, c) => item.actions.map((action, a) => mostEntailed(action.candidates, handles[i][c][a], first))),
   );
 
+  const contextOnly = items.map((item) => item.candidates.map(() => item.actions.map(() => false)));
   if (useContext) {
     const second = new PairBatch();
     const retry: Array<{ i: number; c: number; a: number; hs: number[] }> = [];
@@ -111,10 +126,26 @@ async function rerankChunk(items: RerankItem[], options: RerankOptions): Promise
       ),
     );
     await second.run(options.scorer);
-    for (const r of retry) {
-      if (!r.hs.some((h) => entails(second, h))) continue;
+    // The control: the context alone against each reference the context premise entailed. Its
+    // pairs do not depend on the candidate, so the candidates of an item share them.
+    const third = new PairBatch();
+    const rescued = retry
+      .map((r) => {
+        const { context = '', actions } = items[r.i];
+        const control = controlPremise(context, actions[r.a].slotDescription);
+        const entailed = r.hs.flatMap((h, k) => (entails(second, h) ? [{ h, ref: actions[r.a].candidates[k] }] : []));
+        return { ...r, entailed: entailed.map((e) => ({ ...e, alone: control === '' ? null : third.add(control, e.ref) })) };
+      })
+      .filter((r) => r.entailed.length > 0);
+    await third.run(options.scorer);
+    for (const r of rescued) {
+      // Credit comes from the references the candidate adds something to: those the context alone does not entail.
+      const earned = r.entailed.filter((e) => e.alone === null || !entails(third, e.alone));
+      contextOnly[r.i][r.c][r.a] = earned.length === 0;
+      const credited = earned.length > 0 ? earned : controlOn ? [] : r.entailed;
+      if (credited.length === 0) continue;
       realised[r.i][r.c][r.a] = true;
-      judgedBy[r.i][r.c][r.a] = mostEntailed(items[r.i].actions[r.a].candidates, r.hs, second);
+      judgedBy[r.i][r.c][r.a] = mostEntailed(credited.map((e) => e.ref), credited.map((e) => e.h), second);
     }
   }
 
@@ -129,7 +160,7 @@ async function rerankChunk(items: RerankItem[], options: RerankOptions): Promise
         { context: useContext },
       );
       if (plan.check !== 'checked') return null;
-      jobs.push({ premise: plan.premise, contextPremise: plan.contextPremise, hypothesis: cand.text });
+      jobs.push(hallucinationJob(plan, item.context ?? '', cand.text));
       return jobs.length - 1;
     }),
   );
@@ -142,7 +173,8 @@ async function rerankChunk(items: RerankItem[], options: RerankOptions): Promise
       ...(cand.likelihood !== undefined ? { likelihood: cand.likelihood } : {}),
       fidelity: realised[i][c].filter(Boolean).length,
       realised: realised[i][c],
-      ...(hallucination ? halluc(realised[i][c], jobOf[i][c] === null ? null : !verdicts[jobOf[i][c]!].entailed) : {}),
+      contextOnly: contextOnly[i][c],
+      ...(hallucination ? halluc(realised[i][c], jobOf[i][c] === null ? null : hallucinated(verdicts[jobOf[i][c]!], controlOn)) : {}),
     }));
     const best = pickBest(candidates, options.systemOrder, options.rankBy);
     return {
@@ -170,6 +202,11 @@ function mostEntailed(references: string[], handles: number[], batch: PairBatch)
     if (best < 0 || batch.get(handles[k]).entailment > batch.get(handles[best]).entailment) best = k;
   }
   return best < 0 ? null : references[best];
+}
+
+/** Not entailed by the facts; with the control on, an entailment the user turn alone gives does not count. */
+function hallucinated(v: EntailmentVerdict, controlOn: boolean): boolean {
+  return !v.entailed || (controlOn && v.contextUsed && v.contextOnly === true);
 }
 
 function halluc(realised: boolean[], hallucinated: boolean | null): Pick<CandidateFidelity, 'hallucinated' | 'label'> {

@@ -1,5 +1,6 @@
 import type { NliModelSignature } from '../nli/types.js';
 import { makeSignature, type Signature } from '../report/signature.js';
+import { contextControlSignature } from '../metrics/sgsacc/signature.js';
 import type { RankBy } from './rerank.js';
 
 export interface RerankConfig {
@@ -7,6 +8,8 @@ export interface RerankConfig {
   rulesHash: string;
   dataset: string;
   context: boolean;
+  /** The context-only control (on by default in rerank). */
+  contextControl?: boolean;
   /** Tie-break order of systems; undefined: the order of each item's candidates. */
   systems?: string[];
   /** The facts => text check (rerank --hallucination). */
@@ -27,6 +30,8 @@ export function rerankSignature(c: RerankConfig): Signature {
     rules: c.rulesHash,
     dataset: c.dataset,
     context: c.context,
+    // Present when on: files written before the control existed ran without it.
+    contextControl: contextControlSignature(c.context && c.contextControl),
     systems: c.systems?.join(',') ?? 'item-order',
     // Absent in the default mode, so files written before these options existed stay valid.
     hallucination: c.hallucination ? true : undefined,

@@ -10,10 +10,17 @@ export interface SystemSummary {
   items: number;
   /** With hallucination: this system's candidates per four-way label (unscorable ones left out). */
   labels?: LabelCounts;
+  /** Actions of this system's candidates the context alone entails (withdrawn with the control on). */
+  contextOnly: number;
 }
 
 export interface RerankSummary {
   chosenFullyFaithful: number;
+  /**
+   * Chosen candidates with an action the context alone entails: with the control off, winners that
+   * may owe their place to the context; with it on, the withdrawn actions did not count.
+   */
+  chosenContextOnly: number;
   /** With hallucination: labels of the chosen candidates. */
   chosenLabels?: LabelCounts;
   bySystem: Record<string, SystemSummary>;
@@ -23,15 +30,18 @@ const noLabels = (): LabelCounts => ({ ok: 0, omission: 0, hallucination: 0, bot
 
 /** Per system: how often chosen, mean fidelity rate, fully faithful candidates (and labels), over items in order. */
 export function summarizeRerank(results: RerankResult[], hallucination: boolean): RerankSummary {
-  const by = new Map<string, { chosen: number; rate: number; rated: number; full: number; items: number; labels: LabelCounts }>();
+  const by = new Map<string, { chosen: number; rate: number; rated: number; full: number; items: number; labels: LabelCounts; contextOnly: number }>();
   let chosenFull = 0;
+  let chosenContextOnly = 0;
+  const contextOnlyOf = (c: { contextOnly?: boolean[] }) => c.contextOnly?.filter(Boolean).length ?? 0;
   const chosenLabels = noLabels();
   for (const r of results) {
     if (r.chosen.fidelity === r.actions) chosenFull++;
     if (r.chosen.label) chosenLabels[r.chosen.label]++;
     for (const c of r.candidates) {
       let s = by.get(c.system);
-      if (!s) by.set(c.system, (s = { chosen: 0, rate: 0, rated: 0, full: 0, items: 0, labels: noLabels() }));
+      if (!s) by.set(c.system, (s = { chosen: 0, rate: 0, rated: 0, full: 0, items: 0, labels: noLabels(), contextOnly: 0 }));
+      s.contextOnly += contextOnlyOf(c);
       if (c.label) s.labels[c.label]++;
       s.items++;
       if (r.actions > 0) {
@@ -41,9 +51,13 @@ export function summarizeRerank(results: RerankResult[], hallucination: boolean)
       if (c.fidelity === r.actions) s.full++;
     }
     by.get(r.chosen.system)!.chosen++;
+    // The chosen candidate is the first of its system in the item (systems are unique per item).
+    const chosen = r.candidates.find((c) => c.system === r.chosen.system && c.text === r.chosen.text);
+    if (chosen && contextOnlyOf(chosen) > 0) chosenContextOnly++;
   }
   return {
     chosenFullyFaithful: chosenFull,
+    chosenContextOnly,
     ...(hallucination ? { chosenLabels } : {}),
     bySystem: Object.fromEntries(
       [...by.entries()].map(([k, s]) => [
@@ -53,6 +67,7 @@ export function summarizeRerank(results: RerankResult[], hallucination: boolean)
           meanFidelityRate: s.rated ? s.rate / s.rated : null,
           fullyFaithful: s.full,
           items: s.items,
+          contextOnly: s.contextOnly,
           ...(hallucination ? { labels: s.labels } : {}),
         },
       ]),
@@ -61,8 +76,14 @@ export function summarizeRerank(results: RerankResult[], hallucination: boolean)
 }
 
 /** The terminal table of a rerank run. */
-export function formatRerankSummary(s: RerankSummary, n: number): string {
+export function formatRerankSummary(s: RerankSummary, n: number, contextControl: boolean): string {
   const lines = [`rerank: ${n} items, chosen candidate realises every action in ${s.chosenFullyFaithful}`];
+  const withdrawn = Object.values(s.bySystem).reduce((k, v) => k + v.contextOnly, 0);
+  lines.push(
+    contextControl
+      ? `context-only control on: ${withdrawn} context rescues withdrawn (the context alone entails them)`
+      : `context-only control off: the context alone entails ${withdrawn} context rescues; ${s.chosenContextOnly} chosen candidates have one (--context-control would withdraw them)`,
+  );
   const l = (x: LabelCounts) => `${x.ok}/${x.omission}/${x.hallucination}/${x.both}`;
   if (s.chosenLabels) lines.push(`chosen candidates ok/omission/hallucination/both: ${l(s.chosenLabels)}`);
   lines.push(`${'system'.padEnd(20)} chosen  all-actions  mean fidelity${s.chosenLabels ? '  ok/om/hal/both' : ''}`);

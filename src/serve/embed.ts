@@ -23,6 +23,8 @@ export interface ServeOptions {
   logStream?: DestinationStream;
   limits?: Partial<ServeLimits>;
   context?: boolean;
+  /** The context-only control (docs/sgsacc.md); default true in the service. */
+  contextControl?: boolean;
   validation?: boolean;
   referenceSelection?: ReferenceSelection;
   hallucination?: boolean;
@@ -76,6 +78,7 @@ export async function serveFaithfulness(o: ServeOptions): Promise<ServingFaithfu
       data: o.data,
       dataset: o.dataset,
       context,
+      contextControl: o.contextControl ?? true,
       validation,
       referenceSelection,
       hallucination: o.hallucination === true,

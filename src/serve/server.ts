@@ -24,6 +24,8 @@ export interface ServerConfig {
   data: SgsaccData;
   dataset: DatasetName;
   context: boolean;
+  /** The context-only control; default true. */
+  contextControl?: boolean;
   validation: boolean;
   referenceSelection: ReferenceSelection;
   /** Also check facts => text (score and rerank), as `--hallucination`. */
@@ -59,6 +61,7 @@ export async function startServer(cfg: ServerConfig): Promise<RunningServer> {
     data: cfg.data,
     dataset: cfg.dataset,
     context: cfg.context,
+    contextControl: cfg.contextControl ?? true,
     validation: cfg.validation,
     referenceSelection: cfg.referenceSelection,
     hallucination: cfg.hallucination === true || cfg.rankBy === 'omission-hallucination',

@@ -1,6 +1,6 @@
 import type { DatasetName } from '../adapters/load.js';
 import type { Turn } from '../adapters/types.js';
-import { referencesSignature, runSgsacc, type ReferenceSelection, scoreTurns, selectReferences, type RecordStore, type SgsaccData, type SgsaccTurn, type TurnReferences, type TurnScore } from '../metrics/sgsacc/index.js';
+import { contextControlSignature, referencesSignature, runSgsacc, type ReferenceSelection, scoreTurns, selectReferences, type RecordStore, type SgsaccData, type SgsaccTurn, type TurnReferences, type TurnScore } from '../metrics/sgsacc/index.js';
 import type { NliRunner } from '../nli/runner.js';
 import { argmaxLabel, type NliLabel, type NliPair, type NliProbs } from '../nli/types.js';
 import { makeSignature, type Signature } from '../report/signature.js';
@@ -23,6 +23,8 @@ export interface ServiceConfig {
   dataset: DatasetName;
   /** Retry non-entailed actions with context + slot description (rerank and score). */
   context: boolean;
+  /** The context-only control (rerank and score; SgsaccOptions.contextControl): on in the service by default. */
+  contextControl: boolean;
   /** Validate references against the ground truth (score). */
   validation: boolean;
   /** How score picks each action's entailment reference (score --reference-selection). */
@@ -60,8 +62,9 @@ export class FaithfulnessService {
       expand: (turn: Turn) => data.expand([turn])[0].actions,
       turnsById: new Map(data.loaded.turns.map((t) => [t.id, t])),
     };
-    // The context pass may re-ask every pair of the first with another premise.
-    this.factor = config.context ? 2 : 1;
+    // The context pass may re-ask every pair of the first with another premise, and the control
+    // pass each of those once more without the utterance.
+    this.factor = config.context ? 3 : 1;
   }
 
   get runner(): NliRunner {
@@ -79,15 +82,21 @@ export class FaithfulnessService {
     // With the hallucination direction each candidate adds one pair (its facts => text check).
     const perCandidate = (it: (typeof items)[number]) => it.actions.reduce((m, a) => m + a.candidates.length, 0) + (this.config.hallucination ? 1 : 0);
     const pairs = items.reduce((n, it) => n + it.candidates.length * perCandidate(it), 0) * this.factor;
-    const { hallucination, rankBy } = this.config;
-    const results = await this.admitted(pairs, () => rerank(items, { scorer: this.runner, context: this.config.context, systemOrder: systems, hallucination, rankBy }));
-    const signature = rerankSignature({ model: this.runner.modelSignature, rulesHash: this.config.data.rulesHash, dataset: this.config.dataset, context: this.config.context, systems, hallucination, rankBy });
+    const { hallucination, rankBy, context, contextControl } = this.config;
+    const results = await this.admitted(pairs, () => rerank(items, { scorer: this.runner, context, contextControl, systemOrder: systems, hallucination, rankBy }));
+    const signature = rerankSignature({ model: this.runner.modelSignature, rulesHash: this.config.data.rulesHash, dataset: this.config.dataset, context, contextControl, systems, hallucination, rankBy });
     return { signature, items: results };
   }
 
   async score(raws: RawScoreItem[]): Promise<{ signature: Signature; items: TurnScore[] }> {
     refuseDuplicateIds(raws);
-    const options = { validation: this.config.validation, context: this.config.context, referenceSelection: this.config.referenceSelection, hallucination: this.config.hallucination };
+    const options = {
+      validation: this.config.validation,
+      context: this.config.context,
+      referenceSelection: this.config.referenceSelection,
+      hallucination: this.config.hallucination,
+      contextControl: this.config.context && this.config.contextControl,
+    };
     const resolved = raws.map((raw, i) => {
       const at = `body/items/${i}`;
       const turn = turnFromRawItem(raw, this.resolver, BODY, at, raw.ground_truth ?? '');
@@ -139,6 +148,7 @@ export class FaithfulnessService {
       ...referencesSignature({ model: this.runner.modelSignature, rulesHash: this.config.data.rulesHash, dataset: this.config.dataset, source: this.config.data.loaded.source, ...options }),
       metric: 'sgsacc-turns',
       hallucination: options.hallucination ? true : undefined,
+      contextControl: contextControlSignature(options.contextControl),
     });
     return { signature, items };
   }

@@ -24,7 +24,7 @@ export interface EvaluateShardReport extends EvaluateReport {
 }
 
 /** Signature keys --sgsacc adds only when it scored something: a shard without lexicalized turns lacks them. */
-const SGSACC_KEYS = ['model', 'revision', 'dtype', 'referenceSelection'];
+const SGSACC_KEYS = ['model', 'revision', 'dtype', 'referenceSelection', 'contextControl'];
 
 /**
  * The report one `evaluate --sgsacc` over the whole input gives: the mwzeval sections from shard 1
@@ -69,6 +69,8 @@ export function mergeEvaluateReports(loaded: readonly LoadedShard<EvaluateShardR
     counts: { ...counts, lexicalizedTurns: turns('lexicalized'), delexicalizedTurns: turns('delexicalized') },
     ser: { ser: serPercent(errors, withValues), errors, utterancesWithValues: withValues, perService },
     referenceSelection: parts[0].referenceSelection,
+    // Shards written before the control existed ran without it.
+    contextControl: parts[0].contextControl ?? false,
     model: parts[0].model,
   };
   return merged;

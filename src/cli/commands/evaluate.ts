@@ -9,8 +9,8 @@ import { readJsonFile } from '../../util/json-file.js';
 import { formatSignature, makeSignature } from '../../report/signature.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
 import { addDataDirOption, addInputOption, addLimitOption, reportSkipped } from '../options.js';
-import type { ReferenceSelection } from '../../metrics/sgsacc/index.js';
-import { referenceSelectionOption } from '../sgsacc-options.js';
+import { contextControlSignature, type ReferenceSelection } from '../../metrics/sgsacc/index.js';
+import { addContextControlOptions, referenceSelectionOption } from '../sgsacc-options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
 import { InputError } from '../../util/errors.js';
 import { addShardOptions, shardBlock, type ShardFlags } from '../shard-options.js';
@@ -34,6 +34,7 @@ interface EvaluateFlags extends NliCliFlags, ShardFlags {
   limit?: number;
   domainsFromSlots?: boolean;
   referenceSelection: ReferenceSelection;
+  contextControl: boolean;
   progress: ProgressMode;
 }
 
@@ -68,7 +69,8 @@ export function register(program: Command): void {
   addLimitOption(cmd, 'dialogues of the input');
   // Only the SGSAcc scoring is split: the mwzeval metrics are cheap and every shard computes them whole.
   addShardOptions(cmd, 'dialogues scored for --sgsacc', { workers: false });
-  cmd.addOption(referenceSelectionOption()).addOption(progressOption());
+  cmd.addOption(referenceSelectionOption());
+  addContextControlOptions(cmd, false).addOption(progressOption());
   addNliOptions(cmd); // model flags for --sgsacc
   cmd.action(async (flags: EvaluateFlags) => {
     await runEvaluate(flags);
@@ -113,6 +115,7 @@ export async function runEvaluate(flags: EvaluateFlags): Promise<EvaluateResult>
         dataDir: data.dir,
         nli: nliOptionsFrom(flags),
         referenceSelection: flags.referenceSelection,
+        contextControl: flags.contextControl,
         shard: flags.shard,
         // Only mergeSgsacc knows how many turns are lexicalized, so the bar starts on its first report.
         onProgress: ({ turnsDone, turnsTotal }) => {
@@ -133,6 +136,7 @@ export async function runEvaluate(flags: EvaluateFlags): Promise<EvaluateResult>
         revision: result.sgsacc.model.revision,
         dtype: result.sgsacc.model.dtype,
         referenceSelection: result.sgsacc.referenceSelection,
+        contextControl: contextControlSignature(result.sgsacc.contextControl),
       });
     }
   }

@@ -34,7 +34,7 @@ export function register(program: Command): void {
     if (jsonToStdout(flags)) process.stdout.write(JSON.stringify(merged.report, null, 2) + '\n');
     else if (merged.kind === 'score') process.stdout.write(formatSgsaccReport(merged.report));
     else if (merged.kind === 'rerank') {
-      process.stdout.write(formatRerankSummary(merged.report.summary, merged.report.items.length));
+      process.stdout.write(formatRerankSummary(merged.report.summary, merged.report.items.length, merged.report.signature.contextControl === true));
       process.stdout.write(`signature: ${formatSignature(merged.report.signature)}\n`);
     } else process.stdout.write(formatEvaluation(merged.report));
     process.stderr.write(`todeval: merged ${files.length} shards into ${flags.output}\n`);

@@ -21,6 +21,7 @@ import { runCommandInWorkers } from '../workers-run.js';
 import { shardLabel, shardPositions } from '../../shard/spec.js';
 import type { RerankReport, RerankShardReport } from '../../shard/rerank-merge.js';
 import { addShardOptions, shardBlock, type ShardFlags } from '../shard-options.js';
+import { addContextControlOptions } from '../sgsacc-options.js';
 
 interface RerankFlags extends NliCliFlags, DatasetFlags, ShardFlags {
   input: string;
@@ -30,6 +31,7 @@ interface RerankFlags extends NliCliFlags, DatasetFlags, ShardFlags {
   json?: string | boolean;
   limit?: number;
   context: boolean;
+  contextControl: boolean;
   systems?: string;
   progress: ProgressMode;
   hallucination?: boolean;
@@ -57,6 +59,7 @@ export function register(program: Command): void {
     .option('--systems <names>', 'comma-separated tie-break order of systems (default: order of each item\'s candidates)')
     .option('--hallucination', 'also check facts => text per candidate: the references it realised must entail it (four-way label)')
     .option('--rank-by <order>', `${RANK_BY.join(' | ')}: most actions realised, or no omission then no hallucination (implies --hallucination); then likelihood`, 'fidelity');
+  addContextControlOptions(cmd, true);
   addShardOptions(cmd, 'items');
   cmd.addOption(progressOption());
   addNliOptions(cmd);
@@ -72,7 +75,7 @@ async function runRerankInWorkers(flags: RerankFlags): Promise<void> {
   if (merged.kind !== 'rerank') return;
   if (jsonToStdout(flags)) process.stdout.write(JSON.stringify(merged.report, null, 2) + '\n');
   else {
-    process.stdout.write(formatRerankSummary(merged.report.summary, merged.report.items.length));
+    process.stdout.write(formatRerankSummary(merged.report.summary, merged.report.items.length, merged.report.signature.contextControl === true));
     process.stdout.write(`signature: ${formatSignature(merged.report.signature)}\n`);
   }
 }
@@ -83,6 +86,7 @@ async function runRerank(flags: RerankFlags): Promise<void> {
   }
   const rankBy = flags.rankBy as RankBy;
   const hallucination = flags.hallucination === true || rankBy === 'omission-hallucination';
+  const contextControl = flags.context && flags.contextControl;
   refuseOutputOverInput(
     { '--turns': flags.turns, '-o/--output': reportFileFrom(flags), '--cache': flags.cache },
     { '--input': flags.input, '--dialogues': flags.dialogues, '--schema': flags.schema },
@@ -145,6 +149,7 @@ async function runRerank(flags: RerankFlags): Promise<void> {
       rulesHash: data.rulesHash,
       dataset: flags.dataset,
       context: flags.context,
+      contextControl,
       systems: systemOrder,
       hallucination,
       rankBy,
@@ -167,7 +172,7 @@ async function runRerank(flags: RerankFlags): Promise<void> {
     reportToParent(items.length - todo.length, items.length);
     const chunk = 64;
     for (let i = 0; i < todo.length; i += chunk) {
-      const done = await rerank(todo.slice(i, i + chunk), { scorer: runner, context: flags.context, systemOrder, hallucination, rankBy });
+      const done = await rerank(todo.slice(i, i + chunk), { scorer: runner, context: flags.context, contextControl, systemOrder, hallucination, rankBy });
       store?.append(done);
       for (const r of done) computed.set(r.id, r);
       bar?.update(items.length - todo.length + computed.size);
@@ -191,7 +196,7 @@ async function runRerank(flags: RerankFlags): Promise<void> {
     if (jsonToStdout(flags)) {
       process.stdout.write(JSON.stringify(doc, null, 2) + '\n');
     } else {
-      process.stdout.write(formatRerankSummary(summary, results.length));
+      process.stdout.write(formatRerankSummary(summary, results.length, contextControl));
       process.stdout.write(`signature: ${formatSignature(signature)}\n`);
     }
   } finally {

@@ -16,7 +16,7 @@ import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.
 import { addDatasetOptions, addLimitOption, addReportFileOption, addTurnsOption, datasetDataDir, datasetLoadOptions, jsonToStdout, positiveInt, reportFileFrom, reportSkipped, type DatasetFlags } from '../options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
 import { addPredictionsOptions, checkPredictionIds, readPredictionsFlag } from '../predictions.js';
-import { referenceSelectionOption } from '../sgsacc-options.js';
+import { addContextControlOptions, referenceSelectionOption } from '../sgsacc-options.js';
 import { addShardOptions, shardBlock, type ShardFlags } from '../shard-options.js';
 import { runCommandInWorkers } from '../workers-run.js';
 
@@ -33,6 +33,7 @@ interface ScoreFlags extends NliCliFlags, DatasetFlags, ShardFlags {
   context: boolean;
   referenceSelection: ReferenceSelection;
   hallucination?: boolean;
+  contextControl: boolean;
   chunk: number;
   progress: ProgressMode;
   allowMissing?: boolean;
@@ -54,6 +55,7 @@ export function register(program: Command): void {
     .addOption(referenceSelectionOption())
     .option('--hallucination', 'also check facts => text (references entail the utterance): hallucination rate and a four-way label per turn')
     .option('--chunk <n>', 'turns per NLI call (larger batches on GPU)', positiveInt('--chunk'), 256);
+  addContextControlOptions(cmd, false);
   addShardOptions(cmd, 'turns');
   cmd.addOption(progressOption());
   addNliOptions(cmd);
@@ -123,6 +125,7 @@ async function runScore(flags: ScoreFlags): Promise<void> {
       context: flags.context,
       referenceSelection: flags.referenceSelection,
       hallucination: flags.hallucination === true,
+      contextControl: flags.contextControl,
       chunkTurns: flags.chunk,
       referencesFile: flags.references,
       turnsFile: flags.turns,

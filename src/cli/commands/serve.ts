@@ -7,7 +7,7 @@ import { checkBinding } from '../../serve/server.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
 import { addDatasetOptions, datasetDataDir, datasetLoadOptions, positiveInt, type DatasetFlags } from '../options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
-import { referenceSelectionOption } from '../sgsacc-options.js';
+import { addContextControlOptions, referenceSelectionOption } from '../sgsacc-options.js';
 import { RANK_BY, type RankBy } from '../../rerank/index.js';
 import { InputError } from '../../util/errors.js';
 
@@ -19,6 +19,7 @@ interface ServeFlags extends NliCliFlags, DatasetFlags, ServeLimits {
   logLevel: string;
   references?: string;
   context: boolean;
+  contextControl: boolean;
   validation: boolean;
   referenceSelection: ReferenceSelection;
   hallucination?: boolean;
@@ -45,6 +46,7 @@ export function register(program: Command): void {
     .option('--hallucination', 'also check facts => text (references entail the utterance) in /v1/score and /v1/rerank: four-way labels')
     .option('--rank-by <order>', `/v1/rerank order: ${RANK_BY.join(' | ')} (omission-hallucination implies --hallucination)`, 'fidelity')
     .addOption(referenceSelectionOption());
+  addContextControlOptions(cmd, true);
   for (const l of LIMIT_FLAGS) cmd.option(`${l.flag} <n>`, l.help, positiveInt(l.flag), DEFAULT_LIMITS[l.key]);
   addNliOptions(cmd);
   cmd.action(async (flags: ServeFlags) => {
@@ -70,6 +72,7 @@ async function runServe(flags: ServeFlags): Promise<void> {
     logLevel: flags.logLevel,
     limits,
     context: flags.context,
+    contextControl: flags.contextControl,
     validation: flags.validation,
     referenceSelection: flags.referenceSelection,
     hallucination: flags.hallucination === true,

@@ -21,6 +21,8 @@ export interface SgsaccMergeOptions {
   validation?: boolean;
   context?: boolean;
   referenceSelection?: ReferenceSelection;
+  /** The context-only control (SgsaccOptions.contextControl); off by default. */
+  contextControl?: boolean;
   chunkTurns?: number;
   /** Score only the dialogues of this part (`evaluate --sgsacc --shard K/N`), and return the tally that merges. */
   shard?: ShardSpec;
@@ -34,6 +36,8 @@ export interface SgsaccMergeResult {
   ser: { ser: number; errors: number; utterancesWithValues: number; perService: Record<string, unknown> };
   model: { modelId: string; revision: string; dtype: string };
   referenceSelection: ReferenceSelection;
+  /** Whether context-only rescues were withdrawn (their count is in `counts.contextOnly` either way). */
+  contextControl: boolean;
   /** With `shard`: the counts behind the percentages, which `todeval merge` adds across shards. */
   tally?: SgsaccTally;
 }
@@ -80,7 +84,8 @@ export async function mergeSgsacc(dialogues: MwzPredictions, opts: SgsaccMergeOp
 
   const runner = await createNliRunner(opts.nli);
   try {
-    const options = { validation: opts.validation ?? true, context: opts.context ?? true, referenceSelection: opts.referenceSelection ?? 'entailed' };
+    const context = opts.context ?? true;
+    const options = { validation: opts.validation ?? true, context, referenceSelection: opts.referenceSelection ?? 'entailed', contextControl: context && opts.contextControl === true };
     const run = await runSgsacc(data.expand(turns), utterances, {
       ...options,
       scorer: runner,
@@ -95,6 +100,7 @@ export async function mergeSgsacc(dialogues: MwzPredictions, opts: SgsaccMergeOp
       counts: { ...counts, lexicalizedTurns: turns.length, delexicalizedTurns: delexicalized },
       ser: { ser: ser.ser, errors: ser.errors, utterancesWithValues: ser.utterancesWithValues, perService: ser.perService },
       referenceSelection: options.referenceSelection,
+      contextControl: options.contextControl,
       model: {
         modelId: runner.modelSignature.modelId,
         revision: String(runner.modelSignature.revision),

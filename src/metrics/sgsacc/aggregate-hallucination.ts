@@ -18,8 +18,10 @@ export interface HallucinationCounts {
   excluded: number;
   /** Excluded checked turns per reason (a turn counts once per distinct reason). */
   excludedByReason: Partial<Record<HallucinationExclusionReason, number>>;
-  /** Checked turns whose utterance only the premise with the previous user turn entailed. */
+  /** Checked turns credited through the premise with the previous user turn (the plain premise failed). */
   contextRescued: number;
+  /** User-turn rescues the user turn alone entails (withdrawn with the control on, else among contextRescued). */
+  contextOnly: number;
 }
 
 export interface HallucinationSummary {
@@ -65,6 +67,7 @@ export function tallyHallucination(scores: TurnScore[], opts: { validation: bool
     excluded: 0,
     excludedByReason: {},
     contextRescued: 0,
+    contextOnly: 0,
   };
 
   for (const s of scores) {
@@ -79,7 +82,8 @@ export function tallyHallucination(scores: TurnScore[], opts: { validation: bool
     if (h.check === 'unscorable') counts.unscorable++;
     if (h.check !== 'checked' || h.hallucinated === null) continue;
     counts.checked++;
-    if (h.contextUsed) counts.contextRescued++;
+    if (h.contextUsed && !h.hallucinated) counts.contextRescued++;
+    if (h.contextUsed && h.contextOnly) counts.contextOnly++;
     const bad = h.hallucinated;
     rates.addTurn(bad, s.services.some(opts.isUnseen), inValidated);
     if (inValidated) counts.evaluated++;

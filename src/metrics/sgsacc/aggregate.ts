@@ -1,3 +1,4 @@
+import { turnOutcome, type TurnOutcome } from './outcome.js';
 import type { ExclusionReason, TurnScore } from './types.js';
 
 export interface SplitScores {
@@ -23,10 +24,17 @@ export interface SgsaccCounts {
   evaluated: number;
   /** turns - evaluated: failed validation or not scorable. */
   excluded: number;
-  /** Actions of this system entailed only with the context-augmented premise. */
+  /** Actions of this system credited through the context-augmented premise (the plain premise failed). */
   contextRescued: number;
+  /**
+   * Context rescues the context alone entails (the context-only control): withdrawn when the run
+   * has the control on, else still among contextRescued, which is how many the control would withdraw.
+   */
+  contextOnly: number;
   /** Actions whose entailment reference was only entailed by the gold utterance with context. */
   referenceContextRescued: number;
+  /** Of those, references the context alone entails (the control excludes their turns when on). */
+  referenceContextOnly: number;
   /** Turns that cannot be scored at all (an action without any reference). */
   unscorable: number;
   /** Turns behind unvalidated SGSAcc. */
@@ -37,6 +45,17 @@ export interface SgsaccCounts {
   actionsExcluded: number;
   /** Turns excluded by validation, per reason (a turn counts once per distinct reason). */
   excludedByReason: Partial<Record<ExclusionReason, number>>;
+  /** One outcome per turn (turnOutcome): these add up to `turns`. */
+  outcomes: OutcomeCounts;
+}
+
+/** Turns per outcome; `excluded` is keyed by the turn's sorted reasons joined with '+'. */
+export interface OutcomeCounts {
+  faithful: number;
+  unfaithful: number;
+  contextOnly: number;
+  unscorable: number;
+  excluded: Record<string, number>;
 }
 
 export interface SgsaccSummary {
@@ -96,20 +115,26 @@ export function tallySgsacc(scores: TurnScore[], opts: { validation: boolean; is
     evaluated: 0,
     excluded: 0,
     contextRescued: 0,
+    contextOnly: 0,
     referenceContextRescued: 0,
+    referenceContextOnly: 0,
     unscorable: 0,
     evaluatedUnvalidated: 0,
     actions: 0,
     actionsValidated: 0,
     actionsExcluded: 0,
     excludedByReason: {},
+    outcomes: { faithful: 0, unfaithful: 0, contextOnly: 0, unscorable: 0, excluded: {} },
   };
 
   for (const s of scores) {
     counts.actions += s.actions.length;
+    countOutcome(counts.outcomes, turnOutcome(s));
     for (const a of s.actions) {
-      if (a.contextUsed) counts.contextRescued++;
+      if (a.contextUsed && a.entailed) counts.contextRescued++;
+      if (a.contextUsed && a.contextOnly) counts.contextOnly++;
       if (a.referenceViaContext) counts.referenceContextRescued++;
+      if (a.referenceViaContext && a.referenceContextOnly) counts.referenceContextOnly++;
       if (a.status === 'validated') counts.actionsValidated++;
       if (a.status === 'excluded') counts.actionsExcluded++;
     }
@@ -128,6 +153,14 @@ export function tallySgsacc(scores: TurnScore[], opts: { validation: boolean; is
   }
   counts.excluded = counts.turns - counts.evaluated;
   return { rates: rates.state(), counts };
+}
+
+function countOutcome(into: OutcomeCounts, o: TurnOutcome): void {
+  if (o.kind === 'excluded') {
+    const key = o.reasons.join('+') || 'excluded';
+    into.excluded[key] = (into.excluded[key] ?? 0) + 1;
+  } else if (o.kind === 'context-only') into.contextOnly++;
+  else into[o.kind]++;
 }
 
 /** The summary of the turns behind `tallies` (one tally: aggregateSgsacc; a shard's each: the merged run). */

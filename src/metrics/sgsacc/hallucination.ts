@@ -35,6 +35,23 @@ export function withUserTurn(previousUserUtterance: string, premise: string): st
   return user === '' ? undefined : `${user} ${premise}`;
 }
 
+/**
+ * The facts => text job of a premise: the user turn in front of the facts is the retry, and the user
+ * turn alone is the control (an utterance the user turn alone entails owes nothing to the facts).
+ */
+export function hallucinationJob(
+  plan: Pick<HallucinationPremise, 'premise' | 'contextPremise'>,
+  previousUserUtterance: string,
+  hypothesis: string,
+): EntailmentJob {
+  const job: EntailmentJob = { premise: plan.premise, hypothesis };
+  if (plan.contextPremise !== undefined) {
+    job.contextPremise = plan.contextPremise;
+    job.controlPremise = previousUserUtterance.trim();
+  }
+  return job;
+}
+
 /** What the premise of a turn is, before any model call. */
 export function planPremise(
   turn: Pick<SgsaccTurn, 'previousUserUtterance'>,
@@ -48,29 +65,46 @@ export function planPremise(
   return contextPremise ? { check: 'checked', premise, contextPremise } : { check: 'checked', premise };
 }
 
-/** Does the premise entail the hypothesis, retrying with the context premise (two passes). */
+/**
+ * Does the premise entail the hypothesis, retrying with the context premise; when only the context
+ * premise entails, the control premise (the context without what is judged) is checked too.
+ */
 export interface EntailmentJob {
   premise: string;
   contextPremise?: string;
+  /** The context alone: when it entails the hypothesis as well, the rescue is context-only. */
+  controlPremise?: string;
   hypothesis: string;
 }
 
 export interface EntailmentVerdict {
+  /** Entailed by the plain premise, or by the context premise (context-only rescues included). */
   entailed: boolean;
   /** Entailment probability under the premise that decided. */
   entailment: number;
+  /** Entailment probability under the plain premise. */
+  plainEntailment: number;
+  /** Entailment probability under the context premise, when the retry ran. */
+  contextEntailment?: number;
+  /** Only the context premise entailed. */
   contextUsed: boolean;
+  /** With contextUsed: the control premise entails too (see SgsaccOptions.contextControl). */
+  contextOnly?: boolean;
 }
 
 /**
- * The two passes of a set of jobs, split so callers can put the pairs into batches they already
+ * The three passes of a set of jobs, split so callers can put the pairs into batches they already
  * send (one scorer call per pass for the whole chunk): `addPlain` before the first pass runs,
- * `addRetries` after it, `verdicts` after the second.
+ * `addRetries` after it, `addControls` after the second, `verdicts` after the third. The verdicts
+ * record the control without applying it (applyContextControl does), so one set of verdicts
+ * serves a run with the control on and one with it off.
  */
 export class EntailmentPasses {
   private plain: number[] = [];
   private retry: (number | null)[] = [];
+  private control: (number | null)[] = [];
   private second: PairBatch | undefined;
+  private third: PairBatch | undefined;
 
   constructor(
     readonly jobs: EntailmentJob[],
@@ -84,33 +118,53 @@ export class EntailmentPasses {
   addRetries(second: PairBatch): void {
     this.second = second;
     this.retry = this.jobs.map((j, i) =>
-      j.contextPremise !== undefined && argmaxLabel(this.first.get(this.plain[i])) !== 'entailment'
-        ? second.add(j.contextPremise, j.hypothesis)
-        : null,
+      j.contextPremise !== undefined && !entails(this.first, this.plain[i]) ? second.add(j.contextPremise, j.hypothesis) : null,
     );
+  }
+
+  /** One pair per context rescue: the premise without what is judged. */
+  addControls(third: PairBatch): void {
+    this.third = third;
+    this.control = this.jobs.map((j, i) => {
+      const r = this.retry[i];
+      const rescued = r !== null && r !== undefined && entails(this.second!, r);
+      return rescued && j.controlPremise ? third.add(j.controlPremise, j.hypothesis) : null;
+    });
   }
 
   verdicts(): EntailmentVerdict[] {
     return this.jobs.map((_, i) => {
       const plain = this.first.get(this.plain[i]);
-      if (argmaxLabel(plain) === 'entailment') return { entailed: true, entailment: plain.entailment, contextUsed: false };
       const r = this.retry[i];
       const ctx = r === null || r === undefined ? undefined : this.second!.get(r);
-      if (ctx && argmaxLabel(ctx) === 'entailment') return { entailed: true, entailment: ctx.entailment, contextUsed: true };
-      return { entailed: false, entailment: plain.entailment, contextUsed: false };
+      const withCtx = ctx !== undefined ? { contextEntailment: ctx.entailment } : {};
+      if (argmaxLabel(plain) === 'entailment') return { entailed: true, entailment: plain.entailment, plainEntailment: plain.entailment, ...withCtx, contextUsed: false };
+      if (ctx && argmaxLabel(ctx) === 'entailment') {
+        const c = this.control[i];
+        const contextOnly = c !== null && c !== undefined && entails(this.third!, c);
+        return { entailed: true, entailment: ctx.entailment, plainEntailment: plain.entailment, ...withCtx, contextUsed: true, contextOnly };
+      }
+      return { entailed: false, entailment: plain.entailment, plainEntailment: plain.entailment, ...withCtx, contextUsed: false };
     });
   }
 }
 
-/** Runs jobs on their own two passes. */
+function entails(batch: PairBatch, handle: number): boolean {
+  return argmaxLabel(batch.get(handle)) === 'entailment';
+}
+
+/** Runs jobs on their own passes (the third only when the context rescued something). */
 export async function checkEntailment(jobs: EntailmentJob[], scorer: NliScorer): Promise<EntailmentVerdict[]> {
   const first = new PairBatch();
   const second = new PairBatch();
+  const third = new PairBatch();
   const passes = new EntailmentPasses(jobs, first);
   passes.addPlain();
   await first.run(scorer);
   passes.addRetries(second);
   await second.run(scorer);
+  passes.addControls(third);
+  await third.run(scorer);
   return passes.verdicts();
 }
 
@@ -131,7 +185,7 @@ export async function addHallucinationPremises(
     const r = refs.get(turn.id)!;
     const plan = planPremise(turn, r.actions, options);
     const gold = turn.utterance.trim();
-    const job = plan.check === 'checked' && gold !== '' ? { premise: plan.premise, contextPremise: plan.contextPremise, hypothesis: turn.utterance } : null;
+    const job = plan.check === 'checked' && gold !== '' ? hallucinationJob(plan, turn.previousUserUtterance, turn.utterance) : null;
     return { turn, r, plan, job };
   });
   const jobs = planned.filter((p) => p.job !== null);
@@ -152,6 +206,7 @@ export async function addHallucinationPremises(
       goldEntailed: v ? v.entailed : null,
       goldEntailment: v ? v.entailment : null,
       goldContextUsed: v?.contextUsed ?? false,
+      ...(v?.contextUsed ? { goldContextOnly: v.contextOnly === true } : {}),
     };
     if (options.validation && reasons.length > 0) premise.reasons = reasons;
     r.hallucination = premise;
@@ -169,6 +224,7 @@ export function turnHallucination(premise: HallucinationPremise, verdict: Entail
     hallucinated: premise.check === 'checked' && verdict ? !verdict.entailed : null,
     entailment: premise.check === 'checked' && verdict ? verdict.entailment : null,
     contextUsed: verdict?.contextUsed ?? false,
+    ...(verdict?.contextUsed ? { contextOnly: verdict.contextOnly === true } : {}),
     validation: premise.status,
   };
   if (premise.reasons) out.exclusionReasons = premise.reasons;

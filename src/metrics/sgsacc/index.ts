@@ -1,18 +1,21 @@
 // SGSAcc (schema-guided semantic accuracy): reference selection, validation, context rescue, scoring.
 export * from './types.js';
-export { contextPremise } from './premise.js';
+export { contextPremise, controlPremise } from './premise.js';
+export { applyContextControl, controlReferenceChoices } from './context-control.js';
+export { turnOutcome } from './outcome.js';
+export type { TurnOutcome } from './outcome.js';
 export { PairBatch } from './batch.js';
 export { chooseReference, selectReferences } from './references.js';
 export { scoreTurns } from './scoring.js';
 export { aggregateSgsacc, summarizeSgsacc, sumCounts, tallySgsacc } from './aggregate.js';
 export { aggregateHallucination, summarizeHallucination, tallyHallucination } from './aggregate-hallucination.js';
 export type { HallucinationSummary, HallucinationCounts, HallucinationTally, LabelCounts } from './aggregate-hallucination.js';
-export { addHallucinationPremises, checkEntailment, fourWayLabel, isContentFreeAct, joinReferences, planPremise } from './hallucination.js';
+export { addHallucinationPremises, checkEntailment, fourWayLabel, hallucinationJob, isContentFreeAct, joinReferences, planPremise } from './hallucination.js';
 export type { EntailmentJob, EntailmentVerdict } from './hallucination.js';
-export type { SgsaccSummary, SplitScores, GroupScore, SgsaccCounts, SgsaccTally, RateTallyState } from './aggregate.js';
+export type { SgsaccSummary, SplitScores, GroupScore, SgsaccCounts, SgsaccTally, RateTallyState, OutcomeCounts } from './aggregate.js';
 export { makeUnseenTest } from './domains.js';
 export { RecordStore } from './store.js';
-export { referencesSignature } from './signature.js';
+export { contextControlSignature, referencesSignature } from './signature.js';
 export type { ReferencesConfig } from './signature.js';
 export { runSgsacc } from './run.js';
 export type { SgsaccRunOptions, SgsaccRun } from './run.js';

@@ -15,3 +15,11 @@ export function sentence(text: string): string {
   if (t === '') return '';
   return /[.!?]$/.test(t) ? t : `${t}.`;
 }
+
+/**
+ * The context premise without the utterance: what the context alone says. When it entails the
+ * reference too, a context rescue credits the utterance for nothing (the context-only control).
+ */
+export function controlPremise(previousUserUtterance: string, slotDescription: string): string {
+  return contextPremise(previousUserUtterance, slotDescription, '');
+}

@@ -1,6 +1,7 @@
 import { argmaxLabel } from '../../nli/types.js';
 import type { NliProbs, NliScorer } from '../../nli/types.js';
 import { PairBatch } from './batch.js';
+import { controlReferenceChoices } from './context-control.js';
 import { contextPremise } from './premise.js';
 import type { ActionReferenceChoice, ReferenceSelection, SgsaccAction, SgsaccOptions, SgsaccTurn, TurnReferences } from './types.js';
 
@@ -19,6 +20,8 @@ interface Pending {
  * Pass 1 scores every candidate (and, with validation, every negative) against the gold utterance.
  * Pass 2, with context on, re-scores only the actions where no candidate was entailed, with the
  * context-augmented premise. Negatives must stay non-entailed under each premise that was used.
+ * Pass 3 checks the context alone against each reference only the context premise entailed (the
+ * context-only control, one pair per such action).
  */
 export async function selectReferences(
   turns: SgsaccTurn[],
@@ -66,11 +69,15 @@ export async function selectReferences(
 
   for (const p of pending) fixed.set(p.action, decide(p, first, second, options));
 
-  return turns.map((turn) => ({
+  const refs: TurnReferences[] = turns.map((turn) => ({
     id: turn.id,
     services: turn.services,
     actions: turn.actions.map((a) => fixed.get(a)!),
   }));
+  // Pass 3: where only the context premise entailed, does the context alone entail the reference?
+  // Recorded whether or not the control is on, so the references serve both (applyContextControl).
+  await controlReferenceChoices(turns.map((turn, i) => ({ turn, refs: refs[i] })), scorer);
+  return refs;
 }
 
 function base(action: SgsaccAction): Pick<ActionReferenceChoice, 'actionId' | 'service' | 'act' | 'slot'> {

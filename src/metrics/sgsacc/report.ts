@@ -37,6 +37,21 @@ export interface SgsaccReport {
   nli: Record<string, number>;
 }
 
+/**
+ * The context-only control's line, printed whether it is on or off, so the risk of context rescues
+ * is visible in every run: with it off, how many rescues the context alone entails (what the control
+ * would withdraw); with it on, how many it withdrew.
+ */
+export function contextControlLine(c: Pick<SgsaccCounts, 'contextRescued' | 'contextOnly' | 'referenceContextRescued' | 'referenceContextOnly'>, on: boolean): string {
+  // Counts of reports written before the control existed are absent: shown as unknown.
+  const n = (x: number | undefined) => (x === undefined ? '?' : String(x));
+  return on
+    ? `context-only control on: withdrew ${n(c.contextOnly)} context rescues (${n(c.contextRescued)} kept); ` +
+        `references only the context entails: ${n(c.referenceContextOnly)} of ${n(c.referenceContextRescued)} context-rescued (their turns excluded)`
+    : `context-only control off: the context alone entails ${n(c.contextOnly)} of ${n(c.contextRescued)} context rescues ` +
+        `and ${n(c.referenceContextOnly)} of ${n(c.referenceContextRescued)} context-rescued references (--context-control would withdraw them)`;
+}
+
 export function bleuSummary(b: BleuResult): SgsaccReport['bleu'] {
   return { score: b.score, signature: b.signature, sysLen: b.sysLen, refLen: b.refLen, bp: b.bp };
 }
@@ -63,6 +78,7 @@ export function formatSgsaccReport(r: SgsaccReport): string {
     `turns ${c.turns}  evaluated ${c.evaluated}  excluded ${c.excluded}  context-rescued actions ${c.contextRescued}` +
       (c.missingPredictions ? `  missing predictions ${c.missingPredictions}` : ''),
   );
+  lines.push(contextControlLine(c, r.signature.contextControl === true));
   const groups = (title: string, g: SgsaccSummary['perService']) => {
     const keys = Object.keys(g);
     if (keys.length === 0) return;
@@ -86,7 +102,8 @@ export function formatSgsaccReport(r: SgsaccReport): string {
     const c = h.counts;
     const reasons = Object.entries(c.excludedByReason).map(([k, n]) => `${k} ${n}`).join(', ');
     lines.push(
-      `checked ${c.checked}  evaluated ${c.evaluated}  excluded ${c.excluded}${reasons ? ` (${reasons})` : ''}  content-free ${c.contentFree}  unscorable ${c.unscorable}  user-turn rescued ${c.contextRescued}`,
+      `checked ${c.checked}  evaluated ${c.evaluated}  excluded ${c.excluded}${reasons ? ` (${reasons})` : ''}  content-free ${c.contentFree}  unscorable ${c.unscorable}  user-turn rescued ${c.contextRescued}` +
+        `  user turn alone ${c.contextOnly ?? '?'}${r.signature.contextControl === true ? ' (withdrawn)' : ''}`,
     );
     groups('hallucination per service', h.perService);
     groups('hallucination per act', h.perAct);

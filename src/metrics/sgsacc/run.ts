@@ -1,4 +1,5 @@
 import type { NliScorer } from '../../nli/types.js';
+import { applyContextControl, controlReferenceChoices, lacksControl } from './context-control.js';
 import { addHallucinationPremises } from './hallucination.js';
 import { selectReferences } from './references.js';
 import { scoreTurns } from './scoring.js';
@@ -49,14 +50,9 @@ export async function runSgsacc(
       const fresh = await selectReferences(missing, opts.scorer, opts);
       for (const r of fresh) refs.set(r.id, r);
     }
-    // Fresh references, and references stored by an older build, lack the ground-truth scores.
-    const noGold = slice.filter((t) => !refs.get(t.id)!.groundTruth);
-    await addGroundTruth(noGold, refs, opts);
-    // The hallucination premises belong to the references too: computed once, then reused.
-    const noPremise = opts.hallucination ? slice.filter((t) => !refs.get(t.id)!.hallucination) : [];
-    await addHallucinationPremises(noPremise, refs, opts.scorer, opts);
+    const changed = new Set(missing.map((t) => t.id));
+    await completeReferences(slice, refs, opts, changed);
     // A stored record that gained fields is appended again: the later line wins when loading.
-    const changed = new Set([...missing, ...noGold, ...noPremise].map((t) => t.id));
     opts.references?.append(slice.filter((t) => changed.has(t.id)).map((t) => refs.get(t.id)!));
     // The ground truth as the system is already scored with its references.
     const scored = opts.groundTruthSystem
@@ -76,8 +72,7 @@ export async function runSgsacc(
     const slice = lacking.slice(start, start + chunk);
     const fresh = await selectReferences(slice, opts.scorer, opts);
     for (const r of fresh) refs.set(r.id, r);
-    await addGroundTruth(slice, refs, opts);
-    if (opts.hallucination) await addHallucinationPremises(slice, refs, opts.scorer, opts);
+    await completeReferences(slice, refs, opts, new Set());
     opts.references!.append(slice.map((t) => refs.get(t.id)!));
     computed += slice.length;
   }
@@ -86,21 +81,53 @@ export async function runSgsacc(
   return {
     scores: turns.map((t) => done.get(t.id)!),
     references,
+    groundTruth: references.map((r) => (r?.groundTruth ? groundTruthView(r, opts) : undefined)),
     counts: { resumed, referencesComputed: computed, referencesReused: reused, referencesMissing: references.filter((r) => r === undefined).length },
   };
+}
+
+/**
+ * What a turn's references record holds besides the choices: the ground truth's score, the
+ * context-only control's verdicts and (with hallucination) the facts => text premise. Fresh
+ * references lack them all; references stored by an older build may lack some, and gain them here
+ * (their ids are added to `changed`, so the caller appends the record again).
+ */
+async function completeReferences(slice: SgsaccTurn[], refs: Map<string, TurnReferences>, opts: SgsaccRunOptions, changed: Set<string>): Promise<void> {
+  const lacking = new Map(slice.map((t) => [t.id, lacksControl(refs.get(t.id)!)]));
+  const noControl = slice.filter((t) => lacking.get(t.id)!.choices);
+  await controlReferenceChoices(noControl.map((turn) => ({ turn, refs: refs.get(turn.id)! })), opts.scorer);
+  const noGold = slice.filter((t) => !refs.get(t.id)!.groundTruth || lacking.get(t.id)!.groundTruth || lacking.get(t.id)!.choices);
+  await addGroundTruth(noGold, refs, opts);
+  // The hallucination premises belong to the references too: computed once, then reused. A
+  // recomputed ground truth lost its facts => text verdict, which comes with the premise.
+  const regold = new Set(noGold.map((t) => t.id));
+  const noPremise = opts.hallucination
+    ? slice.filter((t) => !refs.get(t.id)!.hallucination || lacking.get(t.id)!.premise || (regold.has(t.id) && refs.get(t.id)!.hallucination))
+    : [];
+  await addHallucinationPremises(noPremise, refs, opts.scorer, opts);
+  for (const t of [...noControl, ...noGold, ...noPremise]) changed.add(t.id);
 }
 
 async function addGroundTruth(turns: SgsaccTurn[], refs: Map<string, TurnReferences>, opts: SgsaccRunOptions): Promise<void> {
   if (turns.length === 0) return;
   const gold = new Map(turns.map((t) => [t.id, t.utterance]));
   // Its hallucination side is the premise validation itself (addHallucinationPremises).
-  const scores = await scoreTurns(turns, refs, gold, opts.scorer, { ...opts, hallucination: false });
+  // Stored as scored, the control's verdicts recorded but not applied: one record serves both settings.
+  const scores = await scoreTurns(turns, refs, gold, opts.scorer, { ...opts, hallucination: false, contextControl: false });
   turns.forEach((t, i) => (refs.get(t.id)!.groundTruth = scores[i]));
 }
 
-/** The stored ground-truth score, without the hallucination side when this run does not ask for it. */
+/** The stored ground-truth score as this run sees it: with the control applied when it is on. */
+function groundTruthView(refs: TurnReferences, opts: SgsaccOptions): TurnScore {
+  return opts.contextControl ? applyContextControl(refs.groundTruth!, refs) : refs.groundTruth!;
+}
+
+/**
+ * The stored ground-truth score (stored without the control applied), without the hallucination
+ * side when this run does not ask for it, and with the control when this run has it on.
+ */
 function groundTruthScore(refs: TurnReferences, opts: SgsaccOptions): TurnScore {
-  const gt = refs.groundTruth!;
+  const gt = groundTruthView(refs, opts);
   if (opts.hallucination) return gt;
   const { hallucination: _h, label: _l, ...omissionOnly } = gt;
   return omissionOnly;
@@ -111,6 +138,8 @@ export interface SgsaccRun {
   scores: TurnScore[];
   /** Per turn; undefined for turns resumed from --turns without a reference store. */
   references: (TurnReferences | undefined)[];
+  /** The ground truth scored as a system, per turn, under this run's options (the control applied when on). */
+  groundTruth: (TurnScore | undefined)[];
   /** What this run actually did: every count a report prints comes from here. */
   counts: {
     /** Turns whose scores came from the --turns file. */

@@ -1,16 +1,18 @@
-import { argmaxLabel } from '../../nli/types.js';
 import type { NliScorer } from '../../nli/types.js';
 import { PairBatch } from './batch.js';
-import { EntailmentPasses, fourWayLabel, turnHallucination, type EntailmentVerdict } from './hallucination.js';
-import { contextPremise } from './premise.js';
+import { applyContextControl } from './context-control.js';
+import { EntailmentPasses, fourWayLabel, hallucinationJob, turnHallucination, type EntailmentJob, type EntailmentVerdict } from './hallucination.js';
+import { contextPremise, controlPremise } from './premise.js';
 import type { ActionScore, ExclusionReason, SgsaccOptions, SgsaccTurn, TurnReferences, TurnScore } from './types.js';
 
 /**
  * Final scoring (paper Fig. 2 step 3): a system utterance is faithful when it entails the stored
- * entailment reference of every action of its turn. Costs one pair per action, plus one context
- * pair for the actions the plain premise did not entail. With `hallucination`, the same two passes
- * also carry one facts => utterance pair per checked turn (plus its retry with the user turn); the
- * premises come from the references (`addHallucinationPremises`).
+ * entailment reference of every action of its turn. Costs one pair per action, one context pair
+ * for each action the plain premise did not entail, and one control pair for each action only the
+ * context premise entailed (the context without the utterance, see SgsaccOptions.contextControl).
+ * With `hallucination`, the same passes also carry one facts => utterance pair per checked turn
+ * (plus its retry with the user turn, and that retry's control); the premises come from the
+ * references (`addHallucinationPremises`).
  */
 export async function scoreTurns(
   turns: SgsaccTurn[],
@@ -19,70 +21,68 @@ export async function scoreTurns(
   scorer: NliScorer,
   options: SgsaccOptions,
 ): Promise<TurnScore[]> {
-  const first = new PairBatch();
-  type Item = { turn: SgsaccTurn; refs: TurnReferences; handles: (number | null)[]; ctx: (number | null)[] };
-  const items: Item[] = [];
-  for (const turn of turns) {
+  type Item = { turn: SgsaccTurn; refs: TurnReferences; utterance: string; jobs: (number | null)[] };
+  const actionJobs: EntailmentJob[] = [];
+  const items: Item[] = turns.map((turn) => {
     const refs = references.get(turn.id);
     if (!refs) throw new Error(`no stored references for turn ${turn.id}`);
     const utterance = utterances.get(turn.id) ?? '';
-    const handles = refs.actions.map((a) => (a.reference === null ? null : first.add(utterance, a.reference)));
-    items.push({ turn, refs, handles, ctx: handles.map(() => null) });
-  }
+    const jobs = refs.actions.map((a) => {
+      if (a.reference === null) return null;
+      const slotDescription = turn.actions.find((x) => x.id === a.actionId)?.slotDescription ?? '';
+      const job: EntailmentJob = { premise: utterance, hypothesis: a.reference };
+      if (options.context) {
+        job.contextPremise = contextPremise(turn.previousUserUtterance, slotDescription, utterance);
+        job.controlPremise = controlPremise(turn.previousUserUtterance, slotDescription);
+      }
+      actionJobs.push(job);
+      return actionJobs.length - 1;
+    });
+    return { turn, refs, utterance, jobs };
+  });
   const checked = options.hallucination ? items.filter((x) => premiseOf(x.refs).check === 'checked') : [];
+
+  const first = new PairBatch();
+  const second = new PairBatch();
+  const third = new PairBatch();
+  const actionPasses = new EntailmentPasses(actionJobs, first);
   const halluc = new EntailmentPasses(
-    checked.map(({ turn, refs }) => {
-      const h = refs.hallucination!;
-      return { premise: h.premise, contextPremise: h.contextPremise, hypothesis: utterances.get(turn.id) ?? '' };
-    }),
+    checked.map(({ turn, refs, utterance }) => hallucinationJob(premiseOf(refs), turn.previousUserUtterance, utterance)),
     first,
   );
-  halluc.addPlain();
+  for (const passes of [actionPasses, halluc]) passes.addPlain();
   await first.run(scorer);
-
-  const second = new PairBatch();
-  halluc.addRetries(second);
-  if (options.context) {
-    for (const item of items) {
-      const utterance = utterances.get(item.turn.id) ?? '';
-      item.refs.actions.forEach((a, i) => {
-        const h = item.handles[i];
-        if (h === null || argmaxLabel(first.get(h)) === 'entailment') return;
-        const action = item.turn.actions.find((x) => x.id === a.actionId);
-        const premise = contextPremise(item.turn.previousUserUtterance, action?.slotDescription ?? '', utterance);
-        item.ctx[i] = second.add(premise, a.reference!);
-      });
-    }
-  }
+  for (const passes of [actionPasses, halluc]) passes.addRetries(second);
   await second.run(scorer);
+  for (const passes of [actionPasses, halluc]) passes.addControls(third);
+  await third.run(scorer);
+  const actionVerdicts = actionPasses.verdicts();
   const verdicts = new Map<string, EntailmentVerdict>(halluc.verdicts().map((v, i) => [checked[i].turn.id, v]));
 
-  return items.map(({ turn, refs, handles, ctx }) => {
+  return items.map(({ turn, refs, utterance, jobs }) => {
     const actions: ActionScore[] = [];
     let scorable = true;
     refs.actions.forEach((a, i) => {
-      const h = handles[i];
-      if (h === null || a.reference === null) {
+      const j = jobs[i];
+      if (j === null || a.reference === null) {
         scorable = false;
         return;
       }
-      const plain = first.get(h);
-      const c = ctx[i];
-      const viaContext = c !== null ? second.get(c) : undefined;
-      const plainOk = argmaxLabel(plain) === 'entailment';
-      const ctxOk = viaContext !== undefined && argmaxLabel(viaContext) === 'entailment';
+      const v = actionVerdicts[j];
       actions.push({
         actionId: a.actionId,
         service: a.service,
         act: a.act,
         slot: a.slot,
         reference: a.reference,
-        entailed: plainOk || ctxOk,
-        entailment: ctxOk ? viaContext!.entailment : plain.entailment,
-        plainEntailment: plain.entailment,
-        ...(viaContext !== undefined ? { contextEntailment: viaContext.entailment } : {}),
-        contextUsed: !plainOk && ctxOk,
+        entailed: v.entailed,
+        entailment: v.entailment,
+        plainEntailment: v.plainEntailment,
+        ...(v.contextEntailment !== undefined ? { contextEntailment: v.contextEntailment } : {}),
+        contextUsed: v.contextUsed,
+        ...(v.contextUsed ? { contextOnly: v.contextOnly === true } : {}),
         referenceViaContext: a.contextUsed,
+        ...(a.contextUsed && a.contextOnly !== undefined ? { referenceContextOnly: a.contextOnly } : {}),
         status: a.status,
       });
     });
@@ -97,7 +97,7 @@ export async function scoreTurns(
       services: turn.services,
       validation,
       faithful: scorable && actions.length > 0 ? actions.every((x) => x.entailed) : null,
-      utterance: utterances.get(turn.id) ?? '',
+      utterance,
       previousUserUtterance: turn.previousUserUtterance,
       actions,
     };
@@ -108,7 +108,8 @@ export async function scoreTurns(
       score.hallucination = turnHallucination(premiseOf(refs), verdicts.get(turn.id) ?? null);
       score.label = fourWayLabel(score.faithful, score.hallucination.hallucinated);
     }
-    return score;
+    // Scored once with every control verdict recorded; the control, when on, is a view of that.
+    return options.contextControl ? applyContextControl(score, refs) : score;
   });
 }
 

@@ -26,5 +26,15 @@ export function referencesSignature(c: ReferencesConfig): Signature {
     validation: c.validation,
     context: c.context,
     referenceSelection: c.referenceSelection,
+    // Not contextControl: the references record the control's verdicts whether or not it is on, so
+    // one references file serves both settings (score's default off and serve's default on).
   });
+}
+
+/**
+ * The signature value of the control: `true` when on, absent when off, so files written before the
+ * control existed (computed without it) keep their signatures and stay comparable with runs without it.
+ */
+export function contextControlSignature(on: boolean | undefined): true | undefined {
+  return on ? true : undefined;
 }

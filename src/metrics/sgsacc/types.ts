@@ -35,19 +35,28 @@ export interface SgsaccOptions {
    * joined in action order, entail the utterance? Catches added content. Off by default.
    */
   hallucination?: boolean;
+  /**
+   * The context-only control: where the context premise decides (an action, a reference at
+   * validation, a hallucination check), the same premise without what is judged is checked too, and
+   * when the context alone entails, the credit is withdrawn (outcome `context-only`). The control's
+   * pair runs whatever this says, so every run counts the rescues it would withdraw; this decides
+   * whether they are withdrawn. Off by default (the paper's method); `rerank` and `serve` turn it on.
+   */
+  contextControl?: boolean;
 }
 
 export type ReferenceSelection = 'entailed' | 'paper';
 export const REFERENCE_SELECTIONS: readonly ReferenceSelection[] = ['entailed', 'paper'];
 
-export const DEFAULT_SGSACC_OPTIONS: SgsaccOptions = { validation: true, context: true, referenceSelection: 'entailed', hallucination: false };
+export const DEFAULT_SGSACC_OPTIONS: SgsaccOptions = { validation: true, context: true, referenceSelection: 'entailed', hallucination: false, contextControl: false };
 
 /** Why an action (and so its turn) is left out of validated SGSAcc. */
 export type ExclusionReason =
   | 'no-candidates' // the rules produced nothing to check against
   | 'no-ground-truth' // the turn has no gold utterance to select a reference with
   | 'no-candidate-entailed' // the gold utterance entails none of the candidates
-  | 'negative-entailed'; // the gold utterance entails a tampered (wrong-value) reference
+  | 'negative-entailed' // the gold utterance entails a tampered (wrong-value) reference
+  | 'context-only'; // only the context premise entailed the reference, and the context alone entails it (with the control on)
 
 /** Reference selection + validation outcome for one action; depends only on data, rules and model. */
 export interface ActionReferenceChoice {
@@ -61,6 +70,12 @@ export interface ActionReferenceChoice {
   referenceEntailment: number | null;
   /** True when only the context-augmented premise entailed a candidate. */
   contextUsed: boolean;
+  /**
+   * With contextUsed: the context premise without the gold utterance entails the reference too, so
+   * the utterance earned nothing (the context-only control; the turn is excluded when the control is
+   * on). Absent in records stored before the control existed: the next run computes it.
+   */
+  contextOnly?: boolean;
   /** 'unchecked' when validation is off. */
   status: 'validated' | 'excluded' | 'unchecked';
   reason?: ExclusionReason;
@@ -88,7 +103,8 @@ export interface TurnReferences {
 export type HallucinationExclusionReason =
   | 'references-excluded' // the omission side excluded the turn: its references are not trusted
   | 'no-ground-truth' // no gold utterance to validate the premise with
-  | 'gold-not-entailed'; // the references (with the user turn, when context is on) do not entail the gold utterance
+  | 'gold-not-entailed' // the references (with the user turn, when context is on) do not entail the gold utterance
+  | 'context-only'; // only the user turn rescued the gold utterance, and the user turn alone entails it (with the control on)
 
 /**
  * How a turn's hallucination direction is checked:
@@ -112,6 +128,8 @@ export interface HallucinationPremise {
   goldEntailed: boolean | null;
   goldEntailment: number | null;
   goldContextUsed: boolean;
+  /** With goldContextUsed: the user turn alone entails the gold utterance (the context-only control). */
+  goldContextOnly?: boolean;
 }
 
 /** Per-turn outcome of both directions (Dušek & Kasner's OK / omission / hallucination / both). */
@@ -125,6 +143,11 @@ export interface TurnHallucination {
   entailment: number | null;
   /** Only the premise with the previous user turn entailed the utterance. */
   contextUsed: boolean;
+  /**
+   * With contextUsed: the user turn alone entails the utterance, so the facts played no part (the
+   * context-only control). With the control on the utterance then counts as hallucinated.
+   */
+  contextOnly?: boolean;
   /** 'validated' only when both directions passed validation on the gold utterance. */
   validation: 'validated' | 'excluded' | 'unchecked';
   exclusionReasons?: HallucinationExclusionReason[];
@@ -143,9 +166,18 @@ export interface ActionScore {
   plainEntailment?: number;
   /** Entailment probability with the context premise, when the plain premise failed and context is on. */
   contextEntailment?: number;
+  /** The context premise decided: the plain premise failed, the context premise entailed. */
   contextUsed: boolean;
+  /**
+   * With contextUsed: the context premise without the utterance entails the reference too (the
+   * context-only control). With the control on the action is not entailed (its credit withdrawn);
+   * with it off it stays entailed, and the report counts it as a rescue the control would withdraw.
+   */
+  contextOnly?: boolean;
   /** The reference itself was only entailed by the gold utterance with context (selection rescue). */
   referenceViaContext: boolean;
+  /** With referenceViaContext: the context alone entails the reference (ActionReferenceChoice.contextOnly). */
+  referenceContextOnly?: boolean;
   /** The action's own validation outcome (its turn is excluded when any action is). */
   status?: ActionReferenceChoice['status'];
 }
