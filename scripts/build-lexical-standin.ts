@@ -13,7 +13,7 @@ import { exitOnBadInput } from './lib/exit-on-bad-input.js';
 const program = new Command('build-lexical-standin')
   .description('ONNX lexical-standin NLI model: token overlap, not a language model (demos and end-to-end tests)')
   .requiredOption('--out <dir>', 'output model directory')
-  .option('--tokenizer-dir <dir>', 'directory with tokenizer.json (default: ../shared/models/roberta-large-mnli)')
+  .option('--tokenizer-dir <dir>', 'directory with tokenizer.json (default: the shipped models/roberta-large-mnli)')
   .option(
     '--threshold <x>',
     'share of the hypothesis content words the premise must hold for entailment',

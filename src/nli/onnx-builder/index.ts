@@ -2,6 +2,7 @@ export {
   buildRandomRoberta,
   buildRandomRobertaModelDir,
   resolveTokenizerDir,
+  shippedTokenizerDir,
   onnxFileName,
   ONNX_BUILDER_VERSION,
   DEFAULT_SEED,

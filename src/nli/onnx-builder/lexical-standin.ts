@@ -32,7 +32,7 @@ export interface LexicalStandinManifest {
 
 export interface BuildLexicalStandinOptions {
   outDir: string;
-  /** Where tokenizer.json and config.json come from; default: the shared roberta-large-mnli. */
+  /** Where tokenizer.json and config.json come from; default: the shipped roberta-large-mnli (models/). */
   tokenizerDir?: string;
   decision?: Partial<LexicalDecision>;
 }

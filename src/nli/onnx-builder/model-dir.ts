@@ -1,8 +1,8 @@
 import { chmodSync, copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { TODEVAL_VERSION } from '../../version.js';
 import { MissingResourceError } from '../../util/errors.js';
+import { packageFile } from '../../util/package-file.js';
 import { writeMessageToFile } from './protobuf.js';
 import {
   applyOverrides,
@@ -35,7 +35,7 @@ export type ModelSize = 'tiny' | 'large';
 export interface BuildRandomRobertaOptions {
   outDir: string;
   size: ModelSize;
-  /** Where tokenizer.json (and config.json, unless `configFile`) come from; default: the shared roberta-large-mnli. */
+  /** Where tokenizer.json (and config.json, unless `configFile`) come from; default: the shipped roberta-large-mnli (models/). */
   tokenizerDir?: string;
   /** Base config.json; default: tokenizerDir/config.json, else the built-in roberta-large-mnli config. */
   configFile?: string;
@@ -62,28 +62,28 @@ export interface RandomModelManifest {
   sha256: string;
 }
 
-function defaultTokenizerDirs(): string[] {
-  const here = path.dirname(fileURLToPath(import.meta.url));
-  const dirs: string[] = [];
-  if (process.env.TODEVAL_TOKENIZER_DIR) dirs.push(process.env.TODEVAL_TOKENIZER_DIR);
-  if (process.env.TODEVAL_SHARED) dirs.push(path.join(process.env.TODEVAL_SHARED, 'models', 'roberta-large-mnli'));
-  dirs.push(path.resolve(process.cwd(), '..', 'shared', 'models', 'roberta-large-mnli'));
-  // src/nli/onnx-builder (tsx) and dist/src/nli/onnx-builder (built) sit 3 and 4 levels below the repo.
-  for (const up of [3, 4]) {
-    dirs.push(path.resolve(here, ...Array(up).fill('..'), '..', 'shared', 'models', 'roberta-large-mnli'));
-  }
-  return dirs;
+/**
+ * roberta-large-mnli's tokenizer.json, tokenizer_config.json and config.json ship with the package
+ * (models/roberta-large-mnli, MIT, origin in ORIGIN.md there), so the builders work in a fresh clone
+ * or an installed package with nothing beside it; `--tokenizer-dir` overrides.
+ */
+export const SHIPPED_TOKENIZER_PARTS = ['models', 'roberta-large-mnli'] as const;
+
+/** The shipped tokenizer directory (a missing one is a broken installation, not a user error). */
+export function shippedTokenizerDir(): string {
+  return path.dirname(packageFile(...SHIPPED_TOKENIZER_PARTS, 'tokenizer.json'));
 }
 
+/** `explicit` (a --tokenizer-dir) when given, else the shipped tokenizer; it must hold tokenizer.json. */
 export function resolveTokenizerDir(explicit?: string): string {
-  const candidates = explicit ? [path.resolve(explicit)] : defaultTokenizerDirs();
-  const found = candidates.find((d) => existsSync(path.join(d, 'tokenizer.json')));
-  if (!found) {
+  if (!explicit) return shippedTokenizerDir();
+  const dir = path.resolve(explicit);
+  if (!existsSync(path.join(dir, 'tokenizer.json'))) {
     throw new MissingResourceError(
-      `no tokenizer.json for the random model (looked in ${candidates.join(', ')}); pass --tokenizer-dir DIR holding roberta-large-mnli's tokenizer.json`,
+      `--tokenizer-dir ${explicit} holds no tokenizer.json; give a directory with roberta-large-mnli's tokenizer.json, or leave the flag out to use the one shipped in models/roberta-large-mnli`,
     );
   }
-  return found;
+  return dir;
 }
 
 /** The tokenizer files present in `from`, copied next to a built model. */
