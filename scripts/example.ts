@@ -4,31 +4,24 @@
  * reranking of several systems' candidates, and SER. Each command is printed before it runs, so the
  * output doubles as a tour of the CLI.
  *
- *   npm run example [-- --out-dir DIR] [-- --tokenizer-dir DIR]
+ *   npm run example [-- --out-dir DIR] [-- --tokenizer-dir DIR]   (exit 0 only when every step ran)
  *
  * The NLI model, first found wins:
  *   1. $TODEVAL_MODEL (hub id or directory);
  *   2. Xenova/roberta-large-mnli in the Hugging Face cache (`todeval models pull`), any dtype;
- *   3. the lexical stand-in (`npm run model:lexical`), built here from the real tokenizer (hub cache,
- *      else ../shared/models/roberta-large-mnli): an ONNX graph that decides entailment by token
- *      overlap, so the whole pipeline runs and shows validated, excluded, rescued and unfaithful
- *      turns, but its scores are NOT SGSAcc;
- *   4. none: only what needs no model (refs --summary, ser), and a notice of what is missing. Exits 0,
- *      because the example did what it could without the network.
+ *   3. the lexical stand-in (`npm run model:lexical`), built here from the roberta-large-mnli
+ *      tokenizer shipped in models/ (or --tokenizer-dir): an ONNX graph that decides entailment by
+ *      token overlap, so the whole pipeline runs and shows validated, excluded, rescued and unfaithful
+ *      turns, but its scores are NOT SGSAcc.
+ * Every step must run: one that fails, or whose output is missing at the end, stops the example with
+ * a non-zero exit naming the step (a demo that silently did half its work looked like a success).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import {
-  DEFAULT_MODEL_ID,
-  hubCacheDir,
-  NLI_DTYPES,
-  pullCommand,
-  repoCacheFolder,
-  resolveModel,
-} from '../src/nli/model-store.js';
+import { DEFAULT_MODEL_ID, NLI_DTYPES, pullCommand, resolveModel } from '../src/nli/model-store.js';
 import {
   LEXICAL_STANDIN,
   LEXICAL_STANDIN_MANIFEST,
@@ -47,14 +40,22 @@ const PREDICTIONS = `${EXAMPLE}/predictions.jsonl`;
 const RERANK = `${EXAMPLE}/rerank.jsonl`;
 const CLI = 'bin/todeval.js';
 
+/** The file each step writes, checked at the end. */
+const STEP_OUTPUTS: [string, string][] = [
+  ['1. score', 'score.json'],
+  ['2. score the ground truth', 'score-ground-truth.json'],
+  ['3. rerank', 'rerank.json'],
+  ['4. ser', 'ser.json'],
+  ['5. report', 'report.html'],
+];
+
 // Keyed by the builder version, so a changed graph is rebuilt rather than reused.
 const STANDIN_DIR = path.join('.cache', 'models', `${LEXICAL_STANDIN}-v${LEXICAL_STANDIN_VERSION}`);
 
 type ModelChoice =
   | { kind: 'real'; args: string[]; describe: string }
   /** tokenizerDir: build the lexical stand-in from it; absent when $TODEVAL_MODEL already names a stand-in. */
-  | { kind: 'standin'; standin: StandinKind; args: string[]; tokenizerDir?: string }
-  | { kind: 'none'; looked: string[] };
+  | { kind: 'standin'; standin: StandinKind; args: string[]; tokenizerDir?: string };
 
 const { values: opts } = parseArgs({
   args: process.argv.slice(2).filter((a) => a !== '--'),
@@ -70,16 +71,22 @@ function shellQuote(a: string): string {
   return /^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`;
 }
 
+/** The step running now, named in the one line a failure prints. */
+let step = 'setup';
+
+/** Stops the example: one line naming the step that did not run, exit 1 (or the command's own code). */
+function stepFailed(why: string, code = 1): never {
+  process.stderr.write(`\nexample: step "${step}" did not run: ${why}; stopping.\n`);
+  process.exit(code);
+}
+
 /** Prints `$ cmd` with one flag per line (readable, still copy-pastable), then runs it from the repo root. */
 function run(display: string[], exec: string[] = display): void {
   const line = display.map((a, i) => (i > 2 && a.startsWith('--') && a !== '--' ? `\\\n    ${a}` : shellQuote(a))).join(' ');
   process.stdout.write(`\n$ ${line}\n`);
   const r = spawnSync(exec[0], exec.slice(1), { cwd: REPO, stdio: 'inherit' });
-  if (r.error) throw r.error;
-  if (r.status !== 0) {
-    process.stderr.write(`\nexample: the command above failed (exit ${r.status ?? r.signal}); stopping.\n`);
-    process.exit(r.status ?? 1);
-  }
+  if (r.error) stepFailed(`${exec[0]}: ${r.error.message}`);
+  if (r.status !== 0) stepFailed(`the command above failed (exit ${r.status ?? r.signal})`, r.status || 1);
 }
 
 const todeval = (...args: string[]) => run(['node', CLI, ...args], [process.execPath, CLI, ...args]);
@@ -88,16 +95,6 @@ function banner(lines: string[]): void {
   const width = Math.max(...lines.map((l) => l.length)) + 4;
   const rule = '!'.repeat(width);
   process.stdout.write(`\n${rule}\n${lines.map((l) => `! ${l.padEnd(width - 4)} !`).join('\n')}\n${rule}\n`);
-}
-
-/** tokenizer.json from a pulled (maybe partial) Xenova/roberta-large-mnli snapshot in the hub cache. */
-function hubCacheTokenizerDir(): string | undefined {
-  const snaps = path.join(repoCacheFolder(hubCacheDir(), DEFAULT_MODEL_ID), 'snapshots');
-  if (!existsSync(snaps)) return undefined;
-  const dir = readdirSync(snaps)
-    .map((rev) => path.join(snaps, rev))
-    .find((d) => existsSync(path.join(d, 'tokenizer.json')));
-  return dir;
 }
 
 function pickModel(): ModelChoice {
@@ -117,18 +114,9 @@ function pickModel(): ModelChoice {
       if (!isInputError(e)) throw e;
     }
   }
-  const looked = [`$TODEVAL_MODEL (unset)`, `${DEFAULT_MODEL_ID} in ${hubCacheDir()}`];
-  const explicit = opts['tokenizer-dir'];
-  const fromHub = explicit ? undefined : hubCacheTokenizerDir();
-  const standin = (tokenizerDir: string): ModelChoice => ({ kind: 'standin', standin: LEXICAL_STANDIN, args: ['--model', STANDIN_DIR], tokenizerDir });
-  if (fromHub) return standin(fromHub);
-  try {
-    return standin(resolveTokenizerDir(explicit));
-  } catch (e) {
-    if (!isInputError(e)) throw e;
-    looked.push(`a tokenizer.json for the ${LEXICAL_STANDIN} model: ${e.message.replace(/^.*\(looked in ([^)]*)\).*$/, '$1')}`);
-    return { kind: 'none', looked };
-  }
+  // The tokenizer ships in models/roberta-large-mnli; a --tokenizer-dir without tokenizer.json is bad input.
+  const tokenizerDir = resolveTokenizerDir(opts['tokenizer-dir']);
+  return { kind: 'standin', standin: LEXICAL_STANDIN, args: ['--model', STANDIN_DIR], tokenizerDir };
 }
 
 /** Builds the lexical stand-in once (into a temp dir, renamed into place, so a crash leaves no half model). */
@@ -139,7 +127,8 @@ function ensureStandinModel(tokenizerDir: string): void {
     return;
   }
   const tmp = `${STANDIN_DIR}.tmp-${process.pid}`;
-  const args = ['--tokenizer-dir', tokenizerDir];
+  // The shipped tokenizer is the builder's default: the printed command names a directory only when given one.
+  const args = opts['tokenizer-dir'] ? ['--tokenizer-dir', tokenizerDir] : [];
   mkdirSync(path.dirname(dir), { recursive: true });
   try {
     run(
@@ -172,19 +161,9 @@ function standinNotice(kind: StandinKind): void {
   ]);
 }
 
-function noModelNotice(looked: string[]): void {
-  banner([
-    'NOT RUN: SGSAcc scoring and reranking need an NLI model, and none was found. Looked for:',
-    ...looked.map((l) => `  - ${l}`),
-    'Get the model (about 1.4 GB; --dtype q8 is about 360 MB), then run `npm run example` again:',
-    `    node ${CLI} ${pullCommand('fp32').replace(/^todeval /, '')}`,
-    `or, without the network, pass a roberta-large-mnli tokenizer to build the ${LEXICAL_STANDIN} model:`,
-    '    npm run example -- --tokenizer-dir DIR    (DIR holds tokenizer.json)',
-  ]);
-}
-
 function main(): void {
   process.chdir(REPO);
+  step = 'build';
   if (!existsSync(path.join(REPO, 'dist', 'src', 'cli', 'main.js'))) {
     run(['npm', 'run', 'build'], [process.execPath, 'node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json']);
   }
@@ -193,17 +172,10 @@ function main(): void {
   rmSync(outDir, { recursive: true, force: true });
   mkdirSync(outDir, { recursive: true });
 
+  step = 'model';
   const model = pickModel();
   const own = ['--dataset', 'sgd', '--dialogues', DIALOGUES, '--schema', SCHEMA];
 
-  if (model.kind === 'none') {
-    noModelNotice(model.looked);
-    process.stdout.write('\nRunning what needs no model: the references SGSAcc would check, and the slot error rate.\n');
-    todeval('refs', ...own, '--summary');
-    todeval('ser', ...own, '-i', PREDICTIONS, '-o', out('ser.json'));
-    noModelNotice(model.looked);
-    return;
-  }
   if (model.kind === 'standin') {
     standinNotice(model.standin);
     if (model.tokenizerDir) ensureStandinModel(model.tokenizerDir);
@@ -211,22 +183,32 @@ function main(): void {
     process.stdout.write(`\nNLI model: ${model.describe}\n`);
   }
 
+  step = '1. score';
   process.stdout.write('\n# 1. SGSAcc of a system (its outputs in predictions.jsonl); references are stored for reuse\n');
   todeval('score', ...own, '-i', PREDICTIONS, ...model.args,
     '-o', out('score.json'), '--turns', out('turns.jsonl'), '--references', out('references.jsonl'));
+  step = '2. score the ground truth';
   process.stdout.write('\n# 2. SGSAcc of the ground truth, reusing the stored references\n');
   todeval('score', ...own, ...model.args,
     '-o', out('score-ground-truth.json'), '--turns', out('turns-ground-truth.jsonl'), '--references', out('references.jsonl'));
+  step = '3. rerank';
   process.stdout.write('\n# 3. Rerank candidates of three systems by how many dialogue actions each realises\n');
   todeval('rerank', '--input', RERANK, '--dataset', 'sgd', '--dialogues', DIALOGUES, '--schema', SCHEMA, ...model.args,
     '--turns', out('rerank.jsonl'), '-o', out('rerank.json'));
+  step = '4. ser';
   process.stdout.write('\n# 4. Slot error rate of the same system (string matching, no model)\n');
   todeval('ser', ...own, '-i', PREDICTIONS, '-o', out('ser.json'));
 
+  step = '5. report';
   process.stdout.write('\n# 5. One self-contained HTML report of both runs: table, signatures, charts, failing turns\n');
   todeval('report', out('score.json'), out('score-ground-truth.json'),
     '--turns', out('turns.jsonl'), out('turns-ground-truth.jsonl'), '-o', out('report.html'));
 
+  // Each step's output must be there: a command that exits 0 without writing it did not run its step.
+  for (const [name, file] of STEP_OUTPUTS) {
+    step = name;
+    if (!existsSync(out(file))) stepFailed(`${path.join(outDir, file)} was not written`);
+  }
   const files = readdirSync(outDir).sort().join(', ');
   process.stdout.write(`\nDone in ${((performance.now() - started) / 1000).toFixed(1)} s. Outputs in ${outDir}/: ${files}\n`);
   if (model.kind === 'standin') standinNotice(model.standin);
@@ -237,7 +219,7 @@ try {
   main();
 } catch (e) {
   if (isInputError(e)) {
-    process.stderr.write(`example: ${e.oneLine()}\n`);
+    process.stderr.write(`example: step "${step}": ${e.oneLine()}\n`);
     process.exit(2);
   }
   throw e;

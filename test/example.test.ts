@@ -1,15 +1,15 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { hasShared, REPO_ROOT } from './helpers/shared.js';
+import { REPO_ROOT, TOKENIZER_DIR } from './helpers/shared.js';
+import { tempDir } from './helpers/temp.js';
 
 // `npm run example` end to end: scripts/example.ts drives the built CLI (node bin/todeval.js), so this
 // covers the user's first command. An empty hub cache and no TODEVAL_MODEL force the path a fresh
-// clone takes: the lexical stand-in model built from ../shared's tokenizer.
-const emptyHub = mkdtempSync(path.join(tmpdir(), 'todeval-example-hub-'));
+// clone takes: the lexical stand-in model built from the tokenizer shipped in models/.
+const emptyHub = tempDir('example-hub');
 const env = { ...process.env, HF_HUB_CACHE: emptyHub, TODEVAL_MODEL: '' };
 
 async function runExample(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -43,8 +43,8 @@ interface RerankDoc {
 // The example's system turns: 4 in mini_001, 3 in mini_002, 2 in mini_003.
 const SYSTEM_TURNS = 9;
 
-describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('npm run example (lexical-standin model)', () => {
-  const out = mkdtempSync(path.join(tmpdir(), 'todeval-example-'));
+describe('npm run example (lexical-standin model)', () => {
+  const out = tempDir('example');
   let res: { code: number; stdout: string; stderr: string };
 
   beforeAll(async () => {
@@ -131,19 +131,33 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('n
   });
 });
 
-describe('npm run example without any model or tokenizer', () => {
-  it('runs refs and ser, names what is missing and the pull command, exits 0', async () => {
-    const out = mkdtempSync(path.join(tmpdir(), 'todeval-example-none-'));
+describe('npm run example when a step cannot run', () => {
+  it('a --tokenizer-dir without tokenizer.json is one line naming the step and the flag, exit 2, nothing scored', async () => {
+    const out = tempDir('example-none');
     const missing = path.join(out, 'no-such-tokenizer');
     const res = await runExample(['--out-dir', out, '--tokenizer-dir', missing]);
-    expect(res.code).toBe(0);
-    expect(res.stdout).toContain('NOT RUN');
-    expect(res.stdout).toContain(missing);
-    expect(res.stdout).toContain(emptyHub);
-    expect(res.stdout).toContain('node bin/todeval.js models pull');
-    expect(res.stdout).toContain('$ node bin/todeval.js refs');
+    expect(res.code).toBe(2);
+    expect(res.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^example: step "model": --tokenizer-dir .*no-such-tokenizer holds no tokenizer\.json/)]);
     expect(res.stdout).not.toContain('$ node bin/todeval.js score');
-    expect(readdirSync(out).sort()).toEqual(['ser.json']);
     expect(existsSync(path.join(out, 'score.json'))).toBe(false);
+  }, 60_000);
+
+  it('a step that fails stops the example with a non-zero exit naming it (a model whose ONNX file is broken)', async () => {
+    const out = tempDir('example-broken');
+    const model = path.join(out, 'broken-model');
+    mkdirSync(model);
+    for (const f of ['tokenizer.json', 'config.json']) copyFileSync(path.join(TOKENIZER_DIR, f), path.join(model, f));
+    writeFileSync(path.join(model, 'model.onnx'), 'not an ONNX file');
+    const res = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/example.ts', '--out-dir', path.join(out, 'o')], {
+      cwd: REPO_ROOT,
+      env: { ...env, TODEVAL_MODEL: model },
+      maxBuffer: 1 << 26,
+    }).then(
+      () => ({ code: 0, stderr: '' }),
+      (e: { code: number; stderr: string }) => e,
+    );
+    expect(res.code).not.toBe(0);
+    expect(res.stderr).toMatch(/example: step "1\. score" did not run: the command above failed \(exit \d+\); stopping\./);
+    expect(existsSync(path.join(out, 'o', 'report.html'))).toBe(false);
   }, 60_000);
 });
