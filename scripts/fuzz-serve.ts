@@ -1,23 +1,24 @@
 // Fuzz the JSON endpoints of `todeval serve` on loopback: a few thousand generated bodies (seeded,
 // bounded), expecting zero 5xx and a live server at the end. Uses the tiny random test model.
-// npm run fuzz:serve [-- --bodies 3000 --seed 1]
+// npm run fuzz:serve [-- --bodies 3000 --seed 1 --data-dir DIR]   (data: --data-dir, else $TODEVAL_DATA, else ./data)
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { getSensitiveTinyModelDir } from '../test/nli-fixtures.js';
-import { SHARED_DATA } from '../test/helpers/shared.js';
+import { resolveDataDir } from '../src/data/data-dir.js';
 import { fuzzRequests, runFuzz } from './lib/serve-fuzz.js';
 import { spawnServe } from './lib/serve-process.js';
 
-const { values } = parseArgs({ options: { bodies: { type: 'string', default: '3000' }, seed: { type: 'string', default: '1' } } });
+const { values } = parseArgs({ options: { bodies: { type: 'string', default: '3000' }, seed: { type: 'string', default: '1' }, 'data-dir': { type: 'string' } } });
 const count = Number(values.bodies);
-const dialogues = path.join(SHARED_DATA, 'sgd', 'test', 'dialogues_017.json');
+const dataDir = resolveDataDir(values['data-dir']).dir;
+const dialogues = path.join(dataDir, 'sgd', 'test', 'dialogues_017.json');
 const firstTurn = (JSON.parse(readFileSync(dialogues, 'utf8')) as { dialogue_id: string }[])[0].dialogue_id + '/1';
 const token = 'fuzz-token-0123456789abcdef';
 const maxItems = 8;
 
 const server = await spawnServe(
-  ['--model', getSensitiveTinyModelDir(), '--device', 'cpu', '--data-dir', SHARED_DATA, '--dialogues', dialogues, '--max-items', String(maxItems), '--log-level', 'warn'],
+  ['--model', getSensitiveTinyModelDir(), '--device', 'cpu', '--data-dir', dataDir, '--dialogues', dialogues, '--max-items', String(maxItems), '--log-level', 'warn'],
   { TODEVAL_TOKEN: token },
 );
 let failed = false;
