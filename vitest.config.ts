@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // Fails the run when a test leaves a process or a todeval-* temp folder behind (see the file).
+    globalSetup: ['./test/leaks/global-setup.ts'],
     testTimeout: 120_000,
     hookTimeout: 300_000,
     // CI has two cores; model-backed suites each hold an ONNX session.

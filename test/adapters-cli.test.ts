@@ -1,13 +1,13 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HAS_BUILT_CLI, runBuiltCli } from './helpers/cli.js';
-import { hasShared, REPO_ROOT, SHARED_DATA } from './helpers/shared.js';
+import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
+import { tempDir } from './helpers/temp.js';
 
 const SCHEMA = path.join(REPO_ROOT, 'examples', 'sgd-mini', 'schema.json');
 const DIALOGUES = path.join(REPO_ROOT, 'examples', 'sgd-mini', 'dialogues.json');
-const tmp = mkdtempSync(path.join(tmpdir(), 'todeval-refs-cli-'));
+const tmp = tempDir('refs-cli');
 
 // The CLI as users run it (built by `npm test` before vitest).
 const todeval = (...args: string[]) => runBuiltCli(args, tmp);
@@ -90,13 +90,13 @@ describe.skipIf(!HAS_BUILT_CLI)('todeval refs CLI', () => {
   });
 });
 
-describe.skipIf(!hasShared('data', 'multiwoz', 'convlab_mwz21_test.json') || !existsSync(path.join(REPO_ROOT, 'dist')))(
+describe.skipIf(!hasData('multiwoz', 'convlab_mwz21_test.json') || !existsSync(path.join(REPO_ROOT, 'dist')))(
   'todeval refs on the shared MultiWOZ test file',
   () => {
     it('--dataset multiwoz --summary: every action covered, counts match the file', () => {
-      const r = todeval('refs', '--dataset', 'multiwoz', '--data-dir', SHARED_DATA, '--summary');
+      const r = todeval('refs', '--dataset', 'multiwoz', '--data-dir', DATA_DIR, '--summary');
       expect(r.code).toBe(0);
-      const raw = JSON.parse(readFileSync(path.join(SHARED_DATA, 'multiwoz', 'convlab_mwz21_test.json'), 'utf8')) as Record<
+      const raw = JSON.parse(readFileSync(path.join(DATA_DIR, 'multiwoz', 'convlab_mwz21_test.json'), 'utf8')) as Record<
         string,
         { log: { dialog_act: Record<string, unknown[]> }[] }
       >;

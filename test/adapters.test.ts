@@ -1,16 +1,16 @@
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { loadDataset } from '../src/adapters/load.js';
 import { bookingDomain } from '../src/adapters/multiwoz.js';
 import { loadSlotMap } from '../src/adapters/multiwoz-slots.js';
 import { loadSchemaFile } from '../src/schema/schema-index.js';
 import { isUnseenSgdService, sgdDomain, sgdTrainDomains } from '../src/schema/sgd.js';
 import { InputError } from '../src/util/errors.js';
-import { hasShared, REPO_ROOT, SHARED_DATA } from './helpers/shared.js';
+import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
+import { tempDir } from './helpers/temp.js';
 
-const tmp = mkdtempSync(path.join(tmpdir(), 'todeval-adapters-'));
+const tmp = tempDir('adapters');
 const EXAMPLE_SCHEMA = path.join(REPO_ROOT, 'examples', 'sgd-mini', 'schema.json');
 const EXAMPLE_DIALOGUES = path.join(REPO_ROOT, 'examples', 'sgd-mini', 'dialogues.json');
 
@@ -159,9 +159,14 @@ describe('MultiWOZ Booking-* domain', () => {
   });
 });
 
-describe.skipIf(!hasShared('data', 'multiwoz', 'convlab_mwz21_test.json'))('MultiWOZ ConvLab adapter (real test file)', () => {
-  const ds = loadDataset({ dataset: 'multiwoz', dataDir: SHARED_DATA, limit: 400 });
-  const raw = JSON.parse(readFileSync(path.join(SHARED_DATA, 'multiwoz', 'convlab_mwz21_test.json'), 'utf8'));
+describe.skipIf(!hasData('multiwoz', 'convlab_mwz21_test.json'))('MultiWOZ ConvLab adapter (real test file)', () => {
+  // Read in beforeAll, not in the suite body: vitest runs the body of a skipped suite too.
+  let ds!: ReturnType<typeof loadDataset>;
+  let raw!: Record<string, { log: { text: string }[] }>;
+  beforeAll(() => {
+    ds = loadDataset({ dataset: 'multiwoz', dataDir: DATA_DIR, limit: 400 });
+    raw = JSON.parse(readFileSync(path.join(DATA_DIR, 'multiwoz', 'convlab_mwz21_test.json'), 'utf8'));
+  });
 
   it('takes the odd log positions as system turns and maps 2.1 slots onto 2.2 names', () => {
     expect(ds.turns.every((t) => t.turnIndex % 2 === 1)).toBe(true);
@@ -180,7 +185,7 @@ describe.skipIf(!hasShared('data', 'multiwoz', 'convlab_mwz21_test.json'))('Mult
   });
 
   it('every mapped slot is a MultiWOZ 2.2 slot or a described pseudo-slot', () => {
-    const schema22 = loadSchemaFile(path.join(SHARED_DATA, 'multiwoz', 'schema.json'));
+    const schema22 = loadSchemaFile(path.join(DATA_DIR, 'multiwoz', 'schema.json'));
     const map = loadSlotMap();
     const real = new Set(schema22.allServices().flatMap((s) => s.slots.map((x) => x.name.split('-')[1])));
     for (const suffix of Object.values(map.default)) {
@@ -232,7 +237,7 @@ describe.skipIf(!hasShared('data', 'multiwoz', 'convlab_mwz21_test.json'))('Mult
         },
       }),
     );
-    const mwz22 = loadDataset({ dataset: 'multiwoz', dataDir: SHARED_DATA, input: dir });
+    const mwz22 = loadDataset({ dataset: 'multiwoz', dataDir: DATA_DIR, input: dir });
     expect(mwz22.turns.map((t) => t.id)).toEqual(['PMUL0001/1', 'PMUL0001/3']);
     expect(mwz22.turns[0].previousUserUtterance).toBe('A cheap place to eat, please.');
     expect(mwz22.turns[0].actions.map((a) => [a.service, a.act, a.slot, a.values[0]])).toEqual([
@@ -245,7 +250,7 @@ describe.skipIf(!hasShared('data', 'multiwoz', 'convlab_mwz21_test.json'))('Mult
   });
 
   it('Internet/Parking "none" means the venue has it', () => {
-    const all = loadDataset({ dataset: 'multiwoz', dataDir: SHARED_DATA });
+    const all = loadDataset({ dataset: 'multiwoz', dataDir: DATA_DIR });
     const net = all.turns.flatMap((t) => t.actions).filter((a) => a.slot === 'hotel-internet' && a.act === 'Inform');
     expect(net.length).toBeGreaterThan(50);
     expect(net.every((a) => a.values.length === 1 && ['yes', 'no', 'free'].includes(a.values[0].toLowerCase()))).toBe(true);
@@ -253,10 +258,10 @@ describe.skipIf(!hasShared('data', 'multiwoz', 'convlab_mwz21_test.json'))('Mult
   });
 });
 
-describe.skipIf(!hasShared('data', 'sgd', 'train', 'schema.json'))('SGD seen/unseen services', () => {
+describe.skipIf(!hasData('sgd', 'train', 'schema.json'))('SGD seen/unseen services', () => {
   it('names Alarm, Messaging, Payment and Trains as the unseen test domains', () => {
-    const train = sgdTrainDomains(SHARED_DATA);
-    const test = loadSchemaFile(path.join(SHARED_DATA, 'sgd', 'test', 'schema.json'));
+    const train = sgdTrainDomains(DATA_DIR);
+    const test = loadSchemaFile(path.join(DATA_DIR, 'sgd', 'test', 'schema.json'));
     const unseen = [...new Set(test.serviceNames().filter((s) => isUnseenSgdService(s, train)).map(sgdDomain))].sort();
     expect(unseen).toEqual(['Alarm', 'Messaging', 'Payment', 'Trains']);
   });

@@ -8,21 +8,21 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { corpusBleu } from '../src/metrics/text/bleu.js';
 import { loadGroundTruth } from '../src/metrics/mwz/ground-truth.js';
 import { normalizeResponse } from '../src/metrics/text/normalize-response.js';
-import { hasShared, SHARED_DATA } from './helpers/shared.js';
+import { DATA_DIR, hasData } from './helpers/shared.js';
 
 const TABLE4_MWZ22: Record<string, number> = { damd: 16.4, augpt: 16.8, hdsa: 20.7, uniconv: 18.1, lava: 10.8 };
 
-describe.skipIf(!hasShared('data', 'multiwoz', 'convlab_mwz21_test.json'))('BLEU parity with Table 4 of Shades of BLEU', () => {
+describe.skipIf(!hasData('multiwoz', 'convlab_mwz21_test.json'))('BLEU parity with Table 4 of Shades of BLEU', () => {
   const refs = new Map<string, string[]>();
 
   beforeAll(() => {
-    const gt = loadGroundTruth(SHARED_DATA, { noCache: true });
+    const gt = loadGroundTruth(DATA_DIR, { noCache: true });
     for (const [id, d] of Object.entries(gt.dialogues)) refs.set(id, d.references.map((r) => normalizeResponse(r).text));
   });
 
   for (const [system, paper] of Object.entries(TABLE4_MWZ22)) {
     it(`${system}: within 1.0 of ${paper}`, () => {
-      const file = path.join(SHARED_DATA, 'multiwoz', 'predictions', `${system}.json`);
+      const file = path.join(DATA_DIR, 'multiwoz', 'predictions', `${system}.json`);
       const dialogs = JSON.parse(readFileSync(file, 'utf8')) as Record<string, Array<{ response: string }>>;
       const hyps: string[] = [];
       const golds: string[] = [];

@@ -1,16 +1,16 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { Command } from 'commander';
 import { commands } from '../src/cli/commands/index.js';
 import { BUILT_CLI, HAS_BUILT_CLI, runBuiltCli } from './helpers/cli.js';
-import { hasShared, REPO_ROOT, SHARED_DATA } from './helpers/shared.js';
+import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
+import { tempDir } from './helpers/temp.js';
 
 const SCHEMA = path.join(REPO_ROOT, 'examples', 'sgd-mini', 'schema.json');
 const DIALOGUES = path.join(REPO_ROOT, 'examples', 'sgd-mini', 'dialogues.json');
-const tmp = mkdtempSync(path.join(tmpdir(), 'todeval-conventions-'));
+const tmp = tempDir('conventions');
 
 // The built CLI, as users run it: the unified flag names and their hidden old names must behave alike.
 const todeval = (...args: string[]) => runBuiltCli(args, tmp);
@@ -71,14 +71,14 @@ describe.skipIf(!HAS_BUILT_CLI)('CLI conventions', () => {
     expect(r.stderr).toMatch(/--dataset/);
   });
 
-  it.skipIf(!hasShared('data', 'multiwoz', 'predictions', 'augpt.json'))(
+  it.skipIf(!hasData('multiwoz', 'predictions', 'augpt.json'))(
     'evaluate --skip-invalid lists dropped dialogues in the shared `skipped invalid input` form',
     () => {
-      const all = JSON.parse(readFileSync(path.join(SHARED_DATA, 'multiwoz', 'predictions', 'augpt.json'), 'utf8')) as Record<string, unknown[]>;
+      const all = JSON.parse(readFileSync(path.join(DATA_DIR, 'multiwoz', 'predictions', 'augpt.json'), 'utf8')) as Record<string, unknown[]>;
       const [first, second] = Object.keys(all);
       const file = path.join(tmp, 'mixed.json');
       writeFileSync(file, JSON.stringify({ [first]: all[first], [second]: all[second].slice(1), not_a_dialogue: [{ response: 'hi' }] }));
-      const r = todeval('evaluate', '-i', file, '--data-dir', SHARED_DATA, '--skip-invalid', '--bleu');
+      const r = todeval('evaluate', '-i', file, '--data-dir', DATA_DIR, '--skip-invalid', '--bleu');
       expect(r.code).toBe(0);
       const lines = r.stderr.trim().split('\n');
       expect(lines).toHaveLength(2);

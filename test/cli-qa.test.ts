@@ -1,18 +1,18 @@
 // Regression tests for defects found by using every command as a demanding user would: each case
 // failed (wrong exit code, stack-trace-ish message, or an unresumable file) before its fix.
 import { execFile, spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { threadCount } from '../src/cli/nli-options.js';
 import { positiveInt } from '../src/cli/options.js';
 import { loadPredictions } from '../src/metrics/predictions.js';
 import { PairCache } from '../src/nli/pair-cache.js';
 import { InputError } from '../src/util/errors.js';
 import { repairJsonlTail } from '../src/util/jsonl-append.js';
-import { hasShared, REPO_ROOT, SHARED_DATA } from './helpers/shared.js';
+import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
 import { getTinyModelDir } from './helpers/tiny-model.js';
 
 const cli = (args: string[], env: Record<string, string> = {}) =>
@@ -25,7 +25,15 @@ const cli = (args: string[], env: Record<string, string> = {}) =>
     (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
   );
 
-const tmp = (): string => mkdtempSync(path.join(tmpdir(), 'todeval-qa-'));
+const tmps: string[] = [];
+const tmp = (): string => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'todeval-qa-'));
+  tmps.push(dir);
+  return dir;
+};
+afterAll(() => {
+  for (const d of tmps) rmSync(d, { recursive: true, force: true });
+});
 
 /** The promise for bad input: exit 2, one line on stderr, no stack trace. */
 function expectOneLineError(r: { code: number; stderr: string }, ...parts: string[]): void {
@@ -155,7 +163,8 @@ describe('system errors become one line naming the path', () => {
   it('gcdf1 --dialogues given a file', async () => {
     const file = path.join(tmp(), 'dialogues_001.json');
     writeFileSync(file, '[]');
-    expectOneLineError(await cli(['gcdf1', '--dialogues', file]), file, 'not a directory');
+    // --no-canonical-map: the map lives in the data dir, which this test must not need.
+    expectOneLineError(await cli(['gcdf1', '--dialogues', file, '--no-canonical-map']), file, 'not a directory');
   });
 
   it('an output file in a folder that does not exist (was: unhandled stream error, exit 1)', async () => {
@@ -219,13 +228,13 @@ describe('act names no rule knows are bad input, not silently unscored actions',
   });
 });
 
-describe.skipIf(!hasShared('data', 'sgd', 'test', 'schema.json'))('generic JSONL turns', () => {
+describe.skipIf(!hasData('sgd', 'test', 'schema.json'))('generic JSONL turns', () => {
   it('--skip-invalid lists a line that is not JSON and a repeated id, and goes on (was: exit 2 on the bad line; duplicates kept)', async () => {
     const file = path.join(tmp(), 'turns.jsonl');
     const turn = (id: string, utterance: string) =>
       JSON.stringify({ id, service: 'Restaurants_2', actions: [{ act: 'INFORM', slot: 'location', values: ['San Jose'] }], utterance });
     writeFileSync(file, [turn('d1/1', 'In San Jose.'), '{"id": "d1/3", "serv', turn('d1/1', 'Again.'), turn('d1/5', 'San Jose it is.')].join('\n') + '\n');
-    const args = ['refs', '--dataset', 'generic', '--dialogues', file, '--schema', path.join(SHARED_DATA, 'sgd', 'test', 'schema.json')];
+    const args = ['refs', '--dataset', 'generic', '--dialogues', file, '--schema', path.join(DATA_DIR, 'sgd', 'test', 'schema.json')];
     expectOneLineError(await cli(args), file, 'line 2', 'not valid JSON');
     const r = await cli([...args, '--skip-invalid']);
     expect(r.code).toBe(0);
@@ -239,7 +248,7 @@ describe.skipIf(!hasShared('data', 'sgd', 'test', 'schema.json'))('generic JSONL
     const turn = (id: string, act: string) =>
       JSON.stringify({ id, service: 'Restaurants_2', actions: [{ act, slot: 'location', values: ['San Jose'] }], utterance: 'In San Jose.' });
     writeFileSync(file, `${turn('d1/1', 'INFORM')}\n${turn('d1/3', 'INFROM')}\n`);
-    const args = ['refs', '--dataset', 'generic', '--dialogues', file, '--schema', path.join(SHARED_DATA, 'sgd', 'test', 'schema.json')];
+    const args = ['refs', '--dataset', 'generic', '--dialogues', file, '--schema', path.join(DATA_DIR, 'sgd', 'test', 'schema.json')];
     expectOneLineError(await cli(args), file, 'line 2 (d1/3)', 'unknown act "INFROM"');
   });
 });
@@ -302,7 +311,9 @@ describe('empty inputs to gcdf1 and rerank', () => {
   it('rerank over no items exits 2 (was: "rerank: 0 items", exit 0)', async () => {
     const file = path.join(tmp(), 'items.jsonl');
     writeFileSync(file, '\n');
-    expectOneLineError(await cli(['rerank', '-i', file, '--model', '/nonexistent']), file, 'nothing to rerank: no items in the file');
+    // The example's schema, so no data dir is needed (nor looked up beside the working directory).
+    const schema = path.join(REPO_ROOT, 'examples', 'sgd-mini', 'schema.json');
+    expectOneLineError(await cli(['rerank', '-i', file, '--schema', schema, '--model', '/nonexistent']), file, 'nothing to rerank: no items in the file');
   });
 });
 
@@ -371,26 +382,26 @@ describe('data pull writes where the other commands look', () => {
   });
 });
 
-describe.skipIf(!hasShared('data', 'multiwoz', 'predictions', 'damd.json'))('evaluate input: domain names', () => {
+describe.skipIf(!hasData('multiwoz', 'predictions', 'damd.json'))('evaluate input: domain names', () => {
   it('an unknown domain in active_domains or state names the turn (was: silently ignored by the metrics)', async () => {
-    const all = JSON.parse(readFileSync(path.join(SHARED_DATA, 'multiwoz', 'predictions', 'augpt.json'), 'utf8')) as Record<string, { active_domains?: string[]; state?: object }[]>;
+    const all = JSON.parse(readFileSync(path.join(DATA_DIR, 'multiwoz', 'predictions', 'augpt.json'), 'utf8')) as Record<string, { active_domains?: string[]; state?: object }[]>;
     const [id, turns] = Object.entries(all)[0];
     const dir = tmp();
     const typo = path.join(dir, 'typo.json');
     writeFileSync(typo, JSON.stringify({ [id]: turns.map((t, i) => (i === 1 ? { ...t, active_domains: ['hotels'] } : t)) }));
-    expectOneLineError(await cli(['evaluate', '-i', typo, '-s', '--data-dir', SHARED_DATA]), typo, `${id}/turn 1`, '"hotels"');
+    expectOneLineError(await cli(['evaluate', '-i', typo, '-s', '--data-dir', DATA_DIR]), typo, `${id}/turn 1`, '"hotels"');
     const state = path.join(dir, 'state.json');
     writeFileSync(state, JSON.stringify({ [id]: turns.map((t, i) => (i === 0 ? { ...t, state: { resturant: { food: 'thai' } } } : t)) }));
-    expectOneLineError(await cli(['evaluate', '-i', state, '--dst', '--data-dir', SHARED_DATA]), state, `${id}/turn 0`, '"resturant"');
+    expectOneLineError(await cli(['evaluate', '-i', state, '--dst', '--data-dir', DATA_DIR]), state, `${id}/turn 0`, '"resturant"');
   });
 });
 
-describe.skipIf(!hasShared('data', 'multiwoz', 'predictions', 'damd.json'))('evaluate tables', () => {
+describe.skipIf(!hasData('multiwoz', 'predictions', 'damd.json'))('evaluate tables', () => {
   it('list `total` after the domains (was: sorted in among them, between taxi and train)', async () => {
-    const all = JSON.parse(readFileSync(path.join(SHARED_DATA, 'multiwoz', 'predictions', 'damd.json'), 'utf8')) as Record<string, unknown>;
+    const all = JSON.parse(readFileSync(path.join(DATA_DIR, 'multiwoz', 'predictions', 'damd.json'), 'utf8')) as Record<string, unknown>;
     const file = path.join(tmp(), 'damd-30.json');
     writeFileSync(file, JSON.stringify(Object.fromEntries(Object.entries(all).slice(0, 30))));
-    const r = await cli(['evaluate', '-i', file, '-s', '--data-dir', SHARED_DATA]);
+    const r = await cli(['evaluate', '-i', file, '-s', '--data-dir', DATA_DIR]);
     expect(r.code).toBe(0);
     const blocks = r.stdout.split('\n\n').filter((b) => b.includes('INFORM & SUCCESS'));
     expect(blocks).toHaveLength(2);
@@ -409,9 +420,9 @@ describe('a hub model that is not downloaded', () => {
   });
 });
 
-describe.skipIf(!hasShared('data', 'multiwoz', 'convlab_mwz21_test.json'))('MultiWOZ ConvLab acts', () => {
+describe.skipIf(!hasData('multiwoz', 'convlab_mwz21_test.json'))('MultiWOZ ConvLab acts', () => {
   it('a system act MultiWOZ does not have names file and turn (was: counted under "no rule", exit 0)', async () => {
-    const all = JSON.parse(readFileSync(path.join(SHARED_DATA, 'multiwoz', 'convlab_mwz21_test.json'), 'utf8')) as Record<string, { log: { dialog_act: object }[] }>;
+    const all = JSON.parse(readFileSync(path.join(DATA_DIR, 'multiwoz', 'convlab_mwz21_test.json'), 'utf8')) as Record<string, { log: { dialog_act: object }[] }>;
     const [id, dialogue] = Object.entries(all)[0];
     dialogue.log[1].dialog_act = { 'Hotel-Infrom': [['Name', 'x']] };
     const file = path.join(tmp(), 'test.json');
@@ -436,7 +447,7 @@ describe('a base URL that is not http(s) is reported as that setting', () => {
   });
 });
 
-describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || !hasShared('data', 'sgd', 'test', 'dialogues_001.json'))(
+describe.skipIf(!hasData('sgd', 'test', 'dialogues_001.json'))(
   'with the tiny random model: bad --model paths, foreign --out, rerank acts, score resuming after a kill',
   () => {
     let model = '';
@@ -459,7 +470,7 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
       const other = path.join(tmp(), 'dialogues.json');
       const pretty = JSON.stringify([{ dialogue_id: 'x' }], null, 2);
       writeFileSync(other, pretty);
-      const r = await cli(['score', '--dataset', 'sgd', '--data-dir', SHARED_DATA, '--limit', '2', '--out', other, '--model', model, '--device', 'cpu']);
+      const r = await cli(['score', '--dataset', 'sgd', '--data-dir', DATA_DIR, '--limit', '2', '--out', other, '--model', model, '--device', 'cpu']);
       expectOneLineError(r, other, 'not a todeval SGSAcc file');
       expect(readFileSync(other, 'utf8')).toBe(pretty);
     }, 60_000);
@@ -469,7 +480,7 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
       const item = (id: string, act: string) =>
         JSON.stringify({ id, service: 'Restaurants_2', actions: [{ act, slot: 'location', values: ['San Jose'] }], candidates: [{ system: 's1', text: 'It is in San Jose.' }] });
       writeFileSync(items, `${item('ok', 'INFORM')}\n${item('typo', 'INFROM')}\n`);
-      const args = ['rerank', '-i', items, '--data-dir', SHARED_DATA, '--model', model, '--device', 'cpu'];
+      const args = ['rerank', '-i', items, '--data-dir', DATA_DIR, '--model', model, '--device', 'cpu'];
       expectOneLineError(await cli(args), items, 'line 2 (item typo)', 'INFROM');
       const skipped = await cli([...args, '--skip-invalid']);
       expect(skipped.code).toBe(0);
@@ -505,7 +516,7 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
 
     it.skipIf(!existsSync('/usr/bin/script'))('on a terminal, the resume notice comes before the progress bar, not into its line', async () => {
       const out = path.join(tmp(), 'turns.jsonl');
-      const base = ['score', '--dataset', 'sgd', '--data-dir', SHARED_DATA, '--chunk', '4', '--out', out, '--model', model, '--device', 'cpu'];
+      const base = ['score', '--dataset', 'sgd', '--data-dir', DATA_DIR, '--chunk', '4', '--out', out, '--model', model, '--device', 'cpu'];
       expect((await cli([...base, '--limit', '4'])).code).toBe(0);
       // util-linux `script` gives the command a pseudo-terminal, so stderr.isTTY is true
       const log = path.join(tmp(), 'tty.log');
@@ -527,7 +538,7 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
       );
       writeFileSync(items, lines.join('\n') + '\n');
       const out = path.join(dir, 'out.jsonl');
-      const args = ['rerank', '-i', items, '--data-dir', SHARED_DATA, '--model', model, '--device', 'cpu', '--out', out];
+      const args = ['rerank', '-i', items, '--data-dir', DATA_DIR, '--model', model, '--device', 'cpu', '--out', out];
       const full = await cli(args);
       expect(full.code).toBe(0);
       const written = readFileSync(out, 'utf8');
@@ -553,7 +564,7 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
 
     it('a torn --out is resumed, and resumed again', async () => {
       const out = path.join(tmp(), 'turns.jsonl');
-      const args = ['score', '--dataset', 'sgd', '--data-dir', SHARED_DATA, '--limit', '12', '--chunk', '4', '--out', out, '--model', model, '--device', 'cpu'];
+      const args = ['score', '--dataset', 'sgd', '--data-dir', DATA_DIR, '--limit', '12', '--chunk', '4', '--out', out, '--model', model, '--device', 'cpu'];
       const full = await cli(args);
       expect(full.code).toBe(0);
       const lines = readFileSync(out, 'utf8').trim().split('\n');

@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { deflateRawSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DownloadError, loadManifest, pull, readZipMember, sourceUrl, type Manifest } from '../src/data/pull.js';
 import { InputError } from '../src/util/errors.js';
+import { tempDir } from './helpers/temp.js';
 
 const sha = (b: Buffer | string): string => createHash('sha256').update(b).digest('hex');
 
@@ -62,7 +62,7 @@ let truncateOnce: { path: string; bytes: number } | undefined;
 
 function manifestWith(files: Manifest['datasets'][string]['files'], extra: Manifest['datasets'] = {}): string {
   const m: Manifest = { datasets: { sgd: { files }, ...extra } };
-  const f = path.join(mkdtempSync(path.join(tmpdir(), 'todeval-manifest-')), 'datasets.json');
+  const f = path.join(tempDir('manifest'), 'datasets.json');
   writeFileSync(f, JSON.stringify(m));
   return f;
 }
@@ -115,7 +115,7 @@ afterAll(async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
 });
 
-const freshDir = (): string => mkdtempSync(path.join(tmpdir(), 'todeval-pull-'));
+const freshDir = (): string => tempDir('pull');
 
 describe('todeval data pull against a loopback server', () => {
   it('downloads, verifies and places files, extracting the zip member', async () => {

@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import yaml from 'js-yaml';
@@ -9,8 +8,9 @@ import { PersistentVolumeClaim } from 'kubernetes-models/v1';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BUILT_CLI, HAS_BUILT_CLI } from './helpers/cli.js';
 import { runInProcess } from './helpers/in-process-cli.js';
-import { hasShared, REPO_ROOT, SHARED_DATA } from './helpers/shared.js';
+import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
 import { getSensitiveTinyModelDir } from './nli-fixtures.js';
+import { tempDir } from './helpers/temp.js';
 
 // deploy/ cannot be run here (no Docker engine, no cluster): the manifests are validated against
 // the Kubernetes API schemas, the Dockerfile's inputs checked, and the entrypoint every pod runs
@@ -83,13 +83,13 @@ describe('deploy/: Kubernetes manifests and Dockerfile', () => {
   });
 });
 
-describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || !hasShared('data', 'sgd', 'test', 'dialogues_017.json'))(
+describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))(
   'deploy/entrypoint.sh run here: two Indexed Job pods, then the merge step',
   () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'todeval-deploy-'));
+    const dir = tempDir('deploy');
     const runDir = path.join(dir, 'runs', 'gold');
     let model = '';
-    const args = () => ['--dataset', 'sgd', '--dialogues', path.join(SHARED_DATA, 'sgd', 'test', 'dialogues_017.json'), '--data-dir', SHARED_DATA, '--limit', '24', '--model', model, '--device', 'cpu'];
+    const args = () => ['--dataset', 'sgd', '--dialogues', path.join(DATA_DIR, 'sgd', 'test', 'dialogues_017.json'), '--data-dir', DATA_DIR, '--limit', '24', '--model', model, '--device', 'cpu'];
     // The built CLI when `npm test` has built it (what the image runs), else the sources.
     const bin = HAS_BUILT_CLI ? `${process.execPath} ${BUILT_CLI}` : `${process.execPath} --import tsx ${path.join(REPO_ROOT, 'src', 'cli', 'main.ts')}`;
     const entrypoint = (argv: string[], env: Record<string, string>) =>

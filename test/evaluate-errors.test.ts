@@ -1,12 +1,12 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Evaluator } from '../src/metrics/mwz/evaluator.js';
 import { validatePredictions } from '../src/metrics/mwz/input.js';
 import { InputError } from '../src/util/errors.js';
-import { hasShared, REPO_ROOT, SHARED_DATA } from './helpers/shared.js';
+import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
+import { tempDir } from './helpers/temp.js';
 
 const expectedTurns = { sng0073: 2, pmul4648: 3 };
 const turn = (response: string) => ({ response });
@@ -55,27 +55,27 @@ describe('predictions validation', () => {
   });
 });
 
-describe.skipIf(!hasShared('data', 'multiwoz', 'convlab_mwz21_test.json'))('evaluate on real data: placeholders and CLI', () => {
+describe.skipIf(!hasData('multiwoz', 'convlab_mwz21_test.json'))('evaluate on real data: placeholders and CLI', () => {
   // SNG0073 has 4 system turns (8 log entries in the ConvLab file, 4 rows in booked_domains.json)
   const sng0073 = (first: string) => [first, 'b', 'c', 'd'].map((r) => ({ response: r }));
 
   it('warns about unknown placeholders with dialogue and turn, and fails on them with strict', () => {
     const warnings: string[] = [];
-    const ev = new Evaluator({ richness: true, dataDir: SHARED_DATA, onWarning: (m) => warnings.push(m) });
+    const ev = new Evaluator({ richness: true, dataDir: DATA_DIR, onWarning: (m) => warnings.push(m) });
     const r = ev.evaluate({ sng0073: sng0073('the [hotel_colour] one is [value_name]') }, 'p.json');
     expect(r.details.unknown_placeholders).toEqual([{ where: 'sng0073/turn 0', placeholders: ['hotel_colour'] }]);
     expect(warnings[0]).toMatch(/^p\.json: sng0073\/turn 0: unknown slot placeholder\(s\) \[hotel_colour\]/);
-    const strict = new Evaluator({ richness: true, dataDir: SHARED_DATA, strict: true });
+    const strict = new Evaluator({ richness: true, dataDir: DATA_DIR, strict: true });
     const e = errorOf(() => strict.evaluate({ sng0073: sng0073('the [hotel_colour] one') }, 'p.json'));
     expect(e.oneLine()).toBe('p.json: sng0073/turn 0: unknown slot placeholder(s) [hotel_colour]');
   });
 
   it('exits 2 with one line naming the dialogue for a wrong turn count, and writes -o output', () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'todeval-eval-'));
+    const dir = tempDir('eval');
     const bad = path.join(dir, 'bad.json');
     writeFileSync(bad, JSON.stringify({ sng0073: [{ response: 'hello' }] }));
     const cli = (args: string[]) =>
-      spawnSync(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'src/cli/main.ts'), 'evaluate', '--data-dir', SHARED_DATA, ...args], {
+      spawnSync(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'src/cli/main.ts'), 'evaluate', '--data-dir', DATA_DIR, ...args], {
         cwd: REPO_ROOT,
         encoding: 'utf8',
       });

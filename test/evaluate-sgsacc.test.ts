@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { lexicalizedText, mergeSgsacc } from '../src/metrics/mwz/sgsacc-merge.js';
-import { hasShared, SHARED_DATA } from './helpers/shared.js';
+import { DATA_DIR, hasData } from './helpers/shared.js';
 import { getTinyModelDir } from './helpers/tiny-model.js';
 
 describe('which turns --sgsacc scores', () => {
@@ -14,13 +14,14 @@ describe('which turns --sgsacc scores', () => {
   });
 });
 
-describe.skipIf(!hasShared('data', 'multiwoz', 'convlab_mwz21_test.json') || !hasShared('models', 'roberta-large-mnli'))(
+describe.skipIf(!hasData('multiwoz', 'convlab_mwz21_test.json'))(
   'SGSAcc and SER merged into evaluate (tiny random NLI model: checks plumbing and SER, not SGSAcc values)',
   () => {
-    const convlab = JSON.parse(readFileSync(path.join(SHARED_DATA, 'multiwoz', 'convlab_mwz21_test.json'), 'utf8')) as Record<
-      string,
-      { log: { text: string }[] }
-    >;
+    // Read in beforeAll, not in the suite body: vitest runs the body of a skipped suite too.
+    let convlab!: Record<string, { log: { text: string }[] }>;
+    beforeAll(() => {
+      convlab = JSON.parse(readFileSync(path.join(DATA_DIR, 'multiwoz', 'convlab_mwz21_test.json'), 'utf8'));
+    });
     const gold = (id: string) => convlab[id].log.filter((_, i) => i % 2 === 1).map((t) => t.text);
 
     it('scores lexicalized turns against the test set acts; SER sees dropped values', async () => {
@@ -30,7 +31,7 @@ describe.skipIf(!hasShared('data', 'multiwoz', 'convlab_mwz21_test.json') || !ha
         sng0580: sng0580.map((text, k) => ({ response: k === 2 ? 'The postcode is [value_postcode]' : text })),
         pmul4648: gold('PMUL4648').map((text) => ({ response: '[value_name] ok', utterance: text })),
       };
-      const r = await mergeSgsacc(input, { dataDir: SHARED_DATA, nli: { model, device: 'cpu' } });
+      const r = await mergeSgsacc(input, { dataDir: DATA_DIR, nli: { model, device: 'cpu' } });
       expect(r).not.toBeNull();
       expect(r!.counts.delexicalizedTurns).toBe(1);
       expect(r!.counts.lexicalizedTurns).toBe(sng0580.length - 1 + gold('PMUL4648').length);
@@ -38,7 +39,7 @@ describe.skipIf(!hasShared('data', 'multiwoz', 'convlab_mwz21_test.json') || !ha
       expect(r!.model.modelId).toMatch(/tiny-random-roberta/);
 
       const dropped = { sng0580: sng0580.map((text) => ({ response: text.replace('Charlie Chan', 'It') })) };
-      const r2 = await mergeSgsacc(dropped, { dataDir: SHARED_DATA, nli: { model, device: 'cpu' } });
+      const r2 = await mergeSgsacc(dropped, { dataDir: DATA_DIR, nli: { model, device: 'cpu' } });
       expect(r2!.ser.errors).toBe(1);
     });
   },

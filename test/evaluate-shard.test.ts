@@ -1,25 +1,25 @@
-import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runInProcess } from './helpers/in-process-cli.js';
-import { hasShared, SHARED_DATA } from './helpers/shared.js';
+import { DATA_DIR, hasData } from './helpers/shared.js';
 import { getSensitiveTinyModelDir } from './nli-fixtures.js';
+import { tempDir } from './helpers/temp.js';
 
 // evaluate --sgsacc --shard K/N: the SGSAcc section is split by dialogue and merges back exactly;
 // the mwzeval sections are computed whole by every shard. Tiny random model: checks the split and
 // the merge, not SGSAcc values.
-describe.skipIf(!hasShared('data', 'multiwoz', 'convlab_mwz21_test.json') || !hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))(
+describe.skipIf(!hasData('multiwoz', 'convlab_mwz21_test.json'))(
   'evaluate --sgsacc --shard K/N and todeval merge',
   () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'todeval-evshard-'));
+    const dir = tempDir('evshard');
     const f = (name: string) => path.join(dir, name);
     let model = '';
-    const args = () => ['evaluate', '-i', f('input.json'), '--sgsacc', '--data-dir', SHARED_DATA, '--model', model, '--device', 'cpu', '-b'];
+    const args = () => ['evaluate', '-i', f('input.json'), '--sgsacc', '--data-dir', DATA_DIR, '--model', model, '--device', 'cpu', '-b'];
 
     beforeAll(async () => {
       model = getSensitiveTinyModelDir();
-      const convlab = JSON.parse(readFileSync(path.join(SHARED_DATA, 'multiwoz', 'convlab_mwz21_test.json'), 'utf8')) as Record<string, { log: { text: string }[] }>;
+      const convlab = JSON.parse(readFileSync(path.join(DATA_DIR, 'multiwoz', 'convlab_mwz21_test.json'), 'utf8')) as Record<string, { log: { text: string }[] }>;
       // Five dialogues: gold texts as lexicalized responses, one dialogue delexicalized throughout
       // (its turns count as left out in whichever shard it falls).
       const ids = Object.keys(convlab).slice(0, 5);

@@ -1,6 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadCanonicalValues } from '../src/metrics/gcdf1/canonical-values.js';
@@ -8,9 +7,10 @@ import { loadConfig } from '../src/metrics/gcdf1/config.js';
 import { aggregate, behaviourCounts, evaluateDialogue, loadDialogues, makeEvaluator } from '../src/metrics/gcdf1/evaluate.js';
 import type { Dialogue } from '../src/metrics/gcdf1/types.js';
 import { conversation, system, user } from './gcdf1-conversations.js';
-import { hasShared, REPO_ROOT, SHARED_DATA } from './helpers/shared.js';
+import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
+import { tempDir } from './helpers/temp.js';
 
-const GCDF1 = path.join(SHARED_DATA, 'gcdf1');
+const GCDF1 = path.join(DATA_DIR, 'gcdf1');
 const BASELINE = path.join(GCDF1, 'convlab_baselines', 'test');
 
 /**
@@ -39,7 +39,7 @@ const RELEASE_DIALOGUES: Record<string, { igcd: Record<string, number>; rgcd: Re
   'SNG0767.json': { igcd: { hotel: 0.25 }, rgcd: {} },
 };
 
-const haveData = hasShared('data', 'gcdf1', 'convlab_baselines', 'test', 'dialogues_001.json');
+const haveData = hasData('gcdf1', 'convlab_baselines', 'test', 'dialogues_001.json');
 
 describe.skipIf(!haveData)('GCDF1 on the convlab baseline conversations', () => {
   const config = () => loadConfig(path.join(GCDF1, 'multiwoz_user_evaluator.yaml'));
@@ -96,7 +96,7 @@ describe.skipIf(!built)('todeval gcdf1 (CLI)', () => {
     system([['Hotel-Inform', 'phone', '01223']]),
   ]);
   const bad = { ...good, dialogue_id: 'BROKEN.json', goal: { spaceship: { info: {} } } };
-  const dir = mkdtempSync(path.join(tmpdir(), 'gcdf1-cli-'));
+  const dir = tempDir('gcdf1-cli');
   writeFileSync(path.join(dir, 'dialogues_001.json'), JSON.stringify([good, bad]));
   const run = (...args: string[]) =>
     spawnSync(process.execPath, [cli, 'gcdf1', '--dialogues', dir, '--no-canonical-map', ...args], { encoding: 'utf8' });
@@ -111,7 +111,7 @@ describe.skipIf(!built)('todeval gcdf1 (CLI)', () => {
 
   it('with --skip-invalid lists it, scores the rest and writes both outputs', () => {
     // Outputs go outside the dialogues folder: one inside it is refused (it is read as input).
-    const outDir = mkdtempSync(path.join(tmpdir(), 'gcdf1-cli-out-'));
+    const outDir = tempDir('gcdf1-cli-out');
     const out = path.join(outDir, 'out.json');
     const per = path.join(outDir, 'per.json');
     const r = run('--skip-invalid', '-o', out, '--per-dialogue', per);

@@ -1,5 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import * as fuzz from 'fuzzball';
 import { describe, expect, it } from 'vitest';
@@ -12,7 +11,8 @@ import { computeF1, DialogueRecord } from '../src/metrics/gcdf1/record.js';
 import { validateDialogue } from '../src/metrics/gcdf1/validate.js';
 import { InputError } from '../src/util/errors.js';
 import { conversation, system, user } from './gcdf1-conversations.js';
-import { hasShared, SHARED_DATA } from './helpers/shared.js';
+import { DATA_DIR, hasData } from './helpers/shared.js';
+import { tempDir } from './helpers/temp.js';
 
 describe('token sort ratio (fuzzywuzzy with python-Levenshtein)', () => {
   it('agrees with fuzzball token_sort_ratio (force_ascii) away from .5 ties', () => {
@@ -90,12 +90,12 @@ describe('scores and aggregation', () => {
 });
 
 describe('configuration', () => {
-  it.skipIf(!hasShared('data', 'gcdf1', 'multiwoz_user_evaluator.yaml'))('reads the published YAML into the built-in defaults', () => {
-    expect(loadConfig(path.join(SHARED_DATA, 'gcdf1', 'multiwoz_user_evaluator.yaml'))).toEqual(defaultConfig());
+  it.skipIf(!hasData('gcdf1', 'multiwoz_user_evaluator.yaml'))('reads the published YAML into the built-in defaults', () => {
+    expect(loadConfig(path.join(DATA_DIR, 'gcdf1', 'multiwoz_user_evaluator.yaml'))).toEqual(defaultConfig());
   });
 
   it('overrides given keys and rejects unknown keys and wrong types with the file named', () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'gcdf1-cfg-'));
+    const dir = tempDir('gcdf1-cfg');
     const ok = path.join(dir, 'ok.yaml');
     writeFileSync(ok, 'igcd_f1:\n  repetitions:\n    max_repetitions: 2\n');
     const c = loadConfig(ok);
@@ -144,7 +144,7 @@ describe('malformed conversations', () => {
   });
 
   it('lists malformed dialogues and keeps the rest with skipInvalid', () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'gcdf1-dir-'));
+    const dir = tempDir('gcdf1-dir');
     const bad = { ...good(), dialogue_id: 'BAD.json', goal: undefined };
     writeFileSync(path.join(dir, 'dialogues_001.json'), JSON.stringify([good(), bad]));
     expect(() => loadDialogues(dir)).toThrow(expect.objectContaining({ where: 'dialogue BAD.json', message: 'missing goal' }));

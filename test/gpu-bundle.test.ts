@@ -1,20 +1,18 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { hasShared, REPO_ROOT, SHARED_DATA } from './helpers/shared.js';
+import { describe, expect, it } from 'vitest';
+import { runInGroup } from './helpers/process-group.js';
+import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
+import { tempDir } from './helpers/temp.js';
 
-const tmp = mkdtempSync(path.join(os.tmpdir(), 'todeval-gpu-bundle-test-'));
-afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+const tmp = tempDir('gpu-bundle-test');
 
 // The GPU check runs rarely (a GPU machine is lent now and then); this dry run keeps the bundle and
 // gpu/run.sh working in between: the same scripts, on CPU, with the tiny model and small counts.
-describe.skipIf(!hasShared('data', 'sgd', 'test'))('GPU bundle + gpu/run.sh dry run on CPU', () => {
-  // Async children: a synchronous one would block the worker's event loop for minutes and starve
-  // vitest's own messages.
-  const run = (cmd: string, args: string[], opts: { cwd: string; env?: NodeJS.ProcessEnv }) => promisify(execFile)(cmd, args, { ...opts, maxBuffer: 1 << 26 });
+describe.skipIf(!hasData('sgd', 'test'))('GPU bundle + gpu/run.sh dry run on CPU', () => {
+  // Async children, each in its own process group: a timeout or a failed test kills the whole tree
+  // (run.sh's node phases too; they once ran on for 15 minutes after the test gave up).
+  const run = (cmd: string, args: string[], opts: { cwd: string; env?: NodeJS.ProcessEnv }) => runInGroup(cmd, args, { ...opts, timeoutMs: 240_000 });
   it('bundles in several parts, and run.sh unpacks them and runs every phase', async () => {
     const out = path.join(tmp, 'bundle');
     await run(process.execPath, ['--import', 'tsx', 'scripts/gpu-bundle.ts', '--out', out, '--provider', 'none', '--data', 'none', '--level', '0', '--part-mib', '40'], { cwd: REPO_ROOT });
@@ -26,7 +24,7 @@ describe.skipIf(!hasShared('data', 'sgd', 'test'))('GPU bundle + gpu/run.sh dry 
       }
     }
     const results = path.join(tmp, 'results');
-    const args = ['--parts', parts.map((p) => path.join(out, p)).join(' '), '--device', 'cpu', '--size', 'tiny', '--quick', '--out', results, '--work', path.join(tmp, 'work'), '--data-dir', SHARED_DATA];
+    const args = ['--parts', parts.map((p) => path.join(out, p)).join(' '), '--device', 'cpu', '--size', 'tiny', '--quick', '--out', results, '--work', path.join(tmp, 'work'), '--data-dir', DATA_DIR];
     await run('bash', [path.join(out, 'part-1', 'run.sh'), ...args], { cwd: tmp, env: { ...process.env, PATH: '/usr/bin:/bin' } });
     const phases = readFileSync(path.join(results, 'phases.tsv'), 'utf8')
       .trim()
@@ -45,5 +43,5 @@ describe.skipIf(!hasShared('data', 'sgd', 'test'))('GPU bundle + gpu/run.sh dry 
     for (const f of ['score-gold.json', 'score-second.json', 'doctor.json']) expect(existsSync(path.join(results, f))).toBe(true);
     // The bundled Node ran it all (the GPU machine has none of its own).
     expect(readFileSync(path.join(results, 'run.log'), 'utf8')).toContain(`node ${process.version} at ${path.join(tmp, 'work', 'bin', 'node')}`);
-  }, 900_000);
+  }, 540_000);
 });

@@ -1,5 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadDialogues } from '../src/metrics/gcdf1/evaluate.js';
@@ -11,10 +10,11 @@ import { PairTokenizer } from '../src/nli/tokenizer.js';
 import { InputError } from '../src/util/errors.js';
 import { runCli } from './helpers/cli.js';
 import { conversation, system, user } from './gcdf1-conversations.js';
-import { hasShared, REPO_ROOT, SHARED_DATA, SHARED_TOKENIZER_DIR } from './helpers/shared.js';
+import { DATA_DIR, hasData, REPO_ROOT, TOKENIZER_DIR } from './helpers/shared.js';
+import { tempDir } from './helpers/temp.js';
 
 const MINI = path.join(REPO_ROOT, 'examples', 'sgd-mini');
-const tmp = (): string => mkdtempSync(path.join(tmpdir(), 'todeval-inputs-'));
+const tmp = (): string => tempDir('inputs');
 
 describe('wrong types in dataset inputs are one-line errors, not silent drops', () => {
   it('an SGD action whose "values" is a string (was: no candidates, out of the denominator, exit 0)', async () => {
@@ -94,11 +94,11 @@ describe('mwzeval predictions against schemas/mwz-predictions.schema.json', () =
     expect(() => check(colour, { strict: true, skipInvalid: true })).toThrow(/no valid test dialogues/);
   });
 
-  it.skipIf(!hasShared('data', 'multiwoz', 'predictions', 'damd.json'))(
+  it.skipIf(!hasData('multiwoz', 'predictions', 'damd.json'))(
     'evaluate: DAMD\'s off-ontology slots are one counted warning line, and --strict refuses them',
     async () => {
       type Turn = { state?: Record<string, Record<string, string>> };
-      const all = JSON.parse(readFileSync(path.join(SHARED_DATA, 'multiwoz', 'predictions', 'damd.json'), 'utf8')) as Record<string, Turn[]>;
+      const all = JSON.parse(readFileSync(path.join(DATA_DIR, 'multiwoz', 'predictions', 'damd.json'), 'utf8')) as Record<string, Turn[]>;
       // Slots DAMD predicts in domains that do not have them (taxi area, hotel arrive, ...).
       const offOntology = new Set(['taxi.area', 'taxi.name', 'taxi.type', 'taxi.day', 'taxi.people', 'taxi.time', 'taxi.internet', 'attraction.day', 'attraction.departure', 'attraction.leave', 'hotel.arrive', 'train.time']);
       const slotsOf = (turns: Turn[]) => turns.flatMap((t) => Object.entries(t.state ?? {}).flatMap(([d, slots]) => Object.keys(slots).map((k) => `${d}.${k.toLowerCase().replace('arriveby', 'arrive').replace('leaveat', 'leave')}`)));
@@ -107,7 +107,7 @@ describe('mwzeval predictions against schemas/mwz-predictions.schema.json', () =
       const expected = picked.flatMap(([, turns]) => slotsOf(turns)).filter((k) => offOntology.has(k)).length;
       const file = path.join(tmp(), 'damd.json');
       writeFileSync(file, JSON.stringify(Object.fromEntries(picked)));
-      const r = await runCli(['evaluate', '-i', file, '--dst', '--json', '--data-dir', SHARED_DATA]);
+      const r = await runCli(['evaluate', '-i', file, '--dst', '--json', '--data-dir', DATA_DIR]);
       expect(r.code).toBe(0);
       const counts = (JSON.parse(r.stdout) as { details: { unknown_state_slots: Record<string, number> } }).details.unknown_state_slots;
       const total = Object.values(counts).reduce((a, b) => a + b, 0);
@@ -116,7 +116,7 @@ describe('mwzeval predictions against schemas/mwz-predictions.schema.json', () =
       const lines = r.stderr.trim().split('\n').filter((l) => l.includes('slots MultiWOZ does not have'));
       expect(lines).toHaveLength(1);
       expect(lines[0]).toContain(`${file}: ${total} state slot value(s)`);
-      const strict = await runCli(['evaluate', '-i', file, '--dst', '--strict', '--data-dir', SHARED_DATA]);
+      const strict = await runCli(['evaluate', '-i', file, '--dst', '--strict', '--data-dir', DATA_DIR]);
       expect(strict.code).toBe(2);
       expect(strict.stderr.trim().split('\n')).toHaveLength(1);
       expect(strict.stderr).toMatch(/unknown slot "/);
@@ -140,9 +140,9 @@ describe('dataset schema files against schemas/sgd-schema.schema.json', () => {
     expect(oneLineOf(() => loadSchemaFile(flag))).toBe(`${flag}: ${services[1].service_name}: slots.0.is_categorical must be boolean (schemas/sgd-schema.schema.json)`);
   });
 
-  it.skipIf(!hasShared('data', 'sgd', 'train', 'schema.json'))('the real SGD and MultiWOZ 2.2 schema files pass', () => {
+  it.skipIf(!hasData('sgd', 'train', 'schema.json'))('the real SGD and MultiWOZ 2.2 schema files pass', () => {
     for (const f of [['sgd', 'train', 'schema.json'], ['sgd', 'test', 'schema.json'], ['multiwoz', 'schema.json']]) {
-      expect(loadSchemaFile(path.join(SHARED_DATA, ...f)).serviceNames().length).toBeGreaterThan(5);
+      expect(loadSchemaFile(path.join(DATA_DIR, ...f)).serviceNames().length).toBeGreaterThan(5);
     }
   });
 });
@@ -159,8 +159,8 @@ describe('oversize utterances', () => {
     expect(loaded.oversize).toEqual([`line 1 (id d/1): utterance of ${huge.length} characters cut to ${MAX_PAIR_TEXT_CHARS}`]);
   });
 
-  it.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('the cut changes nothing the model sees: same token ids as the whole text', () => {
-    const tok = PairTokenizer.fromFiles(path.join(SHARED_TOKENIZER_DIR, 'tokenizer.json'), path.join(SHARED_TOKENIZER_DIR, 'tokenizer_config.json'));
+  it.skipIf(false)('the cut changes nothing the model sees: same token ids as the whole text', () => {
+    const tok = PairTokenizer.fromFiles(path.join(TOKENIZER_DIR, 'tokenizer.json'), path.join(TOKENIZER_DIR, 'tokenizer_config.json'));
     const long = huge.slice(0, 300_000); // long enough to be cut, short enough to tokenize whole here
     expect(capPairText(long).length).toBe(MAX_PAIR_TEXT_CHARS);
     const whole = tok.textIds(long).slice(0, tok.maxLength);

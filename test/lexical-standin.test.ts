@@ -10,7 +10,7 @@ import { PairTokenizer } from '../src/nli/tokenizer.js';
 import { createNliRunner, type NliRunner } from '../src/nli/runner.js';
 import { argmaxLabel, type NliPair } from '../src/nli/types.js';
 import { getLexicalStandinDir } from './helpers/lexical-standin.js';
-import { hasShared, REPO_ROOT, SHARED_TOKENIZER_DIR } from './helpers/shared.js';
+import { REPO_ROOT, TOKENIZER_DIR } from './helpers/shared.js';
 
 const quiet = () => {};
 
@@ -31,7 +31,7 @@ const PAIRS: NliPair[] = [
   { premise: 'Sure.', hypothesis: 'Have a good day.' },
 ];
 
-describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('lexical-standin NLI model through onnxruntime', () => {
+describe('lexical-standin NLI model through onnxruntime', () => {
   let dir: string;
   let batched: NliRunner;
   let single: NliRunner;
@@ -84,7 +84,7 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('l
       decision: { threshold: number; slope: number };
     };
     const tok = PairTokenizer.fromFiles(path.join(dir, 'tokenizer.json'), path.join(dir, 'tokenizer_config.json'));
-    const vocab = (JSON.parse(readFileSync(path.join(SHARED_TOKENIZER_DIR, 'tokenizer.json'), 'utf8')) as { model: { vocab: Record<string, number> } }).model.vocab;
+    const vocab = (JSON.parse(readFileSync(path.join(TOKENIZER_DIR, 'tokenizer.json'), 'utf8')) as { model: { vocab: Record<string, number> } }).model.vocab;
     const tables = lexicalTables(vocab, [0, 1, 2, 3, 50264]);
     const pairs = [PAIRS[1], PAIRS[2], PAIRS[6], { premise: 'The hair stylist is nice.', hypothesis: 'The name of the stylist is good.' }];
     const probs = await single.score(pairs);
@@ -109,7 +109,7 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('l
   });
 });
 
-describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('npm run model:lexical', () => {
+describe('npm run model:lexical', () => {
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'todeval-lexical-'));
   afterAll(() => rmSync(tmp, { recursive: true, force: true }));
   const run = (args: string[]) =>

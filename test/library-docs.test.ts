@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { hasShared, REPO_ROOT, SHARED_DATA } from './helpers/shared.js';
+import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
 import { getTinyModelDir } from './helpers/tiny-model.js';
 
 // docs/library.md's examples are programs: each runs here against the sources (`todeval` mapped to
@@ -38,9 +38,9 @@ describe('docs/library.md examples run', () => {
   for (const b of blocks) {
     const needsModel = b.name.includes('TODEVAL_MODEL');
     const needsData = b.name.includes('TODEVAL_DATA');
-    const skip = (needsModel && !hasShared('models', 'roberta-large-mnli', 'tokenizer.json')) || (needsData && !hasShared('data', 'multiwoz') );
+    const skip = (needsModel && false) || (needsData && !hasData('multiwoz') );
     it.skipIf(skip)(b.name, async () => {
-      const env: NodeJS.ProcessEnv = { TODEVAL_DATA: SHARED_DATA };
+      const env: NodeJS.ProcessEnv = { TODEVAL_DATA: DATA_DIR };
       if (needsModel) env.TODEVAL_MODEL = await getTinyModelDir();
       const r = await runExample(b.code, env);
       expect(r.out).not.toMatch(/AssertionError|Error:/);

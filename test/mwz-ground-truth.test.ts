@@ -1,5 +1,4 @@
-import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -12,7 +11,8 @@ import {
   stateFromMetadata,
   wordSpansToChars,
 } from '../src/metrics/mwz/ground-truth.js';
-import { hasShared, SHARED_DATA } from './helpers/shared.js';
+import { DATA_DIR, hasData } from './helpers/shared.js';
+import { tempDir } from './helpers/temp.js';
 
 describe('reference delexicalization from span annotations', () => {
   it('replaces spans in start order, skipping overlaps and dontcare values', () => {
@@ -72,7 +72,7 @@ describe('goal parsing (original MultiWOZ evaluator rules)', () => {
 
 describe('ground truth sources and cache', () => {
   function fakeDataDir(): string {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'todeval-mwz-'));
+    const dir = tempDir('mwz');
     const mwz = path.join(dir, 'multiwoz');
     mkdirSync(path.join(mwz, 'mwz22', 'test'), { recursive: true });
     // a fake one-dialogue test set in both formats
@@ -149,9 +149,9 @@ describe('ground truth sources and cache', () => {
   });
 
   it('falls back to the user cache when the data dir is read-only', () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'todeval-ro-'));
+    const dir = tempDir('ro');
     chmodSync(dir, 0o555);
-    const cacheHome = mkdtempSync(path.join(os.tmpdir(), 'todeval-cache-'));
+    const cacheHome = tempDir('cache');
     const got = groundTruthCacheDir(dir, { XDG_CACHE_HOME: cacheHome });
     chmodSync(dir, 0o755);
     // root ignores permission bits, so only check the fallback when the check could fail
@@ -160,14 +160,14 @@ describe('ground truth sources and cache', () => {
   });
 
   it('refuses a forced 2.2 source without the files', () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'todeval-none-'));
+    const dir = tempDir('none');
     expect(() => resolveSource(dir, 'multiwoz22')).toThrow(/dialog_acts\.json/);
   });
 });
 
-describe.skipIf(!hasShared('data', 'multiwoz', 'convlab_mwz21_test.json'))('ground truth of the real test set', () => {
+describe.skipIf(!hasData('multiwoz', 'convlab_mwz21_test.json'))('ground truth of the real test set', () => {
   it('has the 1000 test dialogues with one reference and state per system turn', () => {
-    const gt = loadGroundTruth(SHARED_DATA);
+    const gt = loadGroundTruth(DATA_DIR);
     expect(Object.keys(gt.dialogues)).toHaveLength(1000);
     const turns = Object.values(gt.dialogues).reduce((n, d) => n + d.references.length, 0);
     expect(turns).toBe(7372); // system turns of the MultiWOZ test set
@@ -176,8 +176,8 @@ describe.skipIf(!hasShared('data', 'multiwoz', 'convlab_mwz21_test.json'))('grou
   });
 
   it('matches the turn counts of booked_domains.json (mwzeval, derived from MultiWOZ 2.2)', () => {
-    const booked = loadBookedDomains(SHARED_DATA);
-    const gt = loadGroundTruth(SHARED_DATA);
+    const booked = loadBookedDomains(DATA_DIR);
+    const gt = loadGroundTruth(DATA_DIR);
     const mismatched = Object.entries(gt.dialogues).filter(([id, d]) => booked[id]?.length !== d.references.length);
     expect(mismatched.map(([id]) => id)).toEqual([]);
   });

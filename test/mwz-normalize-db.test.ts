@@ -8,7 +8,7 @@ import {
   timeStrToMinutes,
   timeToCanonical,
 } from '../src/metrics/mwz/normalize-state.js';
-import { hasShared, SHARED_DATA } from './helpers/shared.js';
+import { DATA_DIR, hasData } from './helpers/shared.js';
 
 describe('mwzeval time normalization (traced by hand through normalization.py)', () => {
   it.each([
@@ -124,9 +124,9 @@ describe('MwzDatabase on a fake table', () => {
   });
 });
 
-describe.skipIf(!hasShared('data', 'multiwoz', 'db', 'restaurant_db.json'))('MwzDatabase on the real MultiWOZ tables', () => {
+describe.skipIf(!hasData('multiwoz', 'db', 'restaurant_db.json'))('MwzDatabase on the real MultiWOZ tables', () => {
   it('finds the four cheap Chinese restaurants of the SNG0580 walk-through (paper Table 7)', () => {
-    const db = MwzDatabase.load(SHARED_DATA);
+    const db = MwzDatabase.load(DATA_DIR);
     expect(db.query('restaurant', { food: 'chinese', pricerange: 'cheap' }).sort()).toEqual(['19185', '19197', '19212', '19219']);
     expect(db.query('restaurant', { food: 'chinese', pricerange: 'cheap', area: 'centre' }).sort()).toEqual(['19185', '19212', '19219']);
   });

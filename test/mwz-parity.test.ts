@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Evaluator } from '../src/metrics/mwz/evaluator.js';
-import { hasShared, SHARED_DATA } from './helpers/shared.js';
+import { DATA_DIR, hasData } from './helpers/shared.js';
 
 // "Shades of BLEU" (seeds/shades-of-bleu-multiwoz-evaluation.txt): Table 4 first row (BLEU against
 // MultiWOZ 2.2 references) and Table 5 (Inform/Success, standard and optimistic).
@@ -14,12 +14,12 @@ const PAPER = {
   lava: { bleu: 10.8, inform: 95.9, success: 93.5, informOpt: 97.5, successOpt: 95.9 },
 } as const;
 
-describe.skipIf(!hasShared('data', 'multiwoz', 'predictions', 'lava.json'))('parity with the paper on the published predictions', () => {
-  const ev = new Evaluator({ bleu: true, success: true, dataDir: SHARED_DATA });
+describe.skipIf(!hasData('multiwoz', 'predictions', 'lava.json'))('parity with the paper on the published predictions', () => {
+  const ev = new Evaluator({ bleu: true, success: true, dataDir: DATA_DIR });
 
   for (const [system, want] of Object.entries(PAPER)) {
     it(`${system}: Inform/Success within 2 points, BLEU within 1.0`, () => {
-      const file = path.join(SHARED_DATA, 'multiwoz', 'predictions', `${system}.json`);
+      const file = path.join(DATA_DIR, 'multiwoz', 'predictions', `${system}.json`);
       const r = ev.evaluate(JSON.parse(readFileSync(file, 'utf8')), file);
       const s = r.success!;
       expect(Math.abs(s.inform.total - want.inform)).toBeLessThanOrEqual(2);

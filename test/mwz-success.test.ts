@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { domainsFromSlotNames, estimateActiveDomains } from '../src/metrics/mwz/active-domains.js';
 import { MwzDatabase } from '../src/metrics/mwz/database.js';
 import { Evaluator } from '../src/metrics/mwz/evaluator.js';
@@ -6,7 +6,7 @@ import { loadBookedDomains, loadGroundTruth } from '../src/metrics/mwz/ground-tr
 import { aggregateSuccess, dialogueSuccess, OPTIMISTIC, round1, STANDARD } from '../src/metrics/mwz/success.js';
 import type { BeliefState } from '../src/metrics/mwz/normalize-state.js';
 import { normalizeResponse } from '../src/metrics/text/normalize-response.js';
-import { hasShared, SHARED_DATA } from './helpers/shared.js';
+import { DATA_DIR, hasData } from './helpers/shared.js';
 
 describe('active domain estimation from state changes (mwzeval rules)', () => {
   it('follows the domain whose state changed and keeps it while nothing changes', () => {
@@ -80,11 +80,18 @@ const TABLE7_TURNS: { response: string; state: BeliefState }[] = [
   },
 ];
 
-describe.skipIf(!hasShared('data', 'multiwoz', 'convlab_mwz21_test.json'))('paper Table 7 walk-through (SNG0580)', () => {
-  const gt = loadGroundTruth(SHARED_DATA);
-  const db = MwzDatabase.load(SHARED_DATA);
-  const booked = loadBookedDomains(SHARED_DATA);
-  const goal = gt.dialogues.sng0580.goal;
+describe.skipIf(!hasData('multiwoz', 'convlab_mwz21_test.json'))('paper Table 7 walk-through (SNG0580)', () => {
+  // Read in beforeAll, not in the suite body: vitest runs the body of a skipped suite too.
+  let gt!: ReturnType<typeof loadGroundTruth>;
+  let db!: MwzDatabase;
+  let booked!: ReturnType<typeof loadBookedDomains>;
+  let goal!: ReturnType<typeof loadGroundTruth>['dialogues'][string]['goal'];
+  beforeAll(() => {
+    gt = loadGroundTruth(DATA_DIR);
+    db = MwzDatabase.load(DATA_DIR);
+    booked = loadBookedDomains(DATA_DIR);
+    goal = gt.dialogues.sng0580.goal;
+  });
 
   it('derives the goal of the table: cheap Chinese restaurant, ADDRESS and POST requested', () => {
     expect(Object.keys(goal)).toEqual(['restaurant']);
@@ -112,7 +119,7 @@ describe.skipIf(!hasShared('data', 'multiwoz', 'convlab_mwz21_test.json'))('pape
   it('fails Inform when the offered venues leave the goal, and Success when POST is never given', () => {
     const base = TABLE7_TURNS.map((t) => ({ ...t }));
     const wrongState = base.map((t) => ({ ...t, state: { restaurant: { food: 'chinese', pricerange: 'expensive' } } }));
-    const ev = new Evaluator({ success: true, dataDir: SHARED_DATA });
+    const ev = new Evaluator({ success: true, dataDir: DATA_DIR });
     expect(ev.evaluate({ sng0580: wrongState }).success!.inform.total).toBe(0);
     const noPost = base.map((t) => ({ ...t, response: t.response.replace('[value_postcode]', 'cb21db') }));
     const r = ev.evaluate({ sng0580: noPost }).success!;

@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { planBatches, takeBatch } from '../src/nli/batcher.js';
@@ -9,8 +8,9 @@ import { BatchedNliRunner } from '../src/nli/runner.js';
 import type { LogitsSession } from '../src/nli/session.js';
 import { PairTokenizer } from '../src/nli/tokenizer.js';
 import { InputError } from '../src/util/errors.js';
-import { hasShared, SHARED_TOKENIZER_DIR } from './helpers/shared.js';
+import { TOKENIZER_DIR } from './helpers/shared.js';
 import { SAMPLE_PAIRS } from './nli-fixtures.js';
+import { tempDir } from './helpers/temp.js';
 
 describe('planBatches / takeBatch', () => {
   it('respects the padded-token budget and the row limit', () => {
@@ -62,7 +62,7 @@ describe('labels from config.json id2label', () => {
 
 describe('PairCache file', () => {
   it('persists per model key and ignores other models', () => {
-    const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'nli-cache-')), 'cache.jsonl');
+    const file = path.join(tempDir('nli-cache'), 'cache.jsonl');
     const a = new PairCache('model-a', file);
     a.set('p1', 'h1', { entailment: 0.7, neutral: 0.2, contradiction: 0.1 });
     a.set('p\u0000x', 'h "q"', { entailment: 0.1, neutral: 0.8, contradiction: 0.1 });
@@ -79,7 +79,7 @@ describe('PairCache file', () => {
   });
 
   it('tolerates a torn last line but reports damage elsewhere', () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'nli-cache-'));
+    const dir = tempDir('nli-cache');
     const torn = path.join(dir, 'torn.jsonl');
     writeFileSync(torn, `${JSON.stringify({ m: 'k', p: 'a', h: 'b', e: 1, n: 0, c: 0 })}\n{"m":"k","p":`);
     expect(new PairCache('k', torn).size).toBe(1);
@@ -129,12 +129,12 @@ class FakeLogitsSession implements LogitsSession {
   async release(): Promise<void> {}
 }
 
-describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('BatchedNliRunner queue logic (fake session)', () => {
+describe('BatchedNliRunner queue logic (fake session)', () => {
   let tokenizer: PairTokenizer;
   const labels = { contradiction: 0, neutral: 1, entailment: 2 };
   const signature = { modelId: 'fake', revision: 'r', dtype: 'fp32' };
   beforeAll(() => {
-    tokenizer = PairTokenizer.fromFiles(path.join(SHARED_TOKENIZER_DIR, 'tokenizer.json'), path.join(SHARED_TOKENIZER_DIR, 'tokenizer_config.json'));
+    tokenizer = PairTokenizer.fromFiles(path.join(TOKENIZER_DIR, 'tokenizer.json'), path.join(TOKENIZER_DIR, 'tokenizer_config.json'));
   });
   const expected = (p: { premise: string; hypothesis: string }) =>
     probsFromLogits(Float32Array.from(FakeLogitsSession.rowLogits(tokenizer.encodePair(p.premise, p.hypothesis).ids)), 0, 3, labels);

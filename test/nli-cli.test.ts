@@ -3,10 +3,10 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cudaProviderInstalled } from '../src/nli/session.js';
 import { runCli as run } from './helpers/cli.js';
-import { hasShared, REPO_ROOT } from './helpers/shared.js';
+import { REPO_ROOT } from './helpers/shared.js';
 import { getSensitiveTinyModelDir } from './nli-fixtures.js';
 
-describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('todeval nli', () => {
+describe('todeval nli', () => {
   it('prints the three probabilities and the argmax label as JSON', async () => {
     const dir = getSensitiveTinyModelDir();
     const res = await run(['nli', 'I want to book a hair cut. What about Queens?', 'The name of the hair stylist is Queens.', '--model', dir, '--json', '--device', 'cpu']);

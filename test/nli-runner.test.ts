@@ -6,7 +6,7 @@ import { createNliRunner, type NliRunner } from '../src/nli/runner.js';
 import { resolveModel } from '../src/nli/model-store.js';
 import { argmaxLabel, type NliProbs } from '../src/nli/types.js';
 import { InputError, MissingResourceError } from '../src/util/errors.js';
-import { hasShared } from './helpers/shared.js';
+
 import { copyModelDir, editJson, getSensitiveTinyModelDir, SAMPLE_PAIRS } from './nli-fixtures.js';
 
 function maxDiff(a: NliProbs, b: NliProbs): number {
@@ -15,7 +15,7 @@ function maxDiff(a: NliProbs, b: NliProbs): number {
 
 const quiet = () => {};
 
-describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('NLI runner on a real ONNX model (tiny random RoBERTa)', () => {
+describe('NLI runner on a real ONNX model (tiny random RoBERTa)', () => {
   let dir: string;
   let batched: NliRunner;
   let single: NliRunner;

@@ -9,7 +9,7 @@ import { resolveModel } from '../src/nli/model-store.js';
 import { createNliRunner, type NliRunner } from '../src/nli/runner.js';
 import { argmaxLabel, type NliProbs } from '../src/nli/types.js';
 import { runCli, runTsx } from './helpers/cli.js';
-import { hasShared, REPO_ROOT, SHARED_TOKENIZER_DIR } from './helpers/shared.js';
+import { REPO_ROOT, TOKENIZER_DIR } from './helpers/shared.js';
 import { SAMPLE_PAIRS } from './nli-fixtures.js';
 
 describe('int8 weight quantization (symmetric, as ORT quantize_dynamic)', () => {
@@ -60,18 +60,37 @@ const SEED = 11;
 const STD = 0.1;
 
 /**
- * Tolerance for batched vs one-at-a-time in int8, and why it is not fp32's 1e-4: DynamicQuantizeLinear
- * puts each activation tensor on one uint8 grid of 255 steps over the tensor's range, and a batch's
- * range is that of its widest row (padding rows included), so a pair alone and the same pair in a
- * batch are rounded on different grids. Batching changes only those activation grids (the int8
- * weights are the same), so it can move a result by no more than int8 as a whole moves it away from
- * fp32: the tolerance is the largest q8 (alone) vs fp32 difference measured on the same pairs.
- * Measured here: q8 vs fp32 0.017-0.034 per pair, batched vs alone 0.005-0.013. A batch that mixes
- * rows (a leaking mask) moves a short pair by far more, checked below.
+ * Tolerance for q8 batched vs one-at-a-time, derived from the int8 arithmetic rather than fitted to
+ * one CPU's result (0.0028406 against a fitted 0.0028383 failed on every run on an AMD EPYC).
+ *
+ * Where q8 results come from, per MatMulInteger y = (x_u8 - zp) W_s8 * s_x * s_w:
+ * - W's int8 values and scales are fixed in the file: identical for a pair alone and in a batch.
+ * - x is put on a uint8 grid by DynamicQuantizeLinear, per tensor: step s_x = range / 255, with the
+ *   range spanning the whole tensor (and 0). A batch's tensor holds all its rows (padding included),
+ *   so its range is the union of the rows' ranges: a row in a batch is rounded on a grid ρ = s_batch
+ *   / s_alone >= 1 times coarser than alone. Rounding moves each activation by at most s_x / 2, so the
+ *   activation part of the int8 error of a row grows (at most) linearly with ρ.
+ * - The integer sums are exact int32 on AVX-512 VNNI / AVX-VNNI (vpdpbusd) and on the u8u8 / widening
+ *   paths. On AVX2 or AVX-512BW without VNNI, MLAS's u8s8 kernel adds u8*s8 products in pairs with
+ *   vpmaddubsw, which saturates at int16: 255*127*2 = 64770 > 32767, so a pair of large activations on
+ *   large same-sign weights is clipped. That error is a deterministic function of the u8 values, so it
+ *   is part of the int8 error measured below on whichever CPU runs the test, alone and batched alike.
+ * - The float ops (dequantize, softmax, LayerNorm, GELU) add ~1e-6: negligible here.
+ * So with f = fp32, a = alone, b = batched (all measured in this run, on this CPU's kernel path):
+ *   |b - a| <= |b - f| + |a - f| <= ρ E + E = (1 + ρ) E,   E = max over the pairs of |a - f|
+ * (E also holds the weight rounding, which b and a share, so this over-estimates; fine for a bound).
+ * ρ: these activations are LayerNorm outputs, attention averages of them and GELU outputs: near-
+ * Gaussian, and the expected range of n such values grows like sqrt(2 ln n). One pair's tensor holds
+ * ~500-2,500 values (8-40 tokens x hidden 64), the batch's at most ~40,000 (13 rows x the longest), so
+ * ρ ~ sqrt(ln 40000 / ln 500) = 1.3; even a tensor of a million values next to one of 500 gives 1.5.
+ * ρ = 2 covers that with room: tolerance = 3 E. For scale: the pairs' fp32 probabilities differ by
+ * ~0.05, twenty times E, and a leaking attention mask moves a padded row by far more (checked below),
+ * so the bound still tells a correct batch from a wrong one.
  */
-const int8Tolerance = (alone: NliProbs[], fp32: NliProbs[]): number => Math.max(...alone.map((p, i) => maxDiff(p, fp32[i])));
+const RHO = 2;
+const int8Tolerance = (alone: NliProbs[], fp32: NliProbs[]): number => (1 + RHO) * Math.max(...alone.map((p, i) => maxDiff(p, fp32[i])));
 
-describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('q8 random RoBERTa (MatMulInteger / DynamicQuantizeLinear)', () => {
+describe('q8 random RoBERTa (MatMulInteger / DynamicQuantizeLinear)', () => {
   let dir: string;
   let manifest: RandomModelManifest;
   let fp32: NliRunner;
@@ -81,8 +100,8 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('q
 
   beforeAll(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'todeval-q8-'));
-    buildRandomRoberta({ outDir: dir, size: 'tiny', seed: SEED, std: STD, tokenizerDir: SHARED_TOKENIZER_DIR });
-    manifest = buildRandomRoberta({ outDir: dir, size: 'tiny', seed: SEED, std: STD, dtype: 'q8', tokenizerDir: SHARED_TOKENIZER_DIR });
+    buildRandomRoberta({ outDir: dir, size: 'tiny', seed: SEED, std: STD, tokenizerDir: TOKENIZER_DIR });
+    manifest = buildRandomRoberta({ outDir: dir, size: 'tiny', seed: SEED, std: STD, dtype: 'q8', tokenizerDir: TOKENIZER_DIR });
     fp32 = await createNliRunner({ model: dir, dtype: 'fp32', device: 'cpu', threads: 1, maxPadFraction: 1, notice: quiet });
     batched = await createNliRunner({ model: dir, dtype: 'q8', device: 'cpu', threads: 1, maxPadFraction: 1, notice: quiet });
     single = await createNliRunner({ model: dir, dtype: 'q8', device: 'cpu', threads: 1, maxBatchSize: 1, notice: quiet });
@@ -169,7 +188,7 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('q
     const out = mkdtempSync(path.join(os.tmpdir(), 'todeval-q8-script-'));
     try {
       const script = path.join('scripts', 'build-random-roberta.ts');
-      const common = ['--size', 'tiny', '--seed', String(SEED), '--std', String(STD), '--tokenizer-dir', SHARED_TOKENIZER_DIR];
+      const common = ['--size', 'tiny', '--seed', String(SEED), '--std', String(STD), '--tokenizer-dir', TOKENIZER_DIR];
       const r = await runTsx([script, ...common, '--dtype', 'int8', '--out', out]);
       expect(r.code, r.stderr).toBe(0);
       const written = JSON.parse(readFileSync(path.join(out, 'random-model.json'), 'utf8')) as RandomModelManifest;

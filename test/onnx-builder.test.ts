@@ -14,7 +14,7 @@ import {
 import { fromHalfBits, toHalfBits } from '../src/nli/onnx-builder/float16.js';
 import { encodeVarint } from '../src/nli/onnx-builder/protobuf.js';
 import { referenceLogits, type WeightLookup } from './helpers/roberta-reference-forward.js';
-import { hasShared, SHARED_TOKENIZER_DIR } from './helpers/shared.js';
+import { TOKENIZER_DIR } from './helpers/shared.js';
 import { getTinyModelDir } from './helpers/tiny-model.js';
 
 describe('protobuf varints (values from the protobuf encoding spec)', () => {
@@ -74,7 +74,7 @@ const SHORT = [0, 133, 2335, 16, 11, 5, 1312, 4, 2];
 const LONG = [0, 20, 1625, 9, 5, 2391, 16, 3470, 1304, 8, 24, 16, 11, 1261, 1139, 4, 2];
 const OTHER = [0, 38, 74, 101, 7, 1040, 10, 4684, 2];
 
-describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('random RoBERTa ONNX model', () => {
+describe('random RoBERTa ONNX model', () => {
   let tmp: string;
   beforeAll(() => {
     tmp = mkdtempSync(path.join(os.tmpdir(), 'todeval-onnx-builder-'));
@@ -96,14 +96,14 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('r
     expect(config).toMatchObject({ hidden_size: 64, num_hidden_layers: 2, num_attention_heads: 4, intermediate_size: 128 });
     expect(config).toMatchObject({ vocab_size: 50265, max_position_embeddings: 514, pad_token_id: 1 });
     expect(config.id2label).toEqual({ '0': 'CONTRADICTION', '1': 'NEUTRAL', '2': 'ENTAILMENT' });
-    expect(readFileSync(path.join(dir, 'tokenizer.json'))).toEqual(readFileSync(path.join(SHARED_TOKENIZER_DIR, 'tokenizer.json')));
+    expect(readFileSync(path.join(dir, 'tokenizer.json'))).toEqual(readFileSync(path.join(TOKENIZER_DIR, 'tokenizer.json')));
     expect(manifest.sha256).toBe(sha256File(path.join(dir, manifest.onnxFile)));
     expect(manifest).toMatchObject({ kind: 'random-roberta', seed: 42, dtype: 'fp32', size: 'tiny' });
   });
 
   it('same seed gives a byte-identical file, another seed a different one', () => {
     const build = (name: string, seed: number): string => {
-      const m = buildRandomRoberta({ outDir: path.join(tmp, name), size: 'tiny', seed, tokenizerDir: SHARED_TOKENIZER_DIR });
+      const m = buildRandomRoberta({ outDir: path.join(tmp, name), size: 'tiny', seed, tokenizerDir: TOKENIZER_DIR });
       return sha256File(path.join(tmp, name, m.onnxFile));
     };
     const a = build('seed7-a', 7);
@@ -125,7 +125,7 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('r
   };
 
   it('builds the amplified tiny model', async () => {
-    const m = buildRandomRoberta({ outDir: path.join(tmp, 'amp'), size: 'tiny', seed: SEED, std: STD, tokenizerDir: SHARED_TOKENIZER_DIR });
+    const m = buildRandomRoberta({ outDir: path.join(tmp, 'amp'), size: 'tiny', seed: SEED, std: STD, tokenizerDir: TOKENIZER_DIR });
     sizes = m.sizes;
     session = await ort.InferenceSession.create(path.join(tmp, 'amp', m.onnxFile));
     weights = new Map(robertaWeightSpecs(sizes).map((spec) => [spec.name, generateWeight(spec, { seed: SEED, std: STD })]));
@@ -165,7 +165,7 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('r
       seed: SEED,
       std: STD,
       dtype: 'fp16',
-      tokenizerDir: SHARED_TOKENIZER_DIR,
+      tokenizerDir: TOKENIZER_DIR,
     });
     expect(m.onnxFile).toBe('onnx/model_fp16.onnx');
     const s16 = await ort.InferenceSession.create(path.join(tmp, 'amp16', m.onnxFile));

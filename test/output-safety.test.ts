@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as fs from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { refuseOutputOverInput } from '../src/cli/output-guard.js';
@@ -9,10 +8,11 @@ import { PairCache } from '../src/nli/pair-cache.js';
 import { writeFileAtomic, type AtomicWriteIo } from '../src/util/atomic-write.js';
 import { InputError } from '../src/util/errors.js';
 import { runCli } from './helpers/cli.js';
-import { hasShared, REPO_ROOT, SHARED_DATA } from './helpers/shared.js';
+import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
 import { getTinyModelDir } from './helpers/tiny-model.js';
+import { tempDir } from './helpers/temp.js';
 
-const tmp = (): string => mkdtempSync(path.join(tmpdir(), 'todeval-outsafe-'));
+const tmp = (): string => tempDir('outsafe');
 
 function thrown(f: () => unknown): InputError {
   try {
@@ -90,7 +90,7 @@ describe('output paths are checked before any work, naming the flag', () => {
     expect(() => refuseOutputOverInput({ '-o/--output': out, '--turns': undefined }, { '-i/--input': '-' })).not.toThrow();
   });
 
-  it.skipIf(!hasShared('data', 'gcdf1'))('gcdf1 -o into the dialogues folder is refused and the folder left as it was (was: an input overwritten, exit 0)', async () => {
+  it.skipIf(!hasData('gcdf1'))('gcdf1 -o into the dialogues folder is refused and the folder left as it was (was: an input overwritten, exit 0)', async () => {
     const dialogues = path.join(tmp(), 'convs');
     mkdirSync(dialogues);
     writeFileSync(path.join(dialogues, 'dialogues_001.json'), '[]');
@@ -119,11 +119,11 @@ describe('--cache refuses a file that is not an NLI cache', () => {
   });
 });
 
-describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || !hasShared('data', 'sgd', 'test'))('Ctrl-C', () => {
+describe.skipIf(!hasData('sgd', 'test'))('Ctrl-C', () => {
   it('prints one line: how many turns are saved where, and the command that resumes; that command resumes', async () => {
     const model = await getTinyModelDir();
     const turns = path.join(tmp(), 'turns.jsonl');
-    const args = ['score', '--data-dir', SHARED_DATA, '--limit', '400', '--chunk', '2', '--turns', turns, '--model', model, '--device', 'cpu'];
+    const args = ['score', '--data-dir', DATA_DIR, '--limit', '400', '--chunk', '2', '--turns', turns, '--model', model, '--device', 'cpu'];
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: REPO_ROOT });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));

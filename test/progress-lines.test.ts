@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ProgressLines, progressBar } from '../src/report/progress.js';
 import { runCli } from './helpers/cli.js';
-import { hasShared, SHARED_DATA } from './helpers/shared.js';
+import { DATA_DIR, hasData } from './helpers/shared.js';
 import { getTinyModelDir } from './helpers/tiny-model.js';
 
 describe('progress lines for runs nobody watches', () => {
@@ -29,11 +29,11 @@ describe('progress lines for runs nobody watches', () => {
     if (!process.stderr.isTTY) expect(progressBar('x')).toBeUndefined();
   });
 
-  it.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || !hasShared('data', 'sgd', 'test'))(
+  it.skipIf(!hasData('sgd', 'test'))(
     'score without a terminal prints a progress line every interval (default auto), and none with --progress none',
     async () => {
       const model = await getTinyModelDir();
-      const args = ['score', '--data-dir', SHARED_DATA, '--limit', '60', '--chunk', '2', '--model', model, '--device', 'cpu'];
+      const args = ['score', '--data-dir', DATA_DIR, '--limit', '60', '--chunk', '2', '--model', model, '--device', 'cpu'];
       const r = await runCli(args, { TODEVAL_PROGRESS_SECONDS: '0.2' });
       expect(r.code).toBe(0);
       const lines = r.stderr.trim().split('\n');

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ldTokenize, lexicalRichness, msttr } from '../src/metrics/text/richness.js';
 import { normalizeResponse, normalizeSlotName } from '../src/metrics/text/normalize-response.js';
-import { hasShared, SHARED_DATA } from './helpers/shared.js';
+import { DATA_DIR, hasData } from './helpers/shared.js';
 
 describe('ldTokenize (lexical_diversity)', () => {
   it('removes its punctuation strings and lower-cases', () => {
@@ -106,13 +106,13 @@ const TABLE6: Record<string, { uni: number; tri: number; ent: string; cond: stri
 };
 
 function richnessOf(system: string) {
-  const file = path.join(SHARED_DATA, 'multiwoz', 'predictions', `${system}.json`);
+  const file = path.join(DATA_DIR, 'multiwoz', 'predictions', `${system}.json`);
   const dialogs = JSON.parse(readFileSync(file, 'utf8')) as Record<string, Array<{ response: string }>>;
   const responses = Object.values(dialogs).flatMap((turns) => turns.map((t) => normalizeResponse(t.response).text));
   return lexicalRichness(responses);
 }
 
-describe.skipIf(!hasShared('data', 'multiwoz', 'predictions'))('richness parity with Table 6 of Shades of BLEU', () => {
+describe.skipIf(!hasData('multiwoz', 'predictions'))('richness parity with Table 6 of Shades of BLEU', () => {
   for (const [system, paper] of Object.entries(TABLE6)) {
     it(`${system}: all six measures at the printed precision`, () => {
       const r = richnessOf(system);

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { loadDataset } from '../src/adapters/load.js';
 import { Expander } from '../src/rules/expand.js';
 import { loadRules } from '../src/rules/load.js';
@@ -7,7 +7,7 @@ import type { ActionReferences } from '../src/rules/types.js';
 import { buildValueIndex } from '../src/rules/value-index.js';
 import { SGDX_VARIANTS } from '../src/schema/sgd.js';
 import { loadSgdxSchema, renameTurnsForSgdx, sgdxRenaming } from '../src/schema/sgd-x.js';
-import { hasShared, SHARED_DATA } from './helpers/shared.js';
+import { DATA_DIR, hasData } from './helpers/shared.js';
 
 // Two test files cover every SGD system act and keep the suite fast; `todeval refs --summary` covers the whole set.
 const SGD_SLICE = ['dialogues_001.json', 'dialogues_030.json'];
@@ -23,12 +23,17 @@ function byAct(refs: ActionReferences[]): Map<string, ActionReferences[]> {
   return m;
 }
 
-describe.skipIf(!hasShared('data', 'sgd', 'test', 'dialogues_001.json'))('rules on SGD test data', () => {
-  const slices = SGD_SLICE.map((f) =>
-    loadDataset({ dataset: 'sgd', dataDir: SHARED_DATA, input: path.join(SHARED_DATA, 'sgd', 'test', f) }),
-  );
-  const turns = slices.flatMap((s) => s.turns);
-  const ds = { ...slices[0], turns };
+describe.skipIf(!hasData('sgd', 'test', 'dialogues_001.json'))('rules on SGD test data', () => {
+  // Read in beforeAll, not in the suite body: vitest runs the body of a skipped suite too.
+  let turns!: ReturnType<typeof loadDataset>['turns'];
+  let ds!: ReturnType<typeof loadDataset>;
+  beforeAll(() => {
+    const slices = SGD_SLICE.map((f) =>
+      loadDataset({ dataset: 'sgd', dataDir: DATA_DIR, input: path.join(DATA_DIR, 'sgd', 'test', f) }),
+    );
+    turns = slices.flatMap((s) => s.turns);
+    ds = { ...slices[0], turns };
+  });
 
   it('every action of every SGD system act gets >= 2 candidates from a rule', () => {
     const refs = expandAll(ds);
@@ -54,7 +59,7 @@ describe.skipIf(!hasShared('data', 'sgd', 'test', 'dialogues_001.json'))('rules 
   });
 
   it.each(SGDX_VARIANTS)('SGD-X %s schema: rules still give >= 2 candidates for every action', (variant) => {
-    const schema = loadSgdxSchema(SHARED_DATA, variant);
+    const schema = loadSgdxSchema(DATA_DIR, variant);
     const renamed = renameTurnsForSgdx(turns, sgdxRenaming(ds.schema, schema));
     // the renaming really changed names, so the rules run on the variant's own wording
     expect(renamed.some((t, i) => t.actions.some((a, j) => a.slot !== turns[i].actions[j].slot))).toBe(true);
@@ -68,8 +73,8 @@ describe.skipIf(!hasShared('data', 'sgd', 'test', 'dialogues_001.json'))('rules 
   });
 });
 
-describe.skipIf(!hasShared('data', 'multiwoz', 'convlab_mwz21_test.json'))('rules on MultiWOZ 2.1 test data', () => {
-  const ds = loadDataset({ dataset: 'multiwoz', dataDir: SHARED_DATA, limit: 2500 });
+describe.skipIf(!hasData('multiwoz', 'convlab_mwz21_test.json'))('rules on MultiWOZ 2.1 test data', () => {
+  const ds = loadDataset({ dataset: 'multiwoz', dataDir: DATA_DIR, limit: 2500 });
 
   it('every MultiWOZ system act gets >= 2 candidates from a rule', () => {
     const refs = expandAll(ds);

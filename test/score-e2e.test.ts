@@ -1,15 +1,15 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli as run } from './helpers/cli.js';
-import { hasShared, SHARED_DATA } from './helpers/shared.js';
+import { DATA_DIR, hasData } from './helpers/shared.js';
 import { getSensitiveTinyModelDir } from './nli-fixtures.js';
+import { tempDir } from './helpers/temp.js';
 
 // The real path: CLI -> adapters -> rules -> ONNX runner, with a tiny random RoBERTa whose weights
 // are large enough that labels vary (labels are arbitrary, so we assert structure and consistency).
 // dialogues_017 starts with a Services_1 + Messaging_1 + Alarm_1 dialogue: seen and unseen turns.
-const DIALOGUES = path.join(SHARED_DATA, 'sgd', 'test', 'dialogues_017.json');
+const DIALOGUES = path.join(DATA_DIR, 'sgd', 'test', 'dialogues_017.json');
 const LIMIT = 24;
 
 interface Report {
@@ -27,13 +27,13 @@ interface Report {
 const readJson = <T,>(f: string) => JSON.parse(readFileSync(f, 'utf8')) as T;
 const readJsonl = (f: string) => readFileSync(f, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
 
-describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || !hasShared('data', 'sgd', 'test', 'dialogues_017.json'))(
+describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))(
   'todeval score / rerank end to end (tiny random ONNX model)',
   () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'todeval-score-'));
+    const dir = tempDir('score');
     const f = (name: string) => path.join(dir, name);
     let model = '';
-    const base = () => ['--dataset', 'sgd', '--dialogues', DIALOGUES, '--data-dir', SHARED_DATA, '--limit', String(LIMIT), '--model', model, '--device', 'cpu'];
+    const base = () => ['--dataset', 'sgd', '--dialogues', DIALOGUES, '--data-dir', DATA_DIR, '--limit', String(LIMIT), '--model', model, '--device', 'cpu'];
     let gold: Report;
 
     beforeAll(async () => {
@@ -130,7 +130,7 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
         { id: 'byturn', dataset_id: readJsonl(f('gold.jsonl'))[1].id, candidates: [{ system: 'a', text: 'What can I do?' }, { system: 'b', text: 'Sure.' }] },
       ];
       writeFileSync(f('rr.jsonl'), items.map((i) => JSON.stringify(i)).join('\n') + '\n');
-      const res = await run(['rerank', '-i', f('rr.jsonl'), '--dataset', 'sgd', '--data-dir', SHARED_DATA, '--model', model, '--device', 'cpu', '--out', f('rr.out.jsonl'), '--json', f('rr.json')]);
+      const res = await run(['rerank', '-i', f('rr.jsonl'), '--dataset', 'sgd', '--data-dir', DATA_DIR, '--model', model, '--device', 'cpu', '--out', f('rr.out.jsonl'), '--json', f('rr.json')]);
       expect(res.stderr).toBe('');
       expect(res.code).toBe(0);
       const doc = readJson<{ signature: Record<string, unknown>; items: { id: string; actions: number; chosen: { system: string; text: string; fidelity: number }; candidates: { system: string; fidelity: number; realised: boolean[] }[] }[] }>(f('rr.json'));

@@ -1,22 +1,34 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDataset } from '../src/adapters/load.js';
 import { loadCanonicalMap } from '../src/metrics/canonical-map.js';
 import { computeSer, canonicalMapSlot } from '../src/metrics/ser.js';
 import { loadSchemaFile } from '../src/schema/schema-index.js';
 import { runCli } from './helpers/cli.js';
-import { hasShared, SHARED_DATA } from './helpers/shared.js';
+import { DATA_DIR, hasData } from './helpers/shared.js';
 
 const cli = (...args: string[]) => runCli(args);
 
-const tmp = (): string => mkdtempSync(path.join(tmpdir(), 'todeval-ser-'));
+const tmps: string[] = [];
+const tmp = (): string => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'todeval-ser-'));
+  tmps.push(dir);
+  return dir;
+};
+afterAll(() => {
+  for (const d of tmps) rmSync(d, { recursive: true, force: true });
+});
 
-describe.skipIf(!hasShared('data', 'sgd', 'test', 'dialogues_001.json'))('SER on a slice of real SGD test data', () => {
-  const sgdFile = path.join(SHARED_DATA, 'sgd', 'test', 'dialogues_001.json');
-  const sgdSchema = path.join(SHARED_DATA, 'sgd', 'test', 'schema.json');
-  const data = loadDataset({ dataset: 'sgd', input: sgdFile, schemaFile: sgdSchema, limit: 400 });
+describe.skipIf(!hasData('sgd', 'test', 'dialogues_001.json'))('SER on a slice of real SGD test data', () => {
+  const sgdFile = path.join(DATA_DIR, 'sgd', 'test', 'dialogues_001.json');
+  const sgdSchema = path.join(DATA_DIR, 'sgd', 'test', 'schema.json');
+  // Read in beforeAll, not in the suite body: vitest runs the body of a skipped suite too.
+  let data!: ReturnType<typeof loadDataset>;
+  beforeAll(() => {
+    data = loadDataset({ dataset: 'sgd', input: sgdFile, schemaFile: sgdSchema, limit: 400 });
+  });
   const isCategorical = (s: string, sl: string) => data.schema.slot(s, sl)?.isCategorical;
 
   it('ground truth has no slot errors, and dropping a value from an utterance is caught', () => {
@@ -93,13 +105,18 @@ describe.skipIf(!hasShared('data', 'sgd', 'test', 'dialogues_001.json'))('SER on
   });
 });
 
-describe.skipIf(!hasShared('data', 'multiwoz', 'convlab_mwz21_test.json') || !hasShared('data', 'gcdf1', 'resources'))(
+describe.skipIf(!hasData('multiwoz', 'convlab_mwz21_test.json') || !hasData('gcdf1', 'resources'))(
   'robust SER on real MultiWOZ turns with the GCDF1 canonical map',
   () => {
-    const data = loadDataset({ dataset: 'multiwoz', dataDir: SHARED_DATA, limit: 300, skipInvalid: true });
-    const raw = loadSchemaFile(path.join(SHARED_DATA, 'multiwoz', 'schema.json'));
+    let data!: ReturnType<typeof loadDataset>;
+    let raw!: ReturnType<typeof loadSchemaFile>;
+    let map!: ReturnType<typeof loadCanonicalMap>;
+    beforeAll(() => {
+      data = loadDataset({ dataset: 'multiwoz', dataDir: DATA_DIR, limit: 300, skipInvalid: true });
+      raw = loadSchemaFile(path.join(DATA_DIR, 'multiwoz', 'schema.json'));
+      map = loadCanonicalMap(path.join(DATA_DIR, 'gcdf1', 'resources', 'multiwoz21_canonical_map.json'));
+    });
     const isCategorical = (s: string, sl: string) => raw.slot(s, sl)?.isCategorical;
-    const map = loadCanonicalMap(path.join(SHARED_DATA, 'gcdf1', 'resources', 'multiwoz21_canonical_map.json'));
 
     it('a value rewritten as one of its map paraphrases is an error for strict SER only', () => {
       const predictions = new Map<string, string>();

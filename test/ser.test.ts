@@ -1,5 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { DialogueAction, Turn } from '../src/adapters/types.js';
@@ -7,6 +6,7 @@ import { parseCanonicalMap } from '../src/metrics/canonical-map.js';
 import { comparePredictionIds, loadPredictions } from '../src/metrics/predictions.js';
 import { computeSer, normaliseText, robustContains, timeVariants } from '../src/metrics/ser.js';
 import { InputError } from '../src/util/errors.js';
+import { tempDir } from './helpers/temp.js';
 
 function act(service: string, act: string, slot: string, ...values: string[]): DialogueAction {
   return { service, act, slot, values };
@@ -188,7 +188,7 @@ describe('robust SER', () => {
 });
 
 describe('predictions loading', () => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'todeval-pred-'));
+  const dir = tempDir('pred');
   const write = (name: string, text: string): string => {
     const f = path.join(dir, name);
     writeFileSync(f, text);

@@ -1,17 +1,32 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fuzzRequests, runFuzz } from '../scripts/lib/serve-fuzz.js';
-import { spawnServe, type ServeProcess } from '../scripts/lib/serve-process.js';
+import { spawnServe as spawnServeProcess, type ServeProcess } from '../scripts/lib/serve-process.js';
 import { runCli } from './helpers/cli.js';
-import { hasShared, SHARED_DATA } from './helpers/shared.js';
+import { DATA_DIR, hasData } from './helpers/shared.js';
+import { suiteTempDir } from './helpers/temp.js';
 import { createNliRunner } from '../src/nli/runner.js';
 import { argmaxLabel } from '../src/nli/types.js';
 import { getSensitiveTinyModelDir } from './nli-fixtures.js';
 
 // Real servers on 127.0.0.1 (no mocked HTTP), the tiny random model, one small SGD dialogues file.
-const DIALOGUES = path.join(SHARED_DATA, 'sgd', 'test', 'dialogues_017.json');
+
+// Every server a test starts is tracked, and one still running after the file's tests (a failed
+// assertion before its stop(), a test timeout) is killed here: none outlives the file.
+const servers: ServeProcess[] = [];
+async function spawnServe(...args: Parameters<typeof spawnServeProcess>): Promise<ServeProcess> {
+  const server = await spawnServeProcess(...args);
+  servers.push(server);
+  return server;
+}
+afterAll(async () => {
+  for (const server of servers) {
+    if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
+  }
+  await Promise.all(servers.map((server) => server.exited));
+});
+const DIALOGUES = path.join(DATA_DIR, 'sgd', 'test', 'dialogues_017.json');
 const LIMIT = 12;
 const TOKEN = 'test-token-0123456789abcdef';
 
@@ -33,13 +48,13 @@ async function post(url: string, body: unknown, opts: { token?: string; raw?: st
   return { status: res.status, headers: res.headers, json: text ? (JSON.parse(text) as Answer['json']) : {} };
 }
 
-describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || !hasShared('data', 'sgd', 'test', 'dialogues_017.json'))('todeval serve (live on loopback, tiny random model)', () => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'todeval-serve-'));
+describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))('todeval serve (live on loopback, tiny random model)', () => {
+  const dir = suiteTempDir('serve');
   const f = (name: string) => path.join(dir, name);
   let model = '';
   let server: ServeProcess;
   let turnIds: string[] = [];
-  const data = () => ['--data-dir', SHARED_DATA, '--dialogues', DIALOGUES];
+  const data = () => ['--data-dir', DATA_DIR, '--dialogues', DIALOGUES];
   const url = (route: string) => server.url + route;
 
   beforeAll(async () => {
@@ -53,7 +68,6 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
 
   afterAll(async () => {
     await server?.stop();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   it('GET /healthz answers without the token: model, device, dataset, limits', async () => {
@@ -275,19 +289,26 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
     const answers = Array.from({ length: n }, (_, k) =>
       post(`${busy.url}/v1/nli`, { pairs: Array.from({ length: per }, (_, i) => ({ premise: `${k}/${i}: ${long}`, hypothesis: `The price is ${i} dollars.` })) }),
     );
-    // Wait until every request is admitted (its pairs reserved), then stop the server under them.
-    let reserved = 0;
-    for (let i = 0; i < 400 && reserved < n * per; i++) {
-      const health = (await fetch(`${busy.url}/healthz`).then((r) => r.json())) as { pendingPairs: number };
-      reserved = health.pendingPairs;
-      if (reserved < n * per) await new Promise((r) => setTimeout(r, 5));
+    try {
+      // Wait until every request is admitted (its pairs reserved), then stop the server under them.
+      // A deadline rather than a count of polls: on a loaded box admitting six bodies can take seconds.
+      let reserved = 0;
+      for (const deadline = Date.now() + 60_000; reserved < n * per && Date.now() < deadline; ) {
+        const health = (await fetch(`${busy.url}/healthz`).then((r) => r.json())) as { pendingPairs: number };
+        reserved = health.pendingPairs;
+        if (reserved < n * per) await new Promise((r) => setTimeout(r, 5));
+      }
+      expect(reserved).toBe(n * per);
+      const code = await busy.stop();
+      const results = await Promise.all(answers);
+      expect(results.map((r) => r.status)).toEqual(Array(n).fill(200));
+      expect(code).toBe(0);
+      expect(busy.stderr()).toContain('stopped, NLI cache flushed');
+      expect(readFileSync(cache, 'utf8').trim().split('\n')).toHaveLength(n * per);
+    } finally {
+      // Failed before stop(): kill it now, not at the file's end (it holds a core meanwhile).
+      if (busy.child.exitCode === null && busy.child.signalCode === null) busy.child.kill('SIGKILL');
+      await Promise.allSettled(answers);
     }
-    expect(reserved).toBe(n * per);
-    const code = await busy.stop();
-    const results = await Promise.all(answers);
-    expect(results.map((r) => r.status)).toEqual(Array(n).fill(200));
-    expect(code).toBe(0);
-    expect(busy.stderr()).toContain('stopped, NLI cache flushed');
-    expect(readFileSync(cache, 'utf8').trim().split('\n')).toHaveLength(n * per);
   }, 180_000);
 });

@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -20,6 +19,7 @@ import {
 import { makeSignature } from '../src/report/signature.js';
 import { InputError } from '../src/util/errors.js';
 import { FakeWordOverlapNli } from './sgsacc-fake-nli.js';
+import { tempDir } from './helpers/temp.js';
 
 const ON = { validation: true, context: true };
 
@@ -249,7 +249,7 @@ describe('turn scoring and aggregation', () => {
 });
 
 describe('stored references and resume', () => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'sgsacc-'));
+  const dir = tempDir('sgsacc');
   const sig = makeSignature({ model: 'fake', rules: 'r1', validation: true, context: true });
   const turns = [queens, { ...queens, id: 'd1/5', utterance: 'Queens has an opening.' }];
 

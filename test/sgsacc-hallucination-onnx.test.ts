@@ -1,15 +1,15 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli as run } from './helpers/cli.js';
 import { getLexicalStandinDir } from './helpers/lexical-standin.js';
-import { hasShared, SHARED_DATA } from './helpers/shared.js';
+import { DATA_DIR, hasData } from './helpers/shared.js';
+import { tempDir } from './helpers/temp.js';
 
 // --hallucination through the real path (CLI -> rules -> ONNX runner) with the lexical stand-in,
 // whose verdicts are predictable: appending "Breakfast is free." (a capitalised word no reference
 // carries) must turn every checked turn into a hallucination and leave the omission side alone.
-const DIALOGUES = path.join(SHARED_DATA, 'sgd', 'test', 'dialogues_017.json');
+const DIALOGUES = path.join(DATA_DIR, 'sgd', 'test', 'dialogues_017.json');
 const LIMIT = 24;
 
 type Labels = Record<'ok' | 'omission' | 'hallucination' | 'both', number>;
@@ -37,17 +37,17 @@ interface TurnLine {
 const readJson = <T,>(f: string) => JSON.parse(readFileSync(f, 'utf8')) as T;
 const readLines = <T,>(f: string) => readFileSync(f, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as T);
 
-describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || !hasShared('data', 'sgd', 'test', 'dialogues_017.json'))(
+describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))(
   'score / rerank --hallucination through ONNX (lexical stand-in, SGD slice)',
   () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'todeval-halluc-'));
+    const dir = tempDir('halluc');
     const f = (name: string) => path.join(dir, name);
     let model = '';
-    const base = () => ['--dataset', 'sgd', '--dialogues', DIALOGUES, '--data-dir', SHARED_DATA, '--limit', String(LIMIT), '--model', model, '--device', 'cpu'];
+    const base = () => ['--dataset', 'sgd', '--dialogues', DIALOGUES, '--data-dir', DATA_DIR, '--limit', String(LIMIT), '--model', model, '--device', 'cpu'];
     let gold: Report;
     let goldTurns: TurnLine[];
     const goldText = new Map<string, string>(
-      hasShared('data', 'sgd', 'test', 'dialogues_017.json')
+      hasData('sgd', 'test', 'dialogues_017.json')
         ? readJson<{ dialogue_id: string; turns: { utterance: string }[] }[]>(DIALOGUES).flatMap((d) => d.turns.map((t, i) => [`${d.dialogue_id}/${i}`, t.utterance] as [string, string]))
         : [],
     );
@@ -129,7 +129,7 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
         }));
       expect(items.length).toBeGreaterThan(0);
       writeFileSync(f('rr.jsonl'), items.map((i) => JSON.stringify(i)).join('\n') + '\n');
-      const common = ['rerank', '-i', f('rr.jsonl'), '--dataset', 'sgd', '--data-dir', SHARED_DATA, '--model', model, '--device', 'cpu'];
+      const common = ['rerank', '-i', f('rr.jsonl'), '--dataset', 'sgd', '--data-dir', DATA_DIR, '--model', model, '--device', 'cpu'];
       type Doc = { signature: Record<string, unknown>; items: { chosen: { system: string; label?: string }; candidates: { system: string; label?: string; fidelity: number }[] }[] };
       const byFidelity = await run([...common, '--hallucination', '-o', f('rr-fid.json')]);
       expect(byFidelity.stderr).toBe('');

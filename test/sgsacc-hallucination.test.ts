@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -16,6 +15,7 @@ import {
 import { makeSignature } from '../src/report/signature.js';
 import { pickBest, rerank, type RerankItem } from '../src/rerank/rerank.js';
 import { FakeWordOverlapNli } from './sgsacc-fake-nli.js';
+import { tempDir } from './helpers/temp.js';
 
 // FakeWordOverlapNli "entails" when every 4+-letter word of the hypothesis is in the premise, so
 // the facts => text direction flags any content word the references do not carry.
@@ -143,7 +143,7 @@ describe('hallucination direction (fake NLI scorer)', () => {
   it('costs one extra pair per checked turn, and without the flag nothing changes', async () => {
     const text = new Map([[tanpopo.id, 'The restaurant is Tanpopo; the food is Japanese.']]);
     const refsOnly = await runSgsacc([tanpopo], byGold([tanpopo]), { ...ON, scorer: new FakeWordOverlapNli() });
-    const refs = RecordStore.open<TurnReferences>(path.join(mkdtempSync(path.join(tmpdir(), 'halluc-')), 'r.jsonl'), 'todeval-sgsacc-references', makeSignature({ model: 'fake' }));
+    const refs = RecordStore.open<TurnReferences>(path.join(tempDir('halluc'), 'r.jsonl'), 'todeval-sgsacc-references', makeSignature({ model: 'fake' }));
     refs.append(refsOnly.references.map((r) => r!));
     const on = new FakeWordOverlapNli();
     await runSgsacc([tanpopo], text, { ...ON, scorer: on, references: refs });
@@ -156,7 +156,7 @@ describe('hallucination direction (fake NLI scorer)', () => {
   });
 
   it('stores the premises with the references: a store built without them gains them once', async () => {
-    const file = path.join(mkdtempSync(path.join(tmpdir(), 'halluc-')), 'refs.jsonl');
+    const file = path.join(tempDir('halluc'), 'refs.jsonl');
     const sig = makeSignature({ model: 'fake', validation: true, context: true });
     await runSgsacc([tanpopo], byGold([tanpopo]), { ...ON, hallucination: false, scorer: new FakeWordOverlapNli(), references: RecordStore.open(file, 'todeval-sgsacc-references', sig) });
     expect(RecordStore.open<TurnReferences>(file, 'todeval-sgsacc-references', sig).done.get(tanpopo.id)!.hallucination).toBeUndefined();

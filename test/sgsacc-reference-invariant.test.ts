@@ -2,17 +2,17 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadSgsaccData, runSgsacc, type ReferenceSelection, type SgsaccRun, type SgsaccTurn } from '../src/metrics/sgsacc/index.js';
 import { createNliRunner, type NliRunner } from '../src/nli/runner.js';
-import { hasShared, SHARED_DATA } from './helpers/shared.js';
+import { DATA_DIR, hasData } from './helpers/shared.js';
 import { getCloseCallTinyModelDir } from './nli-fixtures.js';
 
 // The ground truth scored as a system must be faithful on every turn it validated: validation
 // passed because the gold utterance entails some candidate, so the chosen reference must be one it
 // entails. Checked over a whole slice of real SGD turns with a random model (random weights put
 // many argmax labels next to each other, the case where the paper's literal rule breaks this).
-const DIALOGUES = path.join(SHARED_DATA, 'sgd', 'test', 'dialogues_017.json');
+const DIALOGUES = path.join(DATA_DIR, 'sgd', 'test', 'dialogues_017.json');
 const SLICE = 120;
 
-describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || !hasShared('data', 'sgd', 'test', 'dialogues_017.json'))(
+describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))(
   'SGSAcc: the ground truth passes the references selected for it (random model, SGD slice)',
   () => {
     let runner: NliRunner;
@@ -21,7 +21,7 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
 
     beforeAll(async () => {
       runner = await createNliRunner({ model: getCloseCallTinyModelDir(), device: 'cpu' });
-      const data = loadSgsaccData({ dataset: 'sgd', dataDir: SHARED_DATA, input: DIALOGUES });
+      const data = loadSgsaccData({ dataset: 'sgd', dataDir: DATA_DIR, input: DIALOGUES });
       const slice = data.loaded.turns.slice(0, SLICE);
       turns = data.expand(slice);
       const gold = new Map(slice.map((t) => [t.id, t.utterance]));

@@ -1,17 +1,17 @@
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './helpers/cli.js';
 import { runInProcess } from './helpers/in-process-cli.js';
-import { hasShared, REPO_ROOT, SHARED_DATA } from './helpers/shared.js';
+import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
 import { getSensitiveTinyModelDir } from './nli-fixtures.js';
+import { tempDir } from './helpers/temp.js';
 
 // Sharded runs merged must give the unsharded run's report exactly, with the tiny random model
 // (its labels vary, so the per-turn verdicts and every percentage are non-trivial). 40 system turns
 // of dialogues_017 span 4 dialogues, so N = 7 also exercises shards with no turn at all.
-const DIALOGUES = path.join(SHARED_DATA, 'sgd', 'test', 'dialogues_017.json');
+const DIALOGUES = path.join(DATA_DIR, 'sgd', 'test', 'dialogues_017.json');
 const LIMIT = 40;
 const SPLITS = [1, 2, 3, 7];
 
@@ -26,14 +26,14 @@ function comparable(report: Json): Json {
   return refs ? { ...rest, references: { ...refs, file: null } } : rest;
 }
 
-describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || !hasShared('data', 'sgd', 'test', 'dialogues_017.json'))(
+describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))(
   'score / rerank --shard K/N and todeval merge',
   () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'todeval-shard-'));
+    const dir = tempDir('shard');
     const f = (name: string) => path.join(dir, name);
     let model = '';
-    const scoreArgs = () => ['score', '--dataset', 'sgd', '--dialogues', DIALOGUES, '--data-dir', SHARED_DATA, '--limit', String(LIMIT), '--model', model, '--device', 'cpu', '--chunk', '8'];
-    const rerankArgs = () => ['rerank', '-i', f('items.jsonl'), '--dataset', 'sgd', '--dialogues', DIALOGUES, '--data-dir', SHARED_DATA, '--model', model, '--device', 'cpu'];
+    const scoreArgs = () => ['score', '--dataset', 'sgd', '--dialogues', DIALOGUES, '--data-dir', DATA_DIR, '--limit', String(LIMIT), '--model', model, '--device', 'cpu', '--chunk', '8'];
+    const rerankArgs = () => ['rerank', '-i', f('items.jsonl'), '--dataset', 'sgd', '--dialogues', DIALOGUES, '--data-dir', DATA_DIR, '--model', model, '--device', 'cpu'];
 
     const scoreShards = async (n: number, tag: string, extra: string[] = []) => {
       const files: string[] = [];

@@ -1,18 +1,18 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { conversation, system, user } from './gcdf1-conversations.js';
 import { HAS_BUILT_CLI, runBuiltCli } from './helpers/cli.js';
-import { hasShared, REPO_ROOT, SHARED_DATA } from './helpers/shared.js';
+import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
 import { makeSignature, normalizeSignature, signatureDigest, SIGNATURE_KEYS, type Signature } from '../src/report/signature.js';
 import { referencesSignature } from '../src/metrics/sgsacc/signature.js';
 import { rerankSignature } from '../src/rerank/signature.js';
 import { RecordStore } from '../src/metrics/sgsacc/store.js';
 import { loadRun, loadTurns } from '../src/report/html/runs.js';
+import { tempDir } from './helpers/temp.js';
 
 const MINI = path.join(REPO_ROOT, 'examples', 'sgd-mini');
-const tmp = mkdtempSync(path.join(tmpdir(), 'todeval-sigkeys-'));
+const tmp = tempDir('sigkeys');
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 /** The keys of the one table of signature keys in docs/cli-conventions.md. */
@@ -78,8 +78,8 @@ describe('one signature vocabulary (docs/cli-conventions.md)', () => {
     expect(sig).toMatchObject({ metric: 'gcdf1', canonicalMap: 'none', configFile: 'published-defaults' });
   });
 
-  it.skipIf(!HAS_BUILT_CLI || !hasShared('data', 'multiwoz', 'predictions', 'augpt.json'))('evaluate emits documented keys only', () => {
-    const r = runBuiltCli(['evaluate', '-i', path.join(SHARED_DATA, 'multiwoz', 'predictions', 'augpt.json'), '--limit', '2', '--bleu', '--json', '--data-dir', SHARED_DATA]);
+  it.skipIf(!HAS_BUILT_CLI || !hasData('multiwoz', 'predictions', 'augpt.json'))('evaluate emits documented keys only', () => {
+    const r = runBuiltCli(['evaluate', '-i', path.join(DATA_DIR, 'multiwoz', 'predictions', 'augpt.json'), '--limit', '2', '--bleu', '--json', '--data-dir', DATA_DIR]);
     expect(r.code).toBe(0);
     const sig = (JSON.parse(r.stdout) as { signature: Signature }).signature;
     expect(undocumented(sig)).toEqual([]);

@@ -1,15 +1,15 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli as run } from './helpers/cli.js';
 import { getLexicalStandinDir } from './helpers/lexical-standin.js';
-import { hasShared, SHARED_DATA } from './helpers/shared.js';
+import { DATA_DIR, hasData } from './helpers/shared.js';
+import { tempDir } from './helpers/temp.js';
 
 // score, rerank and evaluate --sgsacc through the real ONNX path with the lexical stand-in, which
 // (unlike random weights) entails what the text says: so every outcome a real run has shows up and
 // can be asserted. The stand-in's numbers are not SGSAcc; these tests check the pipeline's behaviour.
-const SGD_FILE = path.join(SHARED_DATA, 'sgd', 'test', 'dialogues_017.json');
+const SGD_FILE = path.join(DATA_DIR, 'sgd', 'test', 'dialogues_017.json');
 const LIMIT = 60;
 const SWAPPED = 'Zanzibar';
 
@@ -45,13 +45,13 @@ function valueSwappingSystem(): { id: string; utterance: string }[] {
   return out;
 }
 
-describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || !hasShared('data', 'sgd', 'test', 'dialogues_017.json'))(
+describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))(
   'score and rerank end to end with the lexical-standin model (SGD slice)',
   () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'todeval-standin-e2e-'));
+    const dir = tempDir('standin-e2e');
     const f = (name: string) => path.join(dir, name);
     let model = '';
-    const base = () => ['--dataset', 'sgd', '--data-dir', SHARED_DATA, '--dialogues', SGD_FILE, '--limit', String(LIMIT), '--model', model, '--device', 'cpu'];
+    const base = () => ['--dataset', 'sgd', '--data-dir', DATA_DIR, '--dialogues', SGD_FILE, '--limit', String(LIMIT), '--model', model, '--device', 'cpu'];
     let gold: TurnLine[];
     let sysStdout = '';
     let sys: TurnLine[];
@@ -122,7 +122,7 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
         ],
       }));
       writeFileSync(f('rr.jsonl'), items.map((i) => JSON.stringify(i)).join('\n') + '\n');
-      const res = await run(['rerank', '-i', f('rr.jsonl'), '--dataset', 'sgd', '--data-dir', SHARED_DATA, '--dialogues', SGD_FILE, '--model', model, '--device', 'cpu', '-o', f('rr.json')]);
+      const res = await run(['rerank', '-i', f('rr.jsonl'), '--dataset', 'sgd', '--data-dir', DATA_DIR, '--dialogues', SGD_FILE, '--model', model, '--device', 'cpu', '-o', f('rr.json')]);
       expect(res.stderr).toBe('');
       expect(res.code).toBe(0);
       const doc = readJson<{ items: { id: string; chosen: { system: string }; candidates: { system: string; fidelity: number }[] }[] }>(f('rr.json'));
@@ -144,12 +144,12 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
   },
 );
 
-describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || !hasShared('data', 'multiwoz', 'convlab_mwz21_test.json'))(
+describe.skipIf(!hasData('multiwoz', 'convlab_mwz21_test.json'))(
   'evaluate --sgsacc end to end with the lexical-standin model (MultiWOZ slice)',
   () => {
     it('counts validated, excluded and context-rescued turns, and catches changed numbers', async () => {
       const model = getLexicalStandinDir();
-      const convlab = readJson<Record<string, { log: { text: string }[] }>>(path.join(SHARED_DATA, 'multiwoz', 'convlab_mwz21_test.json'));
+      const convlab = readJson<Record<string, { log: { text: string }[] }>>(path.join(DATA_DIR, 'multiwoz', 'convlab_mwz21_test.json'));
       const ids = Object.keys(convlab).sort().slice(0, 8);
       // Half the dialogues change every digit of their replies (phone numbers, times, counts, references).
       const shift = (s: string) => s.replace(/[0-9]/g, (d) => String((Number(d) + 1) % 10));
@@ -159,9 +159,9 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
           convlab[id].log.filter((_, i) => i % 2 === 1).map((t) => ({ response: 'ok', utterance: k % 2 === 0 ? t.text : shift(t.text) })),
         ]),
       );
-      const dir = mkdtempSync(path.join(tmpdir(), 'todeval-standin-eval-'));
+      const dir = tempDir('standin-eval');
       writeFileSync(path.join(dir, 'in.json'), JSON.stringify(input));
-      const res = await run(['evaluate', '-i', path.join(dir, 'in.json'), '--sgsacc', '--data-dir', SHARED_DATA, '--model', model, '--device', 'cpu', '-o', path.join(dir, 'out.json')]);
+      const res = await run(['evaluate', '-i', path.join(dir, 'in.json'), '--sgsacc', '--data-dir', DATA_DIR, '--model', model, '--device', 'cpu', '-o', path.join(dir, 'out.json')]);
       expect(res.code).toBe(0);
       const out = readJson<{ sgsacc: { sgsacc: { validated: { all: number } }; counts: { evaluated: number; excluded: number; contextRescued: number }; model: { modelId: string } } }>(path.join(dir, 'out.json'));
       const s = out.sgsacc;

@@ -2,15 +2,15 @@ import path from 'node:path';
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PairTokenizer } from '../src/nli/tokenizer.js';
-import { hasShared, SHARED_TOKENIZER_DIR } from './helpers/shared.js';
+import { TOKENIZER_DIR } from './helpers/shared.js';
 import { SAMPLE_PAIRS } from './nli-fixtures.js';
 
-describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('RoBERTa pair tokenizer (real tokenizer.json)', () => {
+describe('RoBERTa pair tokenizer (real tokenizer.json)', () => {
   let tok: PairTokenizer;
   let config: Record<string, unknown>;
   beforeAll(() => {
-    config = JSON.parse(readFileSync(path.join(SHARED_TOKENIZER_DIR, 'config.json'), 'utf8'));
-    tok = PairTokenizer.fromFiles(path.join(SHARED_TOKENIZER_DIR, 'tokenizer.json'), path.join(SHARED_TOKENIZER_DIR, 'tokenizer_config.json'), config);
+    config = JSON.parse(readFileSync(path.join(TOKENIZER_DIR, 'config.json'), 'utf8'));
+    tok = PairTokenizer.fromFiles(path.join(TOKENIZER_DIR, 'tokenizer.json'), path.join(TOKENIZER_DIR, 'tokenizer_config.json'), config);
   });
 
   it('encodes the known pair as <s> premise </s></s> hypothesis </s>', () => {
@@ -52,7 +52,7 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('R
   });
 
   it('cuts the hypothesis only when the premise alone cannot make room', () => {
-    const small = PairTokenizer.fromFiles(path.join(SHARED_TOKENIZER_DIR, 'tokenizer.json'), undefined, config, { maxLength: 16 });
+    const small = PairTokenizer.fromFiles(path.join(TOKENIZER_DIR, 'tokenizer.json'), undefined, config, { maxLength: 16 });
     const enc = small.encodePair('Hello there, how are you today?', 'The name of the hair stylist is Queens and the city is New York.');
     expect(enc.ids).toHaveLength(16);
     expect(enc.ids.slice(0, 4)).toEqual([0, 2, 2, 133]); // empty premise, then the hypothesis

@@ -1,14 +1,14 @@
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { planWorkers, shardFileName, withoutShardFlags } from '../src/shard/workers.js';
 import { BUILT_CLI, HAS_BUILT_CLI, type CliResult } from './helpers/cli.js';
 import { runInProcess } from './helpers/in-process-cli.js';
-import { hasShared, REPO_ROOT, SHARED_DATA } from './helpers/shared.js';
+import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
 import { getSensitiveTinyModelDir } from './nli-fixtures.js';
+import { tempDir } from './helpers/temp.js';
 
 // The built CLI when `npm test` has built it: its workers then start as plain JS (dist/), not
 // through tsx, which keeps these multi-process runs quick. Else the sources.
@@ -19,7 +19,7 @@ const runCli = (args: string[]): Promise<CliResult> =>
     (e: CliResult) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
   );
 
-const DIALOGUES = path.join(SHARED_DATA, 'sgd', 'test', 'dialogues_017.json');
+const DIALOGUES = path.join(DATA_DIR, 'sgd', 'test', 'dialogues_017.json');
 type Json = Record<string, unknown>;
 const readJson = (f: string) => JSON.parse(readFileSync(f, 'utf8')) as Json;
 const lines = (f: string) => readFileSync(f, 'utf8').trim().split('\n');
@@ -49,13 +49,13 @@ describe('--workers planning (no processes)', () => {
   });
 });
 
-describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || !hasShared('data', 'sgd', 'test', 'dialogues_017.json'))(
+describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))(
   'score --workers 2 --device cpu (child processes, tiny random model)',
   () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'todeval-workers-'));
+    const dir = tempDir('workers');
     const f = (name: string) => path.join(dir, name);
     let model = '';
-    const args = (limit = 40) => ['score', '--dataset', 'sgd', '--dialogues', DIALOGUES, '--data-dir', SHARED_DATA, '--limit', String(limit), '--model', model, '--device', 'cpu'];
+    const args = (limit = 40) => ['score', '--dataset', 'sgd', '--dialogues', DIALOGUES, '--data-dir', DATA_DIR, '--limit', String(limit), '--model', model, '--device', 'cpu'];
 
     beforeAll(async () => {
       model = getSensitiveTinyModelDir();

@@ -1,9 +1,8 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { runBuiltCli } from './cli.js';
 import { getLexicalStandinDir } from './lexical-standin.js';
 import { REPO_ROOT } from './shared.js';
+import { tempDir } from './temp.js';
 
 export interface ExampleRuns {
   dir: string;
@@ -18,7 +17,7 @@ const EXAMPLE = path.join(REPO_ROOT, 'examples', 'sgd-mini');
  * predictions) and the ground truth, each with its report and per-turn file. Uses the built CLI.
  */
 export function scoreExampleRuns(): ExampleRuns {
-  const dir = mkdtempSync(path.join(tmpdir(), 'todeval-report-runs-'));
+  const dir = tempDir('report-runs');
   const model = getLexicalStandinDir();
   const f = (n: string) => path.join(dir, n);
   const own = ['--dataset', 'sgd', '--dialogues', path.join(EXAMPLE, 'dialogues.json'), '--schema', path.join(EXAMPLE, 'schema.json'), '--model', model, '--device', 'cpu', '--references', f('refs.jsonl')];

@@ -5,7 +5,7 @@ import {
   ONNX_BUILDER_VERSION,
   RANDOM_MODEL_MANIFEST,
 } from '../../src/nli/onnx-builder/index.js';
-import { REPO_ROOT, SHARED_TOKENIZER_DIR } from './shared.js';
+import { REPO_ROOT, TOKENIZER_DIR } from './shared.js';
 
 /** Cache of the tiny random model, keyed by builder version so a graph change rebuilds it. */
 export const TINY_MODEL_CACHE = path.join(REPO_ROOT, '.cache', 'models', `tiny-random-roberta-v${ONNX_BUILDER_VERSION}`);
@@ -14,7 +14,7 @@ export const TINY_MODEL_CACHE = path.join(REPO_ROOT, '.cache', 'models', `tiny-r
  * Directory of a tiny random RoBERTa with the real tokenizer and config, built once into `cacheDir`
  * and reused. Several vitest workers may call this at once: each builds into its own temp dir and
  * renames it into place; the loser of the race drops its copy.
- * Needs ../shared (the tokenizer): guard suites with hasShared('models', 'roberta-large-mnli').
+ * Uses the tokenizer shipped in models/roberta-large-mnli.
  */
 export function cachedTinyModel(cacheDir: string, weights: { seed?: number; std?: number } = {}): string {
   if (existsSync(path.join(cacheDir, RANDOM_MODEL_MANIFEST))) return cacheDir;
@@ -22,7 +22,7 @@ export function cachedTinyModel(cacheDir: string, weights: { seed?: number; std?
   mkdirSync(parent, { recursive: true });
   const tmp = path.join(parent, `.tmp-tiny-${process.pid}-${Math.random().toString(36).slice(2)}`);
   try {
-    buildRandomRoberta({ outDir: tmp, size: 'tiny', tokenizerDir: SHARED_TOKENIZER_DIR, ...weights });
+    buildRandomRoberta({ outDir: tmp, size: 'tiny', tokenizerDir: TOKENIZER_DIR, ...weights });
     try {
       renameSync(tmp, cacheDir);
     } catch (e) {

@@ -1,12 +1,12 @@
-import { mkdtempSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { findDataDir, resolveDataDir } from '../../src/data/data-dir.js';
 import { MissingResourceError } from '../../src/util/errors.js';
+import { tempDir } from '../helpers/temp.js';
 
 describe('data directory resolution', () => {
-  const root = mkdtempSync(path.join(tmpdir(), 'todeval-dd-'));
+  const root = tempDir('dd');
   const project = path.join(root, 'project');
   mkdirSync(path.join(project, 'data'), { recursive: true });
 

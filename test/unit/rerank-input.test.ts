@@ -1,13 +1,13 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readRerankInput } from '../../src/rerank/input.js';
+import { tempDir } from '../helpers/temp.js';
 
 const item = (id: string) => JSON.stringify({ id, dataset_id: 'd/1', candidates: [{ system: 'a', text: 'x' }] });
 
 describe('readRerankInput', () => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'todeval-rerank-input-'));
+  const dir = tempDir('rerank-input');
   const file = path.join(dir, 'items.jsonl');
   // line 1 good, 2 fails the schema, 3 is not JSON, 4 repeats an id, 6 good (5 blank)
   writeFileSync(file, [item('a'), JSON.stringify({ id: 'b' }), '{"id": "c", ', item('a'), '', item('d')].join('\n'));

@@ -1,0 +1,23 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll } from 'vitest';
+
+// Imported by test files only (it registers a hook): each test file loads its own copy, so the
+// hook below runs once after that file's tests, however they ended.
+const made: string[] = [];
+
+afterAll(() => {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/**
+ * A fresh `todeval-NAME-XXXXXX` folder in the temp dir, removed after the test file's last test
+ * (pass or fail). The run's leak check (test/leaks/global-setup.ts) fails on any todeval-* folder
+ * left behind, so tests make their folders here rather than with mkdtempSync.
+ */
+export function tempDir(name: string): string {
+  const dir = mkdtempSync(path.join(tmpdir(), `todeval-${name}-`));
+  made.push(dir);
+  return dir;
+}
