@@ -311,9 +311,10 @@ describe('empty inputs to gcdf1 and rerank', () => {
   it('rerank over no items exits 2 (was: "rerank: 0 items", exit 0)', async () => {
     const file = path.join(tmp(), 'items.jsonl');
     writeFileSync(file, '\n');
-    // The example's schema, so no data dir is needed (nor looked up beside the working directory).
-    const schema = path.join(REPO_ROOT, 'examples', 'sgd-mini', 'schema.json');
-    expectOneLineError(await cli(['rerank', '-i', file, '--schema', schema, '--model', '/nonexistent']), file, 'nothing to rerank: no items in the file');
+    // The example's schema and dialogues, so no data dir is needed (nor looked up beside the cwd).
+    const mini = path.join(REPO_ROOT, 'examples', 'sgd-mini');
+    const own = ['--schema', path.join(mini, 'schema.json'), '--dialogues', path.join(mini, 'dialogues.json')];
+    expectOneLineError(await cli(['rerank', '-i', file, ...own, '--model', '/nonexistent']), file, 'nothing to rerank: no items in the file');
   });
 });
 

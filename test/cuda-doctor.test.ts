@@ -46,7 +46,7 @@ describe('todeval doctor on this CPU machine', () => {
       ['cuda', false],
     ]);
     expect(report.fixes.some((f) => f.fix.includes('npm run cuda:setup'))).toBe(true);
-  }, 60_000);
+  }, 180_000);
 
   it('names a provider built for another ONNX Runtime, and a missing provider library', async () => {
     const mismatch = await runCli(['doctor', '--provider-dir', fakeProviderDir('mismatch', '1.28.0'), '--json']);
@@ -58,7 +58,7 @@ describe('todeval doctor on this CPU machine', () => {
     const missing = await runCli(['doctor', '--provider-dir', fakeProviderDir('half', undefined)]);
     expect(missing.stdout).toMatch(/CUDA execution provider missing: no libonnxruntime_providers_cuda\.so in .*half/);
     expect(missing.stdout).toContain('npm run cuda:setup');
-  }, 60_000);
+  }, 180_000);
 });
 
 describe('CUDA provider files', () => {

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { runInProcess } from './helpers/in-process-cli.js';
 import { DATA_DIR, hasData } from './helpers/shared.js';
 import { getSensitiveTinyModelDir } from './nli-fixtures.js';
-import { tempDir } from './helpers/temp.js';
+import { suiteTempDir } from './helpers/temp.js';
 
 // evaluate --sgsacc --shard K/N: the SGSAcc section is split by dialogue and merges back exactly;
 // the mwzeval sections are computed whole by every shard. Tiny random model: checks the split and
@@ -12,7 +12,7 @@ import { tempDir } from './helpers/temp.js';
 describe.skipIf(!hasData('multiwoz', 'convlab_mwz21_test.json'))(
   'evaluate --sgsacc --shard K/N and todeval merge',
   () => {
-    const dir = tempDir('evshard');
+    const dir = suiteTempDir('evshard');
     const f = (name: string) => path.join(dir, name);
     let model = '';
     const args = () => ['evaluate', '-i', f('input.json'), '--sgsacc', '--data-dir', DATA_DIR, '--model', model, '--device', 'cpu', '-b'];

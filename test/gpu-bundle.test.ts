@@ -3,13 +3,12 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runInGroup } from './helpers/process-group.js';
 import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
-import { tempDir } from './helpers/temp.js';
-
-const tmp = tempDir('gpu-bundle-test');
+import { suiteTempDir } from './helpers/temp.js';
 
 // The GPU check runs rarely (a GPU machine is lent now and then); this dry run keeps the bundle and
 // gpu/run.sh working in between: the same scripts, on CPU, with the tiny model and small counts.
 describe.skipIf(!hasData('sgd', 'test'))('GPU bundle + gpu/run.sh dry run on CPU', () => {
+  const tmp = suiteTempDir('gpu-bundle-test');
   // Async children, each in its own process group: a timeout or a failed test kills the whole tree
   // (run.sh's node phases too; they once ran on for 15 minutes after the test gave up).
   const run = (cmd: string, args: string[], opts: { cwd: string; env?: NodeJS.ProcessEnv }) => runInGroup(cmd, args, { ...opts, timeoutMs: 240_000 });

@@ -74,7 +74,10 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_001.json'))('rules on SGD tes
 });
 
 describe.skipIf(!hasData('multiwoz', 'convlab_mwz21_test.json'))('rules on MultiWOZ 2.1 test data', () => {
-  const ds = loadDataset({ dataset: 'multiwoz', dataDir: DATA_DIR, limit: 2500 });
+  let ds!: ReturnType<typeof loadDataset>;
+  beforeAll(() => {
+    ds = loadDataset({ dataset: 'multiwoz', dataDir: DATA_DIR, limit: 2500 });
+  });
 
   it('every MultiWOZ system act gets >= 2 candidates from a rule', () => {
     const refs = expandAll(ds);

@@ -1,5 +1,4 @@
-import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { DialogueAction, Turn } from '../src/adapters/types.js';
@@ -10,6 +9,7 @@ import { loadRules } from '../src/rules/load.js';
 import { rulesDir } from '../src/rules/paths.js';
 import { buildValueIndex } from '../src/rules/value-index.js';
 import { descriptionPhrase, descriptionQuestion, joinValues, nameWords, negateSlotVerb, nounPhrase } from '../src/rules/text.js';
+import { tempDir } from './helpers/temp.js';
 
 // Schemas written for these tests, with the descriptions the SGSAcc paper quotes in its worked examples.
 const fakeServices: SchemaService[] = [
@@ -239,7 +239,7 @@ describe('rules hash', () => {
   it('is stable across loads and changes when a rules file changes', () => {
     expect(loadRules('sgd').hash).toBe(sgdRules.hash);
     expect(loadRules('multiwoz').hash).not.toBe(sgdRules.hash);
-    const dir = mkdtempSync(path.join(tmpdir(), 'todeval-rules-'));
+    const dir = tempDir('rules');
     cpSync(rulesDir(), dir, { recursive: true });
     expect(loadRules('sgd', dir).hash).toBe(sgdRules.hash);
     const f = path.join(dir, 'general.json');
@@ -261,7 +261,7 @@ describe('rules hash', () => {
   });
 
   it('rejects an unknown placeholder with the file name', () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'todeval-rules-'));
+    const dir = tempDir('rules');
     cpSync(rulesDir(), dir, { recursive: true });
     const f = path.join(dir, 'general.json');
     writeFileSync(f, readFileSync(f, 'utf8').replace('See you.', 'See {whom}.'));

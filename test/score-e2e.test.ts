@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli as run } from './helpers/cli.js';
 import { DATA_DIR, hasData } from './helpers/shared.js';
 import { getSensitiveTinyModelDir } from './nli-fixtures.js';
-import { tempDir } from './helpers/temp.js';
+import { suiteTempDir } from './helpers/temp.js';
 
 // The real path: CLI -> adapters -> rules -> ONNX runner, with a tiny random RoBERTa whose weights
 // are large enough that labels vary (labels are arbitrary, so we assert structure and consistency).
@@ -30,7 +30,7 @@ const readJsonl = (f: string) => readFileSync(f, 'utf8').trim().split('\n').map(
 describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))(
   'todeval score / rerank end to end (tiny random ONNX model)',
   () => {
-    const dir = tempDir('score');
+    const dir = suiteTempDir('score');
     const f = (name: string) => path.join(dir, name);
     let model = '';
     const base = () => ['--dataset', 'sgd', '--dialogues', DIALOGUES, '--data-dir', DATA_DIR, '--limit', String(LIMIT), '--model', model, '--device', 'cpu'];

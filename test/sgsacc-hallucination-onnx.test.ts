@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli as run } from './helpers/cli.js';
 import { getLexicalStandinDir } from './helpers/lexical-standin.js';
 import { DATA_DIR, hasData } from './helpers/shared.js';
-import { tempDir } from './helpers/temp.js';
+import { suiteTempDir } from './helpers/temp.js';
 
 // --hallucination through the real path (CLI -> rules -> ONNX runner) with the lexical stand-in,
 // whose verdicts are predictable: appending "Breakfast is free." (a capitalised word no reference
@@ -40,7 +40,7 @@ const readLines = <T,>(f: string) => readFileSync(f, 'utf8').trim().split('\n').
 describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))(
   'score / rerank --hallucination through ONNX (lexical stand-in, SGD slice)',
   () => {
-    const dir = tempDir('halluc');
+    const dir = suiteTempDir('halluc');
     const f = (name: string) => path.join(dir, name);
     let model = '';
     const base = () => ['--dataset', 'sgd', '--dialogues', DIALOGUES, '--data-dir', DATA_DIR, '--limit', String(LIMIT), '--model', model, '--device', 'cpu'];

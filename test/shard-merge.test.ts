@@ -6,7 +6,7 @@ import { runCli } from './helpers/cli.js';
 import { runInProcess } from './helpers/in-process-cli.js';
 import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
 import { getSensitiveTinyModelDir } from './nli-fixtures.js';
-import { tempDir } from './helpers/temp.js';
+import { suiteTempDir } from './helpers/temp.js';
 
 // Sharded runs merged must give the unsharded run's report exactly, with the tiny random model
 // (its labels vary, so the per-turn verdicts and every percentage are non-trivial). 40 system turns
@@ -29,7 +29,7 @@ function comparable(report: Json): Json {
 describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))(
   'score / rerank --shard K/N and todeval merge',
   () => {
-    const dir = tempDir('shard');
+    const dir = suiteTempDir('shard');
     const f = (name: string) => path.join(dir, name);
     let model = '';
     const scoreArgs = () => ['score', '--dataset', 'sgd', '--dialogues', DIALOGUES, '--data-dir', DATA_DIR, '--limit', String(LIMIT), '--model', model, '--device', 'cpu', '--chunk', '8'];

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli as run } from './helpers/cli.js';
 import { getLexicalStandinDir } from './helpers/lexical-standin.js';
 import { DATA_DIR, hasData } from './helpers/shared.js';
-import { tempDir } from './helpers/temp.js';
+import { suiteTempDir, tempDir } from './helpers/temp.js';
 
 // score, rerank and evaluate --sgsacc through the real ONNX path with the lexical stand-in, which
 // (unlike random weights) entails what the text says: so every outcome a real run has shows up and
@@ -48,7 +48,7 @@ function valueSwappingSystem(): { id: string; utterance: string }[] {
 describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))(
   'score and rerank end to end with the lexical-standin model (SGD slice)',
   () => {
-    const dir = tempDir('standin-e2e');
+    const dir = suiteTempDir('standin-e2e');
     const f = (name: string) => path.join(dir, name);
     let model = '';
     const base = () => ['--dataset', 'sgd', '--data-dir', DATA_DIR, '--dialogues', SGD_FILE, '--limit', String(LIMIT), '--model', model, '--device', 'cpu'];

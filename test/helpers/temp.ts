@@ -1,7 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll } from 'vitest';
+import { afterAll, beforeAll } from 'vitest';
 
 // Imported by test files only (it registers a hook): each test file loads its own copy, so the
 // hook below runs once after that file's tests, however they ended.
@@ -19,5 +20,22 @@ afterAll(() => {
 export function tempDir(name: string): string {
   const dir = mkdtempSync(path.join(tmpdir(), `todeval-${name}-`));
   made.push(dir);
+  return dir;
+}
+
+/**
+ * tempDir for a suite's body (describe callback): the path is fixed now, the folder is made in the
+ * suite's beforeAll and removed in its afterAll. Vitest runs the body of a skipped suite too (to list
+ * its tests) but not its hooks, so a suite skipped for want of data makes no folder; tempDir there
+ * would leave one, as the file's hooks do not run either when all its tests are skipped.
+ */
+export function suiteTempDir(name: string): string {
+  const dir = path.join(tmpdir(), `todeval-${name}-${randomBytes(6).toString('hex')}`);
+  beforeAll(() => {
+    mkdirSync(dir);
+  });
+  afterAll(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
   return dir;
 }

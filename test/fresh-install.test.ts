@@ -1,0 +1,104 @@
+// What a newcomer and a dependent do, end to end, with nothing beside them:
+// 1. the checkout copied into an empty folder (no ../shared, no TODEVAL_DATA): `npm install && npm
+//    run example` runs every step of the example;
+// 2. `npm pack`'s tarball installed into an empty project with the README's one command: no npm
+//    warning, `npx todeval --help`, a score of the example through the installed CLI (its model built
+//    by the installed package from the tokenizer it ships), and `import { corpusBleu } from 'todeval'`.
+// Installs come from npm's cache (the repository's own install filled it), falling back to the registry.
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { HAS_BUILT_CLI } from './helpers/cli.js';
+import { runInGroup } from './helpers/process-group.js';
+import { REPO_ROOT } from './helpers/shared.js';
+import { tempDir } from './helpers/temp.js';
+
+const EXAMPLE = path.join(REPO_ROOT, 'examples', 'sgd-mini');
+
+/** The environment of someone who has set nothing: no data, no model, an empty hub cache. */
+function newcomerEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, HF_HUB_CACHE: tempDir('fresh-hub'), npm_config_update_notifier: 'false', ...extra };
+  for (const k of ['TODEVAL_DATA', 'TODEVAL_SHARED', 'TODEVAL_MODEL', 'TODEVAL_TOKENIZER_DIR']) delete env[k];
+  // npm passes its own settings to scripts as npm_config_*; those of the npm running this suite are not the newcomer's.
+  for (const k of Object.keys(env)) if (/^npm_(config|package|lifecycle)_/i.test(k) && k !== 'npm_config_update_notifier' && k !== 'npm_config_userconfig') delete env[k];
+  return env;
+}
+
+/** Tracked and untracked-but-not-ignored files: what a clone of this working tree holds. */
+function checkoutFiles(): string[] | undefined {
+  const r = spawnSync('git', ['ls-files', '-co', '--exclude-standard', '-z'], { cwd: REPO_ROOT, encoding: 'utf8' });
+  if (r.status !== 0) return undefined;
+  return r.stdout.split('\0').filter((f) => f && existsSync(path.join(REPO_ROOT, f)));
+}
+
+const files = checkoutFiles();
+if (!files) console.warn('[skip] the fresh-copy test needs a git checkout (git ls-files): this is not one');
+
+describe('a fresh copy of the checkout in an empty folder', () => {
+  it.skipIf(!files)('npm install && npm run example runs every step, with no data and nothing beside it', async () => {
+    const root = tempDir('fresh-clone');
+    const dir = path.join(root, 'todeval');
+    for (const f of files!) {
+      mkdirSync(path.dirname(path.join(dir, f)), { recursive: true });
+      copyFileSync(path.join(REPO_ROOT, f), path.join(dir, f));
+    }
+    expect(readdirSync(root)).toEqual(['todeval']);
+    const r = await runInGroup('bash', ['-c', 'npm install --no-audit --no-fund --prefer-offline && npm run example'], {
+      cwd: dir,
+      env: newcomerEnv(),
+      timeoutMs: 420_000,
+    });
+    for (const step of ['score', 'rerank', 'ser', 'report']) expect(r.stdout).toContain(`$ node bin/todeval.js ${step}`);
+    expect(r.stdout).toContain('lexical-standin');
+    expect(r.stdout).not.toContain('NOT RUN');
+    for (const f of ['score.json', 'score-ground-truth.json', 'rerank.json', 'ser.json', 'report.html']) {
+      expect(existsSync(path.join(dir, 'out', 'example', f)), f).toBe(true);
+    }
+  }, 480_000);
+});
+
+describe('the packed tarball as a dependency', () => {
+  // `npm pack` takes dist/ as built (`npm test` builds it first; .npmrc keeps `prepare` from running).
+  it.skipIf(!HAS_BUILT_CLI)("installs into an empty project with the README's command and no warning; CLI and library work", async () => {
+    const packDir = tempDir('pack');
+    const npmrc = path.join(packDir, 'npmrc');
+    // An empty user config: this machine's ~/.npmrc (and its warnings) is not the dependent's.
+    writeFileSync(npmrc, '');
+    const env = newcomerEnv({ npm_config_userconfig: npmrc });
+    const pack = await runInGroup('npm', ['pack', '--pack-destination', packDir, '--silent'], { cwd: REPO_ROOT, env, timeoutMs: 120_000 });
+    const tgz = path.join(packDir, pack.stdout.trim().split('\n').at(-1)!);
+    expect(existsSync(tgz)).toBe(true);
+
+    const proj = tempDir('dependent');
+    writeFileSync(path.join(proj, 'package.json'), JSON.stringify({ name: 'dependent', private: true, type: 'module' }));
+    // The README's command (with the cache preferred): --ignore-scripts keeps onnxruntime-node's
+    // postinstall from downloading CUDA binaries from NuGet; the CPU provider ships in the package.
+    const install = await runInGroup('npm', ['install', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund', tgz], { cwd: proj, env, timeoutMs: 300_000 });
+    expect(install.stderr.split('\n').filter((l) => /\bwarn/i.test(l))).toEqual([]);
+    // light-my-request is pinned as a dependency so that cookie@2 (Node >= 22) stays out for dependents too.
+    const cookie = JSON.parse(readFileSync(path.join(proj, 'node_modules', 'cookie', 'package.json'), 'utf8')) as { version: string };
+    expect(cookie.version).toMatch(/^1\./);
+
+    const help = await runInGroup('npx', ['todeval', '--help'], { cwd: proj, env, timeoutMs: 120_000 });
+    expect(help.stdout).toContain('Usage: todeval');
+
+    // The lexical stand-in, built by the installed package from the tokenizer it ships.
+    const build = `const { buildLexicalStandin } = await import('todeval/dist/src/nli/onnx-builder/index.js'); buildLexicalStandin({ outDir: 'standin' });`;
+    await runInGroup(process.execPath, ['--input-type=module', '-e', build], { cwd: proj, env, timeoutMs: 120_000 });
+    const own = ['--dataset', 'sgd', '--dialogues', path.join(EXAMPLE, 'dialogues.json'), '--schema', path.join(EXAMPLE, 'schema.json')];
+    await runInGroup('npx', ['todeval', 'score', ...own, '-i', path.join(EXAMPLE, 'predictions.jsonl'), '--model', 'standin', '--device', 'cpu', '-o', 'score.json'], {
+      cwd: proj,
+      env,
+      timeoutMs: 180_000,
+    });
+    const score = JSON.parse(readFileSync(path.join(proj, 'score.json'), 'utf8')) as { signature: { tool: string; model: string }; counts: { turns: number } };
+    expect(score.signature.tool).toBe('todeval');
+    expect(score.signature.model).toContain('lexical-standin');
+    expect(score.counts.turns).toBe(9); // the example's system turns
+
+    const lib = `import { corpusBleu } from 'todeval'; console.log(corpusBleu(['the cat sat on the mat'], [['the cat sat on the mat']]).score);`;
+    const bleu = await runInGroup(process.execPath, ['--input-type=module', '-e', lib], { cwd: proj, env, timeoutMs: 60_000 });
+    expect(Number(bleu.stdout.trim())).toBeCloseTo(100, 9);
+  }, 600_000);
+});
