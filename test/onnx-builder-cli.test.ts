@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runTsx } from './helpers/cli.js';
-import { REPO_ROOT } from './helpers/shared.js';
+import { REPO_ROOT, TOKENIZER_DIR } from './helpers/shared.js';
 
 const SCRIPT = path.join(REPO_ROOT, 'scripts', 'build-random-roberta.ts');
 const HELPER = path.join(REPO_ROOT, 'test', 'helpers', 'tiny-model.ts');
@@ -23,6 +23,21 @@ describe('model:random script and tiny-model cache', () => {
     expect(manifest).toMatchObject({ seed: 3, onnxFile: 'onnx/model.onnx', dtype: 'fp32' });
     expect(readdirSync(out).sort()).toEqual(expect.arrayContaining(['config.json', 'onnx', 'tokenizer.json', 'tokenizer_config.json']));
   });
+
+  it('without --tokenizer-dir both builders use the tokenizer shipped in models/; a --tokenizer-dir without one is one line, exit 2', async () => {
+    // (The test above built model:random without the flag too.) The lexical one, from an empty cwd's view:
+    const lexical = path.join(tmp, 'lexical');
+    const r = await runTsx([path.join(REPO_ROOT, 'scripts', 'build-lexical-standin.ts'), '--out', lexical]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('lexical-standin, NOT a language model');
+    expect(readFileSync(path.join(lexical, 'tokenizer.json'))).toEqual(readFileSync(path.join(TOKENIZER_DIR, 'tokenizer.json')));
+    for (const [script, ...args] of [['build-random-roberta.ts', '--size', 'tiny'], ['build-lexical-standin.ts']]) {
+      const bad = await runTsx([path.join(REPO_ROOT, 'scripts', script), ...args, '--out', path.join(tmp, 'x'), '--tokenizer-dir', tmp]);
+      expect(bad.code, script).toBe(2);
+      expect(bad.stderr.trim().split('\n')).toEqual([expect.stringContaining(`--tokenizer-dir ${tmp} holds no tokenizer.json`)]);
+      expect(bad.stderr).not.toContain('random model');
+    }
+  }, 180_000);
 
   it('bad sizes are one line and exit 2', async () => {
     const r = await runTsx([SCRIPT, '--size', 'tiny', '--heads', '5', '--out', path.join(tmp, 'bad')]);
