@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnServe, type ServeProcess } from '../scripts/lib/serve-process.js';
 import { BUILT_CLI } from './helpers/cli.js';
 import { getLexicalStandinDir } from './helpers/lexical-standin.js';
-import { hasShared, REPO_ROOT, SHARED_DATA } from './helpers/shared.js';
+import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
 import { getTinyModelDir } from './helpers/tiny-model.js';
 
 // The Python package (python/) tested by its own unittest suite (python/tests), started from here
@@ -71,7 +71,7 @@ function expectPassed(r: UnittestRun, min: number): void {
   for (const reason of r.skipped) expect(ALLOWED_SKIPS.some((re) => re.test(reason)), `unexpected skip: ${reason}\n${r.output}`).toBe(true);
 }
 
-describe.skipIf(!PYTHON || !hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || !hasShared('data', 'sgd', 'test', 'dialogues_017.json'))(
+describe.skipIf(!PYTHON || !hasData('sgd', 'test', 'dialogues_017.json'))(
   'the todeval Python package (python3 -m unittest python/tests)',
   () => {
     let main: ServeProcess | undefined;
@@ -80,7 +80,7 @@ describe.skipIf(!PYTHON || !hasShared('models', 'roberta-large-mnli', 'tokenizer
 
     beforeAll(async () => {
       const lexical = getLexicalStandinDir();
-      const data = ['--data-dir', SHARED_DATA, '--dialogues', path.join(SHARED_DATA, 'sgd', 'test', 'dialogues_017.json'), '--device', 'cpu', '--threads', '1', '--log-level', 'warn'];
+      const data = ['--data-dir', DATA_DIR, '--dialogues', path.join(DATA_DIR, 'sgd', 'test', 'dialogues_017.json'), '--device', 'cpu', '--threads', '1', '--log-level', 'warn'];
       try {
         [main, overload] = await Promise.all([
           // The lexical stand-in (real choices in the examples), a token, three items per request.
@@ -99,7 +99,7 @@ describe.skipIf(!PYTHON || !hasShared('models', 'roberta-large-mnli', 'tokenizer
         TODEVAL_TEST_OVERLOAD_URL: overload.url,
         TODEVAL_TEST_OVERLOAD_PENDING: String(OVERLOAD_PENDING),
         TODEVAL_TEST_MODEL: lexical,
-        TODEVAL_SHARED: path.dirname(SHARED_DATA),
+        TODEVAL_DATA: DATA_DIR,
       };
     }, 180_000);
 
@@ -111,7 +111,7 @@ describe.skipIf(!PYTHON || !hasShared('models', 'roberta-large-mnli', 'tokenizer
       expectPassed(await unittest(PYTHON!, ['test_cli'], env), 8);
     });
 
-    it.skipIf(!hasShared('data', 'multiwoz', 'predictions', 'lava.json'))(
+    it.skipIf(!hasData('multiwoz', 'predictions', 'lava.json'))(
       "mwzeval shim: the five systems' numbers equal `todeval evaluate --json`; keys and nesting are mwzeval's",
       async () => {
         const r = await unittest(PYTHON!, ['test_mwzeval'], env);
@@ -129,7 +129,7 @@ describe.skipIf(!PYTHON || !hasShared('models', 'roberta-large-mnli', 'tokenizer
       expect(r.output).toMatch(/test_503_is_retried_after_retry_after .* \.\.\. ok$/m);
     }, 300_000);
 
-    it.skipIf(!hasShared('data', 'multiwoz', 'predictions', 'damd.json'))(
+    it.skipIf(!hasData('multiwoz', 'predictions', 'damd.json'))(
       'examples/python (epoch loop, generation loop) and the Python blocks of docs/python.md and docs/serve.md',
       async () => {
         const r = await unittest(PYTHON!, ['test_examples'], env);

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any, Dict, List
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = Path(os.environ.get("TODEVAL_SHARED", str(REPO.parent / "shared")))
-DATA = SHARED / "data"
+# The data dir as todeval's tests find it: $TODEVAL_DATA, else ../shared/data beside the checkout.
+DATA = Path(os.environ.get("TODEVAL_DATA") or str(REPO.parent / "shared" / "data"))
 PREDICTIONS = DATA / "multiwoz" / "predictions"
 SYSTEMS = ("damd", "hdsa", "augpt", "uniconv", "lava")
 
@@ -24,7 +24,7 @@ MODEL = os.environ.get("TODEVAL_TEST_MODEL")
 
 needs_data = unittest.skipUnless(
     all((PREDICTIONS / f"{s}.json").is_file() for s in SYSTEMS),
-    f"{PREDICTIONS} lacks the five systems' predictions: set TODEVAL_SHARED to the shared folder",
+    f"{PREDICTIONS} lacks the five systems' predictions: set TODEVAL_DATA to the data dir",
 )
 needs_server = unittest.skipUnless(SERVER_URL and OVERLOAD_URL, "no live server: npm test (test/python-package.test.ts) sets TODEVAL_TEST_URL and TODEVAL_TEST_OVERLOAD_URL")
 needs_model = unittest.skipUnless(MODEL, "no NLI model: npm test (test/python-package.test.ts) sets TODEVAL_TEST_MODEL to the lexical stand-in")
