@@ -33,7 +33,7 @@ export function hasData(...parts: string[]): boolean {
   if (existsSync(p)) return true;
   if (!skipSaid) {
     skipSaid = true;
-    console.warn(`[skip] data-dependent tests skipped: ${p} is absent; set ${DATA_ENV}=DIR (the data dir, layout of ../shared/DATA.md) to run them`);
+    console.warn(`[skip] data-dependent tests skipped: ${p} is absent; set ${DATA_ENV}=DIR (a data dir in the layout todeval data pull writes) to run them`);
   }
   return false;
 }
