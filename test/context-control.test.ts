@@ -21,7 +21,7 @@ import { makeSignature } from '../src/report/signature.js';
 import { rerank, type RerankItem } from '../src/rerank/rerank.js';
 import { runCli } from './helpers/cli.js';
 import { getLexicalStandinDir } from './helpers/lexical-standin.js';
-import { hasShared, SHARED_DATA } from './helpers/shared.js';
+import { DATA_DIR, hasData } from './helpers/shared.js';
 import { FakeWordOverlapNli } from './sgsacc-fake-nli.js';
 
 // The context-only control (docs/sgsacc.md): where only the context premise entails, the context
@@ -31,7 +31,7 @@ import { FakeWordOverlapNli } from './sgsacc-fake-nli.js';
 
 const OFF: SgsaccOptions = { validation: true, context: true, contextControl: false };
 const ON: SgsaccOptions = { ...OFF, contextControl: true };
-const DIALOGUES_001 = path.join(SHARED_DATA, 'sgd', 'test', 'dialogues_001.json');
+const DIALOGUES_001 = path.join(DATA_DIR, 'sgd', 'test', 'dialogues_001.json');
 
 // The paper's Figure 1: the user's previous turn does not say who the stylist is, the utterance does.
 const QUEENS: SgsaccTurn = {
@@ -66,7 +66,7 @@ const rerankItem = (turn: SgsaccTurn, candidates: RerankItem['candidates']): Rer
   candidates,
 });
 
-describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || !hasShared('data', 'sgd', 'test', 'dialogues_001.json'))(
+describe.skipIf(!hasData('sgd', 'test', 'dialogues_001.json'))(
   'the context-only control with the lexical stand-in on SGD',
   () => {
     let runner: NliRunner;
@@ -75,7 +75,7 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
 
     beforeAll(async () => {
       runner = await createNliRunner({ model: getLexicalStandinDir(), device: 'cpu', threads: 1, notice: () => {} });
-      data = loadSgsaccData({ dataset: 'sgd', dataDir: SHARED_DATA, input: DIALOGUES_001 });
+      data = loadSgsaccData({ dataset: 'sgd', dataDir: DATA_DIR, input: DIALOGUES_001 });
     }, 60_000);
     afterAll(async () => {
       await runner?.close();
@@ -161,7 +161,7 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
       try {
         const f = (n: string) => path.join(dir, n);
         writeFileSync(f('p.jsonl'), [JSON.stringify({ id: '1_00000/1', utterance: 't' }), JSON.stringify({ id: '1_00000/3', utterance: 'Is there anything else I can help you with?' })].join('\n') + '\n');
-        const base = ['score', '--dataset', 'sgd', '--data-dir', SHARED_DATA, '--dialogues', DIALOGUES_001, '--limit', '4', '-i', f('p.jsonl'), '--allow-missing', '--model', getLexicalStandinDir(), '--device', 'cpu', '--references', f('refs.jsonl')];
+        const base = ['score', '--dataset', 'sgd', '--data-dir', DATA_DIR, '--dialogues', DIALOGUES_001, '--limit', '4', '-i', f('p.jsonl'), '--allow-missing', '--model', getLexicalStandinDir(), '--device', 'cpu', '--references', f('refs.jsonl')];
         const off = await runCli([...base, '-o', f('off.json')]);
         expect(off.code).toBe(0);
         expect(off.stdout).toMatch(/context-only control off: the context alone entails 6 of 6 context rescues .*--context-control would withdraw them/);
