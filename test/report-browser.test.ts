@@ -1,72 +1,208 @@
-import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildHtmlReport } from '../src/report/html/index.js';
-import { HAS_BUILT_CLI } from './helpers/cli.js';
-import { scoreExampleRuns } from './helpers/report-fixture.js';
-import { REPO_ROOT } from './helpers/shared.js';
+import { HAS_BUILT_CLI, runBuiltCli } from './helpers/cli.js';
+import { scoreExampleRuns, scoreFullSgdRuns, type ExampleRuns, type FullSgdRuns } from './helpers/report-fixture.js';
+import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
 
-// The report of the example, opened in Debian's Chromium (headless, no network): what a reader sees.
+// The HTML report opened in Debian's Chromium (headless, no network), as a reader sees it: the
+// bundled example, and the whole SGD test set (two runs, ~10,000 listed turns), each at 1,400 px
+// and at 420 px (a phone), with JavaScript on and off.
 const CHROMIUM = '/usr/bin/chromium';
 const hasChromium = existsSync(CHROMIUM);
 if (!hasChromium) console.warn(`[skip] ${CHROMIUM} is absent: browser tests of the HTML report are skipped (apt-get install -y chromium; .ci/run installs it)`);
 const SCREENSHOT = path.join(REPO_ROOT, 'out', 'report-screenshot.png');
+const WIDTHS = [1400, 420] as const;
+const canRun = hasChromium && HAS_BUILT_CLI;
 
-describe.skipIf(!hasChromium || !HAS_BUILT_CLI)('the HTML report in Chromium', () => {
+interface Opened {
+  page: Page;
+  context: BrowserContext;
+  problems: string[];
+}
+
+async function open(browser: Browser, file: string, width: number, javaScript = true): Promise<Opened> {
+  const context = await browser.newContext({ viewport: { width, height: 900 }, javaScriptEnabled: javaScript, acceptDownloads: true });
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error' || m.type() === 'warning') problems.push(`${m.type()}: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  // Self-contained means no request leaves the file (blob: URLs are the page's own downloads).
+  page.on('request', (r) => {
+    if (!r.url().startsWith('file:') && !r.url().startsWith('blob:')) problems.push(`request: ${r.url()}`);
+  });
+  await page.goto(`file://${file}`);
+  if (javaScript) await page.waitForSelector('body[data-ready="1"]', { timeout: 120_000 });
+  return { page, context, problems };
+}
+
+/** Elements whose box reaches past the right edge of the viewport (clipped, or scrolling the page sideways). */
+function overflowing(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const w = window.innerWidth;
+    const out: string[] = [];
+    if (document.documentElement.scrollWidth > w) out.push(`page scrolls sideways: ${document.documentElement.scrollWidth} > ${w}`);
+    for (const el of Array.from(document.querySelectorAll('body *'))) {
+      const b = el.getBoundingClientRect();
+      if (b.width > 0 && b.right > w + 0.5) out.push(`${el.tagName.toLowerCase()}${el.id ? '#' + el.id : ''} ends at ${Math.round(b.right)}: ${(el.textContent ?? '').slice(0, 40)}`);
+    }
+    return out.slice(0, 10);
+  });
+}
+
+const cardIds = (page: Page) => page.$$eval('#turn-list article.turn', (a) => a.map((t) => t.getAttribute('data-turn')));
+
+/** Distinct turn ids of a CSV the page wrote, in order (the first column; ids never need quoting). */
+function csvTurnIds(csv: string): string[] {
+  return [...new Set(csv.trim().split('\r\n').slice(1).map((row) => row.split(',')[0]))];
+}
+
+async function downloadCsv(page: Page): Promise<string> {
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-csv')]);
+  return readFileSync((await download.path())!, 'utf8');
+}
+
+/** The labels the chart draws on its y axis (services, acts or runs), with their horizontal extent. */
+function axisLabels(page: Page, chart: string): Promise<{ text: string; left: number; right: number }[]> {
+  return page.$$eval(`#chart-${chart} svg .role-axis-label text`, (ts) => ts.map((t) => ({ text: t.textContent ?? '', left: t.getBoundingClientRect().left, right: t.getBoundingClientRect().right })));
+}
+
+/** The checks every report passes at every width: what "reads at full scale" means here. */
+function readsAtEveryWidth(name: string, report: () => { file: string; runs: string[]; perService: string[]; perAct: string[] }) {
+  for (const width of WIDTHS) {
+    describe(`${name} at ${width} px`, () => {
+      let browser: Browser;
+      let on: Opened;
+      beforeAll(async () => {
+        browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-background-networking'] });
+        on = await open(browser, report().file, width);
+      }, 180_000);
+      afterAll(async () => {
+        await browser?.close();
+      });
+
+      it('opens without console errors or warnings, and makes no network request', () => {
+        expect(on.problems).toEqual([]);
+      });
+
+      it('nothing is clipped or scrolls the page sideways; the runs table fits 1,280 px', async () => {
+        expect(await overflowing(on.page)).toEqual([]);
+        const table = await on.page.$eval('#runs', (t) => ({ width: t.getBoundingClientRect().width, scroll: t.scrollWidth, client: t.clientWidth }));
+        expect(table.width).toBeLessThanOrEqual(1280);
+        expect(table.scroll).toBeLessThanOrEqual(table.client);
+        expect(await on.page.$$eval('#runs tr.run', (rows) => rows.map((r) => r.getAttribute('data-run')))).toHaveLength(report().runs.length);
+      });
+
+      it('every service and every act is in its chart, labelled inside the page', async () => {
+        for (const [chart, groups] of [['per-service', report().perService], ['per-act', report().perAct]] as const) {
+          const labels = await axisLabels(on.page, chart);
+          for (const g of groups) {
+            const label = labels.find((l) => l.text === g);
+            expect(label, `${chart}: ${g}`).toBeDefined();
+            expect(label!.left).toBeGreaterThanOrEqual(0);
+            expect(label!.right).toBeLessThanOrEqual(width);
+          }
+        }
+      });
+
+      it('with JavaScript off, the runs, the warnings and the first page of failing turns are in the HTML, the same turns the script shows', async () => {
+        const off = await open(browser, report().file, width, false);
+        try {
+          expect(await off.page.$$eval('#runs tr.run', (r) => r.length)).toBe(report().runs.length);
+          expect(await off.page.textContent('#warning-banner')).toMatch(/stand-in NLI model .*NOT SGSAcc/);
+          const ids = await cardIds(off.page);
+          expect(ids.length).toBeGreaterThan(0);
+          expect(ids.length).toBeLessThanOrEqual(25);
+          expect(ids).toEqual(await cardIds(on.page));
+          expect(await off.page.isVisible('#filters')).toBe(false); // controls that need the script are hidden
+          expect(off.problems).toEqual([]);
+          expect(await overflowing(off.page)).toEqual([]);
+        } finally {
+          await off.context.close();
+        }
+      });
+    });
+  }
+}
+
+describe.skipIf(!canRun)('the HTML report in Chromium: the bundled example', () => {
+  let runs: ExampleRuns;
+  let file = '';
   let browser: Browser;
   let page: Page;
-  const problems: string[] = [];
+  const perService = () => Object.keys((JSON.parse(readFileSync(runs.system.report, 'utf8')) as { sgsacc: { perService: object } }).sgsacc.perService);
+  const perAct = () => Object.keys((JSON.parse(readFileSync(runs.system.report, 'utf8')) as { sgsacc: { perAct: object } }).sgsacc.perAct);
 
   beforeAll(async () => {
-    const runs = scoreExampleRuns();
-    const file = path.join(runs.dir, 'report.html');
-    const { html } = buildHtmlReport({ runs: [runs.system.report, runs.gold.report], turns: [runs.system.turns, runs.gold.turns] });
-    writeFileSync(file, html);
+    runs = scoreExampleRuns();
+    file = path.join(runs.dir, 'report.html');
+    const cli = runBuiltCli(['report', runs.system.report, runs.gold.report, '--turns', runs.system.turns, runs.gold.turns, '-o', file, '--csv', path.join(runs.dir, 'failing.csv')]);
+    expect(cli.code).toBe(0);
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-background-networking'] });
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    page.on('console', (m) => {
-      if (m.type() === 'error' || m.type() === 'warning') problems.push(`${m.type()}: ${m.text()}`);
-    });
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    // Self-contained means no request leaves the file.
-    page.on('request', (r) => {
-      if (!r.url().startsWith('file:')) problems.push(`request: ${r.url()}`);
-    });
-    await page.goto(`file://${file}`);
-    await page.waitForSelector('body[data-ready="1"]', { timeout: 30_000 });
+    page = (await open(browser, file, 1400)).page;
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
   });
 
-  it('opens without console errors or network requests', () => {
-    expect(problems).toEqual([]);
+  readsAtEveryWidth('the example', () => ({ file, runs: [runs.system.report, runs.gold.report], perService: perService(), perAct: perAct() }));
+
+  it('lists acts without validated actions as such (GOODBYE, INFORM, NOTIFY_FAILURE), not dropped', async () => {
+    const report = JSON.parse(readFileSync(runs.system.report, 'utf8')) as { sgsacc: { perAct: Record<string, { validatedN: number }> } };
+    const none = Object.entries(report.sgsacc.perAct).filter(([, g]) => g.validatedN === 0).map(([a]) => a);
+    expect(none).toEqual(expect.arrayContaining(['GOODBYE', 'INFORM', 'NOTIFY_FAILURE']));
+    expect(await page.$$eval('#chart-per-act svg text', (t) => t.filter((x) => x.textContent === 'no validated actions').length)).toBe(2 * none.length);
   });
 
   it('has one table row per run, and the columns sort', async () => {
-    const names = () => page.$$eval('#runs tbody tr', (rows) => rows.map((r) => r.getAttribute('data-run')));
+    const names = () => page.$$eval('#runs tbody tr.run', (rows) => rows.map((r) => r.getAttribute('data-run')));
     expect(await names()).toEqual(['predictions', 'ground-truth']);
     // predictions: validated 83.33 (one unfaithful turn); ground truth: 100.
     await page.click('#runs thead button[data-key="validated"]');
     expect(await names()).toEqual(['predictions', 'ground-truth']);
     await page.click('#runs thead button[data-key="validated"]');
     expect(await names()).toEqual(['ground-truth', 'predictions']);
-    expect(await page.textContent('#warning-banner')).toMatch(/stand-in NLI model .*NOT SGSAcc/);
+    // Each run keeps its detail row (model, counts, the control) under it.
+    expect(await page.$$eval('#runs tbody tr', (rows) => rows.map((r) => `${r.className}:${r.getAttribute('data-run')}`))).toEqual([
+      'run standin:ground-truth',
+      'detail:ground-truth',
+      'run standin:predictions',
+      'detail:predictions',
+    ]);
   });
 
-  it('renders every chart as a non-empty SVG', async () => {
-    const charts = await page.$$eval('figure.chart', (figs) =>
-      figs.map((f) => ({ id: f.id, marks: f.querySelectorAll('svg path, svg rect').length, width: f.querySelector('svg')?.getBoundingClientRect().width ?? 0 })),
+  it('draws every chart, the outcome mix with its context-only share', async () => {
+    const charts = await page.$$eval('figure.chart', (figs) => figs.map((f) => ({ id: f.id, marks: f.querySelectorAll('svg path, svg rect').length })));
+    expect(charts.map((c) => c.id)).toEqual(['chart-outcomes', 'chart-per-service', 'chart-per-act', 'chart-agreement']);
+    for (const c of charts) expect(c.marks).toBeGreaterThan(5);
+    const legend = await page.$$eval('#chart-outcomes svg .role-legend-label text', (t) => t.map((x) => x.textContent));
+    expect(legend).toEqual(expect.arrayContaining(['faithful', 'context-only', 'unfaithful']));
+  });
+
+  it('failing turns are turns some run fails; rescued and context-only turns are their own filters; badges do not contradict', async () => {
+    const files = [runs.system.turns, runs.gold.turns].map((f) =>
+      readFileSync(f, 'utf8').trim().split('\n').slice(1).map((l) => JSON.parse(l) as { id: string; faithful: boolean | null; actions: { contextUsed: boolean; entailed: boolean }[] }),
     );
-    expect(charts.map((c) => c.id)).toEqual(['chart-per-service', 'chart-per-act', 'chart-agreement']);
-    for (const c of charts) {
-      expect(c.width).toBeGreaterThan(100);
-      expect(c.marks).toBeGreaterThan(5);
-    }
+    const failing = new Set(files.flatMap((ts) => ts.filter((t) => t.faithful === false).map((t) => t.id)));
+    expect(new Set(await cardIds(page))).toEqual(failing);
+    await page.selectOption('#f-show', 'rescued');
+    const rescued = new Set(files.flatMap((ts) => ts.filter((t) => t.actions.some((a) => a.contextUsed && a.entailed)).map((t) => t.id)));
+    expect(new Set(await cardIds(page))).toEqual(rescued);
+    // A turn both runs find faithful, only through the context: not failing.
+    expect([...rescued].some((id) => !failing.has(id))).toBe(true);
+    await page.selectOption('#f-show', 'failing');
+    // mini_001/5: excluded by validation; the badge says so and what it scored unvalidated, nothing else.
+    await page.selectOption('#f-show', 'excluded');
+    const badge = await page.textContent('article.turn[data-turn="mini_001/5"] section[data-run="ground-truth"] .badge');
+    expect(badge).toBe('excluded from validated SGSAcc (negative entailed); scored unvalidated: faithful');
+    await page.selectOption('#f-show', 'failing');
   });
 
-  it('filters the failing turns by service, run and reason; the same turn shows each run side by side', async () => {
+  it('filters by service, run and reason; the same turn shows each run side by side', async () => {
     const visible = () => page.$$eval('#turn-list article.turn', (a) => a.map((t) => ({ id: t.getAttribute('data-turn'), services: t.getAttribute('data-services') })));
     const all = await visible();
     expect(new Set(all.map((t) => t.services))).toEqual(new Set(['Bakery_1', 'Bikes_1']));
@@ -76,16 +212,26 @@ describe.skipIf(!hasChromium || !HAS_BUILT_CLI)('the HTML report in Chromium', (
     expect(bikes.length).toBeLessThan(all.length);
     expect(bikes.every((t) => t.services === 'Bikes_1')).toBe(true);
     await page.selectOption('#f-service', '');
-    await page.selectOption('#f-reason', 'unfaithful');
     await page.selectOption('#f-run', { label: 'predictions' });
-    const unfaithful = (await visible()).map((t) => t.id);
-    expect(unfaithful).toContain('mini_001/3');
+    expect((await visible()).map((t) => t.id)).toContain('mini_001/3');
     const sides = await page.$$eval('article.turn[data-turn="mini_001/3"] .run-view h4', (h) => h.map((x) => x.textContent));
     expect(sides).toHaveLength(2);
     expect(sides[0]).toMatch(/^predictions.*unfaithful/);
     expect(sides[1]).toMatch(/^ground-truth.*faithful/);
-    await page.selectOption('#f-reason', '');
     await page.selectOption('#f-run', '');
+  });
+
+  it('the CSV button exports the filtered list, and todeval report --csv the unfiltered one, byte for byte', async () => {
+    expect(await downloadCsv(page)).toBe(readFileSync(path.join(runs.dir, 'failing.csv'), 'utf8'));
+    await page.selectOption('#f-service', 'Bikes_1');
+    const csv = await downloadCsv(page);
+    expect(csvTurnIds(csv)).toEqual(await cardIds(page));
+    expect(csv.split('\r\n')[0]).toMatch(/^turn,services,acts,previous_user_turn,run,verdict,/);
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-jsonl')]);
+    const lines = readFileSync((await download.path())!, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { id: string; runs: unknown[] });
+    expect(lines.map((l) => l.id)).toEqual(await cardIds(page));
+    expect(lines.every((l) => l.runs.length === 2)).toBe(true);
+    await page.selectOption('#f-service', '');
   });
 
   it('writes a screenshot under out/', async () => {
@@ -94,3 +240,50 @@ describe.skipIf(!hasChromium || !HAS_BUILT_CLI)('the HTML report in Chromium', (
     expect(statSync(SCREENSHOT).size).toBeGreaterThan(10_000);
   });
 });
+
+describe.skipIf(!canRun || !hasData('sgd', 'test', 'schema.json') || !hasData('sgd', 'train', 'schema.json'))(
+  'the HTML report in Chromium: the whole SGD test set (lexical stand-in)',
+  () => {
+    let full: FullSgdRuns;
+    let file = '';
+    let groups: { perService: string[]; perAct: string[] } = { perService: [], perAct: [] };
+
+    beforeAll(async () => {
+      // Built once per run: the ground truth over 24,863 turns, and the same under the control (free).
+      full = await scoreFullSgdRuns(DATA_DIR);
+      file = path.join(full.dir, 'report.html');
+      writeFileSync(file, buildHtmlReport({ runs: full.runs, turns: full.turns }).html);
+      const doc = JSON.parse(readFileSync(full.runs[0], 'utf8')) as { dataset: { turns: number }; sgsacc: { perService: object; perAct: object } };
+      expect(doc.dataset.turns).toBe(24_863);
+      groups = { perService: Object.keys(doc.sgsacc.perService), perAct: Object.keys(doc.sgsacc.perAct) };
+      expect(groups.perService).toHaveLength(21);
+    }, 600_000);
+    readsAtEveryWidth('the full SGD report', () => ({ file, runs: full.runs, ...groups }));
+
+    describe('filters and exports at full scale', () => {
+      let browser: Browser;
+      let page: Page;
+      beforeAll(async () => {
+        browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-background-networking'] });
+        page = (await open(browser, file, 1400)).page;
+      }, 180_000);
+      afterAll(async () => {
+        await browser?.close();
+      });
+
+      it('the context-only filter lists the turns the control changes, and the CSV holds exactly the filtered turns', async () => {
+        await page.selectOption('#f-show', 'context-only');
+        await page.selectOption('#f-act', 'REQUEST');
+        const status = (await page.textContent('#turn-status'))!;
+        const matching = Number(/^([\d,]+) of/.exec(status)![1].replace(/,/g, ''));
+        expect(matching).toBeGreaterThan(25); // more than a page: the export is the whole filtered list, not the page
+        const ids = csvTurnIds(await downloadCsv(page));
+        expect(ids).toHaveLength(matching);
+        expect(ids.slice(0, 25)).toEqual(await cardIds(page));
+        // Each listed turn has a REQUEST and a rescue the context alone entails, in one run or the other.
+        const cards = await page.$$eval('#turn-list article.turn', (a) => a.map((t) => t.querySelectorAll('tr.alone').length));
+        expect(cards.every((n) => n > 0)).toBe(true);
+      });
+    });
+  },
+);

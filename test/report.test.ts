@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -37,11 +37,11 @@ describe.skipIf(!HAS_BUILT_CLI)('todeval report (HTML)', () => {
     expect(data.runs.every((r) => r.hasTurns && r.standin)).toBe(true);
     const sys = JSON.parse(readFileSync(runs.system.report, 'utf8')) as { signatureText: string; sgsacc: { validated: { all: number } } };
     expect(data.runs[0].signatureText).toBe(sys.signatureText);
-    expect(data.runs[0].validated).toBe(sys.sgsacc.validated.all);
+    expect(data.runs[0].values.validated).toBe(sys.sgsacc.validated.all);
     // The turns file order does not matter: each file goes to the run with its signature.
     const sunday = data.turns.find((t) => t.id === 'mini_001/3')!;
     expect(sunday.runs.map((e) => e.r)).toEqual([0, 1]);
-    expect(sunday.runs[0].why).toContain('unfaithful');
+    expect(sunday.runs[0].why).toContain('failing');
     expect(sunday.runs[0].u).toContain('Sunday');
     expect(sunday.prev).toBe('Lemon, and it has to be gluten free.');
     const pickup = sunday.runs[0].a.find((a) => a[1] === 'pickup_date')!;
@@ -51,6 +51,29 @@ describe.skipIf(!HAS_BUILT_CLI)('todeval report (HTML)', () => {
     expect(data.turns.every((t) => t.runs.some((e) => e.why.length > 0))).toBe(true);
     const turnLines = readFileSync(runs.system.turns, 'utf8').trim().split('\n').length - 1;
     expect(data.turnCounts[0]).toMatchObject({ run: 'predictions', total: turnLines });
+  });
+
+  it('paints the runs, the warnings and the first page of failing turns into the HTML itself, every piece of data escaped', () => {
+    const { html, data } = buildHtmlReport({ runs: [runs.system.report, runs.gold.report], turns: [runs.system.turns, runs.gold.turns] });
+    const before = html.slice(0, html.indexOf('<script'));
+    expect(before.match(/<tr class="run standin" data-run="[^"]+">/g)).toHaveLength(2);
+    expect(before).toContain('id="warning-banner"');
+    // The static list is the page's default one: turns some run fails, in order.
+    const failing = data.turns.filter((t) => t.runs.some((e) => e.why.includes('failing'))).map((t) => t.id);
+    expect([...before.matchAll(/<article class="turn" data-turn="([^"]+)"/g)].map((m) => m[1])).toEqual(failing.slice(0, 25));
+    expect(before).toContain('Just to confirm: a lemon cake that you will pick up on Sunday?');
+    // A turn the ground truth fails validation for says so, and what it scored unvalidated, in one badge.
+    expect(before).toContain('excluded from validated SGSAcc (negative entailed); scored unvalidated: ');
+    // Utterances are data: markup in them stays text.
+    const sneaky = path.join(runs.dir, 'sneaky.turns.jsonl');
+    const lines = readFileSync(runs.system.turns, 'utf8').trim().split('\n');
+    const first = JSON.parse(lines[1]) as { utterance: string; faithful: boolean };
+    first.utterance = '<img src=x onerror=alert(1)> & "quotes"';
+    first.faithful = false;
+    writeFileSync(sneaky, [lines[0], JSON.stringify(first), ...lines.slice(2)].join('\n') + '\n');
+    const escaped = buildHtmlReport({ runs: [runs.system.report], turns: [sneaky] }).html;
+    expect(escaped).not.toContain('<img src=x');
+    expect(escaped).toContain('&lt;img src=x onerror=alert(1)&gt; &amp; &quot;quotes&quot;');
   });
 
   it('warns when runs differ in signature or use a stand-in model', () => {
@@ -78,6 +101,17 @@ describe.skipIf(!HAS_BUILT_CLI)('todeval report (HTML)', () => {
     expect(ok.code).toBe(0);
     expect(ok.stdout).toMatch(/^report: .*r\.html \(\d+\.\d\d MiB; 2 runs, \d+ listed turns; [\d.]+ s\)\n$/);
     expect(readFileSync(out, 'utf8')).toMatch(/^<!doctype html>/);
+    // --csv: the failing turns (some run unfaithful), one row per turn and run, as the page's button gives them.
+    const csvFile = path.join(runs.dir, 'failing.csv');
+    const withCsv = runBuiltCli(['report', runs.system.report, runs.gold.report, '--turns', runs.system.turns, runs.gold.turns, '-o', out, '--csv', csvFile]);
+    expect(withCsv.code).toBe(0);
+    const rows = readFileSync(csvFile, 'utf8').split('\r\n').filter((r) => r !== '');
+    const failing = new Set(
+      [runs.system.turns, runs.gold.turns].flatMap((f) => readFileSync(f, 'utf8').trim().split('\n').slice(1).map((l) => JSON.parse(l) as { id: string; faithful: boolean | null }).filter((t) => t.faithful === false).map((t) => t.id)),
+    );
+    expect(rows).toHaveLength(1 + 2 * failing.size);
+    expect(new Set(rows.slice(1).map((r) => r.split(',')[0]))).toEqual(failing);
+    expect(withCsv.stdout).toContain(`csv: ${csvFile} (${2 * failing.size} rows: failing turns, one row per turn and run)`);
 
     const bad = (args: string[], pattern: RegExp) => {
       const r = runBuiltCli(['report', ...args]);
@@ -91,6 +125,8 @@ describe.skipIf(!HAS_BUILT_CLI)('todeval report (HTML)', () => {
     bad([runs.system.report, '--turns', runs.system.report, '-o', path.join(runs.dir, 'x.html')], /not a per-turn file/);
     bad([runs.gold.report, '--turns', runs.system.turns, '-o', path.join(runs.dir, 'x.html')], /system\.turns\.jsonl: matches no run given/);
     bad([runs.system.report, '-o', runs.system.report], /would overwrite/);
+    bad([runs.system.report, '-o', path.join(runs.dir, 'x.html'), '--csv', path.join(runs.dir, 'x.html')], /--csv and -o\/--output name the same file/);
+    bad([runs.system.report, '--turns', runs.system.turns, '-o', path.join(runs.dir, 'x.html'), '--csv', runs.system.turns], /would overwrite/);
     expect(existsSync(path.join(runs.dir, 'x.html'))).toBe(false);
   });
 });

@@ -40,3 +40,11 @@ export function runBuiltCli(args: string[], cwd: string = REPO_ROOT): CliResult 
   const r = spawnSync(process.execPath, [BUILT_CLI, ...args], { encoding: 'utf8', cwd });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
+
+/** `todeval ARGS` through the built CLI, without blocking the test worker; never rejects (see runTsx). */
+export function runBuiltCliAsync(args: string[], cwd: string = REPO_ROOT): Promise<CliResult> {
+  return promisify(execFile)(process.execPath, [BUILT_CLI, ...args], { cwd, maxBuffer: 1 << 26 }).then(
+    (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
+    (e: CliResult) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
+  );
+}

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { runBuiltCli } from './cli.js';
+import { runBuiltCli, runBuiltCliAsync } from './cli.js';
 import { getLexicalStandinDir } from './lexical-standin.js';
 import { REPO_ROOT } from './shared.js';
 import { tempDir } from './temp.js';
@@ -30,4 +30,29 @@ export function scoreExampleRuns(): ExampleRuns {
     system: { report: f('system.json'), turns: f('system.turns.jsonl') },
     gold: { report: f('gold.json'), turns: f('gold.turns.jsonl') },
   };
+}
+
+export interface FullSgdRuns {
+  dir: string;
+  runs: string[];
+  turns: string[];
+}
+
+/**
+ * Two runs over the whole SGD test set (24,863 system turns) with the lexical stand-in, for the
+ * browser tests of a report at full scale: the ground truth (which builds the references: the one
+ * expensive step, ~40 s of CPU), and the ground truth again under --context-control, which reuses
+ * the stored references and ground-truth scores and so costs no NLI pair. Uses the built CLI.
+ */
+export async function scoreFullSgdRuns(dataDir: string): Promise<FullSgdRuns> {
+  const dir = tempDir('report-full');
+  const model = getLexicalStandinDir();
+  const f = (n: string) => path.join(dir, n);
+  const own = ['--dataset', 'sgd', '--data-dir', dataDir, '--model', model, '--device', 'cpu', '--references', f('refs.jsonl'), '--progress', 'none'];
+  // Asynchronously: a minute-long synchronous child would stall the test worker's messages to vitest.
+  for (const [name, extra] of [['gold', []], ['controlled', ['--context-control', '--system', 'ground-truth, context control']]] as const) {
+    const r = await runBuiltCliAsync(['score', ...own, ...extra, '--turns', f(`${name}.turns.jsonl`), '-o', f(`${name}.json`)]);
+    if (r.code !== 0) throw new Error(`score (${name}) failed: ${r.stderr}`);
+  }
+  return { dir, runs: [f('gold.json'), f('controlled.json')], turns: [f('gold.turns.jsonl'), f('controlled.turns.jsonl')] };
 }

@@ -1,7 +1,7 @@
 import { mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { buildHtmlReport } from '../../report/html/index.js';
+import { buildHtmlReport, defaultTurnsCsv } from '../../report/html/index.js';
 import { describeErrno, InputError } from '../../util/errors.js';
 import { refuseOutputOverInput } from '../output-guard.js';
 
@@ -10,6 +10,7 @@ interface ReportFlags {
   turns?: string[];
   out?: string[];
   title?: string;
+  csv?: string;
 }
 
 export function register(program: Command): void {
@@ -21,6 +22,7 @@ export function register(program: Command): void {
     .option('--turns <files...>', "per-turn JSONL files of the runs (todeval score's --turns/--out), for the failing turns and the SGSAcc/SER agreement")
     .option('--out <files...>', 'alias of --turns')
     .option('--title <text>', 'page title', 'todeval report')
+    .option('--csv <file>', "also write the failing turns as CSV (the page's CSV button with no filter set)")
     .action((runs: string[], flags: ReportFlags) => runReport(runs, flags));
 }
 
@@ -30,30 +32,41 @@ function runReport(runs: string[], flags: ReportFlags): void {
   const inputs: Record<string, string> = {};
   runs.forEach((r, i) => (inputs[`run ${i + 1}`] = r));
   turns.forEach((t, i) => (inputs[`--turns ${i + 1}`] = t));
-  refuseOutputOverInput({ '-o/--output': output }, inputs);
+  refuseOutputOverInput({ '-o/--output': output, ...(flags.csv ? { '--csv': flags.csv } : {}) }, inputs);
   if (!output.toLowerCase().endsWith('.html') && !output.toLowerCase().endsWith('.htm')) {
     throw new InputError('-o/--output must name an .html file', { file: output });
   }
+  if (flags.csv && path.resolve(flags.csv) === path.resolve(output)) throw new InputError('--csv and -o/--output name the same file', { file: flags.csv });
   const started = performance.now();
-  const { html, listedTurns } = buildHtmlReport({ runs, turns, title: flags.title });
-  // Written to a temporary file and renamed: an interrupted run never leaves half a report.
-  const dir = path.dirname(path.resolve(output));
-  try {
-    mkdirSync(dir, { recursive: true });
-  } catch (e) {
-    throw new InputError(`cannot create the output folder: ${describeErrno(e)}`, { file: output });
-  }
-  const tmp = path.join(dir, `.${path.basename(output)}.tmp-${process.pid}`);
-  try {
-    writeFileSync(tmp, html);
-    renameSync(tmp, output);
-  } catch (e) {
-    rmSync(tmp, { force: true });
-    throw new InputError(`cannot write the report: ${describeErrno(e)}`, { file: output });
-  }
+  const { html, listedTurns, data } = buildHtmlReport({ runs, turns, title: flags.title });
+  writeAtomically(output, html, 'the report');
   const bytes = statSync(output).size;
   process.stdout.write(
     `report: ${output} (${(bytes / 2 ** 20).toFixed(2)} MiB; ${runs.length} run${runs.length === 1 ? '' : 's'}, ` +
       `${listedTurns.toLocaleString('en-US')} listed turns; ${((performance.now() - started) / 1000).toFixed(2)} s)\n`,
   );
+  if (flags.csv) {
+    const csv = defaultTurnsCsv(data);
+    writeAtomically(flags.csv, csv, 'the CSV');
+    const rows = csv.split('\r\n').length - 2;
+    process.stdout.write(`csv: ${flags.csv} (${rows.toLocaleString('en-US')} rows: failing turns, one row per turn and run)\n`);
+  }
+}
+
+/** Written to a temporary file and renamed: an interrupted run never leaves half a file. */
+function writeAtomically(file: string, text: string, what: string): void {
+  const dir = path.dirname(path.resolve(file));
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (e) {
+    throw new InputError(`cannot create the output folder: ${describeErrno(e)}`, { file });
+  }
+  const tmp = path.join(dir, `.${path.basename(file)}.tmp-${process.pid}`);
+  try {
+    writeFileSync(tmp, text);
+    renameSync(tmp, file);
+  } catch (e) {
+    rmSync(tmp, { force: true });
+    throw new InputError(`cannot write ${what}: ${describeErrno(e)}`, { file });
+  }
 }

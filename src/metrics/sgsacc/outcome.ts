@@ -12,10 +12,13 @@ export type TurnOutcome =
  *   through them (control off), or unfaithful only because they were withdrawn (control on);
  * - faithful / unfaithful otherwise.
  */
-export function turnOutcome(s: Pick<TurnScore, 'validation' | 'exclusionReasons' | 'faithful' | 'actions'>): TurnOutcome {
+export function turnOutcome(
+  // Reads per-turn files too, whose exclusion reasons are whatever strings they hold.
+  s: Pick<TurnScore, 'validation' | 'faithful'> & { exclusionReasons?: readonly string[]; actions: Pick<TurnScore['actions'][number], 'entailed' | 'contextUsed' | 'contextOnly'>[] },
+): TurnOutcome {
   if (s.validation === 'excluded') return { kind: 'excluded', reasons: [...(s.exclusionReasons ?? [])].sort() };
   if (s.faithful === null) return { kind: 'unscorable' };
-  const contextOnly = (a: TurnScore['actions'][number]) => a.contextUsed && a.contextOnly === true;
+  const contextOnly = (a: { contextUsed: boolean; contextOnly?: boolean }) => a.contextUsed && a.contextOnly === true;
   if (s.faithful) return { kind: s.actions.some(contextOnly) ? 'context-only' : 'faithful' };
   const missed = s.actions.filter((a) => !a.entailed);
   return { kind: missed.length > 0 && missed.every(contextOnly) ? 'context-only' : 'unfaithful' };

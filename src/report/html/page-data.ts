@@ -1,23 +1,36 @@
 import path from 'node:path';
+import { turnOutcome } from '../../metrics/sgsacc/outcome.js';
+import { RUN_COLUMNS, type RunColumn } from './columns.js';
 import type { ReportRun, TurnLine, TurnsFile } from './runs.js';
 
-/** Why a turn is listed among the failing turns of a run. */
-export type TurnReason = 'unfaithful' | 'excluded' | 'rescued';
+/**
+ * Why a run lists a turn: it fails it (unfaithful, validated or not), the ground truth failed
+ * validation (excluded), an action was credited through the context premise (rescued), or an
+ * action's context rescue is one the context alone entails (context-only).
+ */
+export type TurnReason = 'failing' | 'excluded' | 'rescued' | 'context-only';
+
+/**
+ * One action as the page shows it: [act, slot, reference, entailment plain, entailment with
+ * context (or null), entailed 0/1, the context premise decided 0/1, the context alone entails 0/1].
+ */
+export type PageAction = [string, string, string, number | null, number | null, 0 | 1, 0 | 1, 0 | 1];
 
 /** One run's view of one turn, compact: the page holds thousands of these. */
 export interface TurnEntry {
   /** Index of the run in PageData.runs. */
   r: number;
-  /** Reasons this turn is listed for this run (may be empty when another run lists it). */
+  /** Reasons this run lists the turn (may be empty when another run lists it). */
   why: TurnReason[];
   /** validated / excluded / unchecked, and the exclusion reasons. */
   v: string;
   ex?: string[];
   faithful: boolean | null;
+  /** The turn's outcome in this run (turnOutcome): faithful, unfaithful, context-only, unscorable, excluded. */
+  o: string;
   /** The scored system utterance. */
   u: string;
-  /** Actions: [act, slot, reference, entailment plain, entailment with context (or null), entailed 0/1, rescued by context 0/1]. */
-  a: [string, string, string, number | null, number | null, 0 | 1, 0 | 1][];
+  a: PageAction[];
 }
 
 export interface PageTurn {
@@ -29,6 +42,7 @@ export interface PageTurn {
   runs: TurnEntry[];
 }
 
+/** A run's row of the runs table: its values keyed by RunColumn.key, plus what every row needs. */
 export interface PageRun {
   name: string;
   file: string;
@@ -37,27 +51,19 @@ export interface PageRun {
   model: string | null;
   standin: boolean;
   hasTurns: boolean;
-  validated: number | null;
-  validatedSeen: number | null;
-  validatedUnseen: number | null;
-  unvalidated: number | null;
-  ser: number | null;
-  bleu: number | null;
-  inform: number | null;
-  success: number | null;
-  richness: number | null;
-  turns: number | null;
-  evaluated: number | null;
-  excluded: number | null;
-  rescued: number | null;
+  /** The run withdrew context-only rescues (`--context-control`). */
+  contextControl: boolean;
+  values: Record<string, number | string | null>;
 }
 
 export interface PageData {
   title: string;
+  /** The runs table's columns: the main ones, then those shown in each run's detail row. */
+  columns: RunColumn[];
   runs: PageRun[];
   warnings: string[];
   turns: PageTurn[];
-  /** Turns each run's per-turn file holds, and how many of them are listed. */
+  /** Turns each run's per-turn file holds, and how many of them it lists. */
   turnCounts: { run: string; total: number; listed: number }[];
 }
 
@@ -88,9 +94,10 @@ export function signatureWarnings(runs: ReportRun[]): string[] {
 
 function reasonsOf(t: TurnLine): TurnReason[] {
   const why: TurnReason[] = [];
-  if (t.faithful === false) why.push('unfaithful');
+  if (t.faithful === false) why.push('failing');
   if (t.validation === 'excluded') why.push('excluded');
-  if (t.actions.some((a) => a.contextUsed)) why.push('rescued');
+  if (t.actions.some((a) => a.contextUsed && a.entailed)) why.push('rescued');
+  if (t.actions.some((a) => a.contextUsed && a.contextOnly === true)) why.push('context-only');
   return why;
 }
 
@@ -100,6 +107,7 @@ function entry(r: number, t: TurnLine): TurnEntry {
     why: reasonsOf(t),
     v: t.validation,
     faithful: t.faithful,
+    o: turnOutcome(t).kind,
     u: t.utterance ?? '',
     a: t.actions.map((a) => [
       a.act,
@@ -109,15 +117,39 @@ function entry(r: number, t: TurnLine): TurnEntry {
       a.contextEntailment ?? (a.contextUsed ? a.entailment : null),
       a.entailed ? 1 : 0,
       a.contextUsed ? 1 : 0,
+      a.contextUsed && a.contextOnly === true ? 1 : 0,
     ]),
   };
   if (t.exclusionReasons && t.exclusionReasons.length > 0) e.ex = t.exclusionReasons;
   return e;
 }
 
+/** The runs table's values of a run, keyed by column. */
+function runValues(r: ReportRun): PageRun['values'] {
+  const c = r.counts;
+  return {
+    validated: r.sgsacc?.validated?.all ?? null,
+    validatedSeen: r.sgsacc?.validated?.seen ?? null,
+    validatedUnseen: r.sgsacc?.validated?.unseen ?? null,
+    unvalidated: r.sgsacc?.unvalidated?.all ?? null,
+    ser: r.ser?.ser ?? null,
+    bleu: r.bleu,
+    inform: r.inform,
+    success: r.success,
+    model: r.model,
+    richness: r.richness?.num_trigrams ?? null,
+    turns: c?.turns ?? null,
+    evaluated: c?.evaluated ?? null,
+    excluded: c?.excluded ?? null,
+    rescued: c?.contextRescued ?? null,
+    contextOnly: c?.contextOnly ?? null,
+    contextControl: r.sgsacc ? (r.contextControl ? 'on: context-only rescues withdrawn' : 'off: counted, not withdrawn') : null,
+  };
+}
+
 /**
- * What the page embeds: the runs' headline numbers and every turn that some run lists (unfaithful,
- * excluded by validation, or rescued by context), with each run's view of it side by side.
+ * What the page embeds: the runs' numbers and every turn that some run lists (fails, excludes,
+ * rescues by context, or credits through the context alone), with each run's view side by side.
  */
 export function buildPageData(runs: ReportRun[], turnsByRun: Map<number, TurnsFile>, title: string): PageData {
   const byId = new Map<string, PageTurn>();
@@ -147,30 +179,22 @@ export function buildPageData(runs: ReportRun[], turnsByRun: Map<number, TurnsFi
     }
     turnCounts.push({ run: runs[r].name, total: tf.turns.length, listed });
   }
+  const rows = runs.map((r, i) => ({
+    name: r.name,
+    file: path.basename(r.file),
+    kind: r.kind,
+    signatureText: r.signatureText,
+    model: r.model,
+    standin: r.standin,
+    hasTurns: turnsByRun.has(i),
+    contextControl: r.contextControl,
+    values: runValues(r),
+  }));
   return {
     title,
-    runs: runs.map((r, i) => ({
-      name: r.name,
-      file: path.basename(r.file),
-      kind: r.kind,
-      signatureText: r.signatureText,
-      model: r.model,
-      standin: r.standin,
-      hasTurns: turnsByRun.has(i),
-      validated: r.sgsacc?.validated?.all ?? null,
-      validatedSeen: r.sgsacc?.validated?.seen ?? null,
-      validatedUnseen: r.sgsacc?.validated?.unseen ?? null,
-      unvalidated: r.sgsacc?.unvalidated?.all ?? null,
-      ser: r.ser?.ser ?? null,
-      bleu: r.bleu,
-      inform: r.inform,
-      success: r.success,
-      richness: r.richness?.num_trigrams ?? null,
-      turns: r.counts?.turns ?? null,
-      evaluated: r.counts?.evaluated ?? null,
-      excluded: r.counts?.excluded ?? null,
-      rescued: r.counts?.contextRescued ?? null,
-    })),
+    // A column no run has a value for (Inform and Success of score runs) only takes width.
+    columns: RUN_COLUMNS.filter((c) => c.detail || rows.some((r) => r.values[c.key] !== null && r.values[c.key] !== undefined)),
+    runs: rows,
     warnings: signatureWarnings(runs),
     turns: order.map((id) => byId.get(id)!),
     turnCounts,

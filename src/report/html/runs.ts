@@ -1,4 +1,5 @@
 import path from 'node:path';
+import type { OutcomeCounts } from '../../metrics/sgsacc/aggregate.js';
 import type { ActionScore } from '../../metrics/sgsacc/types.js';
 import { isStandinModelId } from '../../nli/onnx-builder/standins.js';
 import { InputError } from '../../util/errors.js';
@@ -31,7 +32,17 @@ export interface ReportRun {
     perService: Record<string, GroupPct>;
     perAct: Record<string, GroupPct>;
   } | null;
-  counts: { turns?: number; evaluated?: number; excluded?: number; contextRescued?: number } | null;
+  counts: {
+    turns?: number;
+    evaluated?: number;
+    excluded?: number;
+    contextRescued?: number;
+    /** Absent in reports written before the context-only control existed. */
+    contextOnly?: number;
+    outcomes?: OutcomeCounts;
+  } | null;
+  /** The run withdrew context-only rescues (`--context-control`). */
+  contextControl: boolean;
   ser: { ser: number; errors: number; utterancesWithValues: number; erroneousTurns?: string[] } | null;
   bleu: number | null;
   inform: number | null;
@@ -49,7 +60,10 @@ export interface TurnLine {
   utterance?: string;
   previousUserUtterance?: string;
   /** The per-turn file holds TurnScore's actions; the report reads these fields of them. */
-  actions: Pick<ActionScore, 'act' | 'slot' | 'service' | 'reference' | 'entailed' | 'entailment' | 'plainEntailment' | 'contextEntailment' | 'contextUsed' | 'status'>[];
+  actions: Pick<
+    ActionScore,
+    'act' | 'slot' | 'service' | 'reference' | 'entailed' | 'entailment' | 'plainEntailment' | 'contextEntailment' | 'contextUsed' | 'contextOnly' | 'status'
+  >[];
 }
 
 export interface TurnsFile {
@@ -84,6 +98,7 @@ export function loadRun(file: string): ReportRun {
       standin: model !== null && isStandinModelId(model),
       sgsacc: sg ? readSgsacc(sg) : null,
       counts: obj(doc.counts) as ReportRun['counts'],
+      contextControl: signature.contextControl === true,
       ser: ser ? (ser as unknown as ReportRun['ser']) : null,
       bleu: num(obj(doc.bleu)?.score),
       inform: null,
@@ -107,6 +122,7 @@ export function loadRun(file: string): ReportRun {
       standin: model !== null && isStandinModelId(model),
       sgsacc: merged && obj(merged.sgsacc) ? readSgsacc(obj(merged.sgsacc)!) : null,
       counts: merged ? (obj(merged.counts) as ReportRun['counts']) : null,
+      contextControl: signature.contextControl === true,
       ser: merged ? (obj(merged.ser) as unknown as ReportRun['ser']) : null,
       bleu: bleu ? num(Object.values(bleu).find((v) => typeof v === 'number')) : null,
       inform: num(obj(success?.inform)?.total),
@@ -159,7 +175,7 @@ function safeParse(line: string): unknown {
 }
 
 /** Signature fields a per-turn file shares with the run report it belongs to. */
-const SHARED_KEYS = ['model', 'revision', 'dtype', 'rules', 'dataset', 'data', 'validation', 'context', 'referenceSelection', 'system', 'predictions'];
+const SHARED_KEYS = ['model', 'revision', 'dtype', 'rules', 'dataset', 'data', 'validation', 'context', 'referenceSelection', 'contextControl', 'system', 'predictions'];
 
 /**
  * Which run each per-turn file belongs to: the one report whose signature agrees on every shared
