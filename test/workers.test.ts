@@ -73,6 +73,9 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))(
       expect(a[0]).toBe(b[0]);
       expect(new Set(a.slice(1))).toEqual(new Set(b.slice(1)));
       expect(readdirSync(dir).filter((n) => n.includes('.shard-'))).toEqual([]);
+      // The references are kept beside --turns, as one process keeps them (issue 21: one rule).
+      expect(lines(f('two.turns.references.jsonl'))).toHaveLength(1 + 40);
+      expect((readJson(f('two.json')).references as Json).file).toBe(f('two.turns.references.jsonl'));
     });
 
     it('stops every shard when one fails (its error shown, exit 2) and resumes on the next run', async () => {

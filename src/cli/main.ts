@@ -2,7 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { TODEVAL_VERSION } from '../version.js';
 import { describeErrno, isInputError } from '../util/errors.js';
 import { commands } from './commands/index.js';
-import { interruptNotice } from './interrupt.js';
+import { interruptNotice } from '../util/interrupt-notice.js';
 import { exitWithParent } from '../report/worker-progress.js';
 
 // `todeval refs | head` closes our stdout early: that is the reader's choice, not an error.

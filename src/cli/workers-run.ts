@@ -1,3 +1,4 @@
+import { keptReferencesFile } from '../metrics/sgsacc/kept-references.js';
 import { runWorkers, type WorkersOptions } from '../shard/workers.js';
 import type { MergedRun } from '../shard/run-merge.js';
 import { InputError } from '../util/errors.js';
@@ -26,13 +27,21 @@ export interface WorkersCliFlags {
 export async function runCommandInWorkers(
   flags: WorkersCliFlags,
   input: { flag: string; file?: string },
-  references?: { file?: string },
+  opts: { references?: { file?: string }; beforeWrite?: (merged: MergedRun) => void } = {},
 ): Promise<MergedRun> {
+  const references = opts.references;
   const output = reportFileFrom(flags);
   if (!output) throw new InputError("--workers needs -o/--output: the shards' files are kept beside it until they are merged");
   if (flags.shard) throw new InputError('--workers runs every shard itself: give --workers or --shard, not both');
+  // score keeps its references beside --turns (else -o) when --references is not given, as one process does.
+  const kept = references && !references.file ? keptReferencesFile({ turns: flags.turns, output }) : undefined;
   refuseOutputOverInput(
-    { '--turns': flags.turns, '-o/--output': output, ...(references ? { '--references': references.file } : {}), '--cache': flags.cache },
+    {
+      '--turns': flags.turns,
+      '-o/--output': output,
+      ...(references ? { [kept ? '--references (kept beside --turns/-o)' : '--references']: references.file ?? kept } : {}),
+      '--cache': flags.cache,
+    },
     { [input.flag]: input.file, '--dialogues': flags.dialogues, '--schema': flags.schema },
   );
   return runWorkers({
@@ -45,5 +54,6 @@ export async function runCommandInWorkers(
     storesReferences: references !== undefined,
     threads: flags.threads,
     progress: flags.progress,
+    beforeWrite: opts.beforeWrite,
   });
 }

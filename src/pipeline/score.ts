@@ -40,6 +40,11 @@ export interface ScorePipelineOptions extends SgsaccOptions {
   chunkTurns: number;
   /** Stored references (JSONL): reused when present, extended with the turns computed. */
   referencesFile?: string;
+  /**
+   * The references file is the one kept beside --turns/-o (keptReferencesFile), not one the user
+   * named: a file of another configuration there is started afresh (with a notice) instead of refused.
+   */
+  referencesKept?: boolean;
   /** Per-turn results (JSONL): turns already there are resumed, the rest appended as chunks finish. */
   turnsFile?: string;
   /** Progress and notices for whoever runs the pipeline (a CLI draws a bar, prints lines). */
@@ -53,6 +58,8 @@ export interface ScorePipelineHooks {
   progress?(done: number, total: number): void;
   /** A warning worth a line on its own (the CLI prefixes `todeval: warning: `). */
   warn?(message: string): void;
+  /** Something the user should know that is not wrong (the CLI prefixes `todeval: `). */
+  notice?(message: string): void;
 }
 
 export interface ScorePipelineResult {
@@ -109,8 +116,12 @@ export async function runScorePipeline(selection: ScoreSelection, o: ScorePipeli
     contextControl: controlSig,
     shard,
   });
-  const references = o.referencesFile ? RecordStore.open<TurnReferences>(o.referencesFile, 'todeval-sgsacc-references', refsSig) : undefined;
+  // The per-turn file first: when it is refused, a kept references file is left as it was.
   const results = o.turnsFile ? RecordStore.open<TurnScore>(o.turnsFile, 'todeval-sgsacc-turns', turnsSig) : undefined;
+  const references = o.referencesFile
+    ? RecordStore.open<TurnReferences>(o.referencesFile, 'todeval-sgsacc-references', refsSig, { replaceOtherConfiguration: o.referencesKept })
+    : undefined;
+  if (references?.replaced) o.hooks?.notice?.(`${o.referencesFile} held references of another configuration (${references.replaced}): started afresh`);
   const saved = () => (results ? turns.filter((t) => results.done.has(t.id)).length : 0);
   o.hooks?.started?.({ resumed: saved(), total: turns.length, saved });
 

@@ -18,6 +18,8 @@ export interface MergeRunOptions {
   turns?: string;
   /** The merged references (score shards run with --references). */
   references?: string;
+  /** Called with the merged run before any file is written: throw to refuse it (a weaker report over a complete one). */
+  beforeWrite?: (merged: MergedRun) => void;
 }
 
 /**
@@ -34,16 +36,19 @@ export function mergeRunShards(files: readonly string[], opts: MergeRunOptions):
   if (metric === 'sgsacc') {
     const score = shards as LoadedShard<ScoreShardReport>[];
     merged = { kind: 'score', report: mergeScoreReports(score, { referencesFile: opts.references }) };
+    opts.beforeWrite?.(merged);
     if (opts.turns) mergeRecordFiles(score, 'turns', 'todeval-sgsacc-turns', opts.turns);
     if (opts.references) mergeRecordFiles(score, 'references', 'todeval-sgsacc-references', opts.references);
   } else if (metric === 'sgsacc-rerank') {
     if (opts.references) throw new InputError('--references: rerank shards have no references to merge');
     const rerank = shards as LoadedShard<RerankShardReport>[];
     merged = { kind: 'rerank', report: mergeRerankReports(rerank) };
+    opts.beforeWrite?.(merged);
     if (opts.turns) mergeRecordFiles(rerank, 'turns', 'todeval-rerank', opts.turns);
   } else if (metric === 'mwz-evaluate') {
     if (opts.turns || opts.references) throw new InputError(`${opts.turns ? '--turns' : '--references'}: evaluate shards have no record files to merge`);
     merged = { kind: 'evaluate', report: mergeEvaluateReports(shards as LoadedShard<EvaluateShardReport>[]) };
+    opts.beforeWrite?.(merged);
   } else {
     throw new InputError(`cannot merge ${String(metric)} reports: only score, rerank and evaluate --sgsacc shards merge`, { file: shards[0].file });
   }

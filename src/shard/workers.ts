@@ -5,7 +5,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { progressBar, type ProgressMode } from '../report/progress.js';
 import { InputError } from '../util/errors.js';
-import { resumeCommand, setInterruptNotice } from '../cli/interrupt.js';
+import { resumeCommand, setInterruptNotice } from '../util/interrupt-notice.js';
+import { keptReferencesFile } from '../metrics/sgsacc/kept-references.js';
 import { mergeRunShards, type MergedRun } from './run-merge.js';
 
 export interface WorkersOptions {
@@ -21,14 +22,17 @@ export interface WorkersOptions {
   /** `--references`: the merged references file (score). */
   references?: string;
   /**
-   * The command stores references (score): each worker then keeps a references file even when the
-   * user gave none, so a resumed worker's turns keep their ground-truth scores.
+   * The command stores references (score): without `--references`, each worker keeps its own beside
+   * its per-turn file and the merged ones are kept beside `--turns` (else `-o`), the rule a single
+   * process follows (keptReferencesFile), so a resumed worker's turns keep their ground-truth scores.
    */
   storesReferences?: boolean;
   /** `--threads`, per worker when given; else the cores are split between the workers. */
   threads?: number;
   /** `--progress`: the one combined bar (the children draw none). */
   progress?: ProgressMode;
+  /** Called with the merged run before anything is written (mergeRunShards' beforeWrite). */
+  beforeWrite?: (merged: MergedRun) => void;
 }
 
 /** Flags the parent sets per shard: the user's values are removed from the children's command line. */
@@ -136,17 +140,15 @@ export async function runWorkers(opts: WorkersOptions): Promise<MergedRun> {
   const base = withoutShardFlags(opts.args);
   const files = Array.from({ length: n }, (_, i) => {
     const k = i + 1;
+    // Always a per-turn file, even when the user asked for none: it is what makes a shard resumable.
+    const turns = opts.turns ? shardFileName(opts.turns, k, n) : shardFileName(opts.output, k, n, '.turns').replace(/\.json$/, '.jsonl');
     return {
       report: shardFileName(opts.output, k, n),
-      // Always a per-turn file, even when the user asked for none: it is what makes a shard resumable.
-      turns: opts.turns ? shardFileName(opts.turns, k, n) : shardFileName(opts.output, k, n, '.turns').replace(/\.json$/, '.jsonl'),
-      references: opts.references
-        ? shardFileName(opts.references, k, n)
-        : opts.storesReferences
-          ? shardFileName(opts.output, k, n, '.refs').replace(/\.json$/, '.jsonl')
-          : undefined,
+      turns,
+      references: opts.references ? shardFileName(opts.references, k, n) : opts.storesReferences ? keptReferencesFile({ turns }) : undefined,
     };
   });
+  const mergedReferences = opts.references ?? (opts.storesReferences ? keptReferencesFile({ turns: opts.turns, output: opts.output }) : undefined);
   const { script, execArgv } = cliEntry();
   const bar = progressBar(`workers ${n} |{bar}| {value}/{total} | ETA {eta_formatted}`, { etaBuffer: 50 }, opts.progress);
   const workers: Worker[] = [];
@@ -209,7 +211,7 @@ export async function runWorkers(opts: WorkersOptions): Promise<MergedRun> {
     const why = failed.lastError ?? `exit code ${String(failed.child.exitCode ?? failed.child.signalCode)}`;
     throw new InputError(`shard ${failed.index}/${n} failed: ${why}; the other shards were stopped. Their work is saved: run the same command again to resume`);
   }
-  const merged = mergeRunShards(files.map((f) => f.report), { output: opts.output, turns: opts.turns, references: opts.references });
+  const merged = mergeRunShards(files.map((f) => f.report), { output: opts.output, turns: opts.turns, references: mergedReferences, beforeWrite: opts.beforeWrite });
   for (const f of files) for (const file of [f.report, f.turns, f.references]) if (file && existsSync(file)) rmSync(file);
   return merged;
 }

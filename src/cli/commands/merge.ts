@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { formatSgsaccReport } from '../../metrics/sgsacc/report.js';
 import { formatRerankSummary } from '../../rerank/summary.js';
 import { formatSignature } from '../../report/signature.js';
+import { refuseWeakerReport, scoreReportCoverage } from '../../pipeline/report-guard.js';
 import { mergeRunShards } from '../../shard/run-merge.js';
 import { formatEvaluation } from './evaluate.js';
 import { addTurnsOption, jsonToStdout } from '../options.js';
@@ -12,6 +13,7 @@ interface MergeFlags {
   turns?: string;
   references?: string;
   json?: boolean;
+  force?: boolean;
 }
 
 export function register(program: Command): void {
@@ -20,7 +22,8 @@ export function register(program: Command): void {
     .description('join the reports of a run split with --shard K/N into the report of the whole run')
     .argument('<shard...>', 'the shard reports (score, rerank or evaluate -o files), one per shard, any order')
     .requiredOption('-o, --output <file>', 'the merged report (JSON)')
-    .option('--json', 'print the merged report as JSON on stdout instead of the tables');
+    .option('--json', 'print the merged report as JSON on stdout instead of the tables')
+    .option('--force', 'replace a complete score report at -o with one of fewer turns or less of the ground truth');
   addTurnsOption(cmd, "the merged per-turn (score) or per-item (rerank) records: the shards' --turns files joined").option(
     '--references <file>',
     "the shards' references files joined into one (score run with --references)",
@@ -30,7 +33,14 @@ export function register(program: Command): void {
       { '-o/--output': flags.output, '--turns': flags.turns, '--references': flags.references },
       Object.fromEntries(files.map((f, i) => [`shard report ${i + 1}`, f])),
     );
-    const merged = mergeRunShards(files, { output: flags.output, turns: flags.turns, references: flags.references });
+    const merged = mergeRunShards(files, {
+      output: flags.output,
+      turns: flags.turns,
+      references: flags.references,
+      beforeWrite: (run) => {
+        if (run.kind === 'score') refuseWeakerReport(flags.output, scoreReportCoverage(run.report), flags.force);
+      },
+    });
     if (jsonToStdout(flags)) process.stdout.write(JSON.stringify(merged.report, null, 2) + '\n');
     else if (merged.kind === 'score') process.stdout.write(formatSgsaccReport(merged.report));
     else if (merged.kind === 'rerank') {

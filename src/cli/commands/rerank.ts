@@ -14,7 +14,7 @@ import { InputError } from '../../util/errors.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
 import { addDatasetOptions, addInputOption, addLimitOption, addReportFileOption, addTurnsOption, datasetLoadOptions, jsonToStdout, reportFileFrom, reportSkipped, type DatasetFlags } from '../options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
-import { savedTurnsNotice, setInterruptNotice } from '../interrupt.js';
+import { savedTurnsNotice, setInterruptNotice } from '../../util/interrupt-notice.js';
 import { formatRerankSummary, summarizeRerank } from '../../rerank/summary.js';
 import { reportToParent } from '../../report/worker-progress.js';
 import { runCommandInWorkers } from '../workers-run.js';

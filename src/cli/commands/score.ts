@@ -1,9 +1,11 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { DatasetName } from '../../adapters/load.js';
+import { keptReferencesFile } from '../../metrics/sgsacc/kept-references.js';
 import { formatSgsaccReport, loadSgsaccData, type ReferenceSelection, type SgsaccReport } from '../../metrics/sgsacc/index.js';
 import { createNliRunner } from '../../nli/runner.js';
 import { runScorePipeline } from '../../pipeline/score.js';
+import { refuseWeakerReport, scoreReportCoverage } from '../../pipeline/report-guard.js';
 import { selectScoreTurns, type ScoreSelection } from '../../pipeline/score-selection.js';
 import { progressBar, progressOption, type ProgressMode } from '../../report/progress.js';
 import { reportToParent } from '../../report/worker-progress.js';
@@ -11,7 +13,7 @@ import type { ScoreShardReport, ScoreTallies } from '../../shard/score-merge.js'
 import type { ShardSpec } from '../../shard/spec.js';
 import { writeJsonAtomic } from '../../util/atomic-write.js';
 import { InputError } from '../../util/errors.js';
-import { savedTurnsNotice, setInterruptNotice } from '../interrupt.js';
+import { savedTurnsNotice, setInterruptNotice } from '../../util/interrupt-notice.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
 import { addDatasetOptions, addLimitOption, addReportFileOption, addTurnsOption, datasetDataDir, datasetLoadOptions, jsonToStdout, positiveInt, reportFileFrom, reportSkipped, type DatasetFlags } from '../options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
@@ -37,6 +39,7 @@ interface ScoreFlags extends NliCliFlags, DatasetFlags, ShardFlags {
   chunk: number;
   progress: ProgressMode;
   allowMissing?: boolean;
+  force?: boolean;
 }
 
 export function register(program: Command): void {
@@ -46,7 +49,7 @@ export function register(program: Command): void {
   addDatasetOptions(cmd, { skipInvalidHelp: 'list invalid dialogues/predictions on stderr and go on', inputAlias: false });
   addPredictionsOptions(cmd)
     .option('--system <name>', 'name of the system in the report (default: predictions file name)')
-    .option('--references <file>', 'stored references (JSONL): reused when present, extended with missing turns');
+    .option('--references <file>', 'stored references (JSONL): reused when present, extended with missing turns (default: kept beside --turns, else -o, as NAME.references.jsonl)');
   addLimitOption(cmd, 'system turns');
   addTurnsOption(cmd, 'per-turn results (JSONL), written as chunks finish; re-running resumes');
   addReportFileOption(cmd, 'write the report as JSON')
@@ -54,7 +57,8 @@ export function register(program: Command): void {
     .option('--no-context', 'do not retry with previous user turn + slot description in the premise')
     .addOption(referenceSelectionOption())
     .option('--hallucination', 'also check facts => text (references entail the utterance): hallucination rate and a four-way label per turn')
-    .option('--chunk <n>', 'turns per NLI call (larger batches on GPU)', positiveInt('--chunk'), 256);
+    .option('--chunk <n>', 'turns per NLI call (larger batches on GPU)', positiveInt('--chunk'), 256)
+    .option('--force', 'replace a complete report at -o with one of fewer turns or less of the ground truth');
   addContextControlOptions(cmd, false);
   addShardOptions(cmd, 'turns');
   cmd.addOption(progressOption());
@@ -67,17 +71,28 @@ export function register(program: Command): void {
 
 /** `score --workers N`: the same command as N shards in child processes, merged (src/shard/workers.ts). */
 async function runScoreInWorkers(flags: ScoreFlags): Promise<void> {
-  const merged = await runCommandInWorkers(flags, { flag: '-i/--input', file: flags.input }, { file: flags.references });
+  const output = reportFileFrom(flags);
+  const merged = await runCommandInWorkers(flags, { flag: '-i/--input', file: flags.input }, {
+    references: { file: flags.references },
+    // The merged report replaces a complete one at -o only if it is as complete (or with --force).
+    beforeWrite: (run) => {
+      if (run.kind === 'score') refuseWeakerReport(output, scoreReportCoverage(run.report), flags.force);
+    },
+  });
   if (merged.kind !== 'score') return;
   process.stdout.write(jsonToStdout(flags) ? JSON.stringify(merged.report, null, 2) + '\n' : formatSgsaccReport(merged.report));
 }
 
 async function runScore(flags: ScoreFlags): Promise<void> {
+  const reportFile = reportFileFrom(flags);
+  // Without --references, the references are kept beside --turns (or -o): a resumed or repeated run
+  // then still has every turn's ground truth.
+  const kept = flags.references ? undefined : keptReferencesFile({ turns: flags.turns, output: reportFile });
+  const referencesFile = flags.references ?? kept;
   refuseOutputOverInput(
-    { '--turns': flags.turns, '-o/--output': reportFileFrom(flags), '--references': flags.references, '--cache': flags.cache },
+    { '--turns': flags.turns, '-o/--output': reportFile, [kept ? '--references (kept beside --turns/-o)' : '--references']: referencesFile, '--cache': flags.cache },
     { '-i/--input': flags.input, '--dialogues': flags.dialogues, '--schema': flags.schema },
   );
-  const reportFile = reportFileFrom(flags);
   if (flags.shard && !reportFile) throw new InputError('--shard needs -o/--output: todeval merge joins the shard reports');
   const data = loadSgsaccData(datasetLoadOptions(flags, datasetDataDir(flags)));
   reportSkipped('input', data.loaded.invalid);
@@ -97,6 +112,8 @@ async function runScore(flags: ScoreFlags): Promise<void> {
       process.stderr.write(`todeval: ${selection.missing.length} turns have no prediction and are not scored (listed in the JSON report)\n`);
     }
   }
+  // Before the model loads: a run of fewer turns than the complete report at -o would replace it.
+  refuseWeakerReport(reportFile, { turns: selection.turns.length, groundTruthTurns: selection.turns.length }, flags.force);
   const system = flags.system ?? (flags.input ? path.basename(flags.input).replace(/\.(jsonl?|json)$/, '') : 'ground-truth');
   const total = selection.turns.length;
 
@@ -127,7 +144,8 @@ async function runScore(flags: ScoreFlags): Promise<void> {
       hallucination: flags.hallucination === true,
       contextControl: flags.contextControl,
       chunkTurns: flags.chunk,
-      referencesFile: flags.references,
+      referencesFile,
+      referencesKept: kept !== undefined,
       turnsFile: flags.turns,
       hooks: {
         started: ({ resumed, saved }) => {
@@ -143,6 +161,7 @@ async function runScore(flags: ScoreFlags): Promise<void> {
           updateBar(done);
           reportToParent(done, total);
         },
+        notice: (message) => process.stderr.write(`todeval: ${message}\n`),
         warn: (message) => {
           if (ticker) clearInterval(ticker);
           bar?.stop();
@@ -152,7 +171,9 @@ async function runScore(flags: ScoreFlags): Promise<void> {
     });
     if (ticker) clearInterval(ticker);
     bar?.stop();
-    const written = flags.shard && reportFile ? shardReport(report, tallies, selection, flags.shard, reportFile, flags) : report;
+    // Its references were kept, so the ground truth covers every turn; checked again on what was computed.
+    refuseWeakerReport(reportFile, scoreReportCoverage(report), flags.force, flags.turns ? `; this run's per-turn results are in ${flags.turns}` : '');
+    const written = flags.shard && reportFile ? shardReport(report, tallies, selection, flags.shard, reportFile, { turns: flags.turns, references: referencesFile }) : report;
     if (reportFile) writeJsonAtomic(reportFile, written);
     process.stdout.write(jsonToStdout(flags) ? JSON.stringify(written, null, 2) + '\n' : formatSgsaccReport(written));
   } finally {

@@ -17,15 +17,26 @@ interface Header {
  * and only missing turns are computed and appended. A file written under another configuration is
  * refused rather than mixed.
  */
+export interface RecordStoreOpenOptions {
+  /**
+   * A file of another configuration is started afresh instead of refused, and `replaced` says what
+   * differed: for a file the tool keeps on its own (references kept beside --turns), whose records
+   * are of no use to this configuration and which the user never named.
+   */
+  replaceOtherConfiguration?: boolean;
+}
+
 export class RecordStore<T extends { id: string }> {
   readonly done = new Map<string, T>();
+  /** Set when a file of another configuration was started afresh (replaceOtherConfiguration): what differed. */
+  replaced?: string;
 
   private constructor(
     readonly file: string,
     readonly signature: Signature,
   ) {}
 
-  static open<T extends { id: string }>(file: string, kind: StoreKind, signature: Signature): RecordStore<T> {
+  static open<T extends { id: string }>(file: string, kind: StoreKind, signature: Signature, opts: RecordStoreOpenOptions = {}): RecordStore<T> {
     const store = new RecordStore<T>(file, signature);
     const digest = signatureDigest(signature);
     const header: Header = { kind, digest, signature };
@@ -48,6 +59,11 @@ export class RecordStore<T extends { id: string }> {
       throw new InputError(`expected a ${kind} file, found ${String(found.kind)}`, { file });
     }
     if (found.digest !== digest && !sameUnderOldSpellings(found.signature, digest)) {
+      if (opts.replaceOtherConfiguration) {
+        store.replaced = describeDifference(found.signature && normalizeSignature(found.signature), signature);
+        writeFileSync(file, JSON.stringify(header) + '\n');
+        return store;
+      }
       throw new InputError(
         `written under a different configuration (${describeDifference(found.signature && normalizeSignature(found.signature), signature)}); ` +
           'use another file or delete this one',

@@ -1,6 +1,7 @@
 /**
  * What a command wants said when the user stops it with Ctrl-C (SIGINT) or SIGTERM: one line with
- * how much is saved where and the command that resumes. main.ts prints it on the way out.
+ * how much is saved where and the command that resumes. src/cli/main.ts prints it on the way out;
+ * `--workers` (src/shard/workers.ts) sets it too, so it lives below both.
  */
 let notice: (() => string | undefined) | undefined;
 
