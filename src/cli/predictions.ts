@@ -26,7 +26,8 @@ export function readPredictionsFlag(file: string, skipInvalid: boolean | undefin
  * the run unless --allow-missing; ids that match no turn (a typo, another split, ids numbered by
  * system-turn order) stop it too unless --allow-missing or --skip-invalid, with the first few, the
  * nearest valid ids and what the ids should look like. The refusal comes before any notice so it is
- * the only line.
+ * the only line. Whatever the flags, predictions of which none names a turn to score are refused:
+ * that is a wrong file or id scheme, never a score (it used to give a 0-turn report and exit 0).
  */
 export function checkPredictionIds(c: {
   file: string;
@@ -34,9 +35,18 @@ export function checkPredictionIds(c: {
   extra: string[];
   source: string;
   validIds: readonly string[];
+  /** Turns in the slice that have a prediction (what would be scored). */
+  matched: number;
+  /** `--limit N`, to say where the turns were looked for. */
+  limit?: number;
   allowMissing?: boolean;
   skipInvalid?: boolean;
 }): void {
+  if (c.matched === 0) {
+    const where = c.limit !== undefined ? `the first ${c.limit} turns of ${c.source}` : c.source;
+    const why = c.extra.length > 0 ? `: ${c.extra.length} ids match no turn of ${c.source} (${describeUnmatchedIds(c.extra, c.validIds)})` : '';
+    throw new InputError(`no prediction matches a turn of ${where}, nothing to score${why}`, { file: c.file });
+  }
   if (c.extra.length > 0 && !c.allowMissing && !c.skipInvalid) {
     const alsoMissing = c.missing.length > 0 ? `; ${c.missing.length} turns have no prediction` : '';
     throw new InputError(

@@ -29,7 +29,7 @@ describe('prediction ids that match no turn', () => {
   });
 
   it('exit 2 (an InputError) unless --allow-missing or --skip-invalid; then a warning line', () => {
-    const c = { file: 'p.jsonl', missing: ['1_00000/1'], extra: ['1_00000:1'], source: 'sgd/test', validIds: VALID };
+    const c = { file: 'p.jsonl', missing: ['1_00000/1'], extra: ['1_00000:1'], source: 'sgd/test', validIds: VALID, matched: 2 };
     expect(() => checkPredictionIds(c)).toThrow(InputError);
     expect(() => checkPredictionIds(c)).toThrow(/^1 prediction ids match no turn of sgd\/test \(first: 1_00000:1; nearest valid: 1_00000\/1; ids take a slash.*\); 1 turns have no prediction; pass --allow-missing or --skip-invalid/);
     const write = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
@@ -39,5 +39,14 @@ describe('prediction ids that match no turn', () => {
       'todeval: 1 prediction ids match no turn of sgd/test (first: 1_00000:1)\n',
       'todeval: 1 prediction ids match no turn of sgd/test (first: 1_00000:1)\n',
     ]);
+  });
+
+  it('no prediction matching a turn to score is refused whatever the flags (was: --allow-missing gave a 0-turn report, exit 0)', () => {
+    const c = { file: 'p.jsonl', missing: ['1_00000/1', '1_00000/3'], extra: ['9_00000/1'], source: 'sgd:test', validIds: VALID, matched: 0 };
+    for (const flags of [{}, { allowMissing: true }, { skipInvalid: true }, { allowMissing: true, skipInvalid: true }]) {
+      expect(() => checkPredictionIds({ ...c, ...flags })).toThrow(/^no prediction matches a turn of sgd:test, nothing to score: 1 ids match no turn of sgd:test \(first: 9_00000\/1; ids are "<dialogue_id>\/<turn index>"/);
+    }
+    // Ids of turns beyond --limit: valid ids, but none in the slice.
+    expect(() => checkPredictionIds({ ...c, extra: [], limit: 2, allowMissing: true })).toThrow('no prediction matches a turn of the first 2 turns of sgd:test, nothing to score');
   });
 });

@@ -105,6 +105,8 @@ async function runScore(flags: ScoreFlags): Promise<void> {
       extra: selection.extra,
       source: data.loaded.source,
       validIds: selection.allTurns.map((t) => t.id),
+      matched: selection.turns.length,
+      limit: flags.limit,
       allowMissing: flags.allowMissing,
       skipInvalid: flags.skipInvalid,
     });

@@ -84,6 +84,8 @@ function runSer(flags: SerFlags): void {
       extra: report.extraIds,
       source: data.source,
       validIds: allIds,
+      matched: data.turns.length - report.missingIds.length,
+      limit: flags.limit,
       allowMissing: flags.allowMissing,
       skipInvalid: flags.skipInvalid,
     });
