@@ -1,12 +1,16 @@
 // The rest of a newcomer's list (issue 21): each case is what a first run of the CLI met, run the
 // way the newcomer ran it, and failed before its fix.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli, type CliResult } from './helpers/cli.js';
 import { getLexicalStandinDir } from './helpers/lexical-standin.js';
-import { hasShared, REPO_ROOT } from './helpers/shared.js';
+import { hasShared, REPO_ROOT, SHARED_DATA } from './helpers/shared.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'todeval-newcomer-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -16,13 +20,14 @@ const miniData = ['--dataset', 'sgd', '--dialogues', path.join(MINI, 'dialogues.
 
 /** Bad input: exit 2, exactly one line on stderr, and that line. */
 function oneLine(r: CliResult, line: string | RegExp): void {
-  expect(r.stderr.split('\n').filter((l) => l !== '' && !/CUDA execution provider/.test(l))).toEqual([expect.stringMatching(line)]);
+  const lines = r.stderr.split('\n').filter((l) => l !== '' && !/CUDA execution provider/.test(l));
+  expect(lines).toEqual([typeof line === 'string' ? line : expect.stringMatching(line)]);
   expect(r.code).toBe(2);
 }
 
 describe('--allow-missing with predictions that match no turn', () => {
   writeFileSync(f('nomatch.jsonl'), ['{"id": "mini_009/1", "utterance": "Hi."}', '{"id": "mini_001:1", "utterance": "Yes."}'].join('\n') + '\n');
-  const refused = `todeval: ${f('nomatch.jsonl')}: no prediction matches a turn of sgd:`;
+  const refused = new RegExp(`^todeval: ${f('nomatch.jsonl')}: no prediction matches a turn of sgd:.*, nothing to score: 2 ids match no turn`);
 
   it('ser: one line, exit 2 (was: a report over 0 turns, exit 0)', async () => {
     oneLine(await runCli(['ser', ...miniData, '-i', f('nomatch.jsonl'), '--allow-missing']), refused);
@@ -32,5 +37,68 @@ describe('--allow-missing with predictions that match no turn', () => {
     const r = await runCli(['score', ...miniData, '-i', f('nomatch.jsonl'), '--allow-missing', '--model', getLexicalStandinDir(), '--device', 'cpu', '-o', f('nomatch.json')]);
     oneLine(r, refused);
     expect(r.stdout).toBe('');
+  }, 60_000);
+});
+
+describe('every output path is written to for real (a probe file created and removed) before any work, on every command', () => {
+  // A name longer than the file system takes: access(2) says yes to it (and to root for any folder),
+  // so it was found only when the run saved its results, after the work.
+  const long = (ext: string) => f(`${'r'.repeat(260)}${ext}`);
+  const tooLong = (flag: string, file: string) => `todeval: ${file}: ${flag}: cannot write here (file name too long)`;
+  const shared = hasShared('data', 'multiwoz', 'predictions') && hasShared('data', 'gcdf1', 'convlab_baselines', 'test');
+  const model = () => (hasShared('models', 'roberta-large-mnli', 'tokenizer.json') ? getLexicalStandinDir() : '/no/model/here');
+  const cases: { name: string; flag: string; file: string; args: () => string[]; needsShared?: boolean }[] = [
+    { name: 'score -o', flag: '-o/--output', file: long('.json'), args: () => ['score', ...miniData, '--model', model(), '--device', 'cpu', '--turns', f('probe.turns.jsonl'), '-o', long('.json')] },
+    { name: 'score --turns', flag: '--turns', file: long('.jsonl'), args: () => ['score', ...miniData, '--model', model(), '--device', 'cpu', '--turns', long('.jsonl')] },
+    { name: 'rerank -o', flag: '-o/--output', file: long('.json'), args: () => ['rerank', '-i', path.join(MINI, 'rerank.jsonl'), ...miniData, '--model', model(), '--device', 'cpu', '-o', long('.json')] },
+    { name: 'ser -o', flag: '-o/--output', file: long('.json'), args: () => ['ser', ...miniData, '-o', long('.json')] },
+    // The references fit; the signature written beside them (NAME.signature.json) does not.
+    { name: 'refs -o (its .signature.json)', flag: '-o/--output signature', file: `${f('s'.repeat(240))}.jsonl.signature.json`, args: () => ['refs', ...miniData, '-o', `${f('s'.repeat(240))}.jsonl`] },
+    { name: 'report -o', flag: '-o/--output', file: long('.html'), args: () => ['report', f('run.json'), '-o', long('.html')] },
+    { name: 'merge -o', flag: '-o/--output', file: long('.json'), args: () => ['merge', f('part.json'), '-o', long('.json')] },
+    { name: 'nli --cache', flag: '--cache', file: long('.jsonl'), args: () => ['nli', 'The cake is lemon.', 'It is a lemon cake.', '--model', model(), '--device', 'cpu', '--cache', long('.jsonl')] },
+    { name: 'serve --references', flag: '--references', file: long('.jsonl'), args: () => ['serve', ...miniData, '--model', '/no/model/here', '--port', '0', '--references', long('.jsonl')] },
+    {
+      name: 'evaluate -o',
+      flag: '-o/--output',
+      file: long('.json'),
+      needsShared: true,
+      args: () => ['evaluate', '-i', path.join(SHARED_DATA, 'multiwoz', 'predictions', 'damd.json'), '--limit', '2', '--data-dir', SHARED_DATA, '-o', long('.json')],
+    },
+    {
+      name: 'gcdf1 --per-dialogue',
+      flag: '--per-dialogue',
+      file: long('.json'),
+      needsShared: true,
+      args: () => ['gcdf1', '-d', path.join(SHARED_DATA, 'gcdf1', 'convlab_baselines', 'test'), '--no-canonical-map', '--limit', '2', '--per-dialogue', long('.json')],
+    },
+  ];
+  for (const c of cases) {
+    it.skipIf(c.needsShared && !shared)(`${c.name}: one line naming the flag, exit 2, nothing written`, async () => {
+      const r = await runCli(c.args());
+      oneLine(r, tooLong(c.flag, c.file));
+      expect(r.stdout).toBe('');
+      expect(existsSync(f('probe.turns.jsonl'))).toBe(false);
+      expect(readdirSync(dir).filter((n) => n.startsWith('.') || n.length > 200)).toEqual([]);
+    }, 60_000);
+  }
+
+  it('data pull and models pull check the folder they download into', async () => {
+    writeFileSync(f('a-file'), '');
+    oneLine(await runCli(['data', 'pull', '--data-dir', f('a-file/data')]), `todeval: ${f('a-file/data')}: --data-dir: cannot write here (${f('a-file')} is not a folder)`);
+    oneLine(await runCli(['models', 'pull', '--cache-dir', f('a-file/hub')]), `todeval: ${f('a-file/hub')}: --cache-dir: cannot write here (${f('a-file')} is not a folder)`);
+  }, 60_000);
+});
+
+describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('report without -o', () => {
+  it('says where it wrote the page (was: report.html in the working folder, named as if given)', async () => {
+    const run = await runCli(['score', ...miniData, '--model', getLexicalStandinDir(), '--device', 'cpu', '-o', f('run.json')]);
+    expect(run.code).toBe(0);
+    const cwd = mkdtempSync(path.join(dir, 'cwd-'));
+    // From another working folder, as a user runs it: tsx is loaded by its path, not resolved from there.
+    const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+    const r = await promisify(execFile)(process.execPath, ['--import', tsx, path.join(REPO_ROOT, 'src', 'cli', 'main.ts'), 'report', f('run.json')], { cwd });
+    expect(r.stdout).toMatch(new RegExp(`^report: ${path.join(cwd, 'report.html').replaceAll('.', '\\.')} \\(no -o given: report\\.html in the working folder\\) \\(\\d+\\.\\d\\d MiB; 1 run,`));
+    expect(existsSync(path.join(cwd, 'report.html'))).toBe(true);
   }, 60_000);
 });

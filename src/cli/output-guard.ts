@@ -1,7 +1,8 @@
-import { accessSync, constants, existsSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../util/errors.js';
 import { STDIN } from '../util/json-file.js';
+import { folderWriteProblem, writeProblem } from '../util/output-probe.js';
 
 function canonical(file: string): string {
   try {
@@ -28,8 +29,8 @@ function isDirectory(file: string): boolean {
 /**
  * Check every output flag before any work, so that a run never computes for an hour and then fails
  * to save, or saves over what it read. For each output given: its folder exists (folders are never
- * created: the same rule for every flag) and is writable, the path is not a folder, and an existing
- * file is writable; it is not one of the inputs, not inside an input folder (gcdf1 -o into the
+ * created: the same rule for every flag), the path is not a folder, and the file can be written (a
+ * probe file is created and removed beside it: src/util/output-probe.ts); it is not one of the inputs, not inside an input folder (gcdf1 -o into the
  * dialogues folder), and not another output (the last writer would win). The error names the flag.
  * Undefined entries (flags not given) are ignored; `-` as an input is stdin.
  */
@@ -65,10 +66,13 @@ function checkWritable(flag: string, out: string): void {
   }
   if (!isDirectory(dir)) throw new InputError(`${flag}: ${dir} is not a folder`, { file: out });
   if (isDirectory(out)) throw new InputError(`${flag} names a folder; give a file name`, { file: out });
-  try {
-    accessSync(dir, constants.W_OK);
-    if (existsSync(out)) accessSync(out, constants.W_OK);
-  } catch {
-    throw new InputError(`${flag}: cannot write here (permission denied)`, { file: out });
-  }
+  // Created and removed for real, not asked of access(2), which says yes to root and to names too long.
+  const problem = writeProblem(out);
+  if (problem) throw new InputError(`${flag}: cannot write here (${problem})`, { file: out });
+}
+
+/** A folder a command downloads into (`data pull --data-dir`, `models pull --cache-dir`): files can be created there, checked before any download. */
+export function refuseUnwritableFolder(flag: string, dir: string): void {
+  const problem = folderWriteProblem(dir);
+  if (problem) throw new InputError(`${flag}: cannot write here (${problem})`, { file: dir });
 }

@@ -14,6 +14,23 @@ export interface AtomicWriteIo {
 
 const nodeIo: AtomicWriteIo = fs;
 
+/** Longest file name most file systems take (bytes); a temporary name must not be what hits it. */
+const NAME_MAX = 255;
+
+/**
+ * The temporary file an atomic write of `file` goes through: in the same folder (the rename stays on
+ * one file system), named after the target when that fits, else a short name of its own, so that
+ * a target name near the limit never fails only at the end of a run. The output probe
+ * (src/util/output-probe.ts) creates the same kind of name.
+ */
+export function atomicTempPath(file: string): string {
+  const target = path.resolve(file);
+  const unique = `${process.pid}.${Math.random().toString(36).slice(2, 8)}`;
+  const named = `.${path.basename(target)}.${unique}.tmp`;
+  const name = Buffer.byteLength(named) <= NAME_MAX ? named : `.todeval-write.${unique}.tmp`;
+  return path.join(path.dirname(target), name);
+}
+
 /**
  * A whole-file output written so that the file is either its old self or complete, never a torn
  * report: the text goes to a temporary file in the same folder (so the rename stays on one file
@@ -28,8 +45,7 @@ export class AtomicFile {
     readonly file: string,
     private readonly io: AtomicWriteIo = nodeIo,
   ) {
-    const target = path.resolve(file);
-    this.tmp = path.join(path.dirname(target), `.${path.basename(target)}.${process.pid}.${Math.random().toString(36).slice(2, 8)}.tmp`);
+    this.tmp = atomicTempPath(file);
     this.guard(() => {
       this.fd = io.openSync(this.tmp, 'wx');
     });

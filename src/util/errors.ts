@@ -39,6 +39,8 @@ const ERRNO_WORDS: Record<string, string> = {
   EPERM: 'operation not permitted',
   ENOSPC: 'no space left on device',
   EROFS: 'read-only file system',
+  ENAMETOOLONG: 'file name too long',
+  EDQUOT: 'disk quota exceeded',
 };
 
 /** A file-system error code in words ("EISDIR" -> "is a directory, expected a file"); unknown codes as they are. */

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { pull, type PullEvent } from '../../data/pull.js';
 import { progressBar } from '../../report/progress.js';
 import { mib } from '../../report/units.js';
+import { refuseUnwritableFolder } from '../output-guard.js';
 
 /** `todeval data pull`: download the public datasets into ./data (layout of ../shared/DATA.md). */
 export function register(program: Command): void {
@@ -18,6 +19,7 @@ export function register(program: Command): void {
     .action(async (flags: { dataDir?: string; only?: string; mirror?: string; manifest?: string }) => {
       // Where the other commands look first ($TODEVAL_DATA before ./data), so what is pulled is found.
       const dataDir = path.resolve(flags.dataDir ?? (process.env.TODEVAL_DATA || 'data'));
+      refuseUnwritableFolder('--data-dir', dataDir);
       const only = flags.only?.split(',').map((s) => s.trim()).filter(Boolean);
       const mirror = flags.mirror ?? (process.env.TODEVAL_DATA_MIRROR || undefined);
       const bar = progressBar('data pull [{bar}] {percentage}% {done}/{total_mib} {file}', { hideCursor: true });

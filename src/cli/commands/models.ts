@@ -4,6 +4,7 @@ import { DEFAULT_MODEL_ID, hubCacheDir, listCachedModels, parseDtype } from '../
 import { pullModel } from '../../nli/pull.js';
 import { progressBar } from '../../report/progress.js';
 import { mib } from '../../report/units.js';
+import { refuseUnwritableFolder } from '../output-guard.js';
 
 /** `todeval models pull|list`: fetch the ONNX NLI model into the Hugging Face cache, show what is there. */
 export function register(program: Command): void {
@@ -19,6 +20,7 @@ export function register(program: Command): void {
     .option('--cache-dir <dir>', 'hub cache (default $HF_HUB_CACHE, $HF_HOME/hub, ~/.cache/huggingface/hub)')
     .action(async (flags: { model: string; dtype: string; revision?: string; hubUrl?: string; cacheDir?: string }) => {
       const dtype = parseDtype(flags.dtype) ?? 'fp32';
+      refuseUnwritableFolder('--cache-dir', flags.cacheDir ?? hubCacheDir());
       const bar = progressBar('pull {file} [{bar}] {percentage}% {value}/{total} MiB');
       let started = false;
       let lastFile = '';

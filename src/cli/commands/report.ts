@@ -1,8 +1,9 @@
-import { mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { buildHtmlReport, defaultTurnsCsv } from '../../report/html/index.js';
-import { describeErrno, InputError } from '../../util/errors.js';
+import { writeFileAtomic } from '../../util/atomic-write.js';
+import { InputError } from '../../util/errors.js';
 import { refuseOutputOverInput } from '../output-guard.js';
 
 interface ReportFlags {
@@ -23,10 +24,10 @@ export function register(program: Command): void {
     .option('--out <files...>', 'alias of --turns')
     .option('--title <text>', 'page title', 'todeval report')
     .option('--csv <file>', "also write the failing turns as CSV (the page's CSV button with no filter set)")
-    .action((runs: string[], flags: ReportFlags) => runReport(runs, flags));
+    .action((runs: string[], flags: ReportFlags, cmd: Command) => runReport(runs, flags, cmd.getOptionValueSource('output') === 'default'));
 }
 
-function runReport(runs: string[], flags: ReportFlags): void {
+function runReport(runs: string[], flags: ReportFlags, defaultOutput: boolean): void {
   const output = flags.output ?? 'report.html';
   const turns = [...(flags.turns ?? []), ...(flags.out ?? [])];
   const inputs: Record<string, string> = {};
@@ -39,34 +40,19 @@ function runReport(runs: string[], flags: ReportFlags): void {
   if (flags.csv && path.resolve(flags.csv) === path.resolve(output)) throw new InputError('--csv and -o/--output name the same file', { file: flags.csv });
   const started = performance.now();
   const { html, listedTurns, data } = buildHtmlReport({ runs, turns, title: flags.title });
-  writeAtomically(output, html, 'the report');
+  // Written to a temporary file and renamed: an interrupted run never leaves half a report.
+  writeFileAtomic(output, html);
   const bytes = statSync(output).size;
+  // Without -o the page lands in the working folder under a name the user never typed: say where.
+  const where = defaultOutput ? `${path.resolve(output)} (no -o given: report.html in the working folder)` : output;
   process.stdout.write(
-    `report: ${output} (${(bytes / 2 ** 20).toFixed(2)} MiB; ${runs.length} run${runs.length === 1 ? '' : 's'}, ` +
+    `report: ${where} (${(bytes / 2 ** 20).toFixed(2)} MiB; ${runs.length} run${runs.length === 1 ? '' : 's'}, ` +
       `${listedTurns.toLocaleString('en-US')} listed turns; ${((performance.now() - started) / 1000).toFixed(2)} s)\n`,
   );
   if (flags.csv) {
     const csv = defaultTurnsCsv(data);
-    writeAtomically(flags.csv, csv, 'the CSV');
+    writeFileAtomic(flags.csv, csv);
     const rows = csv.split('\r\n').length - 2;
     process.stdout.write(`csv: ${flags.csv} (${rows.toLocaleString('en-US')} rows: failing turns, one row per turn and run)\n`);
-  }
-}
-
-/** Written to a temporary file and renamed: an interrupted run never leaves half a file. */
-function writeAtomically(file: string, text: string, what: string): void {
-  const dir = path.dirname(path.resolve(file));
-  try {
-    mkdirSync(dir, { recursive: true });
-  } catch (e) {
-    throw new InputError(`cannot create the output folder: ${describeErrno(e)}`, { file });
-  }
-  const tmp = path.join(dir, `.${path.basename(file)}.tmp-${process.pid}`);
-  try {
-    writeFileSync(tmp, text);
-    renameSync(tmp, file);
-  } catch (e) {
-    rmSync(tmp, { force: true });
-    throw new InputError(`cannot write ${what}: ${describeErrno(e)}`, { file });
   }
 }
