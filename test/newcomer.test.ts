@@ -3,6 +3,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -101,4 +102,41 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('r
     expect(r.stdout).toMatch(new RegExp(`^report: ${path.join(cwd, 'report.html').replaceAll('.', '\\.')} \\(no -o given: report\\.html in the working folder\\) \\(\\d+\\.\\d\\d MiB; 1 run,`));
     expect(existsSync(path.join(cwd, 'report.html'))).toBe(true);
   }, 60_000);
+});
+
+describe('flag values are checked before any data or model loads, each with its own line', () => {
+  // The model named does not exist: a check that came after loading would print that instead.
+  const serve = (...args: string[]) => runCli(['serve', ...miniData, '--model', '/no/model/here', ...args]);
+  const invalid = (flag: string, value: string, why: string) => `error: option '${flag}' argument '${value}' is invalid. ${why}`;
+
+  it('--split names a split (was: "run `todeval data pull`" for a typo)', async () => {
+    oneLine(await runCli(['ser', '--dataset', 'sgd', '--split', 'foo']), invalid('--split <split>', 'foo', '--split must be train, dev or test'));
+  });
+
+  it('--port is a port number (was: Node\'s RangeError after the model loaded)', async () => {
+    oneLine(await serve('--port', '99999'), invalid('--port <n>', '99999', '--port must be a port number from 0 to 65535 (0: any free port)'));
+  });
+
+  it('--host is an address or a host name, and one of this machine', async () => {
+    const token = ['--token', 'a-token-of-16-chars'];
+    oneLine(await serve('--host', 'not a host!', ...token), invalid('--host <host>', 'not a host!', '--host must be an IP address or a host name'));
+    // 203.0.113.0/24 is TEST-NET-3: never an address of this machine.
+    oneLine(await serve('--host', '203.0.113.7', '--port', '0', ...token), 'todeval: --host 203.0.113.7 is not an address of this machine');
+  });
+
+  it('a port in use is named before the model loads', async () => {
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', () => resolve()));
+    try {
+      const port = (busy.address() as AddressInfo).port;
+      oneLine(await serve('--port', String(port)), `todeval: --port ${port} is in use on 127.0.0.1; pick another, or 0 for any free port`);
+    } finally {
+      await new Promise<void>((resolve) => busy.close(() => resolve()));
+    }
+  });
+
+  it('sizes: within what the runtime can hold (was: accepted, then every request answered 503 at once, or bodies that fail once read)', async () => {
+    oneLine(await serve('--timeout-ms', '3000000000'), invalid('--timeout-ms <n>', '3000000000', '--timeout-ms must be at most 2147483647 (the longest timer Node keeps, about 24.8 days)'));
+    oneLine(await serve('--max-body-bytes', '99999999999'), new RegExp(`^${invalid('--max-body-bytes <n>', '99999999999', '--max-body-bytes must be at most \\d+ \\(the longest string JSON.parse can read\\)')}$`));
+  });
 });

@@ -16,8 +16,10 @@ program
   .name('todeval')
   .description('Faithfulness (SGSAcc, SER), reranking, MultiWOZ metrics and GCDF1 for task-oriented dialogue')
   .version(TODEVAL_VERSION)
-  .showHelpAfterError('(run with --help for usage)')
   .exitOverride();
+
+/** Commander's errors where the one line it printed says all (a flag's value: what is allowed is in it). */
+const SELF_EXPLAINED = new Set(['commander.invalidArgument']);
 
 for (const register of commands) register(program);
 
@@ -38,7 +40,9 @@ function fail(message: string): never {
 
 function exitOn(e: unknown): never {
   if (e instanceof CommanderError) {
-    // help and --version exit 0; usage errors are bad input (commander already printed them).
+    // help and --version exit 0; usage errors are bad input (commander already printed them), and
+    // those about how the command is used (an unknown flag, a missing argument) point at --help.
+    if (e.exitCode !== 0 && !SELF_EXPLAINED.has(e.code)) process.stderr.write('(run with --help for usage)\n');
     process.exit(e.exitCode === 0 ? 0 : 2);
   }
   if (isInputError(e)) fail(e.oneLine());

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { DatasetName, LoadDatasetOptions } from '../adapters/load.js';
 import { resolveDataDir } from '../data/data-dir.js';
@@ -13,6 +14,49 @@ export function positiveInt(flag: string, allowZero = false) {
     }
     return n;
   };
+}
+
+/**
+ * Commander parser for a count with a hard ceiling the flag's use imposes (a timer Node can keep, a
+ * string JSON.parse can read): `why` says where the ceiling comes from.
+ */
+export function boundedInt(flag: string, max: number, why: string) {
+  const parse = positiveInt(flag);
+  return (v: string): number => {
+    const n = parse(v);
+    if (n > max) throw new InvalidArgumentError(`${flag} must be at most ${max} (${why})`);
+    return n;
+  };
+}
+
+/** Commander parser for --port: a TCP port, 0 for any free one. */
+export function portNumber(flag: string) {
+  return (v: string): number => {
+    const n = /^\d+$/.test(v) ? Number(v) : NaN;
+    if (!Number.isSafeInteger(n) || n > 65535) throw new InvalidArgumentError(`${flag} must be a port number from 0 to 65535 (0: any free port)`);
+    return n;
+  };
+}
+
+/**
+ * Commander parser for --host: an IP address or a host name (RFC 1123 labels). Whether it resolves
+ * and is an address of this machine is found by binding, before the model loads (serve).
+ */
+export function hostName(flag: string) {
+  const label = '[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?';
+  const name = new RegExp(`^(?=.{1,253}\\.?$)${label}(?:\\.${label})*\\.?$`);
+  return (v: string): string => {
+    if (isIP(v) === 0 && !name.test(v)) throw new InvalidArgumentError(`${flag} must be an IP address or a host name`);
+    return v;
+  };
+}
+
+/** The splits of the datasets todeval reads from the data dir (SGD has all three; MultiWOZ ships test). */
+export const SPLITS = ['train', 'dev', 'test'] as const;
+
+function splitName(v: string): string {
+  if (!(SPLITS as readonly string[]).includes(v)) throw new InvalidArgumentError(`--split must be ${SPLITS.slice(0, -1).join(', ')} or ${SPLITS.at(-1)}`);
+  return v;
 }
 
 /** --data-dir, with the lookup order resolveDataDir/findDataDir follow when it is absent. */
@@ -54,7 +98,7 @@ export function addDatasetOptions(cmd: Command, config: DatasetOptionsConfig = {
     .choices(['sgd', 'multiwoz', 'generic'])
     .default(config.defaultDataset ?? DEFAULT_DATASET);
   addDataDirOption(cmd.addOption(dataset))
-    .option('--split <split>', config.splitHelp ?? 'dataset split', 'test')
+    .option('--split <split>', config.splitHelp ?? `dataset split: ${SPLITS.join(', ')}`, splitName, 'test')
     .option('--dialogues <file>', config.dialoguesHelp ?? 'your own dialogues file/folder instead of the data dir')
     .option('--schema <file>', config.schemaHelp ?? 'schema for --dialogues')
     .option('--skip-invalid', config.skipInvalidHelp ?? 'list invalid dialogues/turns on stderr and go on');

@@ -1,3 +1,5 @@
+import { constants } from 'node:buffer';
+
 /** What protects the process from any one client; every value is a `todeval serve` flag. */
 export interface ServeLimits {
   /** Largest request body in bytes (--max-body-bytes). */
@@ -29,13 +31,26 @@ export const DEFAULT_LIMITS: ServeLimits = {
   timeoutMs: 60_000,
 };
 
-/** Each limit's `todeval serve` flag and --help line, in --help order. */
-export const LIMIT_FLAGS: readonly { key: keyof ServeLimits; flag: string; help: string }[] = [
-  { key: 'maxBodyBytes', flag: '--max-body-bytes', help: 'largest request body' },
+/** Each limit's `todeval serve` flag and --help line, in --help order; `max` where the runtime caps the value. */
+export const LIMIT_FLAGS: readonly { key: keyof ServeLimits; flag: string; help: string; max?: { value: number; why: string } }[] = [
+  {
+    key: 'maxBodyBytes',
+    flag: '--max-body-bytes',
+    help: 'largest request body',
+    // A body is parsed as one string: a larger limit would admit bodies that fail only once read.
+    max: { value: constants.MAX_STRING_LENGTH, why: 'the longest string JSON.parse can read' },
+  },
   { key: 'maxItems', flag: '--max-items', help: 'items per rerank/score request' },
   { key: 'maxCandidates', flag: '--max-candidates', help: 'candidates per rerank item' },
   { key: 'maxActions', flag: '--max-actions', help: 'actions per inline item' },
   { key: 'maxPairs', flag: '--max-pairs', help: 'pairs per /v1/nli request' },
   { key: 'maxPendingPairs', flag: '--max-pending-pairs', help: 'NLI pairs admitted and not yet answered, over all requests; beyond: 503 + Retry-After' },
-  { key: 'timeoutMs', flag: '--timeout-ms', help: 'answer 503 to a request not done within this time' },
+  {
+    key: 'timeoutMs',
+    flag: '--timeout-ms',
+    help: 'answer 503 to a request not done within this time',
+    // Node fires a longer timer at once, which would answer every request 503.
+    max: { value: 2 ** 31 - 1, why: 'the longest timer Node keeps, about 24.8 days' },
+  },
 ];
+

@@ -1,10 +1,11 @@
+import { createServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import type { DatasetName } from '../adapters/load.js';
 import type { RecordStore, ReferenceSelection, SgsaccData, TurnReferences } from '../metrics/sgsacc/index.js';
 import type { RankBy } from '../rerank/index.js';
 import type { NliRunner } from '../nli/runner.js';
-import { InputError } from '../util/errors.js';
+import { describeErrno, InputError } from '../util/errors.js';
 import { buildApp } from './app.js';
 import { isLoopbackHost } from './auth.js';
 import type { ServeLimits } from './limits.js';
@@ -52,6 +53,30 @@ export function checkBinding(host: string, token: string | undefined): void {
     throw new InputError(`--host ${host} is reachable from other machines: give --token (or set TODEVAL_TOKEN) so requests must carry it`);
   }
   if (token !== undefined && token.length < 16) throw new InputError('--token must be at least 16 characters');
+}
+
+/**
+ * Binds `host:port` and lets it go again: what would stop the server from listening (a port in use,
+ * a privileged port, a host that does not resolve or is not an address of this machine) as one
+ * line naming the flag, found before anything slow is loaded. Port 0 always binds.
+ */
+export async function probeBinding(host: string, port: number): Promise<void> {
+  const probe = createServer();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      probe.once('error', reject);
+      probe.listen({ host, port, exclusive: true }, () => resolve());
+    });
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new InputError(`--port ${port} is in use on ${host}; pick another, or 0 for any free port`);
+    if (code === 'EACCES') throw new InputError(`--port ${port} needs privileges on this machine (ports below 1024); pick a port above 1023`);
+    if (code === 'EADDRNOTAVAIL') throw new InputError(`--host ${host} is not an address of this machine`);
+    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') throw new InputError(`--host ${host}: no such host (it does not resolve)`);
+    throw new InputError(`cannot listen on ${host}:${port}: ${describeErrno(e)}`);
+  } finally {
+    if (probe.listening) await new Promise<void>((resolve) => probe.close(() => resolve()));
+  }
 }
 
 export async function startServer(cfg: ServerConfig): Promise<RunningServer> {

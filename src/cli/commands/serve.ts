@@ -3,9 +3,9 @@ import type { DatasetName } from '../../adapters/load.js';
 import { loadSgsaccData, type ReferenceSelection } from '../../metrics/sgsacc/index.js';
 import { DEFAULT_LIMITS, LIMIT_FLAGS, type ServeLimits } from '../../serve/limits.js';
 import { serveFaithfulness } from '../../serve/embed.js';
-import { checkBinding } from '../../serve/server.js';
+import { checkBinding, probeBinding } from '../../serve/server.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
-import { addDatasetOptions, datasetDataDir, datasetLoadOptions, positiveInt, type DatasetFlags } from '../options.js';
+import { addDatasetOptions, boundedInt, datasetDataDir, datasetLoadOptions, hostName, portNumber, positiveInt, type DatasetFlags } from '../options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
 import { addContextControlOptions, referenceSelectionOption } from '../sgsacc-options.js';
 import { RANK_BY, type RankBy } from '../../rerank/index.js';
@@ -30,8 +30,8 @@ export function register(program: Command): void {
   const cmd = program
     .command('serve')
     .description('serve rerank, SGSAcc scoring and NLI over HTTP, all requests sharing one batched NLI runner (docs/serve.md)')
-    .option('--host <host>', 'address to listen on; anything but loopback needs --token', '127.0.0.1')
-    .option('--port <n>', 'port to listen on (0: any free port)', positiveInt('--port', true), 8765)
+    .option('--host <host>', 'address to listen on; anything but loopback needs --token', hostName('--host'), '127.0.0.1')
+    .option('--port <n>', 'port to listen on (0: any free port)', portNumber('--port'), 8765)
     .addOption(new Option('--token <token>', 'require Authorization: Bearer <token> (at least 16 characters)').env('TODEVAL_TOKEN'))
     .addOption(new Option('--log-level <level>', 'JSON request log on stdout').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'));
   addDatasetOptions(cmd, {
@@ -47,7 +47,7 @@ export function register(program: Command): void {
     .option('--rank-by <order>', `/v1/rerank order: ${RANK_BY.join(' | ')} (omission-hallucination implies --hallucination)`, 'fidelity')
     .addOption(referenceSelectionOption());
   addContextControlOptions(cmd, true);
-  for (const l of LIMIT_FLAGS) cmd.option(`${l.flag} <n>`, l.help, positiveInt(l.flag), DEFAULT_LIMITS[l.key]);
+  for (const l of LIMIT_FLAGS) cmd.option(`${l.flag} <n>`, l.help, l.max ? boundedInt(l.flag, l.max.value, l.max.why) : positiveInt(l.flag), DEFAULT_LIMITS[l.key]);
   addNliOptions(cmd);
   cmd.action(async (flags: ServeFlags) => {
     await runServe(flags);
@@ -58,8 +58,11 @@ async function runServe(flags: ServeFlags): Promise<void> {
   // Before any loading: a refused binding should not cost a model load first.
   checkBinding(flags.host, flags.token);
   if (!(RANK_BY as readonly string[]).includes(flags.rankBy)) throw new InputError(`--rank-by must be one of ${RANK_BY.join(', ')} (got "${flags.rankBy}")`);
-  refuseOutputOverInput({ '--references': flags.references, '--cache': flags.cache }, { '--dialogues': flags.dialogues, '--schema': flags.schema });
   const limits = Object.fromEntries(LIMIT_FLAGS.map((l) => [l.key, flags[l.key]])) as unknown as ServeLimits;
+  refuseOutputOverInput({ '--references': flags.references, '--cache': flags.cache }, { '--dialogues': flags.dialogues, '--schema': flags.schema });
+  // The address is bound once and let go before the data and the model load: a port in use or a
+  // host that is not this machine's is found in a second, not after a model load.
+  await probeBinding(flags.host, flags.port);
   // Invalid dataset turns only matter if a request names them (answered 400 then).
   const data = loadSgsaccData({ ...datasetLoadOptions(flags, datasetDataDir(flags)), skipInvalid: true });
   const server = await serveFaithfulness({
