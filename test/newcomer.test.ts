@@ -140,3 +140,17 @@ describe('flag values are checked before any data or model loads, each with its 
     oneLine(await serve('--max-body-bytes', '99999999999'), new RegExp(`^${invalid('--max-body-bytes <n>', '99999999999', '--max-body-bytes must be at most \\d+ \\(the longest string JSON.parse can read\\)')}$`));
   });
 });
+
+describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('rerank: two candidates of one system in an item', () => {
+  it('one line naming the file, the line and the item, exit 2 (was: accepted, the system counted twice)', async () => {
+    writeFileSync(
+      f('dup.jsonl'),
+      [
+        { id: 'ok', dataset_id: 'mini_001/3', candidates: [{ system: 'a', text: 'Lemon, Saturday?' }, { system: 'b', text: 'Saturday?' }] },
+        { id: 'twice', dataset_id: 'mini_001/5', candidates: [{ system: 'a', text: 'Done.' }, { system: 'b', text: 'Placed.' }, { system: 'a', text: 'Ordered.' }] },
+      ].map((i) => JSON.stringify(i)).join('\n') + '\n',
+    );
+    const r = await runCli(['rerank', '-i', f('dup.jsonl'), ...miniData, '--model', getLexicalStandinDir(), '--device', 'cpu']);
+    oneLine(r, `todeval: ${f('dup.jsonl')}: line 2 (item twice): item "twice" has two candidates of system "a"; give each system one candidate per item`);
+  }, 60_000);
+});

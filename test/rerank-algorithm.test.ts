@@ -74,4 +74,9 @@ describe('rerank', () => {
     // 'Japanese' repeats across items: deduped to one set of 4 pairs
     expect(nli.calls[0].length).toBe(10 * 4 + 4);
   });
+
+  it('refuses an item with two candidates of one system, naming the item (was: both ranked, the system counted twice)', async () => {
+    const item: RerankItem = { id: 'twice', actions, candidates: [{ system: 'ft', text: 'Tanpopo.' }, { system: 'ft', text: 'Tanpopo serves Japanese.' }] };
+    await expect(rerank([item], { scorer: new FakeWordOverlapNli() })).rejects.toThrow('item "twice" has two candidates of system "ft"; give each system one candidate per item');
+  });
 });

@@ -198,6 +198,18 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))('todeval serve (l
     }
     // Not JSON at all: 415, and a body past --max-body-bytes: 413.
     expect((await post(url('/v1/nli'), undefined, { token: TOKEN, raw: 'pairs=1', contentType: 'application/x-www-form-urlencoded' })).status).toBe(415);
+    // text/plain too, as docs/serve.md promises (was: parsed as a string, then 400 "body must be object").
+    const plain = await post(url('/v1/nli'), undefined, { token: TOKEN, raw: '{"pairs": []}', contentType: 'text/plain' });
+    expect(plain.status).toBe(415);
+    expect(plain.json.message).toContain('application/json');
+    // Two candidates of one system in an item: 400 naming the item (was: accepted, and chosen or counted twice).
+    const twice = await post(
+      url('/v1/rerank'),
+      { items: [{ id: 'dup', dataset_id: turnIds[0], candidates: [{ system: 'a', text: 'x' }, { system: 'b', text: 'y' }, { system: 'a', text: 'z' }] }] },
+      { token: TOKEN },
+    );
+    expect(twice.status).toBe(400);
+    expect(twice.json.message).toBe('body/items/0 (item dup): item "dup" has two candidates of system "a"; give each system one candidate per item');
   });
 
   it('a few hundred fuzzed bodies: no 5xx, the server stays up', async () => {

@@ -7,7 +7,7 @@ import type { SchemaIndex } from '../schema/schema-index.js';
 import { InputError } from '../util/errors.js';
 import { readJsonlFile } from '../util/json-file.js';
 import { readPackageJson } from '../util/package-file.js';
-import type { RerankAction, RerankItem } from './rerank.js';
+import { refuseDuplicateSystems, type RerankAction, type RerankItem } from './rerank.js';
 
 /** One line of the rerank input, as schemas/rerank-input.schema.json describes it. */
 export interface RawRerankItem {
@@ -117,6 +117,7 @@ export function refuseUncoveredActs(expanded: ExpandedAction[], dataset: string,
 /** Turns a raw item into a RerankItem: actions checked against the schema and expanded by the rules. */
 export function resolveRerankItem(raw: RawRerankItem, r: RerankResolver, file: string, at: ItemPlace): RerankItem {
   const where = itemWhere(raw, at);
+  refuseDuplicateSystems(raw, file, where);
   const turn = turnFromRawItem(raw, r, file, at);
   const expanded = r.expand(turn);
   if (raw.actions) refuseUncoveredActs(expanded, r.dataset, file, where);

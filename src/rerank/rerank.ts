@@ -1,3 +1,4 @@
+import { InputError } from '../util/errors.js';
 import { argmaxLabel, type NliScorer } from '../nli/types.js';
 import { PairBatch } from '../metrics/sgsacc/batch.js';
 import { checkEntailment, fourWayLabel, hallucinationJob, planPremise, type EntailmentJob, type EntailmentVerdict } from '../metrics/sgsacc/hallucination.js';
@@ -81,12 +82,26 @@ export interface RerankResult {
 }
 
 /**
+ * A system is one of an item's competitors: given twice, it would be chosen or counted twice in the
+ * per-system statistics. Refused with the item and the system.
+ */
+export function refuseDuplicateSystems(raw: { id: string; candidates: readonly { system: string }[] }, file: string, where: string): void {
+  const seen = new Set<string>();
+  for (const c of raw.candidates) {
+    if (seen.has(c.system)) throw new InputError(`item "${raw.id}" has two candidates of system "${c.system}"; give each system one candidate per item`, { file, where });
+    seen.add(c.system);
+  }
+}
+
+/**
  * The SGSAcc fidelity reranker (paper Sec. 3): each candidate gets one point per dialogue action
  * it realises, judged against *any* candidate reference so no ground truth is needed; the highest
  * fidelity wins, ties go to the higher likelihood, then to the earlier system. Usable inside a
  * generation loop: pairs of many items go to the scorer in one call per pass.
  */
 export async function rerank(items: RerankItem[], options: RerankOptions): Promise<RerankResult[]> {
+  // The library's callers pass items directly: the same rule as for an input file (one candidate per system).
+  for (const item of items) refuseDuplicateSystems(item, '', '');
   const chunk = Math.max(1, options.chunkItems ?? 64);
   const out: RerankResult[] = [];
   for (let i = 0; i < items.length; i += chunk) out.push(...(await rerankChunk(items.slice(i, i + chunk), options)));

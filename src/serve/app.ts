@@ -39,6 +39,9 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false } },
     return503OnClosing: true,
   });
+  // Bodies are JSON only (docs/serve.md): Fastify also parses text/plain, as a string the schema then
+  // refused with 400 "body must be object"; without its parser such a body is 415, as any non-JSON type.
+  app.removeContentTypeParser('text/plain');
   const schemas = bodySchemas(limits);
   for (const s of schemas.shared) app.addSchema(s);
 
@@ -74,6 +77,9 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     if (isInputError(err)) return reply.code(400).send({ error: 'bad_request', message: err.oneLine() });
     if (err instanceof OverloadedError) return reply.code(503).header('Retry-After', String(err.retryAfterSeconds)).send({ error: 'overloaded', message: err.message });
     if (err instanceof TooLargeError) return reply.code(413).send({ error: 'too_large', message: err.message });
+    if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+      return reply.code(415).send({ error: err.code, message: `content-type ${req.headers['content-type'] ?? '(none)'} is not accepted: send the body as JSON (content-type: application/json)` });
+    }
     // Fastify's own client errors: bad JSON, body too large, unsupported content type...
     if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
       return reply.code(err.statusCode).send({ error: err.code ?? 'bad_request', message: err.message });
