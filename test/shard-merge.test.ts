@@ -144,7 +144,11 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))(
       const [, other2] = await scoreShards(3, 'nocontext', ['--no-context']);
       const [b1] = await scoreShards(2, 'score');
       const merge = (...files: string[]) => runInProcess(['merge', ...files, '-o', f('refused.json')]);
-      await expect(merge(a1, other2, a3)).rejects.toThrow(/not the same run as .*: context true vs false/);
+      // The refusal names the key, both values and the file each is in (was: "hallucination true vs undefined").
+      const name = (file: string) => path.basename(file).replaceAll('.', '\\.');
+      await expect(merge(a1, other2, a3)).rejects.toThrow(new RegExp(`not the same run as .*: context is true in ${name(a1)}, false in ${name(other2)}$`));
+      const [, hal2] = await scoreShards(3, 'hal', ['--hallucination']);
+      await expect(merge(a1, hal2, a3)).rejects.toThrow(new RegExp(`not the same run as .*: hallucination is not set in ${name(a1)}, true in ${name(hal2)}$`));
       await expect(merge(a1, a2, b1)).rejects.toThrow(/split into 2, .* split into 3/);
       copyFileSync(a2, f('copy-of-2.json'));
       await expect(merge(a1, a2, f('copy-of-2.json'), a3)).rejects.toThrow(/shard 2\/3 given twice/);

@@ -3,7 +3,8 @@ import type { SgsaccMergeResult } from '../metrics/mwz/sgsacc-merge.js';
 import { serPercent } from '../metrics/ser.js';
 import { summarizeSgsacc, type SgsaccTally } from '../metrics/sgsacc/aggregate.js';
 import { InputError } from '../util/errors.js';
-import { byShardIndex, checkShardSet, runSignature, type LoadedShard } from './merge.js';
+import type { Signature } from '../report/signature.js';
+import { byShardIndex, checkShardSet, runSignature, signatureDifference, type LoadedShard } from './merge.js';
 import type { ShardBlock } from './spec.js';
 
 /** The report of `todeval evaluate` (-o), with its SGSAcc section when --sgsacc found lexicalized turns. */
@@ -36,12 +37,10 @@ export function mergeEvaluateReports(loaded: readonly LoadedShard<EvaluateShardR
   const ordered = byShardIndex(loaded);
   const scored = ordered.filter((s) => s.report.sgsacc && s.report.shard.tally);
   for (const s of scored.slice(1)) {
-    const differs = SGSACC_KEYS.filter((k) => s.report.signature[k] !== scored[0].report.signature[k]);
-    if (differs.length > 0) {
-      throw new InputError(`not the same run as ${scored[0].file}: ${differs.map((k) => `${k} ${String(scored[0].report.signature[k])} vs ${String(s.report.signature[k])}`).join(', ')}`, {
-        file: s.file,
-      });
-    }
+    const only = (sig: Signature) => Object.fromEntries(SGSACC_KEYS.map((k) => [k, sig[k]])) as Signature;
+    const [first, other] = [scored[0], s].map((x) => ({ file: x.file, signature: only(x.report.signature) }));
+    const differs = signatureDifference(first, other);
+    if (differs) throw new InputError(`not the same run as ${scored[0].file}: ${differs}`, { file: s.file });
   }
   const base = (scored[0] ?? ordered[0]).report;
   const { shard: _shard, ...rest } = base;

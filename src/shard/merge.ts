@@ -54,7 +54,7 @@ export function checkShardSet(shards: readonly LoadedShard[], perShard: readonly
       );
     }
     const got = comparable(s.report.signature, perShard);
-    if (got !== want) throw new InputError(`not the same run as ${first.file}: ${signatureDifference(first.report.signature, s.report.signature, perShard)}`, { file: s.file });
+    if (got !== want) throw new InputError(`not the same run as ${first.file}: ${signatureDifference({ file: first.file, signature: first.report.signature }, { file: s.file, signature: s.report.signature }, perShard)}`, { file: s.file });
   }
   const byIndex = new Map<number, string>();
   for (const s of shards) {
@@ -70,13 +70,20 @@ export function checkShardSet(shards: readonly LoadedShard[], perShard: readonly
   }
 }
 
-function signatureDifference(a: Signature, b: Signature, perShard: readonly string[]): string {
-  const skip = new Set(['shard', ...perShard]);
-  const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => !skip.has(k)).sort();
+/**
+ * Where two signatures differ, key by key with both values and the file each came from:
+ * `hallucination is true in a.json, not set in b.json` (a key one of them lacks is "not set").
+ */
+export function signatureDifference(a: { file: string; signature: Signature }, b: { file: string; signature: Signature }, skip: readonly string[] = []): string {
+  const skipped = new Set(['shard', ...skip]);
+  const keys = [...new Set([...Object.keys(a.signature), ...Object.keys(b.signature)])].filter((k) => !skipped.has(k)).sort();
+  const value = (v: Signature[string]) => (v === undefined ? 'not set' : String(v));
+  const [la, lb] = [path.basename(a.file), path.basename(b.file)];
+  const [na, nb] = la === lb ? [a.file, b.file] : [la, lb];
   return keys
-    .filter((k) => String(a[k]) !== String(b[k]))
-    .map((k) => `${k} ${String(a[k])} vs ${String(b[k])}`)
-    .join(', ');
+    .filter((k) => String(a.signature[k]) !== String(b.signature[k]))
+    .map((k) => `${k} is ${value(a.signature[k])} in ${na}, ${value(b.signature[k])} in ${nb}`)
+    .join('; ');
 }
 
 /** Shards in index order (the order their parts stand in the unsharded run). */
@@ -117,7 +124,7 @@ export function mergeRecordFiles(shards: readonly LoadedShard[], which: keyof Sh
   const signature = runSignature(parts[0].signature);
   for (const p of parts.slice(1)) {
     if (formatSignature(runSignature(p.signature)) !== formatSignature(signature)) {
-      throw new InputError(`not the same run as ${parts[0].file}: ${signatureDifference(signature, runSignature(p.signature), [])}`, { file: p.file });
+      throw new InputError(`not the same run as ${parts[0].file}: ${signatureDifference({ file: parts[0].file, signature }, { file: p.file, signature: runSignature(p.signature) })}`, { file: p.file });
     }
   }
   const store = RecordStore.open<{ id: string }>(outFile, kind, signature);

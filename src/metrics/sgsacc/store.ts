@@ -96,11 +96,14 @@ function sameUnderOldSpellings(stored: Signature | undefined, digest: string): b
   return typeof stored === 'object' && stored !== null && signatureDigest(normalizeSignature(stored)) === digest;
 }
 
+/** A signature value as a difference names it; a key one side lacks is "not set", not "undefined". */
+const shown = (v: Signature[string]) => (v === undefined ? 'not set' : String(v));
+
 function describeDifference(stored: Signature | undefined, wanted: Signature): string {
   if (!stored) return 'no signature';
   const keys = new Set([...Object.keys(stored), ...Object.keys(wanted)]);
   const diffs = [...keys]
     .filter((k) => String(stored[k]) !== String(wanted[k]))
-    .map((k) => `${k}: ${String(stored[k])} vs ${String(wanted[k])}`);
+    .map((k) => `${k}: ${shown(stored[k])} vs ${shown(wanted[k])}`);
   return diffs.length > 0 ? diffs.join(', ') : formatSignature(stored);
 }
