@@ -64,7 +64,7 @@ describe.skipIf(!hasData('multiwoz', 'convlab_mwz21_test.json'))('evaluate on re
     const ev = new Evaluator({ richness: true, dataDir: DATA_DIR, onWarning: (m) => warnings.push(m) });
     const r = ev.evaluate({ sng0073: sng0073('the [hotel_colour] one is [value_name]') }, 'p.json');
     expect(r.details.unknown_placeholders).toEqual([{ where: 'sng0073/turn 0', placeholders: ['hotel_colour'] }]);
-    expect(warnings[0]).toMatch(/^p\.json: sng0073\/turn 0: unknown slot placeholder\(s\) \[hotel_colour\]/);
+    expect(warnings).toEqual(['p.json: 1 turn had unknown slot placeholders ([hotel_colour] x1; first at sng0073/turn 0), removed (mwzeval drops them too; --strict makes them errors)']);
     const strict = new Evaluator({ richness: true, dataDir: DATA_DIR, strict: true });
     const e = errorOf(() => strict.evaluate({ sng0073: sng0073('the [hotel_colour] one') }, 'p.json'));
     expect(e.oneLine()).toBe('p.json: sng0073/turn 0: unknown slot placeholder(s) [hotel_colour]');
@@ -102,5 +102,40 @@ describe.skipIf(!hasData('multiwoz', 'convlab_mwz21_test.json'))('evaluate on re
     const sg = cli(['-i', delex, '--sgsacc', '--richness']);
     expect(sg.status).toBe(0);
     expect(sg.stderr.trim()).toBe('todeval: warning: --sgsacc: no turn carries lexicalized text ("utterance", or a response without placeholders)');
+  });
+});
+
+describe.skipIf(!hasShared('data', 'multiwoz', 'convlab_mwz21_test.json'))('evaluate: one line per kind of warning (issue 21)', () => {
+  // The first 60 test dialogues, their system turns as the ConvLab file has them: delexicalized
+  // (`text_delex`, whose placeholders mwzeval partly does not know) and lexicalized (`text`).
+  const convlab = JSON.parse(readFileSync(path.join(SHARED_DATA, 'multiwoz', 'convlab_mwz21_test.json'), 'utf8')) as Record<string, { log: { text: string; text_delex?: string }[] }>;
+  const predictions = (field: 'text' | 'text_delex') =>
+    Object.fromEntries(
+      Object.entries(convlab)
+        .slice(0, 60)
+        .map(([id, d]) => [id.toLowerCase().replace(/\.json$/, ''), d.log.filter((_, i) => i % 2 === 1).map((t) => ({ response: t[field] ?? t.text }))]),
+    );
+  const warningsOf = (input: unknown, metrics: { bleu?: boolean; success?: boolean; richness?: boolean } = { bleu: true, success: true, richness: true }) => {
+    const warnings: string[] = [];
+    new Evaluator({ ...metrics, dataDir: SHARED_DATA, onWarning: (m) => warnings.push(m) }).evaluate(input, 'p.json');
+    return warnings;
+  };
+
+  it('unknown placeholders in many turns: one line with the count, each kind with its count, and the first place (was: a line per turn)', () => {
+    const input = predictions('text_delex');
+    const unknown = new Evaluator({ richness: true, dataDir: SHARED_DATA }).evaluate(input).details.unknown_placeholders;
+    expect(unknown.length).toBeGreaterThan(1);
+    const warnings = warningsOf(input);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(new RegExp(`^p\\.json: ${unknown.length} turns had unknown slot placeholders \\(\\[\\w+\\] x\\d+.*; first at ${unknown[0].where}\\), removed`));
+  });
+
+  it('lexicalized responses: warned once, naming the metrics it affects among those asked for (was: silent, Inform 22.1 / Success 2.5 for the gold text)', () => {
+    const warnings = warningsOf(predictions('text'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/^p\.json: the responses look lexicalized \(0 of the \d+ turns whose reference has a \[slot\] placeholder have one\): Inform\/Success .*, BLEU .* and richness .* mean little for them; /);
+    expect(warningsOf(predictions('text'), { bleu: true })[0]).toMatch(/: BLEU \(its references are delexicalized\) means little for them; /);
+    // Delexicalized output is not lexicalized, whatever its placeholders' names.
+    expect(warningsOf(predictions('text_delex')).join('\n')).not.toContain('lexicalized');
   });
 });

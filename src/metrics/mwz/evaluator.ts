@@ -15,6 +15,7 @@ import {
 } from './ground-truth.js';
 import { validatePredictions, type UnknownStateSlot, type ValidatedPredictions } from './input.js';
 import { normalizeState, type BeliefState } from './normalize-state.js';
+import { lexicalizedWarning, unknownPlaceholdersWarning } from './response-warnings.js';
 import { aggregateSuccess, dialogueSuccess, OPTIMISTIC, STANDARD, type SuccessRates } from './success.js';
 
 export interface EvaluatorOptions {
@@ -166,7 +167,6 @@ export class Evaluator {
           const problem = `unknown slot placeholder(s) ${list.map((p) => `[${p}]`).join(', ')}`;
           if (this.opts.strict) throw new InputError(problem, { file, where });
           unknown.push({ where, placeholders: list });
-          warn(`${file ? `${file}: ` : ''}${where}: ${problem} removed (mwzeval drops them too; --strict makes this an error)`);
         }
         return n.text;
       });
@@ -178,6 +178,15 @@ export class Evaluator {
       if (dial.some((t) => t.active_domains === undefined)) allDomains = false;
       turns += dial.length;
     }
+    // One line each, however many turns: the placeholders dropped, and lexicalized responses.
+    const prefix = file ? `${file}: ` : '';
+    const dropped = unknownPlaceholdersWarning(unknown);
+    if (dropped) warn(prefix + dropped);
+    const lexicalized = lexicalizedWarning(
+      Object.entries(dialogues).flatMap(([id, dial]) => dial.map((t, i) => ({ response: t.response, reference: gt.dialogues[id].references[i] }))),
+      { bleu, success, richness },
+    );
+    if (lexicalized) warn(prefix + lexicalized);
 
     const result: MwzEvaluation = {
       bleu: null,
