@@ -72,7 +72,7 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_001.json'))('SER on a slice o
     const ok = await cli('ser', '--dataset', 'sgd', '--dialogues', sgdFile, '--schema', sgdSchema, '--limit', '400', '--predictions', good, '--json', json, '--allow-missing');
     expect(ok.code).toBe(0);
     expect(ok.stdout).toMatch(/^SER 25\.00% \(5 of 20 utterances/);
-    expect(ok.stdout).toMatch(/signature: tool:todeval\|version:[^|]+\|.*missingPredictions:\d+\|.*predictions:pred\.jsonl@[0-9a-f]{12}/);
+    expect(ok.stdout).toMatch(/signature: tool:todeval\|version:[^|]+\|.*missingPredictions:\d+\|.*predictions:[^|/][^|]*\/pred\.jsonl@[0-9a-f]{12}/); // relative to the working directory, never absolute
     expect(ok.stderr).toMatch(/1 prediction ids match no turn/);
     expect(ok.stderr).toMatch(/turns have no prediction/);
     const report = JSON.parse(readFileSync(json, 'utf8')) as { report: { errors: number; extraIds: string[] } };

@@ -1,5 +1,8 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { conversation, system, user } from './gcdf1-conversations.js';
 import { HAS_BUILT_CLI, runBuiltCli } from './helpers/cli.js';
@@ -10,6 +13,7 @@ import { rerankSignature } from '../src/rerank/signature.js';
 import { RecordStore } from '../src/metrics/sgsacc/store.js';
 import { loadRun, loadTurns } from '../src/report/html/runs.js';
 import { tempDir } from './helpers/temp.js';
+import { inputLabel } from '../src/util/input-label.js';
 
 const MINI = path.join(REPO_ROOT, 'examples', 'sgd-mini');
 const tmp = tempDir('sigkeys');
@@ -120,5 +124,57 @@ describe('old key spellings still load', () => {
     const turns = path.join(tmp, 'old-turns.jsonl');
     writeFileSync(turns, JSON.stringify({ kind: 'todeval-sgsacc-turns', digest: 'x', signature: { ...old, metric: 'sgsacc-turns' } }) + '\n');
     expect(loadTurns(turns).signature.data).toBe('sgd:test');
+  });
+});
+
+describe('inputs are named by content and a relative path, never an absolute one (issue 21)', () => {
+  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+  /** `todeval ARGS` from the sources, run from `cwd`; its signature line. */
+  const signatureFrom = (cwd: string, args: string[]): string => {
+    const r = spawnSync(process.execPath, ['--import', tsx, path.join(REPO_ROOT, 'src', 'cli', 'main.ts'), ...args], { cwd, encoding: 'utf8' });
+    expect(r.stderr).toBe('');
+    const line = r.stdout.split('\n').find((l) => l.startsWith('signature: '));
+    expect(line, r.stdout).toBeDefined();
+    return line!;
+  };
+  const rel = (f: string) => path.relative(REPO_ROOT, f);
+
+  it('the same files named by an absolute and a relative path give one signature (was: two, each with the path as typed)', () => {
+    const abs = ['--dialogues', path.join(MINI, 'dialogues.json'), '--schema', path.join(MINI, 'schema.json'), '-i', path.join(MINI, 'predictions.jsonl')];
+    const relative = ['--dialogues', rel(path.join(MINI, 'dialogues.json')), '--schema', rel(path.join(MINI, 'schema.json')), '-i', rel(path.join(MINI, 'predictions.jsonl'))];
+    const a = signatureFrom(REPO_ROOT, ['ser', ...abs]);
+    expect(signatureFrom(REPO_ROOT, ['ser', ...relative])).toBe(a);
+    expect(a).not.toContain(REPO_ROOT);
+    expect(a).toMatch(/\|data:sgd:examples\/sgd-mini\/dialogues\.json@[0-9a-f]{12}\|/);
+    expect(a).toMatch(/\|predictions:examples\/sgd-mini\/predictions\.jsonl@[0-9a-f]{12}\|/);
+    expect(a).toMatch(/\|schema:examples\/sgd-mini\/schema\.json@[0-9a-f]{12}\|/);
+  }, 60_000);
+
+  it.skipIf(!hasShared('data', 'sgd', 'test', 'dialogues_017.json'))('files in the data dir are named relative to it: the same signature from any working directory', () => {
+    const file = path.join(SHARED_DATA, 'sgd', 'test', 'dialogues_017.json');
+    const args = ['refs', '--data-dir', SHARED_DATA, '--dialogues', file, '--limit', '3', '--summary'];
+    const here = signatureFrom(REPO_ROOT, args);
+    expect(signatureFrom(tmp, args)).toBe(here);
+    expect(here).toMatch(/\|data:sgd:sgd\/test\/dialogues_017\.json@[0-9a-f]{12}\|/);
+  }, 60_000);
+
+  it('a stored file is reused from another working directory (same content), and one of other content is refused', () => {
+    const wanted = referencesSignature({ model: MODEL, rulesHash: 'abc', dataset: 'sgd', source: `sgd:${inputLabel(path.join(MINI, 'dialogues.json'))}`, validation: true, context: true, referenceSelection: 'entailed' });
+    const digest = String(wanted.data).split('@')[1];
+    const file = path.join(tmp, 'moved-refs.jsonl');
+    // Written by a run whose working directory reached the same file as ../../examples/...
+    const there = makeSignature({ ...wanted, data: `sgd:../../examples/sgd-mini/dialogues.json@${digest}` });
+    writeFileSync(file, JSON.stringify({ kind: 'todeval-sgsacc-references', digest: signatureDigest(there), signature: there }) + '\n' + JSON.stringify({ id: 'd/1', actions: [] }) + '\n');
+    expect(RecordStore.open(file, 'todeval-sgsacc-references', wanted).done.has('d/1')).toBe(true);
+    const changed = makeSignature({ ...wanted, data: `sgd:examples/sgd-mini/dialogues.json@${'0'.repeat(12)}` });
+    expect(() => RecordStore.open(file, 'todeval-sgsacc-references', changed)).toThrow(/written under a different configuration \(data: sgd:\.\.\/\.\.\/examples\/sgd-mini\/dialogues\.json@[0-9a-f]{12} vs sgd:examples/);
+  });
+
+  it('a file written when signatures held the path as typed still loads while that file is there with this content', () => {
+    const wanted = referencesSignature({ model: MODEL, rulesHash: 'abc', dataset: 'sgd', source: `sgd:${inputLabel(path.join(MINI, 'dialogues.json'))}`, validation: true, context: true, referenceSelection: 'entailed' });
+    const old = makeSignature({ ...wanted, data: `sgd:${path.join(MINI, 'dialogues.json')}` });
+    const file = path.join(tmp, 'old-path-refs.jsonl');
+    writeFileSync(file, JSON.stringify({ kind: 'todeval-sgsacc-references', digest: signatureDigest(old), signature: old }) + '\n' + JSON.stringify({ id: 'd/1', actions: [] }) + '\n');
+    expect(RecordStore.open(file, 'todeval-sgsacc-references', wanted).done.has('d/1')).toBe(true);
   });
 });

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { dataFile } from '../data/data-dir.js';
 import { loadSchemaFile, type SchemaIndex } from '../schema/schema-index.js';
 import { InputError, MissingResourceError } from '../util/errors.js';
+import { inputLabel } from '../util/input-label.js';
 import { InvalidCollector } from './collect.js';
 import { readGenericTurns } from './generic.js';
 import { readMultiwozTurns } from './multiwoz.js';
@@ -30,8 +31,14 @@ export interface LoadedDataset {
   turns: Turn[];
   schema: SchemaIndex;
   invalid: InputError[];
-  /** What was read, for signatures: `sgd:test`, `multiwoz:convlab_mwz21_test.json`, or the user's own dialogues path. */
+  /**
+   * What was read, for signatures: `sgd:test`, `multiwoz:convlab_mwz21_test.json`, or the user's
+   * own dialogues by path (relative to the data dir or the working directory) and content digest,
+   * `sgd:my/dialogues.json@3f2a9c0b1d4e` (inputLabel).
+   */
   source: string;
+  /** The user's own schema file (--schema) as inputLabel names it; undefined for the data dir's. */
+  schemaLabel?: string;
 }
 
 function needDataDir(opts: LoadDatasetOptions): string {
@@ -48,6 +55,7 @@ export const MULTIWOZ_CONVLAB_TEST = 'convlab_mwz21_test.json';
  */
 export function loadDataset(opts: LoadDatasetOptions): LoadedDataset {
   const loaded = readDataset(opts);
+  if (opts.schemaFile) loaded.schemaLabel = inputLabel(opts.schemaFile, opts.dataDir);
   if (loaded.turns.length === 0) {
     const why = loaded.invalid.length > 0 ? `all ${loaded.invalid.length} invalid items were skipped` : 'no system turns found';
     throw new InputError(`nothing to evaluate: ${why}`, { file: opts.input ?? loaded.source });
@@ -64,7 +72,7 @@ function readDataset(opts: LoadDatasetOptions): LoadedDataset {
       const schema = loadSchemaFile(schemaFile);
       const files = sgdDialogueFiles(opts.input ?? dataFile(needDataDir(opts), 'sgd', split));
       const turns = readSgdTurns(files, schema, collector, opts.limit);
-      return { turns, schema, invalid: collector.invalid, source: opts.input ? `sgd:${opts.input}` : `sgd:${split}` };
+      return { turns, schema, invalid: collector.invalid, source: opts.input ? `sgd:${inputLabel(opts.input, opts.dataDir)}` : `sgd:${split}` };
     }
     case 'multiwoz': {
       const schemaFile = opts.schemaFile ?? dataFile(needDataDir(opts), 'multiwoz', 'schema.json');
@@ -86,7 +94,7 @@ function readDataset(opts: LoadDatasetOptions): LoadedDataset {
         turns,
         schema,
         invalid: collector.invalid,
-        source: opts.input ? `multiwoz:${opts.input}` : `multiwoz:${path.basename(input)}`,
+        source: opts.input ? `multiwoz:${inputLabel(opts.input, opts.dataDir)}` : `multiwoz:${path.basename(input)}`,
       };
     }
     case 'generic': {
@@ -95,7 +103,7 @@ function readDataset(opts: LoadDatasetOptions): LoadedDataset {
       }
       const schema = loadSchemaFile(opts.schemaFile);
       const turns = readGenericTurns(opts.input, schema, collector, opts.limit);
-      return { turns, schema, invalid: collector.invalid, source: `generic:${opts.input}` };
+      return { turns, schema, invalid: collector.invalid, source: `generic:${inputLabel(opts.input, opts.dataDir)}` };
     }
     default:
       throw new InputError(`unknown dataset "${String((opts as { dataset: unknown }).dataset)}" (sgd, multiwoz or generic)`);

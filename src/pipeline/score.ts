@@ -99,6 +99,7 @@ export async function runScorePipeline(selection: ScoreSelection, o: ScorePipeli
     rulesHash: data.rulesHash,
     dataset: o.dataset,
     source: data.loaded.source,
+    schema: data.loaded.schemaLabel,
     ...options,
   });
   const predictionsDigest = predictions ? digest(JSON.stringify([...predictions.entries()].sort())) : 'gold';

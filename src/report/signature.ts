@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import { fileBytes, STDIN } from '../util/json-file.js';
-import path from 'node:path';
+import { byContent, inputLabel } from '../util/input-label.js';
 import { TODEVAL_VERSION } from '../version.js';
 
 /**
@@ -126,8 +125,24 @@ export function signatureDigest(sig: Signature): string {
   return createHash('sha256').update(formatSignature(sig)).digest('hex').slice(0, 16);
 }
 
-/** A file as a signature names it: `<base name>@<first 12 hex of the sha256 of its bytes>`. */
-export function fileSignature(file: string): string {
-  const name = file === STDIN ? 'stdin' : path.basename(file);
-  return `${name}@${createHash('sha256').update(fileBytes(file)).digest('hex').slice(0, 12)}`;
+/**
+ * A file as a signature names it: its path relative to the data directory (when inside it) or the
+ * working directory, and the first 12 hex of the sha256 of its content (src/util/input-label.ts).
+ */
+export function fileSignature(file: string, dataDir?: string): string {
+  return inputLabel(file, dataDir);
+}
+
+/**
+ * Whether two signatures describe the same configuration: equal once old key spellings are renamed
+ * and inputs are compared by content, not by the relative path they were reached by (a run resumed
+ * from another working directory, shards run on machines with other checkouts).
+ */
+export function sameConfiguration(a: Signature, b: Signature): boolean {
+  return formatSignature(byContentSignature(normalizeSignature(a))) === formatSignature(byContentSignature(normalizeSignature(b)));
+}
+
+/** A signature with each input named by content only (byContent), for comparing. */
+export function byContentSignature(sig: Signature): Signature {
+  return Object.fromEntries(Object.entries(sig).map(([k, v]) => [k, byContent(v)])) as Signature;
 }

@@ -63,7 +63,7 @@ export async function serveFaithfulness(o: ServeOptions): Promise<ServingFaithfu
       ? RecordStore.open<TurnReferences>(
           o.referencesFile,
           'todeval-sgsacc-references',
-          referencesSignature({ model: runner.modelSignature, rulesHash: o.data.rulesHash, dataset: o.dataset, source: o.data.loaded.source, validation, context, referenceSelection }),
+          referencesSignature({ model: runner.modelSignature, rulesHash: o.data.rulesHash, dataset: o.dataset, source: o.data.loaded.source, schema: o.data.loaded.schemaLabel, validation, context, referenceSelection }),
         )
       : undefined;
     server = await startServer({

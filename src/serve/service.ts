@@ -145,7 +145,7 @@ export class FaithfulnessService {
       return scores.map((s, i) => ({ ...s, id: raws[i].id }));
     });
     const signature = makeSignature({
-      ...referencesSignature({ model: this.runner.modelSignature, rulesHash: this.config.data.rulesHash, dataset: this.config.dataset, source: this.config.data.loaded.source, ...options }),
+      ...referencesSignature({ model: this.runner.modelSignature, rulesHash: this.config.data.rulesHash, dataset: this.config.dataset, source: this.config.data.loaded.source, schema: this.config.data.loaded.schemaLabel, ...options }),
       metric: 'sgsacc-turns',
       hallucination: options.hallucination ? true : undefined,
       contextControl: contextControlSignature(options.contextControl),

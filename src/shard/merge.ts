@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { RecordStore, type StoreKind } from '../metrics/sgsacc/store.js';
-import { formatSignature, normalizeSignature, type Signature } from '../report/signature.js';
+import { byContentSignature, formatSignature, normalizeSignature, sameConfiguration, type Signature } from '../report/signature.js';
 import { InputError } from '../util/errors.js';
 import { parseJsonText, readTextFile } from '../util/json-file.js';
 import { pathInReport, shardLabel, type ShardBlock } from './spec.js';
@@ -32,9 +32,10 @@ export function readShardReport(file: string): LoadedShard {
 
 /** The signature without the keys that may differ between shards of one run. */
 function comparable(sig: Signature, perShard: readonly string[]): string {
-  const rest = { ...sig };
+  // Inputs by content: shards run on machines with other checkouts name the same file by other paths.
+  const rest = byContentSignature(sig);
   for (const k of ['shard', ...perShard]) delete rest[k];
-  return formatSignature(rest as Signature);
+  return formatSignature(rest);
 }
 
 /**
@@ -123,7 +124,7 @@ export function mergeRecordFiles(shards: readonly LoadedShard[], which: keyof Sh
   });
   const signature = runSignature(parts[0].signature);
   for (const p of parts.slice(1)) {
-    if (formatSignature(runSignature(p.signature)) !== formatSignature(signature)) {
+    if (!sameConfiguration(runSignature(p.signature), signature)) {
       throw new InputError(`not the same run as ${parts[0].file}: ${signatureDifference({ file: parts[0].file, signature }, { file: p.file, signature: runSignature(p.signature) })}`, { file: p.file });
     }
   }

@@ -18,6 +18,7 @@ import type { DialogueRecord } from '../../metrics/gcdf1/record.js';
 import { formatSummary } from '../../metrics/gcdf1/summary.js';
 import { progressBar, progressOption, type ProgressMode } from '../../report/progress.js';
 import { fileSignature, formatSignature, makeSignature } from '../../report/signature.js';
+import { inputPath } from '../../util/input-label.js';
 import { InputError, MissingResourceError } from '../../util/errors.js';
 import { addDataDirOption, addLimitOption, reportSkipped } from '../options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
@@ -93,12 +94,14 @@ export function runGcdf1(flags: Gcdf1Flags): void {
 
   const scores = aggregate(records);
   const behaviours = behaviourCounts(records);
+  // Inputs are named relative to the data dir when they lie in it, so the signature is the same wherever it runs.
+  const dataDir = findDataDir(flags.dataDir)?.dir;
   const signature = makeSignature({
     metric: 'gcdf1',
     config: createHash('sha256').update(JSON.stringify(config)).digest('hex').slice(0, 12),
-    configFile: flags.config ? path.basename(flags.config) : 'published-defaults',
-    canonicalMap: cmapFile ? fileSignature(cmapFile) : 'none',
-    data: `${path.basename(path.resolve(flags.dialogues))}@${loaded.digest}`,
+    configFile: flags.config ? fileSignature(flags.config, dataDir) : 'published-defaults',
+    canonicalMap: cmapFile ? fileSignature(cmapFile, dataDir) : 'none',
+    data: `${inputPath(flags.dialogues, dataDir)}@${loaded.digest.slice(0, 12)}`,
     dialogues: records.length,
     skipped: loaded.invalid.length,
     limit: flags.limit,

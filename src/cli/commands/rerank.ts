@@ -160,7 +160,7 @@ async function runRerank(flags: RerankFlags): Promise<void> {
     // file) are kept, the rest are computed and appended in chunks while a long input runs. A file
     // of another kind (the input itself, say) is refused rather than overwritten.
     const store = flags.turns
-      ? RecordStore.open<RerankResult>(flags.turns, 'todeval-rerank', makeSignature({ ...signature, input: fileSignature(flags.input) }))
+      ? RecordStore.open<RerankResult>(flags.turns, 'todeval-rerank', makeSignature({ ...signature, input: fileSignature(flags.input, dataDir) }))
       : undefined;
     const todo = store ? items.filter((it) => !store.done.has(it.id)) : items;
     setInterruptNotice(savedTurnsNotice('items', flags.turns, () => items.filter((it) => store!.done.has(it.id)).length, items.length));

@@ -8,6 +8,8 @@ export interface ReferencesConfig extends SgsaccOptions {
   dataset: string;
   /** The loaded dataset's source (LoadedDataset.source): which dialogues the references are of. */
   source: string;
+  /** The user's own schema (LoadedDataset.schemaLabel): its descriptions enter the references. */
+  schema?: string;
 }
 
 /**
@@ -23,6 +25,7 @@ export function referencesSignature(c: ReferencesConfig): Signature {
     rules: c.rulesHash,
     dataset: c.dataset,
     data: c.source,
+    schema: c.schema,
     validation: c.validation,
     context: c.context,
     referenceSelection: c.referenceSelection,

@@ -1,7 +1,9 @@
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { InputError } from '../../util/errors.js';
 import { repairJsonlTail } from '../../util/jsonl-append.js';
-import { formatSignature, normalizeSignature, signatureDigest, type Signature } from '../../report/signature.js';
+import { formatSignature, normalizeSignature, sameConfiguration, signatureDigest, type Signature } from '../../report/signature.js';
+import { inputLabel } from '../../util/input-label.js';
+import path from 'node:path';
 
 export type StoreKind = 'todeval-sgsacc-references' | 'todeval-sgsacc-turns' | 'todeval-rerank';
 
@@ -58,7 +60,7 @@ export class RecordStore<T extends { id: string }> {
     if (found.kind !== kind) {
       throw new InputError(`expected a ${kind} file, found ${String(found.kind)}`, { file });
     }
-    if (found.digest !== digest && !sameUnderOldSpellings(found.signature, digest)) {
+    if (found.digest !== digest && !sameAsStored(found.signature, signature)) {
       if (opts.replaceOtherConfiguration) {
         store.replaced = describeDifference(found.signature && normalizeSignature(found.signature), signature);
         writeFileSync(file, JSON.stringify(header) + '\n');
@@ -91,9 +93,26 @@ export class RecordStore<T extends { id: string }> {
   }
 }
 
-/** A file written before the signature keys were unified: its configuration in today's keys. */
-function sameUnderOldSpellings(stored: Signature | undefined, digest: string): boolean {
-  return typeof stored === 'object' && stored !== null && signatureDigest(normalizeSignature(stored)) === digest;
+/**
+ * A file whose header digest differs and still holds this configuration: written before the
+ * signature keys were unified (old spellings), reached from another working directory (the same
+ * input by another relative path: inputs compare by content), before inputs were named by content
+ * (an old `data: sgd:/abs/dialogues.json` whose file is still there and has this content), or
+ * before a user's own schema entered the signature.
+ */
+function sameAsStored(stored: Signature | undefined, wanted: Signature): boolean {
+  if (typeof stored !== 'object' || stored === null) return false;
+  const then = upgradeOldInputs(normalizeSignature(stored));
+  const now = then.schema === undefined ? { ...wanted, schema: undefined } : wanted;
+  return sameConfiguration(then, now);
+}
+
+/** `data` as written before inputs were named by content: a path as typed, labelled now if it still exists. */
+function upgradeOldInputs(sig: Signature): Signature {
+  const m = typeof sig.data === 'string' ? /^(sgd|multiwoz|generic):(.+)$/.exec(sig.data) : null;
+  // Only a path: data-dir sources (`sgd:test`, `multiwoz:convlab_mwz21_test.json`) have no folder part.
+  if (!m || /@[0-9a-f]{12}$/.test(m[2]) || !(path.isAbsolute(m[2]) || m[2].includes('/')) || !existsSync(m[2])) return sig;
+  return { ...sig, data: `${m[1]}:${inputLabel(m[2])}` };
 }
 
 /** A signature value as a difference names it; a key one side lacks is "not set", not "undefined". */

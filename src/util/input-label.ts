@@ -1,0 +1,61 @@
+import { createHash } from 'node:crypto';
+import { readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { fileBytes, STDIN } from './json-file.js';
+
+/**
+ * How a signature names an input file or folder: `<path>@<first 12 hex of the sha256 of its
+ * content>`, the path relative to the data directory when the input lies in it, else to the working
+ * directory, never absolute. The same inputs give the same name however they were spelt on the
+ * command line (absolute or relative) and on whichever machine or checkout they are run, and the
+ * digest tells two versions of one file apart. A folder's content is every file under it, in name
+ * order, each with its relative path; standard input is `stdin`.
+ */
+export function inputLabel(file: string, dataDir?: string): string {
+  if (file === STDIN) return `stdin@${sha12(fileBytes(STDIN))}`;
+  return `${inputPath(file, dataDir)}@${contentDigest(file)}`;
+}
+
+/** The path part of inputLabel: relative to the data dir when inside it, else to the working directory; `/` separated. */
+export function inputPath(file: string, dataDir?: string): string {
+  const abs = path.resolve(file);
+  const inData = dataDir ? path.relative(path.resolve(dataDir), abs) : undefined;
+  const rel = inData !== undefined && inData !== '' && !inData.startsWith('..') && !path.isAbsolute(inData) ? inData : path.relative(process.cwd(), abs) || '.';
+  return rel.split(path.sep).join('/');
+}
+
+/** First 12 hex digits of the sha256 of a file's bytes, or of a folder's files (relative names and bytes, in name order). */
+export function contentDigest(file: string): string {
+  if (!statSync(file).isDirectory()) return sha12(fileBytes(file));
+  const hash = createHash('sha256');
+  for (const rel of filesUnder(file)) hash.update(`${rel}\0`).update(fileBytes(path.join(file, rel))).update('\0');
+  return hash.digest('hex').slice(0, 12);
+}
+
+function filesUnder(dir: string, prefix = ''): string[] {
+  const out: string[] = [];
+  for (const e of readdirSync(path.join(dir, prefix), { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+    const rel = prefix ? `${prefix}/${e.name}` : e.name;
+    if (e.isDirectory()) out.push(...filesUnder(dir, rel));
+    else if (e.isFile()) out.push(rel);
+  }
+  return out;
+}
+
+function sha12(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex').slice(0, 12);
+}
+
+/** A signature value that names an input by content (inputLabel's form, optionally after `dataset:`). */
+const LABELLED = /^((?:sgd|multiwoz|generic):)?[^@]*@([0-9a-f]{12})$/;
+
+/**
+ * A signature value with the path of an input dropped, keeping its dataset prefix and digest: two
+ * runs from different working directories name the same file by different relative paths, and are
+ * still the same configuration when the content is the same. Other values are returned as they are.
+ */
+export function byContent(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  const m = LABELLED.exec(value);
+  return m ? `${m[1] ?? ''}@${m[2]}` : value;
+}
