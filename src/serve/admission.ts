@@ -28,8 +28,11 @@ export class PairAdmission {
 
   constructor(
     readonly maxPending: number,
-    /** Pairs the model answers per second, for Retry-After; updated by the service as it measures. */
-    private readonly pairsPerSecond: () => number,
+    /**
+     * Pairs the model answers per second of work, for Retry-After, as the service measures it
+     * (ServeMetrics.busyPairsPerSecond); undefined before anything is measured.
+     */
+    private readonly pairsPerSecond: () => number | undefined,
   ) {}
 
   get pending(): number {
@@ -42,10 +45,8 @@ export class PairAdmission {
       throw new TooLargeError(`this request needs up to ${pairs} NLI pairs, more than --max-pending-pairs ${this.maxPending}: split it`);
     }
     if (this.reserved + pairs > this.maxPending) {
-      // Time for the queue ahead to drain, at the rate the model has been answering.
-      const rate = Math.max(1, this.pairsPerSecond());
-      const seconds = Math.min(60, Math.max(1, Math.ceil((this.reserved + pairs - this.maxPending) / rate)));
-      throw new OverloadedError(`${this.reserved} NLI pairs are pending (at most ${this.maxPending}); retry later`, seconds);
+      const seconds = this.retryAfterSeconds();
+      throw new OverloadedError(`${this.reserved} NLI pairs are pending (at most ${this.maxPending}); retry in ${seconds} s`, seconds);
     }
     this.reserved += pairs;
     let released = false;
@@ -54,5 +55,16 @@ export class PairAdmission {
       released = true;
       this.reserved -= pairs;
     };
+  }
+
+  /**
+   * Retry-After: the seconds until the pairs pending now would be answered at the measured
+   * throughput, at least 1 (HTTP counts whole seconds). Before anything is measured, 1: the client
+   * then asks again soon and gets an estimate from the batches run meanwhile.
+   */
+  retryAfterSeconds(): number {
+    const rate = this.pairsPerSecond();
+    if (rate === undefined || !(rate > 0)) return 1;
+    return Math.max(1, Math.ceil(this.reserved / rate));
   }
 }

@@ -57,7 +57,7 @@ export async function serveFaithfulness(o: ServeOptions): Promise<ServingFaithfu
     queuedPairs: (): number => runner!.stats().issued - metrics.pairsDone,
     reservedPairs: () => server?.service.admission.pending ?? 0,
   });
-  runner = await createNliRunner({ ...o.nli, onProgress: (done) => metrics.onRunnerProgress(done) });
+  runner = await createNliRunner({ ...o.nli, onProgress: (done, issued) => metrics.onRunnerProgress(done, issued) });
   try {
     const references = o.referencesFile
       ? RecordStore.open<TurnReferences>(

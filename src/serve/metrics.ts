@@ -1,8 +1,10 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { NliRunnerStats } from '../nli/runner.js';
 
-/** Completed pairs over the last WINDOW_MS, for the pairs/s gauge and Retry-After. */
+/** Completed pairs over the last WINDOW_MS of wall time, for the pairs/s gauge. */
 const WINDOW_MS = 10_000;
+/** Busy time the throughput behind Retry-After is measured over (the latest batches). */
+const BUSY_WINDOW_MS = 10_000;
 
 /**
  * The service's Prometheus metrics (GET /metrics): requests and latencies per route, the runner's
@@ -15,6 +17,11 @@ export class ServeMetrics {
   readonly batchSize: Histogram;
   private readonly completions: { at: number; pairs: number }[] = [];
   private lastDone = 0;
+  /** Batches timed back to back while the runner had more to do: pairs and milliseconds each. */
+  private readonly busyBatches: { pairs: number; ms: number }[] = [];
+  private busyMs = 0;
+  /** When the last batch finished while more pairs were waiting (undefined: the runner went idle). */
+  private busySince: number | undefined;
 
   private inFlight: () => number = () => 0;
 
@@ -58,8 +65,13 @@ export class ServeMetrics {
     this.inFlight = read;
   }
 
-  /** The runner's progress callback: `done` pairs computed so far out of `issued`. */
-  onRunnerProgress(done: number): void {
+  /**
+   * The runner's progress callback: `done` pairs computed so far out of `issued`. The runner runs one
+   * batch at a time, so while pairs are waiting the time from one batch's end to the next is that
+   * next batch's compute time: those intervals are the measured throughput. Time the runner sat
+   * idle never counts (a burst answered in 0.5 s after 9 idle seconds is 0.5 s of work).
+   */
+  onRunnerProgress(done: number, issued = done): void {
     const n = done - this.lastDone;
     this.lastDone = done;
     if (n <= 0) return;
@@ -67,6 +79,21 @@ export class ServeMetrics {
     const now = Date.now();
     this.completions.push({ at: now, pairs: n });
     while (this.completions.length > 0 && this.completions[0].at < now - WINDOW_MS) this.completions.shift();
+    if (this.busySince !== undefined) {
+      const ms = now - this.busySince;
+      this.busyBatches.push({ pairs: n, ms });
+      this.busyMs += ms;
+      while (this.busyBatches.length > 1 && this.busyMs - this.busyBatches[0].ms >= BUSY_WINDOW_MS) this.busyMs -= this.busyBatches.shift()!.ms;
+    }
+    // The first batch after idle has no known start: it only starts the clock for the next.
+    this.busySince = issued > done ? now : undefined;
+  }
+
+  /** Pairs the model answers per second of work, over its latest batches; undefined before two batches ran back to back. */
+  busyPairsPerSecond(): number | undefined {
+    const pairs = this.busyBatches.reduce((n, b) => n + b.pairs, 0);
+    if (pairs === 0) return undefined;
+    return (pairs * 1000) / Math.max(1, this.busyMs);
   }
 
   get pairsDone(): number {

@@ -93,7 +93,7 @@ export async function startServer(cfg: ServerConfig): Promise<RunningServer> {
     rankBy: cfg.rankBy,
     references: cfg.references,
     limits: cfg.limits,
-    pairsPerSecond: () => cfg.metrics.pairsPerSecond(),
+    pairsPerSecond: () => cfg.metrics.busyPairsPerSecond(),
   });
   const app = buildApp({ service, metrics: cfg.metrics, token: cfg.token, logLevel: cfg.logLevel, logStream: cfg.logStream });
   await app.listen({ host: cfg.host, port: cfg.port });

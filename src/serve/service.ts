@@ -36,8 +36,8 @@ export interface ServiceConfig {
   /** Stored references (`--references`) for dataset turns; extended with the turns computed here. */
   references?: RecordStore<TurnReferences>;
   limits: ServeLimits;
-  /** Pairs the model answered per second lately, for Retry-After. */
-  pairsPerSecond: () => number;
+  /** Pairs the model answers per second of work lately (undefined before measured), for Retry-After. */
+  pairsPerSecond: () => number | undefined;
 }
 
 // Error messages name where in the body an item is, so `file` is left empty.
@@ -174,7 +174,11 @@ export class FaithfulnessService {
     running.then(release, release);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new OverloadedError(`not answered within --timeout-ms ${this.config.limits.timeoutMs}; the pairs are still computed and cached, retry`, 1)), this.config.limits.timeoutMs);
+      timer = setTimeout(() => {
+        // Its pairs are still computed and cached: retry once the backlog has cleared.
+        const seconds = this.admission.retryAfterSeconds();
+        reject(new OverloadedError(`not answered within --timeout-ms ${this.config.limits.timeoutMs}; the pairs are still computed and cached, retry in ${seconds} s`, seconds));
+      }, this.config.limits.timeoutMs);
     });
     try {
       return await Promise.race([running, timeout]);
