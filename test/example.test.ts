@@ -77,6 +77,9 @@ describe('npm run example (lexical-standin model)', () => {
     // (bakery_name); predictions.jsonl changes the date and drops the price.
     expect(r.ser).toMatchObject({ errors: 2, utterancesWithValues: 3 });
     expect(r.ser.ser).toBeCloseTo(200 / 3, 9);
+    expect(readFileSync(path.join(REPO_ROOT, 'docs', 'example.md'), 'utf8').replace(/\s+/g, ' ')).toContain(
+      `On this example it is ${r.ser.ser.toFixed(2)}%: ${r.ser.errors} of the ${r.ser.utterancesWithValues} utterances with non-categorical values lose one.`,
+    );
     expect(r.bleu!.score).toBeGreaterThan(0);
     expect(r.bleu!.score).toBeLessThan(100);
     expect(r.references).toEqual({ file: path.join(out, 'references.jsonl'), reused: 0, computed: SYSTEM_TURNS, missing: 0 });
@@ -86,6 +89,9 @@ describe('npm run example (lexical-standin model)', () => {
     const g = readJson<ScoreReport>(path.join(out, 'score-ground-truth.json'));
     expect(g.signature).toMatchObject({ metric: 'sgsacc', system: 'ground-truth', predictions: 'gold' });
     expect(g.references).toMatchObject({ reused: SYSTEM_TURNS, computed: 0 });
+    // What docs/example.md says of this run (issue 21: printed figures come from a test).
+    const doc = readFileSync(path.join(REPO_ROOT, 'docs', 'example.md'), 'utf8').replace(/\s+/g, ' ');
+    expect(doc).toContain(`(\`references.reused\` = ${g.references.reused} in the report)`);
     expect(g.ser.ser).toBe(0);
     expect(g.bleu!.score).toBeCloseTo(100, 6);
   });

@@ -51,6 +51,9 @@ describe('lexical-standin NLI model through onnxruntime', () => {
     expect(alone.entailment).toBeLessThan(0.5);
     expect(argmaxLabel(withContext)).toBe('entailment');
     expect(withContext.entailment).toBeGreaterThan(0.9);
+    // docs/lexical-standin.md prints this pair's probability (issue 21: printed figures come from a test).
+    const doc = readFileSync(path.join(REPO_ROOT, 'docs', 'lexical-standin.md'), 'utf8');
+    expect(doc).toContain(`has all four (entailment, p ≈ ${withContext.entailment.toFixed(2)}).`);
   });
 
   it('needs the value: a name or number of the hypothesis missing from the premise blocks entailment', async () => {
