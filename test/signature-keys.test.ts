@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -13,7 +14,6 @@ import { rerankSignature } from '../src/rerank/signature.js';
 import { RecordStore } from '../src/metrics/sgsacc/store.js';
 import { loadRun, loadTurns } from '../src/report/html/runs.js';
 import { tempDir } from './helpers/temp.js';
-import { inputLabel } from '../src/util/input-label.js';
 
 const MINI = path.join(REPO_ROOT, 'examples', 'sgd-mini');
 const tmp = tempDir('sigkeys');
@@ -128,6 +128,8 @@ describe('old key spellings still load', () => {
 });
 
 describe('inputs are named by content and a relative path, never an absolute one (issue 21)', () => {
+  /** What the docs say a signature names a file by: its path from the working directory (here the repo root) and 12 hex of its sha256. */
+  const inputLabel = (file: string) => `${path.relative(process.cwd(), file)}@${createHash('sha256').update(readFileSync(file)).digest('hex').slice(0, 12)}`;
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
   /** `todeval ARGS` from the sources, run from `cwd`; its signature line. */
   const signatureFrom = (cwd: string, args: string[]): string => {
