@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { lexicalRichness } from '../src/metrics/richness.js';
+import { lexicalRichness } from '../src/metrics/text/richness.js';
 import { countParameters, ROBERTA_LARGE_MNLI_CONFIG, sizesFromConfig } from '../src/nli/onnx-builder/index.js';
 import { Evaluator, type MwzEvaluation } from '../src/metrics/mwz/evaluator.js';
 import { loadGroundTruth } from '../src/metrics/mwz/ground-truth.js';

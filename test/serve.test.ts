@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fuzzRequests, runFuzz } from '../scripts/lib/serve-fuzz.js';
 import { spawnServe as spawnServeProcess, type ServeProcess } from '../scripts/lib/serve-process.js';
 import { runCli } from './helpers/cli.js';
-import { DATA_DIR, hasData } from './helpers/shared.js';
+import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
 import { suiteTempDir } from './helpers/temp.js';
 import { createNliRunner } from '../src/nli/runner.js';
 import { argmaxLabel } from '../src/nli/types.js';
