@@ -28,7 +28,7 @@ function oneLine(r: CliResult, line: string | RegExp): void {
 
 describe('--allow-missing with predictions that match no turn', () => {
   writeFileSync(f('nomatch.jsonl'), ['{"id": "mini_009/1", "utterance": "Hi."}', '{"id": "mini_001:1", "utterance": "Yes."}'].join('\n') + '\n');
-  const refused = new RegExp(`^todeval: ${f('nomatch.jsonl')}: no prediction matches a turn of sgd:.*, nothing to score: 2 ids match no turn`);
+  const refused = new RegExp(`^todeval: ${f('nomatch.jsonl')}: all 9 turns of sgd:\\S+ have no prediction, nothing to score: 2 prediction ids match no turn`);
 
   it('ser: one line, exit 2 (was: a report over 0 turns, exit 0)', async () => {
     oneLine(await runCli(['ser', ...miniData, '-i', f('nomatch.jsonl'), '--allow-missing']), refused);

@@ -121,7 +121,8 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))(
       writeFileSync(f('few.jsonl'), JSON.stringify({ id: 'nope/1', utterance: 'x' }) + '\n');
       const miss = await run(['score', ...base(), '--predictions', f('few.jsonl')]);
       expect(miss.code).toBe(2);
-      expect(miss.stderr).toMatch(/24 turns have no prediction/);
+      // Not one turn of the slice has a prediction: nothing to score, whatever --allow-missing says (issue 21).
+      expect(miss.stderr).toMatch(/all 24 turns \(--limit 24\) of \S+ have no prediction, nothing to score: 1 prediction ids match no turn/);
     }, 120_000);
 
     it('rerank: per-item choice with per-candidate fidelity and the signature', async () => {

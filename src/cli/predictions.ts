@@ -43,9 +43,9 @@ export function checkPredictionIds(c: {
   skipInvalid?: boolean;
 }): void {
   if (c.matched === 0) {
-    const where = c.limit !== undefined ? `the first ${c.limit} turns of ${c.source}` : c.source;
-    const why = c.extra.length > 0 ? `: ${c.extra.length} ids match no turn of ${c.source} (${describeUnmatchedIds(c.extra, c.validIds)})` : '';
-    throw new InputError(`no prediction matches a turn of ${where}, nothing to score${why}`, { file: c.file });
+    const limit = c.limit !== undefined ? ` (--limit ${c.limit})` : '';
+    const why = c.extra.length > 0 ? `: ${c.extra.length} prediction ids match no turn of ${c.source} (${describeUnmatchedIds(c.extra, c.validIds)})` : '';
+    throw new InputError(`all ${c.missing.length} turns${limit} of ${c.source} have no prediction, nothing to score${why}`, { file: c.file });
   }
   if (c.extra.length > 0 && !c.allowMissing && !c.skipInvalid) {
     const alsoMissing = c.missing.length > 0 ? `; ${c.missing.length} turns have no prediction` : '';

@@ -44,9 +44,9 @@ describe('prediction ids that match no turn', () => {
   it('no prediction matching a turn to score is refused whatever the flags (was: --allow-missing gave a 0-turn report, exit 0)', () => {
     const c = { file: 'p.jsonl', missing: ['1_00000/1', '1_00000/3'], extra: ['9_00000/1'], source: 'sgd:test', validIds: VALID, matched: 0 };
     for (const flags of [{}, { allowMissing: true }, { skipInvalid: true }, { allowMissing: true, skipInvalid: true }]) {
-      expect(() => checkPredictionIds({ ...c, ...flags })).toThrow(/^no prediction matches a turn of sgd:test, nothing to score: 1 ids match no turn of sgd:test \(first: 9_00000\/1; ids are "<dialogue_id>\/<turn index>"/);
+      expect(() => checkPredictionIds({ ...c, ...flags })).toThrow(/^all 2 turns of sgd:test have no prediction, nothing to score: 1 prediction ids match no turn of sgd:test \(first: 9_00000\/1; ids are "<dialogue_id>\/<turn index>"/);
     }
     // Ids of turns beyond --limit: valid ids, but none in the slice.
-    expect(() => checkPredictionIds({ ...c, extra: [], limit: 2, allowMissing: true })).toThrow('no prediction matches a turn of the first 2 turns of sgd:test, nothing to score');
+    expect(() => checkPredictionIds({ ...c, extra: [], limit: 2, allowMissing: true })).toThrow('all 2 turns (--limit 2) of sgd:test have no prediction, nothing to score');
   });
 });

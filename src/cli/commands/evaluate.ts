@@ -6,7 +6,7 @@ import { mergeSgsacc, shardDialogues, type SgsaccMergeResult } from '../../metri
 import type { GroundTruthSource } from '../../metrics/mwz/ground-truth.js';
 import { progressBar, progressOption, type ProgressMode } from '../../report/progress.js';
 import { readJsonFile } from '../../util/json-file.js';
-import { fileSignature, formatSignature, makeSignature } from '../../report/signature.js';
+import { formatSignature, makeSignature } from '../../report/signature.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
 import { addDataDirOption, addInputOption, addLimitOption, reportSkipped } from '../options.js';
 import { contextControlSignature, type ReferenceSelection } from '../../metrics/sgsacc/index.js';
@@ -107,8 +107,6 @@ export async function runEvaluate(flags: EvaluateFlags): Promise<EvaluateResult>
   });
   const predictions = evaluator.validate(input, flags.input);
   const result: EvaluateResult = evaluator.evaluateValidated(predictions, flags.input);
-  // What was evaluated, by content and path (relative to the data dir or the working directory).
-  result.signature = makeSignature({ ...result.signature, predictions: fileSignature(flags.input, data.dir) });
   if (flags.sgsacc) {
     // NLI scoring can take long on CPU: a progress bar on a terminal only
     const bar = progressBar('sgsacc |{bar}| {value}/{total} turns | ETA {eta_formatted}', {}, flags.progress);
