@@ -16,7 +16,7 @@ import { loadGroundTruth } from '../src/metrics/mwz/ground-truth.js';
 import { loadSgsaccData } from '../src/metrics/sgsacc/index.js';
 import { normalizeResponse } from '../src/metrics/text/normalize-response.js';
 import { runInProcess } from './helpers/in-process-cli.js';
-import { hasShared, REPO_ROOT, SHARED_DATA } from './helpers/shared.js';
+import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
 
 const page = (file: string) => readFileSync(path.join(REPO_ROOT, file), 'utf8');
 const n = (x: number) => x.toLocaleString('en-US');
@@ -55,16 +55,16 @@ const ours = (cell: string): string => /-?\d+(?:\.\d+)?/.exec(cell.replaceAll('*
 /** The paper's value of a cell, in parentheses. */
 const paper = (cell: string): number => Number(/\((-?\d+(?:\.\d+)?)\)/.exec(cell)![1]);
 
-const hasSgd = hasShared('data', 'sgd', 'test');
-const hasMwz = hasShared('data', 'multiwoz', 'convlab_mwz21_test.json');
+const hasSgd = hasData('sgd', 'test');
+const hasMwz = hasData('multiwoz', 'convlab_mwz21_test.json');
 
 describe.skipIf(!hasSgd || !hasMwz)('references: refs --summary, bench:rules counts, the dedupe of bench:nli (foundation.md, nli.md, sgsacc.md, README)', () => {
   const foundation = page('docs/foundation.md');
   let sgd = '';
   let mwz = '';
   beforeAll(async () => {
-    sgd = await runInProcess(['refs', '--dataset', 'sgd', '--summary', '--data-dir', SHARED_DATA]);
-    mwz = await runInProcess(['refs', '--dataset', 'multiwoz', '--summary', '--data-dir', SHARED_DATA]);
+    sgd = await runInProcess(['refs', '--dataset', 'sgd', '--summary', '--data-dir', DATA_DIR]);
+    mwz = await runInProcess(['refs', '--dataset', 'multiwoz', '--summary', '--data-dir', DATA_DIR]);
   }, 120_000);
 
   it('the per-act tables of both test sets', () => {
@@ -74,7 +74,7 @@ describe.skipIf(!hasSgd || !hasMwz)('references: refs --summary, bench:rules cou
 
   it('the counts of candidates, negatives and distinct pairs', () => {
     const counts = (dataset: 'sgd' | 'multiwoz') => {
-      const data = loadSgsaccData({ dataset, dataDir: SHARED_DATA });
+      const data = loadSgsaccData({ dataset, dataDir: DATA_DIR });
       const turns = data.expand(data.loaded.turns);
       let actions = 0;
       let candidates = 0;
@@ -118,8 +118,8 @@ describe.skipIf(!hasSgd || !hasMwz)('references: refs --summary, bench:rules cou
 describe.skipIf(!hasSgd || !hasMwz)('SER of the ground truth (ser-and-data.md, README)', () => {
   const doc = page('docs/ser-and-data.md');
   it('ser --robust on both test sets', async () => {
-    const sgd = await runInProcess(['ser', '--dataset', 'sgd', '--robust', '--data-dir', SHARED_DATA]);
-    const mwz = await runInProcess(['ser', '--dataset', 'multiwoz', '--robust', '--data-dir', SHARED_DATA]);
+    const sgd = await runInProcess(['ser', '--dataset', 'sgd', '--robust', '--data-dir', DATA_DIR]);
+    const mwz = await runInProcess(['ser', '--dataset', 'multiwoz', '--robust', '--data-dir', DATA_DIR]);
     const shown = blockAfter(doc, '**Measured**');
     const [sgdShown, mwzShown] = [shown.slice(0, shown.indexOf('$ node bin/todeval.js ser --dataset multiwoz --robust')), shown.slice(shown.indexOf('$ node bin/todeval.js ser --dataset multiwoz --robust'))];
     expectShownLinesIn(sgdShown, sgd);
@@ -143,13 +143,13 @@ describe.skipIf(!hasSgd || !hasMwz)('SER of the ground truth (ser-and-data.md, R
   }, 120_000);
 });
 
-describe.skipIf(!hasMwz || !hasShared('data', 'multiwoz', 'predictions'))('mwzeval on the five published systems (README, mwz-evaluate.md, text-metrics.md)', () => {
+describe.skipIf(!hasMwz || !hasData('multiwoz', 'predictions'))('mwzeval on the five published systems (README, mwz-evaluate.md, text-metrics.md)', () => {
   const SYSTEMS = { DAMD: 'damd', AuGPT: 'augpt', HDSA: 'hdsa', UniConv: 'uniconv', LAVA: 'lava' } as const;
   const results = new Map<string, MwzEvaluation>();
   beforeAll(() => {
-    const ev = new Evaluator({ bleu: true, success: true, richness: true, dst: true, dataDir: SHARED_DATA, onWarning: () => {} });
+    const ev = new Evaluator({ bleu: true, success: true, richness: true, dst: true, dataDir: DATA_DIR, onWarning: () => {} });
     for (const [name, file] of Object.entries(SYSTEMS)) {
-      results.set(name, ev.evaluate(JSON.parse(readFileSync(path.join(SHARED_DATA, 'multiwoz', 'predictions', `${file}.json`), 'utf8'))));
+      results.set(name, ev.evaluate(JSON.parse(readFileSync(path.join(DATA_DIR, 'multiwoz', 'predictions', `${file}.json`), 'utf8'))));
     }
   }, 180_000);
   const bleu = (r: MwzEvaluation) => Object.values(r.bleu!)[0];
@@ -207,7 +207,7 @@ describe.skipIf(!hasMwz || !hasShared('data', 'multiwoz', 'predictions'))('mwzev
   });
 
   it('the richness of the references themselves, and what the lexicalized gold text scores', () => {
-    const gt = loadGroundTruth(SHARED_DATA, {});
+    const gt = loadGroundTruth(DATA_DIR, {});
     const refs = Object.values(gt.dialogues).flatMap((d) => d.references.map((r) => normalizeResponse(r).text));
     const rich = lexicalRichness(refs);
     expect(page('docs/text-metrics.md').replace(/\s+/g, ' ')).toMatch(
@@ -218,19 +218,19 @@ describe.skipIf(!hasMwz || !hasShared('data', 'multiwoz', 'predictions'))('mwzev
     );
     expect(page('docs/mwz-evaluate.md')).toContain(`file: ${n(refs.length)} turns`);
     // The gold utterances as a system (lexicalized): what the warning in mwz-evaluate.md quotes.
-    const convlab = JSON.parse(readFileSync(path.join(SHARED_DATA, 'multiwoz', 'convlab_mwz21_test.json'), 'utf8')) as Record<string, { log: { text: string }[] }>;
+    const convlab = JSON.parse(readFileSync(path.join(DATA_DIR, 'multiwoz', 'convlab_mwz21_test.json'), 'utf8')) as Record<string, { log: { text: string }[] }>;
     const lexicalized = Object.fromEntries(Object.entries(convlab).map(([id, d]) => [id.toLowerCase().replace(/\.json$/, ''), d.log.filter((_, i) => i % 2 === 1).map((t) => ({ response: t.text }))]));
-    const s = new Evaluator({ success: true, dataDir: SHARED_DATA, onWarning: () => {} }).evaluate(lexicalized).success!;
+    const s = new Evaluator({ success: true, dataDir: DATA_DIR, onWarning: () => {} }).evaluate(lexicalized).success!;
     says(page('docs/mwz-evaluate.md'), `(the ConvLab gold \`text\` scores Inform ${s.inform.total.toFixed(1)}, Success ${s.success.total.toFixed(1)})`);
   }, 60_000);
 });
 
-describe.skipIf(!hasShared('data', 'gcdf1', 'convlab_baselines', 'test'))('GCDF1 of the 1,000 ConvLab conversations (gcdf1.md, README)', () => {
+describe.skipIf(!hasData('gcdf1', 'convlab_baselines', 'test'))('GCDF1 of the 1,000 ConvLab conversations (gcdf1.md, README)', () => {
   it('the command gcdf1.md shows prints what it shows; the README rows and the behaviour counts quoted', async () => {
-    const gcdf1 = path.join(SHARED_DATA, 'gcdf1');
+    const gcdf1 = path.join(DATA_DIR, 'gcdf1');
     const out = await runInProcess([
       'gcdf1', '--dialogues', path.join(gcdf1, 'convlab_baselines', 'test'), '--config', path.join(gcdf1, 'multiwoz_user_evaluator.yaml'),
-      '--canonical-map', path.join(gcdf1, 'resources', 'multiwoz21_canonical_map.json'), '--data-dir', SHARED_DATA,
+      '--canonical-map', path.join(gcdf1, 'resources', 'multiwoz21_canonical_map.json'), '--data-dir', DATA_DIR,
     ]);
     const doc = page('docs/gcdf1.md');
     expectShownLinesIn(blockAfter(doc, 'prints\n'), out);

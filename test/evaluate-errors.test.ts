@@ -105,10 +105,10 @@ describe.skipIf(!hasData('multiwoz', 'convlab_mwz21_test.json'))('evaluate on re
   });
 });
 
-describe.skipIf(!hasShared('data', 'multiwoz', 'convlab_mwz21_test.json'))('evaluate: one line per kind of warning (issue 21)', () => {
+describe.skipIf(!hasData('multiwoz', 'convlab_mwz21_test.json'))('evaluate: one line per kind of warning (issue 21)', () => {
   // The first 60 test dialogues, their system turns as the ConvLab file has them: delexicalized
   // (`text_delex`, whose placeholders mwzeval partly does not know) and lexicalized (`text`).
-  const convlab = JSON.parse(readFileSync(path.join(SHARED_DATA, 'multiwoz', 'convlab_mwz21_test.json'), 'utf8')) as Record<string, { log: { text: string; text_delex?: string }[] }>;
+  const convlab = JSON.parse(readFileSync(path.join(DATA_DIR, 'multiwoz', 'convlab_mwz21_test.json'), 'utf8')) as Record<string, { log: { text: string; text_delex?: string }[] }>;
   const predictions = (field: 'text' | 'text_delex') =>
     Object.fromEntries(
       Object.entries(convlab)
@@ -117,13 +117,13 @@ describe.skipIf(!hasShared('data', 'multiwoz', 'convlab_mwz21_test.json'))('eval
     );
   const warningsOf = (input: unknown, metrics: { bleu?: boolean; success?: boolean; richness?: boolean } = { bleu: true, success: true, richness: true }) => {
     const warnings: string[] = [];
-    new Evaluator({ ...metrics, dataDir: SHARED_DATA, onWarning: (m) => warnings.push(m) }).evaluate(input, 'p.json');
+    new Evaluator({ ...metrics, dataDir: DATA_DIR, onWarning: (m) => warnings.push(m) }).evaluate(input, 'p.json');
     return warnings;
   };
 
   it('unknown placeholders in many turns: one line with the count, each kind with its count, and the first place (was: a line per turn)', () => {
     const input = predictions('text_delex');
-    const unknown = new Evaluator({ richness: true, dataDir: SHARED_DATA }).evaluate(input).details.unknown_placeholders;
+    const unknown = new Evaluator({ richness: true, dataDir: DATA_DIR }).evaluate(input).details.unknown_placeholders;
     expect(unknown.length).toBeGreaterThan(1);
     const warnings = warningsOf(input);
     expect(warnings).toHaveLength(1);

@@ -1,18 +1,18 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './helpers/cli.js';
 import { getLexicalStandinDir } from './helpers/lexical-standin.js';
-import { hasShared, REPO_ROOT, SHARED_DATA } from './helpers/shared.js';
+import { suiteTempDir } from './helpers/temp.js';
+import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
 
 // What the newcomer did (issue 21): `score --turns T -o R` stopped half-way and resumed with the same
 // command. The references are kept beside --turns, so the resumed report equals the uninterrupted
 // one; only what counts this process's work differs (turns resumed, references reused or computed,
 // NLI pairs issued). The ground truth is the system here, as in the newcomer's run: every chunk is
 // the ground-truth phase (references selected, validated and the gold utterance scored).
-const SGD_FILE = path.join(SHARED_DATA, 'sgd', 'test', 'dialogues_017.json');
+const SGD_FILE = path.join(DATA_DIR, 'sgd', 'test', 'dialogues_017.json');
 const LIMIT = 64;
 const CHUNK = 4;
 // Signalled once this many turns are saved: several chunks done, most still to do.
@@ -24,15 +24,14 @@ const savedTurns = (f: string) => (existsSync(f) ? readFileSync(f, 'utf8').split
 /** The report less what counts this process's work and where its own files are. */
 const withoutWork = ({ nli: _n, resumed: _r, references, ...r }: Json) => ({ ...r, references: { ...(references as Json), file: null, reused: 0, computed: 0 } });
 
-describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || !hasShared('data', 'sgd', 'test', 'dialogues_017.json'))(
+describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))(
   'score stopped by SIGINT or SIGKILL and resumed gives the uninterrupted report (lexical stand-in, SGD slice)',
   () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'todeval-resume-'));
+    const dir = suiteTempDir('resume');
     const f = (name: string) => path.join(dir, name);
-    afterAll(() => rmSync(dir, { recursive: true, force: true }));
     let model = '';
     const args = (name: string, references: boolean) => [
-      'score', '--dataset', 'sgd', '--data-dir', SHARED_DATA, '--dialogues', SGD_FILE, '--limit', String(LIMIT), '--chunk', String(CHUNK),
+      'score', '--dataset', 'sgd', '--data-dir', DATA_DIR, '--dialogues', SGD_FILE, '--limit', String(LIMIT), '--chunk', String(CHUNK),
       '--model', model, '--device', 'cpu', '--threads', '1', '--progress', 'none',
       '--turns', f(`${name}.turns.jsonl`), '-o', f(`${name}.json`), ...(references ? ['--references', f(`${name}.refs.jsonl`)] : []),
     ];

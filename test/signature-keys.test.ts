@@ -152,9 +152,9 @@ describe('inputs are named by content and a relative path, never an absolute one
     expect(a).toMatch(/\|schema:examples\/sgd-mini\/schema\.json@[0-9a-f]{12}\|/);
   }, 60_000);
 
-  it.skipIf(!hasShared('data', 'sgd', 'test', 'dialogues_017.json'))('files in the data dir are named relative to it: the same signature from any working directory', () => {
-    const file = path.join(SHARED_DATA, 'sgd', 'test', 'dialogues_017.json');
-    const args = ['refs', '--data-dir', SHARED_DATA, '--dialogues', file, '--limit', '3', '--summary'];
+  it.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))('files in the data dir are named relative to it: the same signature from any working directory', () => {
+    const file = path.join(DATA_DIR, 'sgd', 'test', 'dialogues_017.json');
+    const args = ['refs', '--data-dir', DATA_DIR, '--dialogues', file, '--limit', '3', '--summary'];
     const here = signatureFrom(REPO_ROOT, args);
     expect(signatureFrom(tmp, args)).toBe(here);
     expect(here).toMatch(/\|data:sgd:sgd\/test\/dialogues_017\.json@[0-9a-f]{12}\|/);
