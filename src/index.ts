@@ -39,7 +39,16 @@ export { runScorePipeline, type ScorePipelineOptions, type ScorePipelineHooks, t
 // statistics, with NumPy's generator for its exact draws (docs/significance.md).
 export { pairedBootstrap, pairedApproximateRandomization, bootstrapConfidence, estimateCi, DEFAULT_SEED, type PairedResult, type ResampleOptions } from './metrics/significance/paired.js';
 export { NumpyGenerator, Pcg64, SeedSequence, type Seed } from './metrics/significance/pcg64.js';
-export type { StatMetric, ItemStats, SystemResult, ConfidenceResult } from './metrics/significance/types.js';
+export type { StatMetric, ItemStats, SystemResult, ConfidenceResult, MetricSpec } from './metrics/significance/types.js';
+export { ratioMetric, metricItems, byDialogue, selectItems, type MetricItems, type RunItems, type ItemLevel } from './metrics/significance/items.js';
+export { runConfidence, formatConfidence, type ConfidenceBlock, type MetricConfidence, type ResampleUnit } from './metrics/significance/confidence.js';
+// Each metric's per-item sufficient statistics (docs/significance.md), and `todeval compare`.
+export { turnItemStats } from './metrics/sgsacc/item-stats.js';
+export { mwzItemStats, type MwzItems } from './metrics/mwz/item-stats.js';
+export { gcdf1ItemStats } from './metrics/gcdf1/item-stats.js';
+export { rerankItemStats } from './rerank/item-stats.js';
+export { loadItemSource, itemsFileJson, type ItemSource, type ItemsFile } from './report/item-files.js';
+export { compareRuns, formatComparison, type CompareOptions, type CompareResult, type MetricComparison } from './report/compare.js';
 
 // Scale-out: the split `--shard K/N` makes, and `todeval merge` (docs/scale-out.md).
 export { shardPositions, shardLabel, type ShardSpec } from './shard/spec.js';

@@ -1,4 +1,5 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
+import type { ResampleUnit } from '../metrics/significance/confidence.js';
 import { DEFAULT_AR_TRIALS, DEFAULT_BOOTSTRAP_SAMPLES, DEFAULT_SEED } from '../metrics/significance/paired.js';
 import type { Seed } from '../metrics/significance/pcg64.js';
 import { positiveInt } from './options.js';
@@ -58,4 +59,30 @@ export function pairedTestFrom(flags: SignificanceFlags): { test: 'bs' | 'ar' | 
   if (flags.pairedBs) return { test: 'bs', samples: flags.pairedBsN };
   if (flags.pairedAr) return { test: 'ar', samples: flags.pairedArN };
   return { test: null };
+}
+
+/** A resampling unit flag: whole dialogues (default) or single turns. */
+export function unitOption(): Option {
+  return new Option('--unit <unit>', 'what turn-level metrics resample: whole dialogues (turns within one are correlated) or single turns')
+    .choices(['dialogue', 'turn'])
+    .default('dialogue');
+}
+
+/** The flags of a run's own intervals (score, evaluate): --confidence, --confidence-n, --seed, --unit. */
+export interface RunConfidenceFlags {
+  confidence?: boolean;
+  confidenceN: number;
+  seed: Seed;
+  unit: ResampleUnit;
+}
+
+export function addRunConfidenceOptions(cmd: Command): Command {
+  return addConfidenceOptions(cmd, "bootstrap 95% intervals of the report's metrics, resampling --unit (docs/significance.md)")
+    .option('--seed <n|none>', `NumPy seed of the resampling (sacreBLEU's default ${DEFAULT_SEED}); none draws from the OS`, parseSeed, DEFAULT_SEED)
+    .addOption(unitOption());
+}
+
+/** What runConfidence takes, from the flags; undefined without --confidence. */
+export function runConfidenceFrom(flags: RunConfidenceFlags): { samples: number; seed: Seed; unit: ResampleUnit } | undefined {
+  return flags.confidence ? { samples: flags.confidenceN, seed: flags.seed, unit: flags.unit } : undefined;
 }

@@ -48,6 +48,11 @@ export interface SerOptions {
   canonicalMap?: CanonicalMap;
   /** Also compute the robust variant (paraphrases and light normalisation). */
   robust?: boolean;
+  /**
+   * Each scored turn's strict verdict: true when a checked value is missing, null when the turn has
+   * no value to check (the per-turn statistics of SER: docs/significance.md).
+   */
+  onTurn?: (id: string, slotError: boolean | null) => void;
 }
 
 export interface SerCounts {
@@ -209,7 +214,8 @@ class Tally {
   readonly perService = new Map<string, { errors: number; total: number }>();
   readonly erroneous: SlotError[] = [];
 
-  add(id: string, checks: Check[], present: (c: Check) => boolean): void {
+  /** Counts one utterance; true when it has a slot error. */
+  add(id: string, checks: Check[], present: (c: Check) => boolean): boolean {
     const missingByService = new Map<string, boolean>();
     for (const c of checks) {
       const ok = present(c);
@@ -227,6 +233,7 @@ class Tally {
       if (missing) s.errors += 1;
       this.perService.set(svc, s);
     }
+    return anyMissing;
   }
 
   scores(): SerScores {
@@ -282,8 +289,12 @@ export function computeSer(turns: Turn[], opts: SerOptions): SerReport {
       utterance = predicted;
     }
     turnsScored += 1;
-    if (checks.length === 0) continue;
-    strict.add(turn.id, checks, (c) => strictContains(utterance, c.value));
+    if (checks.length === 0) {
+      opts.onTurn?.(turn.id, null);
+      continue;
+    }
+    const error = strict.add(turn.id, checks, (c) => strictContains(utterance, c.value));
+    opts.onTurn?.(turn.id, error);
     robust?.add(turn.id, checks, (c) =>
       robustContains(utterance, c.value, c.action.service, c.action.slot, opts.canonicalMap),
     );

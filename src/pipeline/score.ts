@@ -1,6 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { DatasetName } from '../adapters/load.js';
-import { corpusBleu } from '../metrics/text/bleu.js';
+import { BleuReferences, bleuFromSegmentStats, BLEU_STATS_WIDTH } from '../metrics/text/bleu.js';
+import { runConfidence, type ResampleUnit } from '../metrics/significance/confidence.js';
+import type { Seed } from '../metrics/significance/pcg64.js';
+import { turnItemStats } from '../metrics/sgsacc/item-stats.js';
 import { computeSer } from '../metrics/ser.js';
 import {
   aggregateHallucination,
@@ -49,6 +52,8 @@ export interface ScorePipelineOptions extends SgsaccOptions {
   turnsFile?: string;
   /** Progress and notices for whoever runs the pipeline (a CLI draws a bar, prints lines). */
   hooks?: ScorePipelineHooks;
+  /** Bootstrap 95% intervals of the report's metrics (`--confidence`), resampling dialogues by default. */
+  confidence?: { samples?: number; seed?: Seed; unit?: ResampleUnit };
 }
 
 export interface ScorePipelineHooks {
@@ -126,6 +131,17 @@ export async function runScorePipeline(selection: ScoreSelection, o: ScorePipeli
   const saved = () => (results ? turns.filter((t) => results.done.has(t.id)).length : 0);
   o.hooks?.started?.({ resumed: saved(), total: turns.length, saved });
 
+  // SER and BLEU need no model: computed first, so each turn's share of them is stored with its
+  // SGSAcc result and a paired test can resample all three from the per-turn file.
+  const slotErrors = new Map<string, boolean | null>();
+  const ser = computeSer(turns, { predictions, isCategorical: data.isCategorical, onTurn: (id, error) => slotErrors.set(id, error) });
+  const withGold = turns.filter((t) => t.utterance.trim() !== '');
+  const bleuRefs = withGold.length > 0 ? new BleuReferences([withGold.map((t) => t.utterance)]) : undefined;
+  const bleuStats = bleuRefs?.segmentStats(withGold.map((t) => utterances.get(t.id) ?? ''));
+  const bleuOf = new Map(withGold.map((t, i) => [t.id, Array.from(bleuStats!.subarray(i * BLEU_STATS_WIDTH, (i + 1) * BLEU_STATS_WIDTH))]));
+  const bleu = bleuRefs ? bleuFromSegmentStats(bleuStats!, {}, bleuRefs.signature) : undefined;
+  const annotate = (s: TurnScore): TurnScore => ({ ...s, slotError: slotErrors.get(s.id) ?? null, bleu: bleuOf.get(s.id) ?? null });
+
   const run = await runSgsacc(sgsTurns, utterances, {
     ...options,
     scorer: runner,
@@ -133,6 +149,7 @@ export async function runScorePipeline(selection: ScoreSelection, o: ScorePipeli
     references,
     results,
     groundTruthSystem: !predictions,
+    annotate,
     onChunk: ({ turnsDone }) => o.hooks?.progress?.(turnsDone, turns.length),
   });
 
@@ -153,9 +170,6 @@ export async function runScorePipeline(selection: ScoreSelection, o: ScorePipeli
   const goldChecked = gold.filter((g) => g.hallucination !== undefined);
   const goldHallucination = options.hallucination && goldChecked.length > 0 ? aggregateHallucination(goldChecked, aggregateOptions) : undefined;
 
-  const ser = computeSer(turns, { predictions, isCategorical: data.isCategorical });
-  const withGold = turns.filter((t) => t.utterance.trim() !== '');
-  const bleu = withGold.length > 0 ? corpusBleu(withGold.map((t) => utterances.get(t.id) ?? ''), [withGold.map((t) => t.utterance)]) : undefined;
 
   const { counts, ...scores } = summary;
   const missing = selection.missing;
@@ -209,6 +223,10 @@ export async function runScorePipeline(selection: ScoreSelection, o: ScorePipeli
     resumed: run.counts.resumed,
     nli: { requested: stats.requested, issued: stats.issued, cacheHits: stats.cacheHits, batches: stats.batches },
   };
+  if (o.confidence) {
+    // Turns resumed from an older per-turn file lack their SER and BLEU shares: added here.
+    report.confidence = runConfidence(turnItemStats(run.scores.map(annotate), { validation: options.validation }), o.confidence);
+  }
   const tallies: ScoreTallies = {
     sgsacc: tallySgsacc(run.scores, aggregateOptions),
     groundTruth: gold.length > 0 ? tallySgsacc(gold, aggregateOptions) : null,

@@ -1,23 +1,28 @@
-import { writeJsonAtomic } from '../../util/atomic-write.js';
+import { writeFileAtomic, writeJsonAtomic } from '../../util/atomic-write.js';
 import { Option, type Command } from 'commander';
 import { resolveDataDir } from '../../data/data-dir.js';
 import { Evaluator, type MwzEvaluation } from '../../metrics/mwz/evaluator.js';
 import { mergeSgsacc, shardDialogues, type SgsaccMergeResult } from '../../metrics/mwz/sgsacc-merge.js';
-import type { GroundTruthSource } from '../../metrics/mwz/ground-truth.js';
 import { progressBar, progressOption, type ProgressMode } from '../../report/progress.js';
 import { readJsonFile } from '../../util/json-file.js';
-import { formatSignature, makeSignature } from '../../report/signature.js';
+import { fileSignature, formatSignature, makeSignature } from '../../report/signature.js';
+import { itemsFileJson } from '../../report/item-files.js';
+import { mwzItemStats } from '../../metrics/mwz/item-stats.js';
+import { formatConfidence, runConfidence, type ConfidenceBlock } from '../../metrics/significance/confidence.js';
+import { addRunConfidenceOptions, runConfidenceFrom, type RunConfidenceFlags } from '../significance-options.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
 import { addDataDirOption, addInputOption, addLimitOption, reportSkipped } from '../options.js';
 import { contextControlSignature, type ReferenceSelection } from '../../metrics/sgsacc/index.js';
 import { addContextControlOptions, referenceSelectionOption } from '../sgsacc-options.js';
+import { addMwzInputOptions, GROUND_TRUTH_SOURCES } from '../mwz-options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
 import { InputError } from '../../util/errors.js';
 import { addShardOptions, shardBlock, type ShardFlags } from '../shard-options.js';
 import { shardLabel } from '../../shard/spec.js';
 import type { EvaluateShardReport } from '../../shard/evaluate-merge.js';
 
-interface EvaluateFlags extends NliCliFlags, ShardFlags {
+interface EvaluateFlags extends NliCliFlags, ShardFlags, RunConfidenceFlags {
+  items?: string;
   input: string;
   output?: string;
   bleu?: boolean;
@@ -38,11 +43,6 @@ interface EvaluateFlags extends NliCliFlags, ShardFlags {
   progress: ProgressMode;
 }
 
-const SOURCES: Record<string, GroundTruthSource | undefined> = {
-  auto: undefined,
-  mwz21: 'multiwoz21-convlab',
-  mwz22: 'multiwoz22',
-};
 
 export function register(program: Command): void {
   const cmd = program
@@ -55,17 +55,11 @@ export function register(program: Command): void {
     .option('-r, --richness', 'lexical richness (unique n-grams, entropies, MSTTR, length)')
     .option('--dst', 'dialogue state tracking: joint accuracy, slot precision/recall/F1')
     .option('--sgsacc', 'also SGSAcc and SER for turns with lexicalized text ("utterance", or a response without placeholders)');
-  addDataDirOption(cmd)
-    .addOption(
-      new Option('--ground-truth <source>', 'ground truth: MultiWOZ 2.2 files when present (auto), or force one')
-        .choices(['auto', 'mwz21', 'mwz22'])
-        .default('auto'),
-    )
-    .option('--strict', 'unknown slot placeholders and state slots are errors (default: warn; placeholders are dropped, as mwzeval)')
-    .option('--skip-invalid', 'list invalid dialogues (unknown ids, wrong turn counts) and evaluate the rest')
-    .option('--domains-from-slots', "active domains from placeholder names like [hotel_name] (mwzeval's add_slot_domains.py)")
+  addMwzInputOptions(addDataDirOption(cmd))
     .option('--rebuild-ground-truth', 'rebuild the ground truth instead of reading the cached copy')
-    .option('--json', 'print the report as JSON on stdout instead of the tables');
+    .option('--json', 'print the report as JSON on stdout instead of the tables')
+    .option('--items <file>', "write every metric's per-item sufficient statistics (JSON) for todeval compare and report");
+  addRunConfidenceOptions(cmd);
   addLimitOption(cmd, 'dialogues of the input');
   // Only the SGSAcc scoring is split: the mwzeval metrics are cheap and every shard computes them whole.
   addShardOptions(cmd, 'dialogues scored for --sgsacc', { workers: false });
@@ -77,10 +71,11 @@ export function register(program: Command): void {
   });
 }
 
-export type EvaluateResult = MwzEvaluation & { sgsacc?: SgsaccMergeResult | null };
+export type EvaluateResult = MwzEvaluation & { sgsacc?: SgsaccMergeResult | null; confidence?: ConfidenceBlock };
 
 export async function runEvaluate(flags: EvaluateFlags): Promise<EvaluateResult> {
-  refuseOutputOverInput({ '-o/--output': flags.output, '--cache': flags.cache }, { '--input': flags.input });
+  refuseOutputOverInput({ '-o/--output': flags.output, '--items': flags.items, '--cache': flags.cache }, { '--input': flags.input });
+  if (flags.shard && (flags.confidence || flags.items)) throw new InputError(`${flags.confidence ? '--confidence' : '--items'} needs the whole run in one process: drop --shard`);
   if (flags.shard && !flags.sgsacc) throw new InputError('--shard splits the SGSAcc scoring of --sgsacc: give --sgsacc (the other metrics are not split)');
   if (flags.shard && !flags.output) throw new InputError('--shard needs -o/--output: todeval merge joins the shard reports');
   let { bleu, success, richness, dst } = flags;
@@ -97,7 +92,7 @@ export async function runEvaluate(flags: EvaluateFlags): Promise<EvaluateResult>
     dst,
     dataDir: data.dir,
     dataDirSource: data.source,
-    groundTruth: SOURCES[flags.groundTruth],
+    groundTruth: GROUND_TRUTH_SOURCES[flags.groundTruth],
     strict: flags.strict,
     skipInvalid: flags.skipInvalid,
     noCache: flags.rebuildGroundTruth,
@@ -106,7 +101,9 @@ export async function runEvaluate(flags: EvaluateFlags): Promise<EvaluateResult>
     onSkipped: (e) => reportSkipped('input', [e]),
   });
   const predictions = evaluator.validate(input, flags.input);
-  const result: EvaluateResult = evaluator.evaluateValidated(predictions, flags.input);
+  const wantItems = flags.confidence === true || flags.items !== undefined;
+  const { items: mwzItems, ...evaluation } = evaluator.evaluateValidated(predictions, flags.input, { items: wantItems });
+  const result: EvaluateResult = evaluation;
   if (flags.sgsacc) {
     // NLI scoring can take long on CPU: a progress bar on a terminal only
     const bar = progressBar('sgsacc |{bar}| {value}/{total} turns | ETA {eta_formatted}', {}, flags.progress);
@@ -117,6 +114,7 @@ export async function runEvaluate(flags: EvaluateFlags): Promise<EvaluateResult>
         referenceSelection: flags.referenceSelection,
         contextControl: flags.contextControl,
         shard: flags.shard,
+        items: wantItems,
         // Only mergeSgsacc knows how many turns are lexicalized, so the bar starts on its first report.
         onProgress: ({ turnsDone, turnsTotal }) => {
           if (bar?.isActive) bar.update(turnsDone);
@@ -139,6 +137,16 @@ export async function runEvaluate(flags: EvaluateFlags): Promise<EvaluateResult>
         contextControl: contextControlSignature(result.sgsacc.contextControl),
       });
     }
+  }
+  // Per-item statistics: the intervals of --confidence, the file of --items; never in the report itself.
+  const sgsaccItems = result.sgsacc?.items;
+  if (result.sgsacc) delete result.sgsacc.items;
+  if (wantItems) {
+    const items = { ...mwzItemStats(mwzItems!), ...(sgsaccItems ?? {}) };
+    // One line: a machine file of thousands of rows (pretty-printed it would be three times the size).
+    if (flags.items) writeFileAtomic(flags.items, JSON.stringify(itemsFileJson(makeSignature({ ...result.signature, predictions: fileSignature(flags.input) }), items)) + '\n');
+    const confidence = runConfidenceFrom(flags);
+    if (confidence) result.confidence = runConfidence(items, confidence);
   }
   if (flags.shard && flags.output) {
     // The shard's part of the SGSAcc section travels as counts, which todeval merge adds up exactly.
@@ -197,6 +205,8 @@ export function formatEvaluation(r: MwzEvaluation): string {
       ['turns', `${sg.counts.lexicalizedTurns} lexicalized, ${sg.counts.delexicalizedTurns} delexicalized (left out)`],
     ]);
   }
+  const confidence = (r as EvaluateResult).confidence;
+  if (confidence) lines.push(formatConfidence(confidence).trimEnd(), '');
   lines.push(`${r.details.dialogues} dialogues, ${r.details.turns} turns`);
   if (r.details.invalid.length > 0) lines.push(`${r.details.invalid.length} invalid dialogues skipped`);
   if (r.details.unknown_placeholders.length > 0) {

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { register as bleu } from './bleu.js';
+import { register as compare } from './compare.js';
 import { register as data } from './data.js';
 import { register as doctor } from './doctor.js';
 import { register as evaluate } from './evaluate.js';
@@ -20,6 +21,7 @@ export type RegisterCommand = (program: Command) => void;
 // One line per command module; keep this list sorted by command name.
 export const commands: RegisterCommand[] = [
   bleu,
+  compare,
   data,
   doctor,
   evaluate,

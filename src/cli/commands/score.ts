@@ -21,8 +21,9 @@ import { addPredictionsOptions, checkPredictionIds, readPredictionsFlag } from '
 import { addContextControlOptions, referenceSelectionOption } from '../sgsacc-options.js';
 import { addShardOptions, shardBlock, type ShardFlags } from '../shard-options.js';
 import { runCommandInWorkers } from '../workers-run.js';
+import { addRunConfidenceOptions, runConfidenceFrom, type RunConfidenceFlags } from '../significance-options.js';
 
-interface ScoreFlags extends NliCliFlags, DatasetFlags, ShardFlags {
+interface ScoreFlags extends NliCliFlags, DatasetFlags, ShardFlags, RunConfidenceFlags {
   dataset: DatasetName;
   input?: string;
   system?: string;
@@ -60,6 +61,7 @@ export function register(program: Command): void {
     .option('--chunk <n>', 'turns per NLI call (larger batches on GPU)', positiveInt('--chunk'), 256)
     .option('--force', 'replace a complete report at -o with one of fewer turns or less of the ground truth');
   addContextControlOptions(cmd, false);
+  addRunConfidenceOptions(cmd);
   addShardOptions(cmd, 'turns');
   cmd.addOption(progressOption());
   addNliOptions(cmd);
@@ -71,6 +73,7 @@ export function register(program: Command): void {
 
 /** `score --workers N`: the same command as N shards in child processes, merged (src/shard/workers.ts). */
 async function runScoreInWorkers(flags: ScoreFlags): Promise<void> {
+  refuseConfidenceInParts(flags);
   const output = reportFileFrom(flags);
   const merged = await runCommandInWorkers(flags, { flag: '-i/--input', file: flags.input }, {
     references: { file: flags.references },
@@ -81,6 +84,12 @@ async function runScoreInWorkers(flags: ScoreFlags): Promise<void> {
   });
   if (merged.kind !== 'score') return;
   process.stdout.write(jsonToStdout(flags) ? JSON.stringify(merged.report, null, 2) + '\n' : formatSgsaccReport(merged.report));
+}
+
+/** An interval of part of the turns is not the run's: --confidence needs them all. */
+function refuseConfidenceInParts(flags: ScoreFlags): void {
+  if (!flags.confidence || (!flags.shard && flags.workers === undefined)) return;
+  throw new InputError(`--confidence needs the whole run in one process: drop ${flags.shard ? '--shard' : '--workers'}`);
 }
 
 async function runScore(flags: ScoreFlags): Promise<void> {
@@ -94,6 +103,7 @@ async function runScore(flags: ScoreFlags): Promise<void> {
     { '-i/--input': flags.input, '--dialogues': flags.dialogues, '--schema': flags.schema },
   );
   if (flags.shard && !reportFile) throw new InputError('--shard needs -o/--output: todeval merge joins the shard reports');
+  refuseConfidenceInParts(flags);
   const data = loadSgsaccData(datasetLoadOptions(flags, datasetDataDir(flags)));
   reportSkipped('input', data.loaded.invalid);
   const predictions = flags.input ? readPredictionsFlag(flags.input, flags.skipInvalid) : undefined;
@@ -149,6 +159,7 @@ async function runScore(flags: ScoreFlags): Promise<void> {
       referencesFile,
       referencesKept: kept !== undefined,
       turnsFile: flags.turns,
+      confidence: runConfidenceFrom(flags),
       hooks: {
         started: ({ resumed, saved }) => {
           setInterruptNotice(savedTurnsNotice('turns', flags.turns, saved, total));

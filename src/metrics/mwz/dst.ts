@@ -27,24 +27,12 @@ export function dstScores(pairs: { hyp: BeliefState; ref: BeliefState }[], fuzzy
   let tp = 0;
   let fp = 0;
   let fn = 0;
-  const matches = (a: string, b: string): boolean => partialRatio(a, b) > fuzzyRatio;
   for (const { hyp, ref } of pairs) {
-    const h = flatten(hyp);
-    const r = flatten(ref);
-    let exact = h.size === r.size && [...r.keys()].every((k) => h.has(k));
-    for (const [k, v] of h) {
-      const rv = r.get(k);
-      if (rv !== undefined && matches(v, rv)) tp++;
-      else {
-        fp++;
-        exact = false;
-      }
-    }
-    for (const [k, v] of r) {
-      const hv = h.get(k);
-      if (hv === undefined || !matches(hv, v)) fn++;
-    }
-    if (exact) joint++;
+    const o = dstTurn(hyp, ref, fuzzyRatio);
+    tp += o.tp;
+    fp += o.fp;
+    fn += o.fn;
+    if (o.jointCorrect) joint++;
   }
   const p = tp / (tp + fp + 1e-10);
   const rc = tp / (tp + fn + 1e-10);
@@ -54,4 +42,28 @@ export function dstScores(pairs: { hyp: BeliefState; ref: BeliefState }[], fuzzy
     slot_precision: p,
     slot_recall: rc,
   };
+}
+
+/** One turn of dstScores: jointly correct, and its matching / spurious / missed slot pairs. */
+export function dstTurn(hyp: BeliefState, ref: BeliefState, fuzzyRatio = 95): { jointCorrect: boolean; tp: number; fp: number; fn: number } {
+  const matches = (a: string, b: string): boolean => partialRatio(a, b) > fuzzyRatio;
+  const h = flatten(hyp);
+  const r = flatten(ref);
+  let tp = 0;
+  let fp = 0;
+  let fn = 0;
+  let exact = h.size === r.size && [...r.keys()].every((k) => h.has(k));
+  for (const [k, v] of h) {
+    const rv = r.get(k);
+    if (rv !== undefined && matches(v, rv)) tp++;
+    else {
+      fp++;
+      exact = false;
+    }
+  }
+  for (const [k, v] of r) {
+    const hv = h.get(k);
+    if (hv === undefined || !matches(hv, v)) fn++;
+  }
+  return { jointCorrect: exact, tp, fp, fn };
 }

@@ -1,11 +1,12 @@
-import { corpusBleu, type BleuResult } from '../text/bleu.js';
+import { BleuReferences, bleuFromSegmentStats, BLEU_STATS_WIDTH, type BleuResult } from '../text/bleu.js';
 import { lexicalRichness, type LexicalRichness } from '../text/richness.js';
 import { normalizeResponse } from '../text/normalize-response.js';
 import { makeSignature, type Signature } from '../../report/signature.js';
 import { InputError } from '../../util/errors.js';
 import { domainsFromSlotNames, estimateActiveDomains } from './active-domains.js';
 import { MwzDatabase } from './database.js';
-import { dstScores, type DstScores } from './dst.js';
+import { dstScores, dstTurn, type DstScores } from './dst.js';
+import type { MwzItems } from './item-stats.js';
 import {
   GROUND_TRUTH_BUILDER_VERSION,
   loadBookedDomains,
@@ -91,6 +92,17 @@ export class Evaluator {
     this.opts = opts;
   }
 
+  /** The same evaluator computing other metrics, sharing the data it has loaded. */
+  withMetrics(metrics: Pick<EvaluatorOptions, 'bleu' | 'success' | 'richness' | 'dst'>): Evaluator {
+    const e = new Evaluator({ ...this.opts, ...metrics });
+    e.gt = this.groundTruth();
+    if (metrics.success) {
+      e.db = this.database();
+      e.booked = this.bookedDomains();
+    }
+    return e;
+  }
+
   groundTruth(): GroundTruth & { cacheFile?: string } {
     this.gt ??= loadGroundTruth(this.opts.dataDir, { source: this.opts.groundTruth, noCache: this.opts.noCache });
     return this.gt;
@@ -145,8 +157,12 @@ export class Evaluator {
     return this.evaluateValidated(this.validate(input, file), file);
   }
 
-  /** Evaluate what `validate` accepted (callers that also need the validated dialogues, e.g. --sgsacc). */
-  evaluateValidated({ dialogues, invalid, unknownSlots }: ValidatedPredictions, file?: string): MwzEvaluation {
+  /**
+   * Evaluate what `validate` accepted (callers that also need the validated dialogues, e.g. --sgsacc).
+   * With `items`, also each dialogue's sufficient statistics (what paired tests and intervals
+   * resample: docs/significance.md), outside the mwzeval-shaped result.
+   */
+  evaluateValidated({ dialogues, invalid, unknownSlots }: ValidatedPredictions, file?: string, opts: { items?: boolean } = {}): MwzEvaluation & { items?: MwzItems } {
     const { bleu, success, richness, dst } = this.opts;
     const gt = this.groundTruth();
     const warn = this.opts.onWarning ?? (() => undefined);
@@ -188,7 +204,8 @@ export class Evaluator {
     );
     if (lexicalized) warn(prefix + lexicalized);
 
-    const result: MwzEvaluation = {
+    const items: MwzItems | undefined = opts.items ? Object.fromEntries(Object.keys(dialogues).map((id) => [id, {}])) : undefined;
+    const result: MwzEvaluation & { items?: MwzItems } = {
       bleu: null,
       success: null,
       richness: null,
@@ -213,9 +230,17 @@ export class Evaluator {
           refs.push(this.normalizedReference(id, i, gt.dialogues[id].references[i]));
         });
       }
-      const b = corpusBleu(hyps, [refs]);
+      const references = new BleuReferences([refs]);
+      const stats = references.segmentStats(hyps);
+      const b = bleuFromSegmentStats(stats, {}, references.signature);
       result.bleu = { [referenceSetName(gt.source)]: b.score };
       result.details.bleu = b;
+      if (items) {
+        let row = 0;
+        for (const [id, rs] of Object.entries(responses)) {
+          items[id].bleu = rs.map(() => Array.from(stats.subarray(row * BLEU_STATS_WIDTH, ++row * BLEU_STATS_WIDTH)));
+        }
+      }
     }
 
     if (success) {
@@ -228,12 +253,18 @@ export class Evaluator {
             : allDomains
               ? dial.map((t) => t.active_domains!)
               : estimateActiveDomains(st);
-          return dialogueSuccess(
+          const outcome = dialogueSuccess(
             gt.dialogues[id].goal,
             { responses: responses[id], states: st, activeDomains, bookedDomains: this.bookedDomains()[id] ?? [] },
             this.database(),
             optimistic ? OPTIMISTIC : STANDARD,
           );
+          // The reported Inform and Success are the standard setting's `total`.
+          if (items && !optimistic) {
+            items[id].inform = outcome.match.total === true;
+            items[id].success = outcome.success.total === true;
+          }
+          return outcome;
         });
         return aggregateSuccess(outcomes);
       };
@@ -256,6 +287,9 @@ export class Evaluator {
           predictedStates[id].map((hyp, i) => ({ hyp, ref: gt.dialogues[id].states[i] })),
         );
         result.dst = dstScores(pairs);
+        if (items) {
+          for (const id of Object.keys(dialogues)) items[id].jointCorrect = predictedStates[id].map((hyp, i) => dstTurn(hyp, gt.dialogues[id].states[i]).jointCorrect);
+        }
       }
     }
 
@@ -272,6 +306,7 @@ export class Evaluator {
       dialogues: result.details.dialogues,
       skipped: invalid.length > 0 ? invalid.length : undefined,
     });
+    if (items) result.items = items;
     return result;
   }
 }

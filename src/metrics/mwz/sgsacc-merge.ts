@@ -4,6 +4,8 @@ import { computeSer } from '../ser.js';
 import { aggregateSgsacc, loadSgsaccData, runSgsacc, tallySgsacc, type ReferenceSelection, type SgsaccSummary, type SgsaccTally } from '../sgsacc/index.js';
 import { shardPositions, type ShardSpec } from '../../shard/spec.js';
 import { dialogueKey } from './ground-truth.js';
+import { turnItemStats } from '../sgsacc/item-stats.js';
+import type { RunItems } from '../significance/items.js';
 import type { MwzPredictions } from './input.js';
 
 // Any bracketed placeholder, in any delexicalization style: such a response is not lexicalized.
@@ -26,6 +28,8 @@ export interface SgsaccMergeOptions {
   chunkTurns?: number;
   /** Score only the dialogues of this part (`evaluate --sgsacc --shard K/N`), and return the tally that merges. */
   shard?: ShardSpec;
+  /** Also return each turn's sufficient statistics (SGSAcc, SER) for intervals and paired tests. */
+  items?: boolean;
   onProgress?: (p: { turnsDone: number; turnsTotal: number }) => void;
 }
 
@@ -40,6 +44,8 @@ export interface SgsaccMergeResult {
   contextControl: boolean;
   /** With `shard`: the counts behind the percentages, which `todeval merge` adds across shards. */
   tally?: SgsaccTally;
+  /** With `items`: per-turn statistics of SGSAcc and SER (in memory only: not part of the report). */
+  items?: RunItems;
 }
 
 /**
@@ -94,7 +100,8 @@ export async function mergeSgsacc(dialogues: MwzPredictions, opts: SgsaccMergeOp
     });
     const aggregateOptions = { validation: options.validation, isUnseen: data.isUnseen };
     const { counts, ...scores } = aggregateSgsacc(run.scores, aggregateOptions);
-    const ser = computeSer(turns, { predictions: utterances, isCategorical: data.isCategorical });
+    const slotErrors = new Map<string, boolean | null>();
+    const ser = computeSer(turns, { predictions: utterances, isCategorical: data.isCategorical, onTurn: (id, error) => slotErrors.set(id, error) });
     return {
       sgsacc: scores,
       counts: { ...counts, lexicalizedTurns: turns.length, delexicalizedTurns: delexicalized },
@@ -107,6 +114,7 @@ export async function mergeSgsacc(dialogues: MwzPredictions, opts: SgsaccMergeOp
         dtype: String(runner.modelSignature.dtype),
       },
       ...(opts.shard ? { tally: tallySgsacc(run.scores, aggregateOptions) } : {}),
+      ...(opts.items ? { items: turnItemStats(run.scores.map((s) => ({ ...s, slotError: slotErrors.get(s.id) ?? null })), { validation: options.validation }) } : {}),
     };
   } finally {
     await runner.close();

@@ -1,3 +1,4 @@
+import { formatConfidence, type ConfidenceBlock } from '../significance/confidence.js';
 import type { BleuResult } from '../text/bleu.js';
 import type { SerReport } from '../ser.js';
 import { formatSignature, type Signature } from '../../report/signature.js';
@@ -35,6 +36,8 @@ export interface SgsaccReport {
   resumed: number;
   /** NLI runner counters for this run (pairs requested, issued to the model, cache hits). */
   nli: Record<string, number>;
+  /** With --confidence: bootstrap 95% intervals of SGSAcc, SER, BLEU (and hallucination), docs/significance.md. */
+  confidence?: ConfidenceBlock;
 }
 
 /**
@@ -108,6 +111,7 @@ export function formatSgsaccReport(r: SgsaccReport): string {
     groups('hallucination per service', h.perService);
     groups('hallucination per act', h.perAct);
   }
+  if (r.confidence) lines.push(formatConfidence(r.confidence).trimEnd());
   lines.push(`signature: ${formatSignature(r.signature)}`);
   const model = String(r.signature.model ?? '');
   if (isStandinModelId(model)) {

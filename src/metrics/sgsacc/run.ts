@@ -16,6 +16,11 @@ export interface SgsaccRunOptions extends SgsaccOptions {
   results?: RecordStore<TurnScore>;
   /** The system is the gold utterance itself: reuse the ground-truth scores of the references. */
   groundTruthSystem?: boolean;
+  /**
+   * Adds what the caller knows of a freshly scored turn before it is stored (score: its SER verdict
+   * and BLEU statistics, so that a paired test can resample them from the per-turn file).
+   */
+  annotate?: (score: TurnScore) => TurnScore;
   onChunk?: (progress: { turnsDone: number; turnsTotal: number }) => void;
 }
 
@@ -55,9 +60,10 @@ export async function runSgsacc(
     // A stored record that gained fields is appended again: the later line wins when loading.
     opts.references?.append(slice.filter((t) => changed.has(t.id)).map((t) => refs.get(t.id)!));
     // The ground truth as the system is already scored with its references.
-    const scored = opts.groundTruthSystem
+    const plain = opts.groundTruthSystem
       ? slice.map((t) => groundTruthScore(refs.get(t.id)!, opts))
       : await scoreTurns(slice, refs, utterances, opts.scorer, opts);
+    const scored = opts.annotate ? plain.map(opts.annotate) : plain;
     opts.results?.append(scored);
     for (const s of scored) done.set(s.id, s);
     turnsDone += slice.length;

@@ -198,4 +198,15 @@ export interface TurnScore {
   /** With `hallucination`: the other direction's check, and the four-way label (null when unscorable). */
   hallucination?: TurnHallucination;
   label?: FourWayLabel | null;
+  /**
+   * SER's verdict on the scored utterance (`score` writes it, so paired tests can resample SER):
+   * true when a checked slot value is missing, false when all are present, null when the turn has
+   * no value SER checks.
+   */
+  slotError?: boolean | null;
+  /**
+   * BLEU statistics of the utterance against the gold one, sacreBLEU's per-segment layout
+   * ([sysLen, refLen, matches 1-4, n-grams 1-4]); null when the turn has no gold utterance.
+   */
+  bleu?: number[] | null;
 }

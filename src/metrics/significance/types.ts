@@ -11,7 +11,14 @@ export interface StatMetric {
   readonly width: number;
   /** The score of the summed statistics at sums[offset .. offset + width). */
   score(sums: ArrayLike<number>, offset: number): number;
+  /** How to rebuild the metric from a file that stores its rows (a per-item statistics file). */
+  readonly spec?: MetricSpec;
 }
+
+/** A stored metric's score function: a rate (scale * num / (den + epsilon)) or sacreBLEU's BLEU. */
+export type MetricSpec =
+  | { type: 'ratio'; scale: number; epsilon: number }
+  | { type: 'bleu'; options: { tokenize?: string; lowercase?: boolean; smoothMethod?: string; smoothValue?: number; effectiveOrder?: boolean } };
 
 /**
  * One system's statistics: `width` numbers per item, rows in item order (item i at i * width).

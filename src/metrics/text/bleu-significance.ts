@@ -52,7 +52,11 @@ export interface BleuComparison {
 /** BLEU as a StatMetric over BLEU_STATS_WIDTH rows (the score of summed segment statistics). */
 export function bleuStatMetric(opts: BleuOptions = {}): StatMetric {
   const score = makeBleuScorer(opts);
-  return { name: 'BLEU', width: BLEU_STATS_WIDTH, score: (sums, offset) => score(sums, offset) };
+  // The options that change the score, as a stored metric is rebuilt from them.
+  const options = Object.fromEntries(
+    Object.entries({ tokenize: opts.tokenize, lowercase: opts.lowercase || undefined, smoothMethod: opts.smoothMethod, smoothValue: opts.smoothValue, effectiveOrder: opts.effectiveOrder || undefined }).filter(([, v]) => v !== undefined),
+  );
+  return { name: 'BLEU', width: BLEU_STATS_WIDTH, spec: { type: 'bleu', options }, score: (sums, offset) => score(sums, offset) };
 }
 
 /**

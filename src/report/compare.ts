@@ -1,0 +1,196 @@
+/**
+ * `todeval compare` as a library call: sacreBLEU's paired tests of systems against a baseline on
+ * every metric their per-item outputs support, resampling dialogues (or turns) and never re-running
+ * a model: runs must share a signature apart from what names the system, and the same items.
+ */
+import { byDialogue, selectItems, type MetricItems } from '../metrics/significance/items.js';
+import { seedLabel, type ResampleUnit } from '../metrics/significance/confidence.js';
+import { DEFAULT_AR_TRIALS, DEFAULT_BOOTSTRAP_SAMPLES, DEFAULT_SEED, pairedApproximateRandomization, pairedBootstrap } from '../metrics/significance/paired.js';
+import type { Seed } from '../metrics/significance/pcg64.js';
+import type { SystemResult } from '../metrics/significance/types.js';
+import { InputError } from '../util/errors.js';
+import type { ItemSource } from './item-files.js';
+import { formatSignature, type Signature } from './signature.js';
+
+export interface CompareOptions {
+  /** 'bs' paired bootstrap (default), 'ar' approximate randomization. */
+  test?: 'bs' | 'ar';
+  /** Resamples (bs, 1000) or trials (ar, 10000). */
+  samples?: number;
+  seed?: Seed;
+  /** Resampling unit of turn-level metrics (default dialogue; dialogue-level metrics always resample dialogues). */
+  unit?: ResampleUnit;
+  /** Compare on the items every run has, instead of refusing runs whose items differ. */
+  commonItems?: boolean;
+  /** Metric ids to compare (default: every metric all runs have). */
+  metrics?: readonly string[];
+}
+
+/** One metric compared: the shape of `todeval bleu --json`, plus what was resampled. */
+export interface MetricComparison {
+  metric: string;
+  /** The metric's id (`--metric`): sgsacc, sgsacc-all, hallucination, ser, bleu, inform, ... */
+  id: string;
+  test: 'bs' | 'ar';
+  n: number;
+  seed: number | string;
+  /** The test's settings, sacreBLEU-style: `bs:1000|seed:12345|unit:dialogue`. */
+  signature: string;
+  unit: 'turn' | 'dialogue' | 'item';
+  /** Units resampled (dialogues, turns or items). */
+  units: number;
+  /** With commonItems: items of each system left out because another run lacks them. */
+  dropped?: Record<string, number>;
+  systems: ({ name: string } & SystemResult)[];
+}
+
+/** The JSON of `todeval compare --json` (docs/significance.md; keep it stable). */
+export interface CompareResult {
+  test: 'bs' | 'ar';
+  n: number;
+  seed: number | string;
+  unit: ResampleUnit;
+  baseline: string;
+  systems: string[];
+  /** The runs' shared signature, without the keys that name each system. */
+  signature: string;
+  comparisons: MetricComparison[];
+}
+
+function sharedSignature(s: ItemSource): Signature {
+  const out: Signature = { ...s.signature };
+  for (const k of s.systemKeys) delete out[k];
+  return out;
+}
+
+function differences(a: Signature, b: Signature): string[] {
+  const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
+  return keys.filter((k) => String(a[k]) !== String(b[k])).map((k) => `${k}: ${String(a[k])} vs ${String(b[k])}`);
+}
+
+/** Refuses runs that are not comparable: another kind of output, or another configuration. */
+function checkComparable(sources: readonly ItemSource[]): void {
+  const [base, ...rest] = sources;
+  for (const s of rest) {
+    if (s.kind !== base.kind) throw new InputError(`is a ${s.kind} output, the baseline (${base.file}) a ${base.kind} one: compare runs of the same command`, { file: s.file });
+    const diff = differences(sharedSignature(base), sharedSignature(s));
+    if (diff.length > 0) {
+      throw new InputError(`signature differs from the baseline's (${base.file}) apart from the system: ${diff.join(', ')}`, { file: s.file });
+    }
+  }
+}
+
+function describeUnit(m: MetricItems, n: number): string {
+  return `${n} ${m.level === 'dialogue' ? 'dialogue' : m.level}${n === 1 ? '' : 's'}`;
+}
+
+/** Every system's items of one metric on the same ids, in the baseline's order. */
+function alignItems(id: string, sources: readonly ItemSource[], perSystem: MetricItems[], commonItems: boolean): { aligned: MetricItems[]; dropped?: Record<string, number> } {
+  const base = perSystem[0];
+  const same = perSystem.every((m) => m.ids.length === base.ids.length && m.ids.every((x, i) => x === base.ids[i]));
+  if (same) return { aligned: perSystem };
+  const sets = perSystem.map((m) => new Set(m.ids));
+  const common = base.ids.filter((x) => sets.every((s) => s.has(x)));
+  // The same items in another order are the same items.
+  if (perSystem.every((m) => m.ids.length === common.length)) return { aligned: perSystem.map((m) => selectItems(m, common)) };
+  if (!commonItems) {
+    const k = Math.max(1, perSystem.findIndex((m, i) => i > 0 && (m.ids.length !== common.length || base.ids.length !== common.length)));
+    const other = perSystem[k];
+    const onlyBase = base.ids.filter((x) => !sets[k].has(x)).length;
+    const onlyHere = other.ids.filter((x) => !sets[0].has(x)).length;
+    throw new InputError(
+      `${id}: ${describeUnit(other, other.ids.length)}, the baseline ${sources[0].file} has ${base.ids.length} ` +
+        `(${onlyBase} only in the baseline, ${onlyHere} only here): pass --common-items to compare on the ${common.length} all runs have`,
+      { file: sources[k].file },
+    );
+  }
+  if (common.length === 0) throw new InputError(`${id}: the runs have no item in common`, { file: sources[1].file });
+  return {
+    aligned: perSystem.map((m) => selectItems(m, common)),
+    dropped: Object.fromEntries(perSystem.map((m, i) => [sources[i].name, m.ids.length - common.length])),
+  };
+}
+
+/** Names as given, made unique with a numeric suffix. */
+function uniqueNames(sources: readonly ItemSource[]): string[] {
+  const seen = new Map<string, number>();
+  return sources.map((s) => {
+    const n = (seen.get(s.name) ?? 0) + 1;
+    seen.set(s.name, n);
+    return n > 1 ? `${s.name} (${n})` : s.name;
+  });
+}
+
+export function compareRuns(sources: readonly ItemSource[], opts: CompareOptions = {}): CompareResult {
+  if (sources.length < 2) throw new InputError('compare needs a baseline and at least one system');
+  checkComparable(sources);
+  const test = opts.test ?? 'bs';
+  const n = opts.samples ?? (test === 'bs' ? DEFAULT_BOOTSTRAP_SAMPLES : DEFAULT_AR_TRIALS);
+  const seed = opts.seed === undefined ? DEFAULT_SEED : opts.seed;
+  const unit = opts.unit ?? 'dialogue';
+  const names = uniqueNames(sources);
+  const available = Object.keys(sources[0].items).filter((id) => sources.every((s) => s.items[id]));
+  const unknown = (opts.metrics ?? []).filter((id) => !available.includes(id));
+  if (unknown.length > 0) {
+    throw new InputError(`--metric ${unknown.join(',')}: not in every run (these runs have: ${available.join(', ') || 'none'})`);
+  }
+  const ids = opts.metrics ? available.filter((id) => opts.metrics!.includes(id)) : available;
+  if (ids.length === 0) throw new InputError('the runs have no metric in common to compare', { file: sources[1].file });
+  const comparisons = ids.map((id): MetricComparison => {
+    const { aligned, dropped } = alignItems(id, sources, sources.map((s) => s.items[id]), opts.commonItems === true);
+    const units = aligned.map((m) => (unit === 'dialogue' && m.level === 'turn' && m.dialogues ? byDialogue(m) : m));
+    const metric = units[0].metric;
+    const [base, ...rest] = units.map((m) => m.stats);
+    const r = test === 'bs' ? pairedBootstrap(base, rest, metric, { samples: n, seed }) : pairedApproximateRandomization(base, rest, metric, { trials: n, seed });
+    const level = units[0].level;
+    return {
+      metric: metric.name,
+      id,
+      test,
+      n,
+      seed: seedLabel(seed),
+      signature: `${test}:${n}|seed:${seedLabel(seed)}|unit:${level}`,
+      unit: level,
+      units: units[0].ids.length,
+      ...(dropped ? { dropped } : {}),
+      systems: [r.baseline, ...r.systems].map((x, i) => ({ name: names[i], ...x })),
+    };
+  });
+  return {
+    test,
+    n,
+    seed: seedLabel(seed),
+    unit,
+    baseline: names[0],
+    systems: names,
+    signature: formatSignature(sharedSignature(sources[0])),
+    comparisons,
+  };
+}
+
+const fmt = (x: number | null, digits = 2) => (x === null || !Number.isFinite(x) ? '' : x.toFixed(digits));
+
+/** The text table: one block per metric, the baseline first, significant p-values marked. */
+export function formatComparison(r: CompareResult, opts: { alpha?: number } = {}): string {
+  const alpha = opts.alpha ?? 0.05;
+  const what = r.test === 'bs' ? `paired bootstrap, ${r.n} resamples` : `paired approximate randomization, ${r.n} trials`;
+  const rows: string[][] = [['metric', 'unit', 'system', 'score', 'mean ± 95% CI', 'p']];
+  for (const c of r.comparisons) {
+    c.systems.forEach((s, i) => {
+      const ci = s.mean === null || s.ci === null ? '' : `${fmt(s.mean)} ± ${fmt(s.ci)}`;
+      const p = s.pValue === null ? '(baseline)' : `${s.pValue.toFixed(4)}${s.pValue <= alpha ? ' *' : ''}`;
+      rows.push([i === 0 ? c.metric : '', i === 0 ? `${c.units} ${c.unit}s` : '', s.name, fmt(s.score), ci, p]);
+    });
+  }
+  const widths = rows[0].map((_, k) => Math.max(...rows.map((row) => row[k].length)));
+  const lines = rows.map((row) => row.map((cell, k) => (k === 3 ? cell.padStart(widths[k]) : cell.padEnd(widths[k]))).join('  ').trimEnd());
+  const dropped = r.comparisons
+    .filter((c) => c.dropped && Object.values(c.dropped).some((v) => v > 0))
+    .map((c) => `${c.metric}: ${Object.entries(c.dropped!).filter(([, v]) => v > 0).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  const notes = [
+    `${what}, seed ${r.seed}, resampling ${r.unit === 'dialogue' ? 'dialogues' : 'turns'} (dialogue-level metrics always by dialogue); * marks p <= ${alpha} against the baseline ${r.baseline}`,
+    ...(dropped.length > 0 ? [`compared on the items every run has; items left out (turns, dialogues or items of each metric): ${dropped.join('; ')}`] : []),
+    `signature (shared): ${r.signature}`,
+  ];
+  return [...lines, '', ...notes].join('\n') + '\n';
+}
