@@ -2,7 +2,7 @@
  * The real-data figures of docs/significance.md, reproduced:
  *   npx tsx scripts/significance-examples.ts [--data-dir DIR] [--out DIR] [--model DIR | --tokenizer-dir DIR] [--skip-sgd]
  * 1. MultiWOZ: two published systems (AuGPT, UniConv) compared on BLEU, Inform, Success and JGA,
- *    resampling dialogues and then turns.
+ *    resampling dialogues and then turns; then AuGPT against a copy of itself (p = 1, both tests).
  * 2. SGD test set with the lexical stand-in NLI model (not SGSAcc: a token-overlap graph): the
  *    ground truth, a system with one slot value swapped in every turn that has one, and two that
  *    swap values in every such turn of one dialogue in ten (mild) or in a hundred (slight): errors
@@ -11,7 +11,7 @@
  * Commands run through the CLI (printed before they run); outputs go to --out (default a temp dir).
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { resolveDataDir } from '../src/data/data-dir.js';
@@ -40,6 +40,12 @@ function todeval(...args: string[]): string {
 console.log(`load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}; outputs in ${out}`);
 const pred = (s: string) => path.join(dataDir, 'multiwoz', 'predictions', `${s}.json`);
 for (const unit of ['dialogue', 'turn']) process.stdout.write(todeval('compare', pred('augpt'), pred('uniconv'), '--data-dir', dataDir, '--unit', unit));
+// A system against itself (a copy of its file): identical per-item statistics, p = 1 in both tests
+// (sacreBLEU's rule would give 1/(n+1): 0.000999 and 0.0001; test/significance-bleu.test.ts checks
+// both against sacreBLEU's own run on its fixture).
+const copy = path.join(out, 'augpt-copy.json');
+copyFileSync(pred('augpt'), copy);
+for (const test of ['--paired-bs', '--paired-ar']) process.stdout.write(todeval('compare', pred('augpt'), copy, '--data-dir', dataDir, test));
 
 if (!process.argv.includes('--skip-sgd')) {
   let model = arg('--model');

@@ -2,7 +2,6 @@
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import unittest
@@ -42,15 +41,6 @@ def cli_json(*args: str) -> Dict[str, Any]:
     if done.returncode != 0:
         raise AssertionError(f"todeval {' '.join(args)} exited {done.returncode}: {done.stderr}")
     return json.loads(done.stdout)
-
-
-def cli_has(command: str, option: str = "") -> bool:
-    """Whether this CLI lists `command` in its --help (and `option` in the command's)."""
-    listed = subprocess.run(cli_argv() + ["--help"], capture_output=True, text=True, stdin=subprocess.DEVNULL).stdout
-    if not re.search(rf"^  {re.escape(command)}\b", listed, re.MULTILINE):
-        return False
-    done = subprocess.run(cli_argv() + [command, "--help"], capture_output=True, text=True, stdin=subprocess.DEVNULL)
-    return done.returncode == 0 and (not option or option in done.stdout)
 
 
 def load_predictions(system: str) -> Dict[str, Any]:

@@ -62,6 +62,10 @@ class PythonDoc(unittest.TestCase):
         out = run_block("python.md", "python-mwzeval", env={"TODEVAL_DATA": str(DATA)})
         self.assertEqual(out, doc_block("python.md", "python-mwzeval-output", "text"))
 
+    def test_the_significance_block_prints_what_the_doc_shows(self) -> None:
+        out = run_block("python.md", "python-significance", env={"TODEVAL_DATA": str(DATA)})
+        self.assertEqual(out, doc_block("python.md", "python-significance-output", "text"))
+
 
 @needs_server
 class GenerationLoop(unittest.TestCase):

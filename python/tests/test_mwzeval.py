@@ -8,7 +8,7 @@ import unittest
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 
-from support import DATA, MODEL, PREDICTIONS, SYSTEMS, cli_has, cli_json, load_predictions, needs_data, needs_model
+from support import DATA, MODEL, PREDICTIONS, SYSTEMS, cli_json, load_predictions, needs_data, needs_model
 from todeval import CliError, TodevalWarning
 from todeval.mwzeval import Evaluator
 
@@ -162,8 +162,6 @@ class SignificanceExtras(unittest.TestCase):
     """confidence=True and compare(): what `todeval evaluate --confidence` and `todeval compare` print."""
 
     def test_confidence(self) -> None:
-        if not cli_has("evaluate", "--confidence"):
-            self.skipTest("todeval evaluate has no --confidence yet (issue 24 adds it)")
         damd = str(PREDICTIONS / "damd.json")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", TodevalWarning)
@@ -174,8 +172,6 @@ class SignificanceExtras(unittest.TestCase):
         self.assertEqual(got["confidence"], cli["confidence"])
 
     def test_compare(self) -> None:
-        if not cli_has("compare"):
-            self.skipTest("todeval has no compare command yet (issue 24 adds it)")
         damd, augpt = str(PREDICTIONS / "damd.json"), str(PREDICTIONS / "augpt.json")
         # DAMD lacks a dialogue AuGPT has: a paired test needs the same dialogues, so the common ones.
         with warnings.catch_warnings():
