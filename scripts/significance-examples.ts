@@ -2,12 +2,13 @@
  * The real-data figures of docs/significance.md, reproduced:
  *   npx tsx scripts/significance-examples.ts [--data-dir DIR] [--out DIR] [--model DIR | --tokenizer-dir DIR] [--skip-sgd]
  * 1. MultiWOZ: two published systems (AuGPT, UniConv) compared on BLEU, Inform, Success and JGA,
- *    resampling dialogues and then turns; then AuGPT against a copy of itself (p = 1, both tests).
+ *    resampling dialogues and then turns; then AuGPT against a copy of itself (p = 1, both tests);
+ *    then both in `todeval report` (evaluate --items files), by BLEU and by Success.
  * 2. SGD test set with the lexical stand-in NLI model (not SGSAcc: a token-overlap graph): the
  *    ground truth, a system with one slot value swapped in every turn that has one, and two that
  *    swap values in every such turn of one dialogue in ten (mild) or in a hundred (slight): errors
  *    that come by dialogue, as a system's do when a domain defeats it. Scored with --turns, then
- *    compared by dialogue and by turn.
+ *    compared by dialogue and by turn, and reported together (`todeval report` with the per-turn files).
  * Commands run through the CLI (printed before they run); outputs go to --out (default a temp dir).
  */
 import { spawnSync } from 'node:child_process';
@@ -46,6 +47,11 @@ for (const unit of ['dialogue', 'turn']) process.stdout.write(todeval('compare',
 const copy = path.join(out, 'augpt-copy.json');
 copyFileSync(pred('augpt'), copy);
 for (const test of ['--paired-bs', '--paired-ar']) process.stdout.write(todeval('compare', pred('augpt'), copy, '--data-dir', dataDir, test));
+// The same two systems in `todeval report`: evaluate's --items files give the ± and vs-baseline columns.
+for (const s of ['augpt', 'uniconv']) todeval('evaluate', '-i', pred(s), '--data-dir', dataDir, '--bleu', '--success', '--dst', '--items', path.join(out, `${s}.items.json`), '-o', path.join(out, `${s}.json`));
+const mwzReport = ['report', path.join(out, 'augpt.json'), path.join(out, 'uniconv.json'), '--items', path.join(out, 'augpt.items.json'), path.join(out, 'uniconv.items.json')];
+process.stdout.write(todeval(...mwzReport, '-o', path.join(out, 'mwz-report.html')));
+process.stdout.write(todeval(...mwzReport, '--significance-metric', 'success', '-o', path.join(out, 'mwz-report-success.html')));
 
 if (!process.argv.includes('--skip-sgd')) {
   let model = arg('--model');
@@ -85,5 +91,8 @@ if (!process.argv.includes('--skip-sgd')) {
   for (const unit of ['dialogue', 'turn']) {
     process.stdout.write(todeval('compare', f('gold.turns.jsonl'), f('swapped.turns.jsonl'), f('mild.turns.jsonl'), f('slight.turns.jsonl'), '--unit', unit));
   }
+  // The four runs in one report: ± and p-values against the ground truth, beside the failing turns.
+  const names = ['gold', 'slight', 'mild', 'swapped'];
+  process.stdout.write(todeval('report', ...names.map((n) => f(`${n}.json`)), '--turns', ...names.map((n) => f(`${n}.turns.jsonl`)), '-o', f('sgd-report.html')));
 }
 console.log(`\nload average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);

@@ -107,6 +107,22 @@ function readStore(file: string, text: string): { header: Json; records: Json[] 
 /** A file's name without its extension and the suffixes todeval's outputs are given (a.turns.jsonl -> a). */
 const baseName = (file: string) => path.basename(file).replace(/\.(jsonl?|json)$/i, '').replace(/\.(items|turns|per-dialogue|dialogues)$/i, '');
 
+/**
+ * A per-turn file of `score --turns` already read (its header's signature and its lines): the
+ * turns' statistics. A turn written twice (a resumed run) counts once, as its last line says.
+ */
+export function scoreTurnsItemSource(file: string, signature: Signature, lines: readonly TurnScore[]): ItemSource {
+  const byId = new Map(lines.map((t) => [t.id, t]));
+  return {
+    file,
+    kind: 'score-turns',
+    name: typeof signature.system === 'string' && signature.system ? signature.system : baseName(file),
+    signature,
+    systemKeys: SYSTEM_KEYS['score-turns'],
+    items: turnItemStats([...byId.values()], { validation: signature.validation !== false }),
+  };
+}
+
 export interface LoadItemsOptions {
   /** How mwzeval-format predictions are evaluated (one Evaluator: its ground truth is loaded once). */
   evaluator?: () => Evaluator;
@@ -121,17 +137,7 @@ export function loadItemSource(file: string, opts: LoadItemsOptions = {}): ItemS
   const store = readStore(file, text);
   if (store) {
     const signature = normalizeSignature(store.header.signature as Signature);
-    if (store.header.kind === 'todeval-sgsacc-turns') {
-      const scores = store.records as unknown as TurnScore[];
-      return {
-        file,
-        kind: 'score-turns',
-        name: typeof signature.system === 'string' && signature.system ? signature.system : baseName(file),
-        signature,
-        systemKeys: SYSTEM_KEYS['score-turns'],
-        items: turnItemStats(scores, { validation: signature.validation !== false }),
-      };
-    }
+    if (store.header.kind === 'todeval-sgsacc-turns') return scoreTurnsItemSource(file, signature, store.records as unknown as TurnScore[]);
     if (store.header.kind === 'todeval-rerank') {
       return { file, kind: 'rerank', name: baseName(file), signature, systemKeys: SYSTEM_KEYS.rerank, items: rerankItemStats(store.records as unknown as RerankResult[]) };
     }

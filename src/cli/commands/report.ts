@@ -2,20 +2,28 @@ import { statSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { buildHtmlReport, defaultTurnsCsv } from '../../report/html/index.js';
+import type { RunSignificance } from '../../report/run-significance.js';
 import { writeFileAtomic } from '../../util/atomic-write.js';
 import { InputError } from '../../util/errors.js';
+import { positiveInt } from '../options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
+import { addPairedTestOptions, unitOption, type SignificanceFlags } from '../significance-options.js';
 
-interface ReportFlags {
+interface ReportFlags extends Omit<SignificanceFlags, 'confidence'> {
   output?: string;
   turns?: string[];
   out?: string[];
+  items?: string[];
   title?: string;
   csv?: string;
+  significance: boolean;
+  significanceMetric?: string;
+  unit: 'dialogue' | 'turn';
+  commonItems?: boolean;
 }
 
 export function register(program: Command): void {
-  program
+  const cmd = program
     .command('report')
     .description('one self-contained HTML report of runs: comparison table, signatures, charts, failing turns (opens offline)')
     .argument('<runs...>', 'run reports: the JSON of todeval score -o or todeval evaluate -o')
@@ -24,7 +32,14 @@ export function register(program: Command): void {
     .option('--out <files...>', 'alias of --turns')
     .option('--title <text>', 'page title', 'todeval report')
     .option('--csv <file>', "also write the failing turns as CSV (the page's CSV button with no filter set)")
-    .action((runs: string[], flags: ReportFlags, cmd: Command) => runReport(runs, flags, cmd.getOptionValueSource('output') === 'default'));
+    .option('--items <files...>', "evaluate runs' per-item statistics (todeval evaluate --items), for their ± and vs-baseline columns")
+    .option('--no-significance', 'leave out the ± and vs-baseline columns (computed when some run has per-item statistics)')
+    .option('--significance-metric <id>', 'the metric of the ± and vs-baseline columns, a todeval compare metric id (default: the first column that has statistics)')
+    .option('--confidence-n <n>', 'bootstrap resamples of each run\'s 95% interval, the ± (default 1000)', positiveInt('--confidence-n'), 1000)
+    .addOption(unitOption())
+    .option('--common-items', 'compare a run with the baseline on the items both have, instead of leaving it without a p-value');
+  addPairedTestOptions(cmd);
+  cmd.action((runs: string[], flags: ReportFlags, command: Command) => runReport(runs, flags, command.getOptionValueSource('output') === 'default'));
 }
 
 function runReport(runs: string[], flags: ReportFlags, defaultOutput: boolean): void {
@@ -33,26 +48,69 @@ function runReport(runs: string[], flags: ReportFlags, defaultOutput: boolean): 
   const inputs: Record<string, string> = {};
   runs.forEach((r, i) => (inputs[`run ${i + 1}`] = r));
   turns.forEach((t, i) => (inputs[`--turns ${i + 1}`] = t));
+  (flags.items ?? []).forEach((t, i) => (inputs[`--items ${i + 1}`] = t));
   refuseOutputOverInput({ '-o/--output': output, ...(flags.csv ? { '--csv': flags.csv } : {}) }, inputs);
   if (!output.toLowerCase().endsWith('.html') && !output.toLowerCase().endsWith('.htm')) {
     throw new InputError('-o/--output must name an .html file', { file: output });
   }
   if (flags.csv && path.resolve(flags.csv) === path.resolve(output)) throw new InputError('--csv and -o/--output name the same file', { file: flags.csv });
   const started = performance.now();
-  const { html, listedTurns, data } = buildHtmlReport({ runs, turns, title: flags.title });
+  const { html, listedTurns, data, significance, runs: loaded } = buildHtmlReport({
+    runs,
+    turns,
+    items: flags.items,
+    title: flags.title,
+    significance: flags.significance
+      ? {
+          test: flags.pairedAr ? 'ar' : 'bs',
+          samples: flags.pairedAr ? flags.pairedArN : flags.pairedBsN,
+          confidenceSamples: flags.confidenceN,
+          seed: flags.seed,
+          unit: flags.unit,
+          alpha: flags.alpha,
+          commonItems: flags.commonItems === true,
+          metric: flags.significanceMetric,
+        }
+      : false,
+  });
   // Written to a temporary file and renamed: an interrupted run never leaves half a report.
   writeFileAtomic(output, html);
   const bytes = statSync(output).size;
   // Without -o the page lands in the working folder under a name the user never typed: say where.
   const where = defaultOutput ? `${path.resolve(output)} (no -o given: report.html in the working folder)` : output;
+  const standinRuns = loaded.some((r) => r.standin);
   process.stdout.write(
     `report: ${where} (${(bytes / 2 ** 20).toFixed(2)} MiB; ${runs.length} run${runs.length === 1 ? '' : 's'}, ` +
       `${listedTurns.toLocaleString('en-US')} listed turns; ${((performance.now() - started) / 1000).toFixed(2)} s)\n`,
   );
+  if (significance) process.stdout.write(significanceLine(significance, loaded.map((r) => r.name), standinRuns));
   if (flags.csv) {
     const csv = defaultTurnsCsv(data);
     writeFileAtomic(flags.csv, csv);
     const rows = csv.split('\r\n').length - 2;
     process.stdout.write(`csv: ${flags.csv} (${rows.toLocaleString('en-US')} rows: failing turns, one row per turn and run)\n`);
   }
+}
+
+/** What the significance columns hold, run by run, and what they lack (on stdout; the page says the same). */
+function significanceLine(s: RunSignificance, names: readonly string[], standin: boolean): string {
+  const test = s.test === 'bs' ? `paired bootstrap, ${s.n} resamples` : `approximate randomization, ${s.n} trials`;
+  const compared = s.runs.filter((r) => r.pValues !== null).length;
+  const runs = names.length;
+  const name = standin && s.metric.startsWith('sgsacc') ? `${s.metric} (a stand-in model's: not SGSAcc)` : s.metricName;
+  const width = Math.max(...names.map((n) => n.length));
+  const lines = [
+    `significance: ${name}: ± of ${s.runs.filter((r) => r.confidence !== null).length} of ${runs} runs` +
+      (runs > 1 ? `, p-values of ${compared} of ${runs - 1} against the first (${test}, alpha ${s.alpha})` : '') +
+      `; seed ${s.seed}, by ${s.unit}`,
+    ...s.runs.map((r, k) => {
+      const c = r.confidence?.[s.metric];
+      const p = r.pValues?.[s.metric];
+      const ci = c ? `${c.score.toFixed(2).padStart(6)} ± ${c.ci.toFixed(2)}` : '     –';
+      const vs = k === s.baseline ? (runs > 1 ? '  baseline' : '') : p === undefined ? '  p –' : `  p = ${p.toFixed(4)}${p <= s.alpha ? ' *' : ''}`;
+      return `  ${names[k].padEnd(width)}  ${ci}${vs}`;
+    }),
+    ...s.notes.map((n) => `significance: ${n}`),
+  ];
+  return lines.join('\n') + '\n';
 }

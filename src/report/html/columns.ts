@@ -1,7 +1,8 @@
 /**
  * A column of the runs table. The main columns are the numbers runs are compared by; the others
  * collapse into a detail row under each run, so the table fits 1,280 px however many columns are
- * added. New columns (significance, "vs baseline") are added here with their key in PageRun.values.
+ * added. The significance columns ("±", "vs baseline") are made per report (significanceColumns in
+ * page-data.ts): their metric, level and baseline depend on the runs.
  */
 export interface RunColumn {
   key: string;
@@ -14,6 +15,13 @@ export interface RunColumn {
   title?: string;
   /** A stand-in model's value in this column is not SGSAcc (the cell says so in its tooltip). */
   sgsacc?: boolean;
+  /**
+   * 'pvalue': a p-value against the baseline run, marked * at or below `alpha`; the baseline's own
+   * cell (run named `baseline`) says so. 'pm': a half-width, written "± 0.60".
+   */
+  format?: 'pvalue' | 'pm';
+  alpha?: number;
+  baseline?: string;
 }
 
 export const RUN_COLUMNS: readonly RunColumn[] = [

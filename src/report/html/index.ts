@@ -1,6 +1,8 @@
+import { runSignificance, type RunSignificance, type RunSignificanceOptions } from '../run-significance.js';
 import { reportCharts } from './charts.js';
 import { buildPageData, type PageData } from './page-data.js';
 import { renderReportHtml } from './render.js';
+import { runItemSources } from './run-items.js';
 import { loadRun, loadTurns, matchTurnsToRuns, uniqueNames, type ReportRun, type TurnsFile } from './runs.js';
 
 export { loadRun, loadTurns, matchTurnsToRuns, type ReportRun, type TurnsFile, type TurnLine } from './runs.js';
@@ -9,19 +11,39 @@ export { reportCharts, type ReportChart } from './charts.js';
 export { renderReportHtml } from './render.js';
 export { defaultTurnsCsv, views, VIEW_SCRIPT, type TurnFilter, type Views } from './views.js';
 export { RUN_COLUMNS, type RunColumn } from './columns.js';
+export { runItemSources } from './run-items.js';
 
 export interface HtmlReportInput {
   runs: string[];
   turns?: string[];
+  /** evaluate's --items files of evaluate runs (score runs' statistics come from their per-turn files). */
+  items?: string[];
   title?: string;
+  /**
+   * The ± and "vs baseline" columns (docs/significance.md), computed when some run has per-item
+   * statistics; false leaves them out.
+   */
+  significance?: RunSignificanceOptions | false;
 }
 
 /** Run reports (+ per-turn files) -> the HTML text of one self-contained report. */
-export function buildHtmlReport(input: HtmlReportInput): { html: string; runs: ReportRun[]; turnsByRun: Map<number, TurnsFile>; listedTurns: number; data: PageData } {
+export function buildHtmlReport(input: HtmlReportInput): {
+  html: string;
+  runs: ReportRun[];
+  turnsByRun: Map<number, TurnsFile>;
+  listedTurns: number;
+  data: PageData;
+  significance: RunSignificance | null;
+} {
   const runs = input.runs.map(loadRun);
   uniqueNames(runs);
   const turnsByRun = matchTurnsToRuns(runs, (input.turns ?? []).map(loadTurns));
-  const data = buildPageData(runs, turnsByRun, input.title ?? 'todeval report');
+  let significance: RunSignificance | null = null;
+  if (input.significance !== false) {
+    const sources = runItemSources(runs, turnsByRun, input.items ?? []);
+    significance = runSignificance(runs.map((r, i) => ({ name: r.name, source: sources[i], confidence: r.confidence })), input.significance ?? {});
+  }
+  const data = buildPageData(runs, turnsByRun, input.title ?? 'todeval report', significance);
   const html = renderReportHtml(data, reportCharts(runs, turnsByRun));
-  return { html, runs, turnsByRun, listedTurns: data.turns.length, data };
+  return { html, runs, turnsByRun, listedTurns: data.turns.length, data, significance };
 }

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { turnOutcome } from '../../metrics/sgsacc/outcome.js';
+import { COLUMN_METRICS, significanceCaption, type RunSignificance } from '../run-significance.js';
 import { RUN_COLUMNS, type RunColumn } from './columns.js';
 import type { ReportRun, TurnLine, TurnsFile } from './runs.js';
 
@@ -65,6 +66,8 @@ export interface PageData {
   turns: PageTurn[];
   /** Turns each run's per-turn file holds, and how many of them it lists. */
   turnCounts: { run: string; total: number; listed: number }[];
+  /** What the ± and "vs baseline" columns are (test, n, seed, unit, level), and why a run lacks them. */
+  significance: { caption: string; notes: string[] } | null;
 }
 
 /** Signature fields that must agree for two runs' numbers to be comparable (the system may differ). */
@@ -147,11 +150,66 @@ function runValues(r: ReportRun): PageRun['values'] {
   };
 }
 
+const SGSACC_METRICS = new Set(['sgsacc', 'sgsacc-all']);
+
+/** "μ = 95.07 ± 0.60 (95% [94.45, 95.66]); p = 0.0020 *", one metric of one run for its detail row. */
+function figureText(s: RunSignificance, run: number, id: string, standin: boolean): string | null {
+  const c = s.runs[run].confidence?.[id];
+  const p = s.runs[run].pValues?.[id];
+  const parts: string[] = [];
+  if (c) parts.push(`μ = ${c.mean.toFixed(2)} ± ${c.ci.toFixed(2)} (95% [${c.low.toFixed(2)}, ${c.high.toFixed(2)}])`);
+  if (run === s.baseline && s.runs.length > 1) parts.push('baseline');
+  else if (p !== undefined) parts.push(`p = ${p.toFixed(4)}${p <= s.alpha ? ' *' : ''}`);
+  if (parts.length === 0) return null;
+  return parts.join('; ') + (standin && SGSACC_METRICS.has(id) ? ' (stand-in model: not SGSAcc)' : '');
+}
+
+/** The significance's metric as the table names it (its column's label), else its own name. */
+function metricLabel(s: RunSignificance, columns: RunColumn[]): string {
+  const key = COLUMN_METRICS.find(([, id]) => id === s.metric)?.[0];
+  return columns.find((c) => c.key === key)?.label ?? s.metricName;
+}
+
+/**
+ * The ± and "vs baseline" columns of the significance's metric, placed right after that metric's
+ * column (at the end when it has none), and a detail entry per metric with every run's figures.
+ */
+function significanceColumns(s: RunSignificance, runs: ReportRun[], rows: PageRun[], columns: RunColumn[]): RunColumn[] {
+  const base = runs[s.baseline].name;
+  const sgsacc = SGSACC_METRICS.has(s.metric);
+  const test = s.test === 'bs' ? `paired bootstrap, ${s.n} resamples` : `paired approximate randomization, ${s.n} trials`;
+  // What this metric resampled: dialogue-level metrics resample dialogues whatever --unit says.
+  const level = s.runs.map((r) => r.confidence?.[s.metric]?.unit).find((u) => u !== undefined) ?? s.unit;
+  const added: RunColumn[] = [
+    { key: 'ci', label: '± 95%', digits: 2, format: 'pm', sgsacc, title: `${metricLabel(s, columns)}: half the width of the 95% bootstrap interval (${s.confidenceN} resamples, seed ${s.seed}, by ${level})` },
+  ];
+  if (runs.length > 1) {
+    added.push({ key: 'pValue', label: 'vs baseline', format: 'pvalue', alpha: s.alpha, baseline: base, sgsacc, title: `${metricLabel(s, columns)}: p-value against ${base} (${test}, seed ${s.seed}, by ${level}); * marks p ≤ ${s.alpha}` });
+  }
+  rows.forEach((r, i) => {
+    r.values.ci = s.runs[i].confidence?.[s.metric]?.ci ?? null;
+    if (runs.length > 1) r.values.pValue = s.runs[i].pValues?.[s.metric] ?? null;
+  });
+  const ids = [...new Set(s.runs.flatMap((r) => [...Object.keys(r.confidence ?? {}), ...Object.keys(r.pValues ?? {})]))];
+  const order = COLUMN_METRICS.map(([, id]) => id);
+  ids.sort((a, b) => (order.indexOf(a) < 0 ? 99 : order.indexOf(a)) - (order.indexOf(b) < 0 ? 99 : order.indexOf(b)));
+  const details: RunColumn[] = ids.map((id) => {
+    const name = s.runs.map((r) => r.confidence?.[id]?.metric).find((x) => x !== undefined) ?? id;
+    rows.forEach((r, i) => (r.values[`sig:${id}`] = figureText(s, i, id, runs[i].standin)));
+    return { key: `sig:${id}`, label: name, detail: true };
+  });
+  const column = COLUMN_METRICS.find(([, id]) => id === s.metric)?.[0];
+  const main = columns.filter((c) => !c.detail);
+  const at = column ? main.findIndex((c) => c.key === column) : -1;
+  const withSig = at >= 0 ? [...main.slice(0, at + 1), ...added, ...main.slice(at + 1)] : [...main, ...added];
+  return [...withSig, ...columns.filter((c) => c.detail), ...details];
+}
+
 /**
  * What the page embeds: the runs' numbers and every turn that some run lists (fails, excludes,
  * rescues by context, or credits through the context alone), with each run's view side by side.
  */
-export function buildPageData(runs: ReportRun[], turnsByRun: Map<number, TurnsFile>, title: string): PageData {
+export function buildPageData(runs: ReportRun[], turnsByRun: Map<number, TurnsFile>, title: string, significance: RunSignificance | null = null): PageData {
   const byId = new Map<string, PageTurn>();
   const order: string[] = [];
   const turnCounts: PageData['turnCounts'] = [];
@@ -190,13 +248,22 @@ export function buildPageData(runs: ReportRun[], turnsByRun: Map<number, TurnsFi
     contextControl: r.contextControl,
     values: runValues(r),
   }));
+  // A column no run has a value for (Inform and Success of score runs) only takes width.
+  const columns = RUN_COLUMNS.filter((c) => c.detail || rows.some((r) => r.values[c.key] !== null && r.values[c.key] !== undefined));
   return {
     title,
-    // A column no run has a value for (Inform and Success of score runs) only takes width.
-    columns: RUN_COLUMNS.filter((c) => c.detail || rows.some((r) => r.values[c.key] !== null && r.values[c.key] !== undefined)),
+    columns: significance ? significanceColumns(significance, runs, rows, columns) : columns,
     runs: rows,
     warnings: signatureWarnings(runs),
     turns: order.map((id) => byId.get(id)!),
     turnCounts,
+    significance: significance
+      ? {
+          caption:
+            significanceCaption(significance, runs[significance.baseline].name, runs.length > 1, metricLabel(significance, columns)) +
+            (SGSACC_METRICS.has(significance.metric) && runs.some((r) => r.standin) ? ' For runs with a stand-in model these are not SGSAcc figures.' : ''),
+          notes: significance.notes,
+        }
+      : null,
   };
 }

@@ -41,6 +41,8 @@ table { border-collapse: collapse; }
 ul.facts { list-style: none; margin: 0; padding: 0; display: flex; flex-wrap: wrap; gap: 2px 18px; }
 .lbl { color: #777; }
 #runs tr.standin td { font-style: italic; color: #555; }
+#runs td.sig { font-weight: 700; }
+#significance { font-size: 12.5px; margin: 6px 0 0; } #significance-notes { font-size: 12.5px; color: #666; margin: 2px 0 0; padding-left: 20px; }
 .tag { display: inline-block; margin-left: 6px; padding: 0 5px; border-radius: 3px; background: var(--bad); color: #fff; font-size: 11px; font-style: normal; font-weight: 500; white-space: nowrap; }
 dl#signatures dt { font-weight: 600; margin-top: 6px; } dl#signatures dd { margin: 0 0 0 12px; }
 dl#signatures code { font-size: 12px; word-break: break-all; }
@@ -112,6 +114,11 @@ export function renderReportHtml(data: PageData, charts: ReportChart[]): string 
   const warnings = data.warnings.length
     ? `<div class="banner" role="alert" id="warning-banner"><strong>Warning</strong><ul>${data.warnings.map((w) => `<li>${esc(w)}</li>`).join('')}</ul></div>`
     : '';
+  const sig = data.significance;
+  const significance = sig
+    ? `<p class="sub" id="significance">${esc(sig.caption)}</p>` +
+      (sig.notes.length ? `<ul id="significance-notes">${sig.notes.map((n) => `<li>${esc(n)}</li>`).join('')}</ul>` : '')
+    : '';
   const matching = v.filterTurns(data.turns, v.DEFAULT_FILTER);
   const signatures = data.runs
     .map((r) => `<dt>${esc(`${r.name}${r.standin ? ' (stand-in model)' : ''} — ${r.file}`)}</dt><dd><code>${esc(r.signatureText)}</code></dd>`)
@@ -144,6 +151,7 @@ ${warnings}
 <div id="load-error" hidden></div>
 <h2>Runs</h2>
 <table id="runs">${v.runsTableHtml(data.runs, data.columns, null)}</table>
+${significance}
 <h2>Signatures</h2>
 <dl id="signatures">${signatures}</dl>
 <h2>Charts</h2>

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import type { ConfidenceBlock } from '../../metrics/significance/confidence.js';
 import type { OutcomeCounts } from '../../metrics/sgsacc/aggregate.js';
 import type { ActionScore } from '../../metrics/sgsacc/types.js';
 import { isStandinModelId } from '../../nli/onnx-builder/standins.js';
@@ -48,6 +49,8 @@ export interface ReportRun {
   inform: number | null;
   success: number | null;
   richness: Record<string, number> | null;
+  /** The run's own intervals (`score`/`evaluate --confidence`), used when no per-item file is given. */
+  confidence: ConfidenceBlock | null;
 }
 
 /** One line of a per-turn file (`score --turns`/`--out`), as the report reads it. */
@@ -104,6 +107,7 @@ export function loadRun(file: string): ReportRun {
       inform: null,
       success: null,
       richness: null,
+      confidence: readConfidence(doc.confidence),
     };
   }
   if (signature.metric === 'mwz-evaluate') {
@@ -128,9 +132,16 @@ export function loadRun(file: string): ReportRun {
       inform: num(obj(success?.inform)?.total),
       success: num(obj(success?.success)?.total),
       richness: richness ? (Object.fromEntries(Object.entries(richness).filter(([, v]) => typeof v === 'number')) as Record<string, number>) : null,
+      confidence: readConfidence(doc.confidence),
     };
   }
   throw new InputError(`a ${String(signature.metric)} report cannot be shown: pass reports of todeval score or evaluate`, { file });
+}
+
+/** A report's `confidence` block, if it has one of the shape runConfidence writes. */
+function readConfidence(v: unknown): ConfidenceBlock | null {
+  const c = obj(v);
+  return c && c.test === 'bootstrap' && typeof c.n === 'number' && obj(c.metrics) ? (c as unknown as ConfidenceBlock) : null;
 }
 
 function readSgsacc(sg: Json): NonNullable<ReportRun['sgsacc']> {

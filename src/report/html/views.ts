@@ -60,8 +60,21 @@ function runsTableHtml(runs, columns, sort) {
     html += '<tr class="run' + (r.standin ? ' standin' : '') + '" data-run="' + esc(r.name) + '">' +
       '<th scope="row" title="' + esc(r.file) + '">' + esc(r.name) + (r.standin ? standinTag() : '') + '</th>';
     main.forEach(function (c) {
-      var note = r.standin && c.sgsacc ? ' title="stand-in model: not SGSAcc"' : '';
-      html += '<td data-label="' + esc(c.label) + '"' + note + '>' + esc(fmt(r.values[c.key], c.digits)) + '</td>';
+      var v = r.values[c.key];
+      var notes = [];
+      if (r.standin && c.sgsacc) notes.push('stand-in model: not SGSAcc');
+      var cls = '';
+      var text = fmt(v, c.digits);
+      if (c.format === 'pm' && typeof v === 'number') text = '± ' + text;
+      if (c.format === 'pvalue') {
+        if (typeof v === 'number') {
+          var significant = v <= c.alpha;
+          text = v.toFixed(4) + (significant ? ' *' : '');
+          cls = significant ? ' class="sig"' : ' class="nonsig"';
+          notes.push(significant ? 'significant at α = ' + c.alpha : 'not significant at α = ' + c.alpha);
+        } else if (r.name === c.baseline) text = 'baseline';
+      }
+      html += '<td data-label="' + esc(c.label) + '"' + cls + (notes.length ? ' title="' + esc(notes.join('; ')) + '"' : '') + '>' + esc(text) + '</td>';
     });
     html += '</tr><tr class="detail" data-run="' + esc(r.name) + '"><td colspan="' + (main.length + 1) + '"><ul class="facts">';
     detail.forEach(function (c) {
