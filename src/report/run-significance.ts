@@ -148,7 +148,9 @@ export function runSignificance(inputs: readonly SignificanceInput[], opts: RunS
   if (metric !== undefined && !has(metric)) {
     throw new InputError(`--significance-metric ${metric}: no run has statistics for it (these runs have: ${available.join(', ')})`);
   }
-  metric ??= COLUMN_METRICS.map(([, id]) => id).find(has) ?? available[0];
+  metric ??= COLUMN_METRICS.map(([, id]) => id).find(has) ?? available.at(0);
+  // Statistics files without any metric (an empty run): nothing to show.
+  if (metric === undefined) return null;
   const metricName = runs.map((r) => r.confidence?.[metric]?.metric).find((x) => x !== undefined) ?? metric;
   return { test, n, confidenceN, seed: seedLabel(seed), unit, alpha, baseline: 0, metric, metricName, runs, notes };
 
