@@ -30,6 +30,16 @@ export {
   type BuildLexicalStandinOptions,
   type LexicalStandinManifest,
 } from './lexical-standin.js';
+export {
+  buildNullStandin,
+  buildNullModel,
+  NULL_STANDIN,
+  NULL_STANDIN_MANIFEST,
+  NULL_STANDIN_VERSION,
+  DEFAULT_NULL_LABEL,
+  type BuildNullStandinOptions,
+  type NullStandinManifest,
+} from './null-standin.js';
 export { buildLexicalModel, DEFAULT_LEXICAL_DECISION, type LexicalDecision, type LogitOrder } from './lexical-graph.js';
 export { lexicalTables, canonicalWord, LEXICAL_STOP_WORDS, LEXICAL_NEGATION_WORDS, type LexicalTables } from './lexical-vocab.js';
 export { standinKind, localModelId, isStandinModelId, type StandinKind } from './standins.js';

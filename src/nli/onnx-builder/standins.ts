@@ -2,13 +2,15 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { LEXICAL_STANDIN, LEXICAL_STANDIN_MANIFEST } from './lexical-standin.js';
 import { RANDOM_MODEL_MANIFEST } from './model-dir.js';
+import { NULL_STANDIN, NULL_STANDIN_MANIFEST } from './null-standin.js';
 
 /** The stand-in models this module builds; none of them is a language model. */
-export type StandinKind = 'random' | typeof LEXICAL_STANDIN;
+export type StandinKind = 'random' | typeof LEXICAL_STANDIN | typeof NULL_STANDIN;
 
 /** Which stand-in a model directory holds (by the manifest its builder writes last), if any. */
 export function standinKind(dir: string): StandinKind | undefined {
   if (existsSync(path.join(dir, LEXICAL_STANDIN_MANIFEST))) return LEXICAL_STANDIN;
+  if (existsSync(path.join(dir, NULL_STANDIN_MANIFEST))) return NULL_STANDIN;
   if (existsSync(path.join(dir, RANDOM_MODEL_MANIFEST))) return 'random';
   return undefined;
 }
@@ -24,7 +26,7 @@ export function localModelId(dir: string): string {
   return `local:${name}`;
 }
 
-/** Whether a signature's model id names a stand-in (random weights or the lexical stand-in). */
+/** Whether a signature's model id names a stand-in (random weights, the lexical or the null stand-in). */
 export function isStandinModelId(modelId: string): boolean {
-  return modelId.includes(LEXICAL_STANDIN) || modelId.includes('random');
+  return modelId.includes(LEXICAL_STANDIN) || modelId.includes(NULL_STANDIN) || modelId.includes('random');
 }
