@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { Tokenizer } from '@huggingface/tokenizers';
 import { MissingResourceError } from '../util/errors.js';
 import { capPairText } from './limits.js';
+import { SegmentEncoder } from './segment-encoder.js';
 
 /** One encoded (premise, hypothesis) pair, ready to pad into a batch. */
 export interface EncodedPair {
@@ -17,23 +17,47 @@ export interface PairTokenizerOptions {
   maxLength?: number;
 }
 
+/** Special tokens around a pair: `<s> premise </s></s> hypothesis </s>`. */
+export const PAIR_SPECIAL_TOKENS = 4;
+
+/**
+ * How many premise tokens a pair keeps within `maxLength`: the premise is cut first, and the
+ * hypothesis only when the premise alone cannot make room (keptHypothesis).
+ */
+export function keptPremise(premiseLength: number, hypothesisLength: number, maxLength: number): number {
+  const room = maxLength - PAIR_SPECIAL_TOKENS;
+  return premiseLength + hypothesisLength <= room ? premiseLength : Math.max(0, room - hypothesisLength);
+}
+
+/** How many hypothesis tokens a pair keeps, given the premise tokens it keeps. */
+export function keptHypothesis(hypothesisLength: number, keptPremiseLength: number, maxLength: number): number {
+  return Math.min(hypothesisLength, maxLength - PAIR_SPECIAL_TOKENS - keptPremiseLength);
+}
+
 /**
  * RoBERTa pair encoding `<s> premise </s></s> hypothesis </s>` with truncation that shortens the
  * premise first: in our use the premise is a whole system turn and the hypothesis a short template,
  * so the hypothesis carries the claim being tested and must survive intact whenever possible.
+ *
+ * Each side is encoded on its own and the two are joined with the special tokens, which is exactly
+ * the library's pair encoding (RobertaProcessing); so a text's ids are kept once per text (a system
+ * turn is the premise of dozens of pairs, a template the hypothesis of hundreds).
  */
 export class PairTokenizer {
   readonly maxLength: number;
   readonly padId: number;
-  private readonly clsId: number;
-  private readonly sepId: number;
-  private readonly tokenizer: Tokenizer;
-  // System turns repeat across many candidate hypotheses; encoding each text once saves most BPE work.
-  private readonly memo = new Map<string, number[]>();
-  private static readonly MEMO_LIMIT = 50_000;
+  readonly clsId: number;
+  readonly sepId: number;
+  readonly encoder: SegmentEncoder;
+  /** What the tokenizer was built from, so worker threads can build the same one. */
+  readonly source: { tokenizerJson: object; tokenizerConfig: object };
+  private readonly memo = new Map<string, Int32Array>();
+  /** Distinct texts kept; past this the memo starts over (a long-running server's bound). */
+  static readonly MEMO_LIMIT = 200_000;
 
   constructor(tokenizerJson: object, tokenizerConfig: object, modelConfig: Record<string, unknown> = {}, opts: PairTokenizerOptions = {}) {
-    this.tokenizer = new Tokenizer(tokenizerJson, tokenizerConfig);
+    this.encoder = new SegmentEncoder(tokenizerJson, tokenizerConfig);
+    this.source = { tokenizerJson, tokenizerConfig };
     const cfg = tokenizerConfig as { model_max_length?: number };
     const positions = typeof modelConfig.max_position_embeddings === 'number' ? modelConfig.max_position_embeddings : undefined;
     // RoBERTa reserves two position slots (padding_idx + 1 offset), so 514 positions hold 512 tokens.
@@ -44,7 +68,7 @@ export class PairTokenizer {
     if (this.maxLength < 5) throw new Error(`maxLength ${this.maxLength} leaves no room for a pair`);
     this.clsId = this.requireToken('<s>');
     this.sepId = this.requireToken('</s>');
-    const pad = typeof modelConfig.pad_token_id === 'number' ? modelConfig.pad_token_id : this.tokenizer.token_to_id('<pad>');
+    const pad = typeof modelConfig.pad_token_id === 'number' ? modelConfig.pad_token_id : this.encoder.library.token_to_id('<pad>');
     this.padId = pad ?? 1;
   }
 
@@ -62,54 +86,61 @@ export class PairTokenizer {
   }
 
   private requireToken(token: string): number {
-    const id = this.tokenizer.token_to_id(token);
+    const id = this.encoder.library.token_to_id(token);
     if (id === undefined) throw new Error(`tokenizer has no ${token} token: not a RoBERTa tokenizer`);
     return id;
   }
 
-  /** Token ids of a text without special tokens (memoised). */
-  textIds(text: string): number[] {
-    const known = this.memo.get(text);
-    if (known) return known;
-    const ids = this.tokenizer.encode(text, { add_special_tokens: false }).ids;
-    if (this.memo.size >= PairTokenizer.MEMO_LIMIT) this.memo.clear();
-    this.memo.set(text, ids);
+  /**
+   * Token ids of one side of a pair, without special tokens (memoised). Both sides are cut to
+   * their first MAX_PAIR_TEXT_CHARS characters before tokenizing: far more than the model's 512
+   * tokens, so the kept tokens are the same, and a 50 MB utterance never reaches the tokenizer
+   * (or its memo) whole. The array is shared: never modify it.
+   */
+  ids(text: string): Int32Array {
+    const key = capPairText(text);
+    const known = this.memo.get(key);
+    if (known !== undefined) return known;
+    const ids = this.encoder.encode(key);
+    this.remember(key, ids);
     return ids;
   }
 
+  /** The memoised ids of a side, if it was encoded already. */
+  known(text: string): Int32Array | undefined {
+    return this.memo.get(capPairText(text));
+  }
+
+  /** Keep ids encoded elsewhere (a worker thread) for `text`, as `ids` would. */
+  remember(text: string, ids: Int32Array): void {
+    const key = capPairText(text);
+    if (this.memo.size >= PairTokenizer.MEMO_LIMIT) this.memo.clear();
+    this.memo.set(key, ids);
+  }
+
+  /** Token ids of a text without special tokens, as a plain array (a copy). */
+  textIds(text: string): number[] {
+    return Array.from(this.ids(text));
+  }
+
   encodePair(premise: string, hypothesis: string): EncodedPair {
-    // Both sides are cut to their first MAX_PAIR_TEXT_CHARS characters before tokenizing: far more
-    // than the model's 512 tokens, so the kept tokens are the same, and a 50 MB utterance never
-    // reaches the tokenizer (or its memo) whole.
-    let p = this.textIds(capPairText(premise));
-    let h = this.textIds(capPairText(hypothesis));
-    const room = this.maxLength - 4; // <s> ... </s></s> ... </s>
-    let premiseTruncated = 0;
-    let hypothesisTruncated = 0;
-    if (p.length + h.length > room) {
-      const keepP = Math.max(0, room - h.length);
-      premiseTruncated = p.length - keepP;
-      p = p.slice(0, keepP);
-      if (p.length + h.length > room) {
-        const keepH = room - p.length;
-        hypothesisTruncated = h.length - keepH;
-        h = h.slice(0, keepH);
-      }
-    }
-    const ids = new Array<number>(p.length + h.length + 4);
+    const p = this.ids(premise);
+    const h = this.ids(hypothesis);
+    const keepP = keptPremise(p.length, h.length, this.maxLength);
+    const keepH = keptHypothesis(h.length, keepP, this.maxLength);
+    const ids = new Array<number>(keepP + keepH + PAIR_SPECIAL_TOKENS);
     let k = 0;
     ids[k++] = this.clsId;
-    for (const t of p) ids[k++] = t;
+    for (let i = 0; i < keepP; i++) ids[k++] = p[i];
     ids[k++] = this.sepId;
     ids[k++] = this.sepId;
-    for (const t of h) ids[k++] = t;
+    for (let i = 0; i < keepH; i++) ids[k++] = h[i];
     ids[k++] = this.sepId;
-    return { ids, premiseTruncated, hypothesisTruncated };
+    return { ids, premiseTruncated: p.length - keepP, hypothesisTruncated: h.length - keepH };
   }
 
   /** The library's own pair encoding, untruncated: used to check our assembly matches it. */
   referencePairIds(premise: string, hypothesis: string): number[] {
-    return this.tokenizer.encode(premise, { text_pair: hypothesis }).ids;
+    return this.encoder.library.encode(premise, { text_pair: hypothesis }).ids;
   }
 }
-

@@ -1,0 +1,142 @@
+import { Tokenizer } from '@huggingface/tokenizers';
+
+/**
+ * GPT-2's pre-tokenization, the one ByteLevel applies (`use_regex`): contractions, runs of letters,
+ * of digits or of other symbols (each with at most one leading space), and whitespace. The library
+ * splits a text with this pattern and runs BPE on each piece on its own, so a piece's ids never
+ * depend on its neighbours.
+ */
+const PRE_TOKEN = /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+/gu;
+
+/**
+ * Where a text is cut into sentences: at a single space after . ! or ? and before a non-space. No
+ * piece of PRE_TOKEN crosses a space that has a non-space on both sides (only a piece's first
+ * character may be a space, and runs of whitespace stop short of a non-space), so the pieces of a
+ * text are the pieces of its sentences, the later ones keeping their leading space.
+ */
+const SENTENCE_END = /[.!?] (?=\S)/g;
+
+interface TokenizerJson {
+  normalizer?: unknown;
+  pre_tokenizer?: { type?: string; add_prefix_space?: boolean; use_regex?: boolean } | null;
+  added_tokens?: { content: string }[];
+}
+
+/**
+ * Token ids of texts (no special tokens), memoized per sentence and per pre-token. The library
+ * re-runs its whole pipeline on every text (added-token split, regex, byte mapping, an LRU lookup
+ * per word), so a data set's worth of turns costs seconds. Sentences repeat across texts (a context
+ * premise is the user turn, the slot description and the system turn, each seen before) and words
+ * far more, so encoding each distinct piece once and concatenating gives the same ids for a
+ * fraction of the work.
+ *
+ * Only where that is exactly the library's result: a ByteLevel pre-tokenizer with the regex and
+ * no prefix space, no normalizer (nor the config's space removal or lowercasing), and a text without any added token's content (the library splits
+ * those out first, with their own stripping rules). Anything else goes to the library whole.
+ * test/tokenizer-segments.test.ts checks the equality on every text of the SGD test set.
+ */
+export class SegmentEncoder {
+  private readonly tokenizer: Tokenizer;
+  private readonly wordwise: boolean;
+  private readonly addedTokens: string[];
+  private readonly words = new Map<string, Int32Array>();
+  private readonly sentences = new Map<string, Int32Array>();
+  /** Distinct pre-tokens and sentences kept; past these a memo starts over (a long-running server's bound). */
+  static readonly WORD_LIMIT = 500_000;
+  static readonly SENTENCE_LIMIT = 200_000;
+  private scratch = new Int32Array(1024);
+
+  constructor(tokenizerJson: object, tokenizerConfig: object) {
+    this.tokenizer = new Tokenizer(tokenizerJson, tokenizerConfig);
+    const json = tokenizerJson as TokenizerJson;
+    const pre = json.pre_tokenizer;
+    const cfg = tokenizerConfig as { remove_space?: boolean; do_lowercase_and_remove_accent?: boolean };
+    this.wordwise =
+      (json.normalizer === null || json.normalizer === undefined) &&
+      cfg.remove_space !== true &&
+      cfg.do_lowercase_and_remove_accent !== true &&
+      pre?.type === 'ByteLevel' &&
+      pre.add_prefix_space !== true &&
+      pre.use_regex !== false;
+    this.addedTokens = (json.added_tokens ?? []).map((t) => t.content).filter((c) => typeof c === 'string' && c !== '');
+  }
+
+  /** The underlying library tokenizer (pair encodings for checks, token lookups). */
+  get library(): Tokenizer {
+    return this.tokenizer;
+  }
+
+  /** Whether texts are encoded piece by piece (else each goes to the library whole). */
+  get memoizesWords(): boolean {
+    return this.wordwise;
+  }
+
+  /**
+   * Ids of `text` exactly as `library.encode(text, { add_special_tokens: false })` gives them. The
+   * array may be shared with the memo: never modify it.
+   */
+  encode(text: string): Int32Array {
+    if (!this.wordwise || this.hasAddedToken(text)) return Int32Array.from(this.libraryIds(text));
+    SENTENCE_END.lastIndex = 0;
+    let m = SENTENCE_END.exec(text);
+    // One sentence: its memoized array itself (callers never modify ids).
+    if (m === null) return this.sentenceIds(text);
+    let n = 0;
+    let from = 0;
+    for (;;) {
+      const to = m === null ? text.length : m.index + 1;
+      n = this.append(this.sentenceIds(text.slice(from, to)), n);
+      if (m === null) break;
+      from = to;
+      m = SENTENCE_END.exec(text);
+    }
+    return this.scratch.slice(0, n);
+  }
+
+  /** A sentence's ids (with its leading space, if any), memoized; its words memoized on a miss. */
+  private sentenceIds(sentence: string): Int32Array {
+    const known = this.sentences.get(sentence);
+    if (known !== undefined) return known;
+    const pieces = sentence.match(PRE_TOKEN) ?? [];
+    const parts: Int32Array[] = [];
+    let total = 0;
+    for (const piece of pieces) {
+      let ids = this.words.get(piece);
+      if (ids === undefined) {
+        ids = Int32Array.from(this.libraryIds(piece));
+        if (this.words.size >= SegmentEncoder.WORD_LIMIT) this.words.clear();
+        this.words.set(piece, ids);
+      }
+      parts.push(ids);
+      total += ids.length;
+    }
+    const ids = new Int32Array(total);
+    let at = 0;
+    for (const p of parts) {
+      ids.set(p, at);
+      at += p.length;
+    }
+    if (this.sentences.size >= SegmentEncoder.SENTENCE_LIMIT) this.sentences.clear();
+    this.sentences.set(sentence, ids);
+    return ids;
+  }
+
+  private append(ids: Int32Array, n: number): number {
+    if (n + ids.length > this.scratch.length) {
+      const grown = new Int32Array(Math.max(this.scratch.length * 2, n + ids.length));
+      grown.set(this.scratch.subarray(0, n));
+      this.scratch = grown;
+    }
+    this.scratch.set(ids, n);
+    return n + ids.length;
+  }
+
+  private libraryIds(text: string): number[] {
+    return this.tokenizer.encode(text, { add_special_tokens: false }).ids;
+  }
+
+  private hasAddedToken(text: string): boolean {
+    for (const t of this.addedTokens) if (text.includes(t)) return true;
+    return false;
+  }
+}

@@ -1,0 +1,153 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { loadSgsaccData } from '../src/metrics/sgsacc/dataset.js';
+import { joinReferences, withUserTurn } from '../src/metrics/sgsacc/hallucination.js';
+import { contextPremise } from '../src/metrics/sgsacc/premise.js';
+import { SegmentEncoder } from '../src/nli/segment-encoder.js';
+import { PairTokenizer } from '../src/nli/tokenizer.js';
+import { hasShared, SHARED_DATA, SHARED_TOKENIZER_DIR } from './helpers/shared.js';
+
+// The tokenizer encodes each side of a pair on its own, sentence by sentence and word by word from
+// memos, and joins the sides with RoBERTa's pair template. These tests hold that to the library's
+// own encodings: every text the SGD test set can put into a pair, the template, and the truncation.
+
+const readJson = (file: string) => JSON.parse(readFileSync(path.join(SHARED_TOKENIZER_DIR, file), 'utf8')) as object;
+const libraryIds = (enc: SegmentEncoder, text: string) => enc.library.encode(text, { add_special_tokens: false }).ids;
+
+describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('segment-wise encoding against the library (edge cases)', () => {
+  let enc: SegmentEncoder;
+  beforeAll(() => {
+    enc = new SegmentEncoder(readJson('tokenizer.json'), readJson('tokenizer_config.json'));
+  });
+
+  it('memoizes words only for the tokenizer it is proven for (ByteLevel, regex, no prefix space, no normalizer)', () => {
+    expect(enc.memoizesWords).toBe(true);
+    const json = readJson('tokenizer.json') as Record<string, unknown>;
+    const prefixed = { ...json, pre_tokenizer: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true } };
+    expect(new SegmentEncoder(prefixed, {}).memoizesWords).toBe(false);
+    expect(new SegmentEncoder({ ...json, normalizer: { type: 'Lowercase' } }, {}).memoizesWords).toBe(false);
+    expect(new SegmentEncoder(json, { remove_space: true }).memoizesWords).toBe(false);
+  });
+
+  it('gives the library ids on texts that stress the cuts: spaces, line breaks, contractions, sentence ends, added tokens, non-Latin script', () => {
+    const texts = [
+      '',
+      ' ',
+      '   ',
+      'Hello',
+      ' leading space',
+      'trailing space ',
+      'two  spaces  between',
+      'tab\tand\nnewline\n\nthen text',
+      'Ends.  Two spaces after the period.',
+      'Ends. One space. Three sentences! Or four? Yes.',
+      'No space after.Period or!bang?mark',
+      "It's the user's car, isn't it? They'll go. We'd've said I'm ok.",
+      "'s at the start. 's after a sentence end. 'S capital",
+      'Price: $45.50 at 7:30 pm on 2019-03-01, room #12.',
+      '... ?! ... .  . .',
+      'Café Müller, São Paulo, Zürich. Ünïcödé!',
+      '東京の ホテル. 서울 호텔. 😀 emoji. 👍🏽 skin tone.',
+      'A text with <s> and </s> and <mask> in it.',
+      'The <mask>. lstrip takes the space before it.',
+      'Two\u00a0no-break\u00a0spaces. And\u2009a thin one.',
+      'End with a period.',
+      'a.b.c. d.e. f',
+      'Sentence one.\nSentence two. ',
+    ];
+    for (const t of texts) expect([t, Array.from(enc.encode(t))]).toEqual([t, libraryIds(enc, t)]);
+  });
+});
+
+describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || !hasShared('data', 'sgd', 'test'))(
+  'segment-wise encoding over every pair the SGD test set can make',
+  () => {
+    let tok: PairTokenizer;
+    /** Each side's ids from the library, whole text at a time. */
+    const reference = new Map<string, number[]>();
+    /** Every (premise, hypothesis) a run can ask for: plain and context premises, both directions. */
+    const pairs: [string, string][] = [];
+    const seen = new Set<string>();
+    const addPair = (p: string, h: string) => {
+      const key = `${p}\u0000${h}`;
+      if (seen.has(key)) return;
+      seen.add(key);
+      pairs.push([p, h]);
+    };
+
+    beforeAll(async () => {
+      tok = PairTokenizer.fromFiles(path.join(SHARED_TOKENIZER_DIR, 'tokenizer.json'), path.join(SHARED_TOKENIZER_DIR, 'tokenizer_config.json'));
+      const data = loadSgsaccData({ dataset: 'sgd', dataDir: SHARED_DATA });
+      for (const t of data.expand(data.loaded.turns)) {
+        const hallucination: string[] = [];
+        for (const a of t.actions) {
+          const premises = [t.utterance, contextPremise(t.previousUserUtterance, a.slotDescription, t.utterance)];
+          for (const premise of premises) for (const h of [...a.candidates, ...a.negatives]) addPair(premise, h);
+          if (a.candidates.length > 0) hallucination.push(a.candidates[0]);
+        }
+        // The other direction: the references joined (here: each action's first candidate) entail the utterance.
+        const joined = joinReferences(hallucination);
+        for (const premise of [joined, withUserTurn(t.previousUserUtterance, joined)]) if (premise) addPair(premise, t.utterance);
+      }
+      seen.clear();
+      const lib = new SegmentEncoder(readJson('tokenizer.json'), readJson('tokenizer_config.json'));
+      let sinceBreak = 0;
+      for (const [p, h] of pairs) {
+        for (const text of [p, h]) if (!reference.has(text)) reference.set(text, libraryIds(lib, text));
+        // Seconds of library work: let the test runner's own messages through now and then.
+        if (++sinceBreak === 5000) {
+          sinceBreak = 0;
+          await new Promise((r) => setImmediate(r));
+        }
+      }
+    }, 600_000);
+
+    it('encodes every side of every pair exactly as the library encodes the whole text', () => {
+      expect(reference.size).toBeGreaterThan(100_000);
+      let checked = 0;
+      for (const [text, ids] of reference) {
+        const mine = tok.ids(text);
+        if (mine.length !== ids.length || mine.some((x, i) => x !== ids[i])) expect([text, Array.from(mine)]).toEqual([text, ids]);
+        checked++;
+      }
+      expect(checked).toBe(reference.size);
+    });
+
+    it("joins the sides as the library's pair encoding does (<s> premise </s></s> hypothesis </s>), on pairs spread over the set", () => {
+      const step = Math.max(1, Math.floor(pairs.length / 2000));
+      for (let i = 0; i < pairs.length; i += step) {
+        const [p, h] = pairs[i];
+        expect(tok.encodePair(p, h).ids).toEqual(tok.referencePairIds(p, h));
+      }
+    });
+
+    it('cuts every pair to a small maximum premise first, the hypothesis only when the premise alone cannot make room', () => {
+      // 24 tokens: most pairs are cut, some down to an empty premise and a cut hypothesis.
+      const small = PairTokenizer.fromFiles(path.join(SHARED_TOKENIZER_DIR, 'tokenizer.json'), undefined, {}, { maxLength: 24 });
+      let cutPremise = 0;
+      let cutHypothesis = 0;
+      let firstWrong: unknown;
+      for (const [p, h] of pairs) {
+        const P = reference.get(p)!;
+        const H = reference.get(h)!;
+        const room = 24 - 4;
+        const keepH = Math.min(H.length, room);
+        const keepP = Math.min(P.length, room - keepH);
+        const enc = small.encodePair(p, h);
+        const expected = [0, ...P.slice(0, keepP), 2, 2, ...H.slice(0, keepH), 2];
+        const same =
+          enc.ids.length === expected.length &&
+          enc.ids.every((x, i) => x === expected[i]) &&
+          enc.premiseTruncated === P.length - keepP &&
+          enc.hypothesisTruncated === H.length - keepH;
+        if (!same) firstWrong ??= { p, h, got: enc, expected };
+        if (keepP < P.length) cutPremise++;
+        if (keepH < H.length) cutHypothesis++;
+      }
+      expect(firstWrong).toBeUndefined();
+      expect(cutPremise).toBeGreaterThan(pairs.length / 4);
+      expect(cutHypothesis).toBeGreaterThan(0);
+    });
+  },
+);
