@@ -13,6 +13,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { padRows } from '../../src/nli/feeds.js';
 import { openSession } from '../../src/nli/session.js';
 
 export interface TorchFigure {
@@ -86,9 +87,9 @@ export class CpuTorchPeer {
     const rows = indices.map((i) => ids[i]);
     const session = await openSession(onnxFp32, { device: 'cpu', threads: this.threads, notice: () => {} });
     const split = (flat: Float32Array, k: number) => Array.from({ length: k }, (_, i) => Array.from(flat.subarray(i * 3, i * 3 + 3)));
-    const batchLogits = split(await session.run(rows, padId), n);
+    const batchLogits = split(await session.run(padRows(rows, padId)), n);
     const singleLogits: number[][] = [];
-    for (const r of rows) singleLogits.push(split(await session.run([r], padId), 1)[0]);
+    for (const r of rows) singleLogits.push(split(await session.run(padRows([r], padId)), 1)[0]);
     await session.release();
 
     const pass = this.result.checks.length;

@@ -14,6 +14,7 @@ export interface NliCliFlags {
   batchTokens?: number;
   batchSize?: number;
   cache?: string;
+  tokenizerThreads?: number;
 }
 
 /**
@@ -24,6 +25,14 @@ export function threadCount(v: string): number {
   const n = positiveInt('--threads')(v);
   const cores = availableParallelism();
   if (n > cores) throw new InvalidArgumentError(`--threads must be at most ${cores}, the CPU cores of this machine`);
+  return n;
+}
+
+/** --tokenizer-threads: 0 up to the machine's cores (each thread holds its own tokenizer, ~100 MB). */
+export function tokenizerThreadCount(v: string): number {
+  const n = positiveInt('--tokenizer-threads', true)(v);
+  const cores = availableParallelism();
+  if (n > cores) throw new InvalidArgumentError(`--tokenizer-threads must be at most ${cores}, the CPU cores of this machine`);
   return n;
 }
 
@@ -38,7 +47,8 @@ export function addNliOptions(cmd: Command): Command {
     .option('--threads <n>', `intra-op CPU threads, at most the CPU cores (${availableParallelism()} here; default: all)`, threadCount)
     .option('--batch-tokens <n>', 'padded tokens per forward pass', positiveInt('--batch-tokens'))
     .option('--batch-size <n>', 'pairs per forward pass at most', positiveInt('--batch-size'))
-    .option('--cache <file>', 'persist NLI results to this JSON-lines file and reuse them');
+    .option('--cache <file>', 'persist NLI results to this JSON-lines file and reuse them')
+    .option('--tokenizer-threads <n>', 'worker threads that tokenize ahead of the model (0: on the main thread)', tokenizerThreadCount);
 }
 
 /** Runner options from the shared flags; progress is for the caller to add. */
@@ -52,5 +62,6 @@ export function nliOptionsFrom(flags: NliCliFlags): NliRunnerOptions {
     maxBatchTokens: flags.batchTokens,
     maxBatchSize: flags.batchSize,
     cacheFile: flags.cache,
+    tokenizerThreads: flags.tokenizerThreads,
   };
 }

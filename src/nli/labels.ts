@@ -39,6 +39,7 @@ export function labelIndexFromConfig(config: Record<string, unknown>, file?: str
 
 /** Softmax over one row of logits, mapped to named probabilities (computed in float64). */
 export function probsFromLogits(logits: ArrayLike<number>, offset: number, width: number, index: LabelIndex): NliProbs {
+  if (width === 3) return probsOfThree(logits, offset, index);
   let max = Number.NEGATIVE_INFINITY;
   for (let j = 0; j < width; j++) max = Math.max(max, Number(logits[offset + j]));
   let sum = 0;
@@ -52,4 +53,21 @@ export function probsFromLogits(logits: ArrayLike<number>, offset: number, width
     neutral: ex[index.neutral] / sum,
     contradiction: ex[index.contradiction] / sum,
   };
+}
+
+/**
+ * The same arithmetic as the general case, in the same order, for the usual three logits: no array
+ * per row (a run makes hundreds of thousands of these).
+ */
+function probsOfThree(logits: ArrayLike<number>, offset: number, index: LabelIndex): NliProbs {
+  const l0 = Number(logits[offset]);
+  const l1 = Number(logits[offset + 1]);
+  const l2 = Number(logits[offset + 2]);
+  const max = Math.max(Math.max(Math.max(Number.NEGATIVE_INFINITY, l0), l1), l2);
+  const e0 = Math.exp(l0 - max);
+  const e1 = Math.exp(l1 - max);
+  const e2 = Math.exp(l2 - max);
+  const sum = 0 + e0 + e1 + e2;
+  const at = (i: number) => (i === 0 ? e0 : i === 1 ? e1 : e2) / sum;
+  return { entailment: at(index.entailment), neutral: at(index.neutral), contradiction: at(index.contradiction) };
 }

@@ -2,6 +2,7 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, statSync } from 'n
 import path from 'node:path';
 import { InputError } from '../util/errors.js';
 import { repairJsonlTail } from '../util/jsonl-append.js';
+import { PairMap } from './pair-map.js';
 import type { NliProbs } from './types.js';
 
 /**
@@ -29,7 +30,7 @@ function flushOnExit(cache: PairCache): void {
 }
 
 export class PairCache {
-  private readonly map = new Map<string, NliProbs>();
+  private readonly map = new PairMap<NliProbs>();
   private unsaved: [string, string, NliProbs][] = [];
   /** Pairs held in memory before they are appended to the file. */
   static readonly FLUSH_EVERY = 256;
@@ -46,6 +47,7 @@ export class PairCache {
     }
   }
 
+  /** One string for a pair, for callers that keep pairs in a plain Map or Set. */
   static key(premise: string, hypothesis: string): string {
     return `${premise}\u0000${hypothesis}`;
   }
@@ -72,7 +74,7 @@ export class PairCache {
       if (typeof rec.p !== 'string' || typeof rec.h !== 'string' || typeof rec.e !== 'number' || typeof rec.n !== 'number' || typeof rec.c !== 'number') {
         throw new InputError('NLI cache record lacks p/h/e/n/c', { file, where: `line ${i + 1}` });
       }
-      this.map.set(PairCache.key(rec.p, rec.h), { entailment: rec.e, neutral: rec.n, contradiction: rec.c });
+      this.map.set(rec.p, rec.h, { entailment: rec.e, neutral: rec.n, contradiction: rec.c });
     }
   }
 
@@ -81,13 +83,11 @@ export class PairCache {
   }
 
   get(premise: string, hypothesis: string): NliProbs | undefined {
-    return this.map.get(PairCache.key(premise, hypothesis));
+    return this.map.get(premise, hypothesis);
   }
 
   set(premise: string, hypothesis: string, probs: NliProbs): void {
-    const k = PairCache.key(premise, hypothesis);
-    if (this.map.has(k)) return;
-    this.map.set(k, probs);
+    if (!this.map.add(premise, hypothesis, probs)) return;
     if (!this.file) return;
     this.unsaved.push([premise, hypothesis, probs]);
     // Written as it grows, not only at the end: a long run stopped with Ctrl-C or killed keeps

@@ -4,9 +4,14 @@ import { readJsonFile } from '../util/json-file.js';
 import { takeBatch, type BatchLimits } from './batcher.js';
 import { labelIndexFromConfig, probsFromLogits, type LabelIndex } from './labels.js';
 import { resolveModelWithSignature, type NliDtype } from './model-store.js';
+import { stageClock } from '../util/stage-clock.js';
+import { BatchPacker } from './feeds.js';
 import { PairCache } from './pair-cache.js';
+import { PairMap } from './pair-map.js';
 import { isOutOfMemory, openSession, type LogitsSession, type NliDevice } from './session.js';
-import { PairTokenizer } from './tokenizer.js';
+import { SessionThread } from './session-thread.js';
+import { TokenizerPool } from './tokenizer-pool.js';
+import { keptHypothesis, keptPremise, PAIR_SPECIAL_TOKENS, PairTokenizer } from './tokenizer.js';
 import type { NliModelSignature, NliPair, NliProbs, NliScorer } from './types.js';
 
 export interface NliRunnerOptions {
@@ -27,6 +32,10 @@ export interface NliRunnerOptions {
   maxLength?: number;
   /** Where the auto-device CPU fallback notice goes (default stderr). */
   notice?: (line: string) => void;
+  /** Worker threads that tokenize (0, the default: on the calling thread). */
+  tokenizerThreads?: number;
+  /** Run the session on a thread of its own (default), so batches are prepared while one runs. */
+  sessionThread?: boolean;
 }
 
 export interface NliRunnerStats {
@@ -53,6 +62,7 @@ export interface NliRunner extends NliScorer {
   /** Key of this model's entries in the pair cache (model id, revision, dtype, max length). */
   readonly cacheKey: string;
   scoreOne(pair: NliPair): Promise<NliProbs>;
+  prefetch(texts: Iterable<string>): void;
   stats(): NliRunnerStats;
   /** Append newly computed pairs to the cache file; returns how many were written. */
   flushCache(): number;
@@ -64,13 +74,33 @@ export interface NliRunner extends NliScorer {
 export const CPU_LIMITS: BatchLimits = { maxBatchTokens: 2048, maxBatchSize: 16, maxPadFraction: 0.15 };
 export const CUDA_LIMITS: BatchLimits = { maxBatchTokens: 65536, maxBatchSize: 512, maxPadFraction: 0.5 };
 
-interface Pending {
-  premise: string;
-  hypothesis: string;
-  ids: number[];
-  resolve: (p: NliProbs) => void;
+/** A caller's `score` call: its results fill in as the pairs it waits on come back. */
+interface Call {
+  results: NliProbs[];
+  remaining: number;
+  settled: boolean;
+  resolve: (r: NliProbs[]) => void;
   reject: (e: unknown) => void;
 }
+
+/** One distinct pair on its way through the model, and who waits for it. */
+interface Job {
+  premise: string;
+  hypothesis: string;
+  /** Token ids of each side (shared with the tokenizer's memo), set once tokenized. */
+  p: Int32Array;
+  h: Int32Array;
+  /** Tokens of each side kept within the model maximum, and the row's length with special tokens. */
+  keepP: number;
+  keepH: number;
+  length: number;
+  call: Call;
+  index: number;
+  /** Further callers of the same pair (rare: concurrent callers asking for it while it runs). */
+  more: { call: Call; index: number }[] | undefined;
+}
+
+const NO_IDS = new Int32Array(0);
 
 export interface BatchedRunnerParts {
   session: LogitsSession;
@@ -80,28 +110,39 @@ export interface BatchedRunnerParts {
   limits: BatchLimits;
   cacheFile?: string;
   onProgress?: (done: number, total: number) => void;
+  /** Worker threads that tokenize; without, pairs are tokenized on the calling thread. */
+  tokenizerPool?: TokenizerPool;
 }
 
 /**
  * Callers submit pairs and await their probabilities; pending pairs wait in one pool sorted by
  * length, and each forward pass takes the next run of similar-length rows within the token budget.
  * Pairs submitted in the same tick, or while a batch is running, by any caller, share batches.
+ *
+ * The host side is built to keep a fast model busy: a call's pairs are looked up and deduplicated
+ * without a promise or a joined key per pair, each side's token ids come from the tokenizer's memo
+ * (or its worker threads), and a batch is packed straight from those ids into reused int64 buffers.
  */
 export class BatchedNliRunner implements NliRunner {
   readonly modelSignature: NliModelSignature;
   readonly cacheKey: string;
   private readonly session: LogitsSession;
   private readonly tokenizer: PairTokenizer;
+  private readonly tokenizerPool?: TokenizerPool;
   private readonly labels: LabelIndex;
   private readonly limits: BatchLimits;
   private readonly cache: PairCache;
-  private readonly inflight = new Map<string, Promise<NliProbs>>();
-  private readonly queue = new PQueue({ concurrency: 1 });
+  private readonly packer: BatchPacker;
+  private readonly inflight = new PairMap<Job>();
+  private readonly queue: PQueue;
   private readonly onProgress?: (done: number, total: number) => void;
-  private pool: Pending[] = [];
+  private pool: Job[] = [];
   private head = 0;
   private sorted = true;
   private fillScheduled = false;
+  /** Calls whose new pairs wait for the tokenizer threads, in the order they were made. */
+  private readonly tokenizing: { jobs: Job[]; ready: boolean; failed?: unknown }[] = [];
+  private tokenizingDone: Promise<void> = Promise.resolve();
   private done = 0;
   private closed = false;
   private readonly counters: NliRunnerStats = {
@@ -118,6 +159,7 @@ export class BatchedNliRunner implements NliRunner {
   constructor(parts: BatchedRunnerParts) {
     this.session = parts.session;
     this.tokenizer = parts.tokenizer;
+    this.tokenizerPool = parts.tokenizerPool;
     this.labels = parts.labels;
     this.modelSignature = parts.signature;
     this.limits = { ...parts.limits };
@@ -125,6 +167,9 @@ export class BatchedNliRunner implements NliRunner {
     const s = parts.signature;
     this.cacheKey = `${s.modelId}@${s.revision}/${s.dtype}/max${parts.tokenizer.maxLength}`;
     this.cache = new PairCache(this.cacheKey, parts.cacheFile);
+    this.packer = new BatchPacker(parts.tokenizer.padId);
+    // A session on its own thread takes the next batch while one runs: the model never waits for us.
+    this.queue = new PQueue({ concurrency: Math.max(1, parts.session.inFlight ?? 1) });
   }
 
   get device(): 'cpu' | 'cuda' {
@@ -135,43 +180,134 @@ export class BatchedNliRunner implements NliRunner {
     return this.tokenizer.maxLength;
   }
 
+  /** Tokenizer worker threads (0: pairs are tokenized on the calling thread). */
+  get tokenizerThreads(): number {
+    return this.tokenizerPool?.threads ?? 0;
+  }
+
   stats(): NliRunnerStats {
     return { ...this.counters };
   }
 
-  score(pairs: NliPair[]): Promise<NliProbs[]> {
-    return Promise.all(pairs.map((p) => this.scoreOne(p)));
+  scoreOne(pair: NliPair): Promise<NliProbs> {
+    return this.score([pair]).then((r) => r[0]);
   }
 
-  scoreOne(pair: NliPair): Promise<NliProbs> {
+  score(pairs: NliPair[]): Promise<NliProbs[]> {
     if (this.closed) return Promise.reject(new Error('NLI runner is closed'));
-    if (typeof pair?.premise !== 'string' || typeof pair?.hypothesis !== 'string') {
-      return Promise.reject(new InputError('an NLI pair needs string premise and hypothesis'));
+    for (const pair of pairs) {
+      if (typeof pair?.premise !== 'string' || typeof pair?.hypothesis !== 'string') {
+        return Promise.reject(new InputError('an NLI pair needs string premise and hypothesis'));
+      }
     }
-    this.counters.requested++;
-    const cached = this.cache.get(pair.premise, pair.hypothesis);
-    if (cached) {
-      this.counters.cacheHits++;
-      return Promise.resolve(cached);
-    }
-    const key = PairCache.key(pair.premise, pair.hypothesis);
-    const running = this.inflight.get(key);
-    if (running) {
-      this.counters.cacheHits++;
-      return running;
-    }
-    const enc = this.tokenizer.encodePair(pair.premise, pair.hypothesis);
-    if (enc.premiseTruncated > 0 || enc.hypothesisTruncated > 0) this.counters.truncated++;
-    this.counters.issued++;
-    const promise = new Promise<NliProbs>((resolve, reject) => {
-      this.pool.push({ premise: pair.premise, hypothesis: pair.hypothesis, ids: enc.ids, resolve, reject });
+    const previous = stageClock.enter('pairs');
+    let call!: Call;
+    const promise = new Promise<NliProbs[]>((resolve, reject) => {
+      call = { results: new Array<NliProbs>(pairs.length), remaining: 0, settled: false, resolve, reject };
     });
-    this.sorted = false;
-    this.inflight.set(key, promise);
-    const forget = () => this.inflight.delete(key);
-    promise.then(forget, forget);
-    this.scheduleFill();
+    const fresh: Job[] = [];
+    this.counters.requested += pairs.length;
+    for (let i = 0; i < pairs.length; i++) {
+      const { premise, hypothesis } = pairs[i];
+      const cached = this.cache.get(premise, hypothesis);
+      if (cached !== undefined) {
+        this.counters.cacheHits++;
+        call.results[i] = cached;
+        continue;
+      }
+      call.remaining++;
+      const running = this.inflight.get(premise, hypothesis);
+      if (running !== undefined) {
+        this.counters.cacheHits++;
+        (running.more ??= []).push({ call, index: i });
+        continue;
+      }
+      const job: Job = { premise, hypothesis, p: NO_IDS, h: NO_IDS, keepP: 0, keepH: 0, length: 0, call, index: i, more: undefined };
+      this.inflight.set(premise, hypothesis, job);
+      fresh.push(job);
+    }
+    this.counters.issued += fresh.length;
+    if (call.remaining === 0) {
+      call.settled = true;
+      call.resolve(call.results);
+    }
+    if (fresh.length > 0) this.tokenize(fresh);
+    stageClock.enter(previous);
     return promise;
+  }
+
+  /**
+   * Give each new pair its token ids, then let it into the pool. With tokenizer threads, texts the
+   * memo lacks go to them first; the call's pairs then join the pool together and in order, after
+   * those of earlier calls, as when tokenized here.
+   */
+  private tokenize(jobs: Job[]): void {
+    stageClock.enter('tokenize');
+    const pool = this.tokenizerPool;
+    if (pool) {
+      const missing: string[] = [];
+      for (const job of jobs) {
+        if (this.tokenizer.known(job.premise) === undefined) missing.push(job.premise);
+        if (this.tokenizer.known(job.hypothesis) === undefined) missing.push(job.hypothesis);
+      }
+      if (missing.length > 0 || this.tokenizing.length > 0) {
+        const group: { jobs: Job[]; ready: boolean; failed?: unknown } = { jobs, ready: false };
+        this.tokenizing.push(group);
+        const encoded = pool.encode(missing).then(
+          () => {
+            group.ready = true;
+          },
+          (e: unknown) => {
+            group.ready = true;
+            group.failed = e;
+          },
+        );
+        this.tokenizingDone = Promise.all([this.tokenizingDone, encoded]).then(() => this.admitTokenized());
+        return;
+      }
+    }
+    this.admit(jobs);
+  }
+
+  /** Let in the groups at the front of the line whose texts are all encoded. */
+  private admitTokenized(): void {
+    stageClock.enter('tokenize');
+    while (this.tokenizing.length > 0 && this.tokenizing[0].ready) {
+      const group = this.tokenizing.shift()!;
+      if (group.failed !== undefined) this.fail(group.jobs, group.failed);
+      else this.admit(group.jobs);
+    }
+    stageClock.enter('wait');
+  }
+
+  private admit(jobs: Job[]): void {
+    const max = this.tokenizer.maxLength;
+    for (const job of jobs) {
+      const p = this.tokenizer.ids(job.premise);
+      const h = this.tokenizer.ids(job.hypothesis);
+      const keepP = keptPremise(p.length, h.length, max);
+      const keepH = keptHypothesis(h.length, keepP, max);
+      if (keepP < p.length || keepH < h.length) this.counters.truncated++;
+      job.p = p;
+      job.h = h;
+      job.keepP = keepP;
+      job.keepH = keepH;
+      job.length = keepP + keepH + PAIR_SPECIAL_TOKENS;
+      this.pool.push(job);
+    }
+    this.sorted = false;
+    this.scheduleFill();
+  }
+
+  /**
+   * Texts the caller will submit soon (the next chunk's turns and references): the tokenizer
+   * threads encode them while this thread carries on, e.g. blocked in the model's run. Without
+   * threads there is nothing to overlap with, so nothing is done ahead.
+   */
+  prefetch(texts: Iterable<string>): void {
+    if (!this.tokenizerPool || this.closed) return;
+    // A failure here resurfaces when the texts are needed; nothing waits on this promise.
+    this.tokenizerPool.encode(texts).catch(() => undefined);
   }
 
   private scheduleFill(): void {
@@ -184,16 +320,16 @@ export class BatchedNliRunner implements NliRunner {
     });
   }
 
-  /** Keep one batch running and one ready; the rest stay in the pool so late arrivals sort in. */
+  /** Keep the session busy and one batch ready; the rest stay in the pool so late arrivals sort in. */
   private fill(): void {
-    while (this.pool.length - this.head > 0 && this.queue.size + this.queue.pending < 2) {
+    while (this.pool.length - this.head > 0 && this.queue.size + this.queue.pending < this.queue.concurrency + 1) {
       if (!this.sorted) {
-        this.pool = this.pool.slice(this.head).sort((a, b) => a.ids.length - b.ids.length);
+        this.pool = this.pool.slice(this.head).sort((a, b) => a.length - b.length);
         this.head = 0;
         this.sorted = true;
       }
       const start = this.head;
-      const n = takeBatch((i) => this.pool[start + i].ids.length, this.pool.length - start, this.limits);
+      const n = takeBatch((i) => this.pool[start + i].length, this.pool.length - start, this.limits);
       const batch = this.pool.slice(start, start + n);
       this.head += n;
       if (this.head > 4096 && this.head * 2 > this.pool.length) {
@@ -204,18 +340,32 @@ export class BatchedNliRunner implements NliRunner {
     }
   }
 
-  private async runBatch(batch: Pending[]): Promise<void> {
+  private async runBatch(batch: Job[]): Promise<void> {
     try {
-      const probs = await this.forward(batch.map((b) => b.ids));
+      const probs = await this.forward(batch);
+      stageClock.enter('results');
       for (let i = 0; i < batch.length; i++) {
-        this.cache.set(batch[i].premise, batch[i].hypothesis, probs[i]);
-        batch[i].resolve(probs[i]);
+        const job = batch[i];
+        this.cache.set(job.premise, job.hypothesis, probs[i]);
+        this.inflight.delete(job.premise, job.hypothesis);
+        deliver(job.call, job.index, probs[i]);
+        if (job.more) for (const w of job.more) deliver(w.call, w.index, probs[i]);
       }
+      // Back to waiting for the model (or, when none is running, for the caller's next step).
+      stageClock.enter(this.queue.pending > 1 ? 'model' : 'wait');
     } catch (e) {
-      for (const b of batch) b.reject(e);
+      this.fail(batch, e);
     }
     this.done += batch.length;
     this.onProgress?.(this.done, this.counters.issued);
+  }
+
+  private fail(jobs: Job[], e: unknown): void {
+    for (const job of jobs) {
+      this.inflight.delete(job.premise, job.hypothesis);
+      reject(job.call, e);
+      if (job.more) for (const w of job.more) reject(w.call, e);
+    }
   }
 
   /**
@@ -223,32 +373,51 @@ export class BatchedNliRunner implements NliRunner {
    * batch limits shrink so later batches do not fail the same way. Rows are independent under the
    * attention mask, so splitting does not change results beyond float rounding.
    */
-  private async forward(rows: number[][]): Promise<NliProbs[]> {
+  private async forward(rows: Job[]): Promise<NliProbs[]> {
     let logits: Float32Array;
+    let width = 0;
+    for (const r of rows) width = Math.max(width, r.length);
     try {
-      logits = await this.session.run(rows, this.tokenizer.padId);
+      stageClock.enter('feeds');
+      const batch = this.packer.pack(rows.length, width, (out, r) => this.writeRow(out, rows[r]));
+      stageClock.enter('model');
+      logits = await this.session.run(batch);
+      stageClock.enter('results');
     } catch (e) {
       if (!isOutOfMemory(e) || rows.length === 1) throw e;
       this.counters.oomSplits++;
       const half = Math.ceil(rows.length / 2);
       this.limits.maxBatchSize = Math.max(1, Math.min(this.limits.maxBatchSize, half));
-      const longest = rows.reduce((m, r) => Math.max(m, r.length), 0);
-      this.limits.maxBatchTokens = Math.max(longest, Math.min(this.limits.maxBatchTokens, longest * half));
+      this.limits.maxBatchTokens = Math.max(width, Math.min(this.limits.maxBatchTokens, width * half));
       const left = await this.forward(rows.slice(0, half));
       const right = await this.forward(rows.slice(half));
       return [...left, ...right];
     }
-    const width = this.session.numLabels;
-    if (logits.length !== rows.length * width) {
+    const labels = this.session.numLabels;
+    if (logits.length !== rows.length * labels) {
       throw new InputError(`model returned ${logits.length} logits for ${rows.length} pairs`);
     }
     this.counters.batches++;
-    const longest = rows.reduce((m, r) => Math.max(m, r.length), 0);
     for (const r of rows) this.counters.tokens += r.length;
-    this.counters.paddedTokens += longest * rows.length;
-    const out: NliProbs[] = [];
-    for (let i = 0; i < rows.length; i++) out.push(probsFromLogits(logits, i * width, width, this.labels));
+    this.counters.paddedTokens += width * rows.length;
+    const out = new Array<NliProbs>(rows.length);
+    for (let i = 0; i < rows.length; i++) out[i] = probsFromLogits(logits, i * labels, labels, this.labels);
     return out;
+  }
+
+  /** `<s> premise </s></s> hypothesis </s>`, each side cut to what the pair keeps. */
+  private writeRow(out: Int32Array, job: Job): number {
+    const sep = this.tokenizer.sepId;
+    let k = 0;
+    out[k++] = this.tokenizer.clsId;
+    out.set(job.p.length === job.keepP ? job.p : job.p.subarray(0, job.keepP), k);
+    k += job.keepP;
+    out[k++] = sep;
+    out[k++] = sep;
+    out.set(job.h.length === job.keepH ? job.h : job.h.subarray(0, job.keepH), k);
+    k += job.keepH;
+    out[k++] = sep;
+    return k;
   }
 
   flushCache(): number {
@@ -258,23 +427,58 @@ export class BatchedNliRunner implements NliRunner {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.tokenizingDone;
     await this.queue.onIdle();
     this.cache.flush();
+    await this.tokenizerPool?.close();
     await this.session.release();
   }
 }
 
-/** Resolve the model, load tokenizer and labels, open the ONNX session. */
+function deliver(call: Call, index: number, probs: NliProbs): void {
+  call.results[index] = probs;
+  if (--call.remaining === 0 && !call.settled) {
+    call.settled = true;
+    call.resolve(call.results);
+  }
+}
+
+function reject(call: Call, e: unknown): void {
+  if (call.settled) return;
+  call.settled = true;
+  call.reject(e);
+}
+
+/** Resolve the model, load tokenizer and labels, open the ONNX session (and start tokenizer threads). */
 export async function createNliRunner(opts: NliRunnerOptions = {}): Promise<NliRunner> {
+  const previous = stageClock.enter('load');
   const model = await resolveModelWithSignature(opts.model, opts.dtype);
   const config = readJsonFile<Record<string, unknown>>(model.configPath);
   const labels = labelIndexFromConfig(config, model.configPath);
   const tokenizer = PairTokenizer.fromFiles(model.tokenizerPath, model.tokenizerConfigPath, config, { maxLength: opts.maxLength });
-  const session = await openSession(model.onnxPath, { device: opts.device, threads: opts.threads, notice: opts.notice });
+  const threads = opts.tokenizerThreads ?? 0;
+  // Started while the session loads: each thread parses the tokenizer on its own.
+  const pool = threads > 0 ? TokenizerPool.start(tokenizer, threads) : undefined;
+  let session: LogitsSession;
+  try {
+    const sessionOptions = { device: opts.device, threads: opts.threads, notice: opts.notice };
+    session = opts.sessionThread === false ? await openSession(model.onnxPath, sessionOptions) : await SessionThread.open(model.onnxPath, sessionOptions);
+  } catch (e) {
+    await pool?.then((p) => p.close(), () => undefined);
+    throw e;
+  }
+  let tokenizerPool: TokenizerPool | undefined;
+  try {
+    tokenizerPool = await pool;
+  } catch (e) {
+    await session.release();
+    throw e;
+  }
   const base = session.device === 'cuda' ? CUDA_LIMITS : CPU_LIMITS;
-  return new BatchedNliRunner({
+  const runner = new BatchedNliRunner({
     session,
     tokenizer,
+    tokenizerPool,
     labels,
     signature: model.signature,
     limits: {
@@ -285,4 +489,6 @@ export async function createNliRunner(opts: NliRunnerOptions = {}): Promise<NliR
     cacheFile: opts.cacheFile,
     onProgress: opts.onProgress,
   });
+  stageClock.enter(previous);
+  return runner;
 }

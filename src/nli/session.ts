@@ -4,6 +4,7 @@ import path from 'node:path';
 import ort from 'onnxruntime-node';
 import { InputError, MissingResourceError } from '../util/errors.js';
 import { OFFICIAL_CUDA_INSTALL } from './cuda/provider.js';
+import { padRows, type PaddedBatch } from './feeds.js';
 import { fromHalfBits } from './onnx-builder/float16.js';
 
 const REGISTRY_CUDA_INSTALL_SHORT = 'npm run cuda:setup';
@@ -22,7 +23,10 @@ export interface SessionOptions {
 export interface LogitsSession {
   readonly device: 'cpu' | 'cuda';
   readonly numLabels: number;
-  run(ids: number[][], padId: number): Promise<Float32Array>;
+  /** The batch's buffers may be reused once the returned promise settles. */
+  run(batch: PaddedBatch): Promise<Float32Array>;
+  /** Runs that may be sent before the first returns (done in order); default 1. */
+  readonly inFlight?: number;
   release(): Promise<void>;
 }
 
@@ -113,28 +117,27 @@ function corruptModel(onnxPath: string, e: unknown): InputError {
 }
 
 /**
+ * A padded batch as the model's inputs, plus all-zero segment ids when the export kept that input
+ * (`zeros`: at least rows x width zeros to view them from).
+ */
+export function batchFeeds(batch: PaddedBatch, zeros?: BigInt64Array): Record<string, ort.Tensor> {
+  const dims = [batch.rows, batch.width];
+  const feeds: Record<string, ort.Tensor> = {
+    input_ids: new ort.Tensor('int64', batch.inputIds, dims),
+    attention_mask: new ort.Tensor('int64', batch.attentionMask, dims),
+  };
+  // Exports of RoBERTa sometimes keep the (all-zero) segment input.
+  if (zeros) feeds.token_type_ids = new ort.Tensor('int64', zeros.subarray(0, batch.rows * batch.width), dims);
+  return feeds;
+}
+
+/**
  * A batch of token rows as the model's int64 inputs: right-padded with `padId` to the longest row,
  * attention mask 1 on real tokens; all-zero segment ids when the export kept that input.
  */
 export function paddedFeeds(ids: number[][], padId: number, tokenTypeIds = false): Record<string, ort.Tensor> {
-  const b = ids.length;
-  const len = ids.reduce((m, r) => Math.max(m, r.length), 0);
-  const idData = new BigInt64Array(b * len).fill(BigInt(padId));
-  const maskData = new BigInt64Array(b * len);
-  for (let i = 0; i < b; i++) {
-    const row = ids[i];
-    for (let j = 0; j < row.length; j++) {
-      idData[i * len + j] = BigInt(row[j]);
-      maskData[i * len + j] = 1n;
-    }
-  }
-  const feeds: Record<string, ort.Tensor> = {
-    input_ids: new ort.Tensor('int64', idData, [b, len]),
-    attention_mask: new ort.Tensor('int64', maskData, [b, len]),
-  };
-  // Exports of RoBERTa sometimes keep the (all-zero) segment input.
-  if (tokenTypeIds) feeds.token_type_ids = new ort.Tensor('int64', new BigInt64Array(b * len), [b, len]);
-  return feeds;
+  const batch = padRows(ids, padId);
+  return batchFeeds(batch, tokenTypeIds ? new BigInt64Array(batch.rows * batch.width) : undefined);
 }
 
 function wrap(session: ort.InferenceSession, device: 'cpu' | 'cuda'): LogitsSession {
@@ -146,13 +149,16 @@ function wrap(session: ort.InferenceSession, device: 'cpu' | 'cuda'): LogitsSess
   const meta = session.outputMetadata.find((m) => m.name === outputName) as { shape?: (number | string)[] } | undefined;
   const lastDim = meta?.shape?.[meta.shape.length - 1];
   let numLabels = typeof lastDim === 'number' ? lastDim : 0;
+  const segments = inputs.includes('token_type_ids');
+  let zeros = new BigInt64Array(0);
   return {
     device,
     get numLabels() {
       return numLabels;
     },
-    async run(ids: number[][], padId: number): Promise<Float32Array> {
-      const feeds = paddedFeeds(ids, padId, inputs.includes('token_type_ids'));
+    async run(batch: PaddedBatch): Promise<Float32Array> {
+      if (segments && zeros.length < batch.rows * batch.width) zeros = new BigInt64Array(Math.max(batch.rows * batch.width, zeros.length * 2));
+      const feeds = batchFeeds(batch, segments ? zeros : undefined);
       const out = await session.run(feeds, [outputName]);
       const t = out[outputName];
       const dims = t.dims;

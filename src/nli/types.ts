@@ -26,6 +26,8 @@ export interface NliModelSignature {
 export interface NliScorer {
   readonly modelSignature: NliModelSignature;
   score(pairs: NliPair[]): Promise<NliProbs[]>;
+  /** Texts that will be sides of pairs soon: a scorer may prepare them (tokenize) meanwhile. */
+  prefetch?(texts: Iterable<string>): void;
 }
 
 /** Argmax label; entailment means the premise entails the hypothesis. */

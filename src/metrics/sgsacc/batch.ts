@@ -1,22 +1,27 @@
-import { PairCache } from '../../nli/pair-cache.js';
+import { PairMap } from '../../nli/pair-map.js';
 import type { NliPair, NliProbs, NliScorer } from '../../nli/types.js';
+import { stageClock } from '../../util/stage-clock.js';
 
 /**
  * Collects the pairs of many turns and scores them in one `score` call, so the runner sees large
  * batches and identical pairs (same utterance and reference across actions) are sent once.
  */
 export class PairBatch {
-  private readonly keys = new Map<string, number>();
+  private readonly handles = new PairMap<number>();
   private readonly pairs: NliPair[] = [];
   private results: NliProbs[] | undefined;
 
+  constructor() {
+    // Building a pass's pairs (and deciding which are needed) starts with its batch.
+    stageClock.enter('pairs');
+  }
+
   /** Register a pair; returns a handle to read its probabilities after `run`. */
   add(premise: string, hypothesis: string): number {
-    const key = PairCache.key(premise, hypothesis);
-    let idx = this.keys.get(key);
+    let idx = this.handles.get(premise, hypothesis);
     if (idx === undefined) {
       idx = this.pairs.length;
-      this.keys.set(key, idx);
+      this.handles.set(premise, hypothesis, idx);
       this.pairs.push({ premise, hypothesis });
     }
     return idx;
@@ -31,7 +36,10 @@ export class PairBatch {
       this.results = [];
       return;
     }
-    const out = await scorer.score(this.pairs);
+    const scored = scorer.score(this.pairs);
+    stageClock.enter('wait');
+    const out = await scored;
+    stageClock.enter('decisions');
     if (out.length !== this.pairs.length) {
       throw new Error(`NLI scorer returned ${out.length} results for ${this.pairs.length} pairs`);
     }

@@ -6,6 +6,7 @@ import { buildValueIndex } from '../../rules/value-index.js';
 import { serIsCategorical } from '../ser.js';
 import { sgdTrainServices } from '../../schema/sgd.js';
 import type { SchemaIndex } from '../../schema/schema-index.js';
+import { stageClock } from '../../util/stage-clock.js';
 import { makeUnseenTest } from './domains.js';
 import { toSgsaccTurns } from './from-turns.js';
 import type { SgsaccTurn } from './types.js';
@@ -25,6 +26,7 @@ export interface SgsaccData {
  * schema, and the seen/unseen test (SGD: domain absent from train/schema.json; others: all seen).
  */
 export function loadSgsaccData(opts: Omit<LoadDatasetOptions, 'limit'>): SgsaccData {
+  stageClock.enter('load');
   const loaded = loadDataset(opts);
   const rules = loadRules(opts.dataset);
   // The negatives' value pool comes from all loaded turns so a --limit slice gets the same negatives.
@@ -41,7 +43,12 @@ export function loadSgsaccData(opts: Omit<LoadDatasetOptions, 'limit'>): SgsaccD
     loaded,
     rulesHash: rules.hash,
     schema: loaded.schema,
-    expand: (turns) => toSgsaccTurns(turns, (t) => expander.expandTurn(t)),
+    expand: (turns) => {
+      const previous = stageClock.enter('rules');
+      const expanded = toSgsaccTurns(turns, (t) => expander.expandTurn(t));
+      stageClock.enter(previous === 'rules' ? 'other' : previous);
+      return expanded;
+    },
     isUnseen,
     isCategorical: serIsCategorical(opts.dataset, loaded.schema),
   };

@@ -1,4 +1,5 @@
 import type { NliScorer } from '../../nli/types.js';
+import { stageClock } from '../../util/stage-clock.js';
 import { applyContextControl, controlReferenceChoices, lacksControl } from './context-control.js';
 import { addHallucinationPremises } from './hallucination.js';
 import { selectReferences } from './references.js';
@@ -43,8 +44,12 @@ export async function runSgsacc(
   let computed = 0;
   opts.onChunk?.({ turnsDone, turnsTotal: turns.length });
 
+  // The next chunk's texts are handed to the scorer ahead of need: its tokenizer threads encode
+  // them while this chunk is in the model.
+  prefetchTexts(todo.slice(0, chunk), utterances, opts);
   for (let start = 0; start < todo.length; start += chunk) {
     const slice = todo.slice(start, start + chunk);
+    prefetchTexts(todo.slice(start + chunk, start + 2 * chunk), utterances, opts);
     const missing = slice.filter((t) => !opts.references?.done.has(t.id));
     for (const t of slice) {
       const stored = opts.references?.done.get(t.id);
@@ -58,12 +63,15 @@ export async function runSgsacc(
     const changed = new Set(missing.map((t) => t.id));
     await completeReferences(slice, refs, opts, changed);
     // A stored record that gained fields is appended again: the later line wins when loading.
+    stageClock.enter('write');
     opts.references?.append(slice.filter((t) => changed.has(t.id)).map((t) => refs.get(t.id)!));
+    stageClock.enter('decisions');
     // The ground truth as the system is already scored with its references.
     const plain = opts.groundTruthSystem
       ? slice.map((t) => groundTruthScore(refs.get(t.id)!, opts))
       : await scoreTurns(slice, refs, utterances, opts.scorer, opts);
     const scored = opts.annotate ? plain.map(opts.annotate) : plain;
+    stageClock.enter('write');
     opts.results?.append(scored);
     for (const s of scored) done.set(s.id, s);
     turnsDone += slice.length;
@@ -79,9 +87,11 @@ export async function runSgsacc(
     const fresh = await selectReferences(slice, opts.scorer, opts);
     for (const r of fresh) refs.set(r.id, r);
     await completeReferences(slice, refs, opts, new Set());
+    stageClock.enter('write');
     opts.references!.append(slice.map((t) => refs.get(t.id)!));
     computed += slice.length;
   }
+  stageClock.enter('other');
   const references = turns.map((t) => refs.get(t.id) ?? opts.references?.done.get(t.id));
   const reused = references.filter((r) => r !== undefined).length - computed;
   return {
@@ -90,6 +100,19 @@ export async function runSgsacc(
     groundTruth: references.map((r) => (r?.groundTruth ? groundTruthView(r, opts) : undefined)),
     counts: { resumed, referencesComputed: computed, referencesReused: reused, referencesMissing: references.filter((r) => r === undefined).length },
   };
+}
+
+/** Every text a chunk's first passes will put into pairs, known before any model call. */
+function prefetchTexts(turns: SgsaccTurn[], utterances: Map<string, string>, opts: SgsaccRunOptions): void {
+  if (!opts.scorer.prefetch || turns.length === 0) return;
+  const texts: string[] = [];
+  for (const t of turns) {
+    texts.push(t.utterance);
+    const system = utterances.get(t.id);
+    if (system !== undefined && system !== t.utterance) texts.push(system);
+    for (const a of t.actions) texts.push(...a.candidates, ...a.negatives);
+  }
+  opts.scorer.prefetch(texts);
 }
 
 /**

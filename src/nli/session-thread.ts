@@ -1,0 +1,138 @@
+import type { Worker } from 'node:worker_threads';
+import { InputError, MissingResourceError } from '../util/errors.js';
+import type { PaddedBatch } from './feeds.js';
+import type { LogitsSession, SessionOptions } from './session.js';
+import { startWorker, type ThreadError } from './worker-entry.js';
+
+export interface SessionThreadData {
+  onnxPath: string;
+  options: Omit<SessionOptions, 'notice'>;
+}
+
+export type SessionRequest =
+  | { type: 'run'; id: number; rows: number; width: number; inputIds: BigInt64Array; attentionMask: BigInt64Array }
+  | { type: 'release' };
+
+export type SessionReply =
+  | { type: 'ready'; device: 'cpu' | 'cuda'; numLabels: number }
+  | { type: 'notice'; line: string }
+  | { type: 'failed'; error: ThreadError }
+  | { type: 'result'; id: number; logits?: Float32Array; error?: ThreadError; numLabels: number }
+  | { type: 'released' };
+
+function fromThreadError(e: ThreadError): Error {
+  if (e.name === 'MissingResourceError') return new MissingResourceError(e.message, { file: e.file, where: e.where });
+  if (e.name === 'InputError') return new InputError(e.message, { file: e.file, where: e.where });
+  const err = new Error(e.message);
+  err.name = e.name;
+  return err;
+}
+
+/**
+ * The ONNX session on a thread of its own. ONNX Runtime's run is synchronous on the thread that
+ * calls it, for as long as the model takes (on a GPU, the whole forward pass); here it blocks the
+ * inference thread instead, and the calling thread packs the next batch, handles the last one's
+ * results and builds the next pass's pairs meanwhile. Runs are done in the order they are sent,
+ * up to `inFlight` at a time (one running, one waiting), and each batch's buffers are copied before
+ * sending, so they may be reused at once.
+ */
+export class SessionThread implements LogitsSession {
+  readonly inFlight = 2;
+  private numLabelsSeen: number;
+  private readonly pending = new Map<number, { resolve: (l: Float32Array) => void; reject: (e: unknown) => void }>();
+  private nextId = 0;
+  private failed: Error | undefined;
+  private released = false;
+
+  private constructor(
+    private readonly worker: Worker,
+    readonly device: 'cpu' | 'cuda',
+    numLabels: number,
+  ) {
+    this.numLabelsSeen = numLabels;
+    worker.on('message', (m: SessionReply) => this.onMessage(m));
+    worker.on('error', (e) => this.fail(e));
+    worker.on('exit', (code) => {
+      if (!this.released) this.fail(new Error(`inference thread exited (code ${code})`));
+    });
+    // An idle inference thread never keeps a finished command alive (ref'd while a run is out).
+    worker.unref();
+  }
+
+  static open(onnxPath: string, opts: SessionOptions = {}): Promise<SessionThread> {
+    const { notice, ...options } = opts;
+    const say = notice ?? ((l: string) => process.stderr.write(`${l}\n`));
+    const data: SessionThreadData = { onnxPath, options };
+    const worker = startWorker(import.meta.url, 'session-worker', { workerData: data });
+    return new Promise<SessionThread>((resolve, reject) => {
+      const onMessage = (m: SessionReply) => {
+        if (m.type === 'notice') say(m.line);
+        else if (m.type === 'ready') {
+          worker.off('message', onMessage);
+          worker.off('error', onError);
+          resolve(new SessionThread(worker, m.device, m.numLabels));
+        } else if (m.type === 'failed') {
+          worker.off('error', onError);
+          void worker.terminate();
+          reject(fromThreadError(m.error));
+        }
+      };
+      const onError = (e: Error) => {
+        void worker.terminate();
+        reject(e);
+      };
+      worker.on('message', onMessage);
+      worker.once('error', onError);
+    });
+  }
+
+  get numLabels(): number {
+    return this.numLabelsSeen;
+  }
+
+  run(batch: PaddedBatch): Promise<Float32Array> {
+    if (this.failed) return Promise.reject(this.failed);
+    if (this.released) return Promise.reject(new Error('the session is released'));
+    const id = this.nextId++;
+    const inputIds = batch.inputIds.slice();
+    const attentionMask = batch.attentionMask.slice();
+    const req: SessionRequest = { type: 'run', id, rows: batch.rows, width: batch.width, inputIds, attentionMask };
+    const result = new Promise<Float32Array>((resolve, reject) => this.pending.set(id, { resolve, reject }));
+    if (this.pending.size === 1) this.worker.ref();
+    this.worker.postMessage(req, [inputIds.buffer as ArrayBuffer, attentionMask.buffer as ArrayBuffer]);
+    return result;
+  }
+
+  private onMessage(m: SessionReply): void {
+    if (m.type === 'notice') process.stderr.write(`${m.line}\n`);
+    if (m.type !== 'result') return;
+    const waiter = this.pending.get(m.id);
+    if (!waiter) return;
+    this.pending.delete(m.id);
+    if (this.pending.size === 0) this.worker.unref();
+    this.numLabelsSeen = m.numLabels;
+    if (m.error || !m.logits) waiter.reject(fromThreadError(m.error ?? { name: 'Error', message: 'no logits' }));
+    else waiter.resolve(m.logits);
+  }
+
+  private fail(e: Error): void {
+    this.failed ??= e;
+    for (const w of this.pending.values()) w.reject(e);
+    this.pending.clear();
+  }
+
+  async release(): Promise<void> {
+    if (this.released) return;
+    this.released = true;
+    this.worker.ref();
+    const done = new Promise<void>((resolve) => {
+      this.worker.on('message', (m: SessionReply) => {
+        if (m.type === 'released') resolve();
+      });
+      this.worker.once('exit', () => resolve());
+    });
+    this.worker.postMessage({ type: 'release' } satisfies SessionRequest);
+    await done;
+    await this.worker.terminate();
+  }
+}
