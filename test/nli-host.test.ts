@@ -174,6 +174,27 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('r
     plain.results[2].forEach((r, i) => expect(r).toEqual(expected(pairs[60 + i])));
   });
 
+  it('batches a separate call on its own, after what was submitted before it; calls in one tick otherwise share batches', async () => {
+    const limits = { maxBatchTokens: 100000, maxBatchSize: 64 };
+    const shared = new FakeSession();
+    const a = new BatchedNliRunner({ session: shared, tokenizer: reference, labels, signature, limits });
+    await Promise.all([a.score(pairs.slice(0, 10)), a.score(pairs.slice(10, 20))]);
+    expect(shared.batches.map((b) => b.length)).toEqual([20]);
+    await a.close();
+
+    const separate = new FakeSession();
+    const b = new BatchedNliRunner({ session: separate, tokenizer: reference, labels, signature, limits });
+    const first = b.score(pairs.slice(0, 10), { separate: true });
+    // Submitted in the same tick, sharing pairs 5-9 with the first call: those are computed there.
+    const second = b.score(pairs.slice(5, 20), { separate: true });
+    const third = b.score(pairs.slice(20, 24));
+    const results = await Promise.all([first, second, third]);
+    expect(separate.batches.map((x) => x.length)).toEqual([10, 10, 4]);
+    expect(b.stats()).toMatchObject({ requested: 29, issued: 24, cacheHits: 5, batches: 3 });
+    results[1].forEach((r, i) => expect(r).toEqual(expected(pairs[5 + i])));
+    await b.close();
+  });
+
   it('keeps two runs in flight on a session that takes them, and still halves a batch that runs out of memory', async () => {
     const session = new FakeSession(2);
     session.oomAbove = 3;

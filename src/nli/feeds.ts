@@ -20,16 +20,25 @@ const LOW_WORD = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1 ? 0 : 1;
  * have been packed, so one can be packed while the one before it is still being read.
  */
 export class BatchPacker {
-  private readonly buffers: { ids: ArrayBuffer; mask: ArrayBuffer }[] = [];
+  private readonly buffers: { ids: ArrayBufferLike; mask: ArrayBufferLike }[] = [];
   private next = 0;
   private row = new Int32Array(64);
 
+  /**
+   * `shared`: the buffers are SharedArrayBuffers, so a batch reaches another thread (the session
+   * thread) without a copy; the packer's slots then guard it, as they guard a batch read here.
+   */
   constructor(
     readonly padId: number,
     readonly slots = 2,
+    readonly shared = false,
   ) {
     if (!Number.isInteger(padId) || padId < 0 || padId > 0x7fffffff) throw new Error(`pad id ${padId} is not a small non-negative integer`);
-    for (let i = 0; i < slots; i++) this.buffers.push({ ids: new ArrayBuffer(0), mask: new ArrayBuffer(0) });
+    for (let i = 0; i < slots; i++) this.buffers.push({ ids: this.allocate(0), mask: this.allocate(0) });
+  }
+
+  private allocate(bytes: number): ArrayBufferLike {
+    return this.shared ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes);
   }
 
   /**
@@ -43,8 +52,8 @@ export class BatchPacker {
     if (slot.ids.byteLength < n * 8) {
       // Fresh buffers are zero: the high words stay 0 for good, only low words are written below.
       const bytes = Math.max(n * 8, slot.ids.byteLength * 2);
-      slot.ids = new ArrayBuffer(bytes);
-      slot.mask = new ArrayBuffer(bytes);
+      slot.ids = this.allocate(bytes);
+      slot.mask = this.allocate(bytes);
     }
     if (this.row.length < width) this.row = new Int32Array(Math.max(width, this.row.length * 2));
     const row = this.row;

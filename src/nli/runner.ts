@@ -12,7 +12,7 @@ import { isOutOfMemory, openSession, type LogitsSession, type NliDevice } from '
 import { SessionThread } from './session-thread.js';
 import { TokenizerPool } from './tokenizer-pool.js';
 import { keptHypothesis, keptPremise, PAIR_SPECIAL_TOKENS, PairTokenizer } from './tokenizer.js';
-import type { NliModelSignature, NliPair, NliProbs, NliScorer } from './types.js';
+import type { NliModelSignature, NliPair, NliProbs, NliScorer, ScoreOptions } from './types.js';
 
 export interface NliRunnerOptions {
   /** Hub id or local directory; default $TODEVAL_MODEL, else Xenova/roberta-large-mnli. */
@@ -102,6 +102,21 @@ interface Job {
 
 const NO_IDS = new Int32Array(0);
 
+interface TokenizingGroup {
+  jobs: Job[];
+  separate: boolean;
+  ready: boolean;
+  failed?: unknown;
+}
+
+interface Segment {
+  jobs: Job[];
+  head: number;
+  sorted: boolean;
+  /** Later submissions may join (sorted in with what is left). */
+  open: boolean;
+}
+
 export interface BatchedRunnerParts {
   session: LogitsSession;
   tokenizer: PairTokenizer;
@@ -136,12 +151,15 @@ export class BatchedNliRunner implements NliRunner {
   private readonly inflight = new PairMap<Job>();
   private readonly queue: PQueue;
   private readonly onProgress?: (done: number, total: number) => void;
-  private pool: Job[] = [];
-  private head = 0;
-  private sorted = true;
+  /**
+   * Pairs waiting for a batch, in segments taken one after another: pairs submitted together (in
+   * one tick, by any caller) share the open segment at the end and are sorted by length there; a
+   * call made with `separate` gets a segment of its own, batched after those before it.
+   */
+  private readonly segments: Segment[] = [];
   private fillScheduled = false;
   /** Calls whose new pairs wait for the tokenizer threads, in the order they were made. */
-  private readonly tokenizing: { jobs: Job[]; ready: boolean; failed?: unknown }[] = [];
+  private readonly tokenizing: TokenizingGroup[] = [];
   private tokenizingDone: Promise<void> = Promise.resolve();
   private done = 0;
   private closed = false;
@@ -167,9 +185,11 @@ export class BatchedNliRunner implements NliRunner {
     const s = parts.signature;
     this.cacheKey = `${s.modelId}@${s.revision}/${s.dtype}/max${parts.tokenizer.maxLength}`;
     this.cache = new PairCache(this.cacheKey, parts.cacheFile);
-    this.packer = new BatchPacker(parts.tokenizer.padId);
     // A session on its own thread takes the next batch while one runs: the model never waits for us.
-    this.queue = new PQueue({ concurrency: Math.max(1, parts.session.inFlight ?? 1) });
+    const inFlight = Math.max(1, parts.session.inFlight ?? 1);
+    this.queue = new PQueue({ concurrency: inFlight });
+    // A packed batch stays untouched while it is in flight (the packer reuses a slot only `slots` packs later).
+    this.packer = new BatchPacker(parts.tokenizer.padId, inFlight + 1, parts.session.sharedBatches === true);
   }
 
   get device(): 'cpu' | 'cuda' {
@@ -193,7 +213,14 @@ export class BatchedNliRunner implements NliRunner {
     return this.score([pair]).then((r) => r[0]);
   }
 
-  score(pairs: NliPair[]): Promise<NliProbs[]> {
+  /**
+   * Probabilities of each pair, in order. `separate`: this call's new pairs are batched among
+   * themselves, after every pair submitted before them and before any submitted later, so the
+   * batches (and, where padding changes the arithmetic, the results) do not depend on what else is
+   * submitted meanwhile; callers that pipeline their calls use it to get the batches of one call
+   * at a time.
+   */
+  score(pairs: NliPair[], options: ScoreOptions = {}): Promise<NliProbs[]> {
     if (this.closed) return Promise.reject(new Error('NLI runner is closed'));
     for (const pair of pairs) {
       if (typeof pair?.premise !== 'string' || typeof pair?.hypothesis !== 'string') {
@@ -231,7 +258,7 @@ export class BatchedNliRunner implements NliRunner {
       call.settled = true;
       call.resolve(call.results);
     }
-    if (fresh.length > 0) this.tokenize(fresh);
+    if (fresh.length > 0) this.tokenize(fresh, options.separate === true);
     stageClock.enter(previous);
     return promise;
   }
@@ -241,7 +268,7 @@ export class BatchedNliRunner implements NliRunner {
    * memo lacks go to them first; the call's pairs then join the pool together and in order, after
    * those of earlier calls, as when tokenized here.
    */
-  private tokenize(jobs: Job[]): void {
+  private tokenize(jobs: Job[], separate: boolean): void {
     stageClock.enter('tokenize');
     const pool = this.tokenizerPool;
     if (pool) {
@@ -251,7 +278,7 @@ export class BatchedNliRunner implements NliRunner {
         if (this.tokenizer.known(job.hypothesis) === undefined) missing.push(job.hypothesis);
       }
       if (missing.length > 0 || this.tokenizing.length > 0) {
-        const group: { jobs: Job[]; ready: boolean; failed?: unknown } = { jobs, ready: false };
+        const group: TokenizingGroup = { jobs, separate, ready: false };
         this.tokenizing.push(group);
         const encoded = pool.encode(missing).then(
           () => {
@@ -266,7 +293,7 @@ export class BatchedNliRunner implements NliRunner {
         return;
       }
     }
-    this.admit(jobs);
+    this.admit(jobs, separate);
   }
 
   /** Let in the groups at the front of the line whose texts are all encoded. */
@@ -275,13 +302,18 @@ export class BatchedNliRunner implements NliRunner {
     while (this.tokenizing.length > 0 && this.tokenizing[0].ready) {
       const group = this.tokenizing.shift()!;
       if (group.failed !== undefined) this.fail(group.jobs, group.failed);
-      else this.admit(group.jobs);
+      else this.admit(group.jobs, group.separate);
     }
     stageClock.enter('wait');
   }
 
-  private admit(jobs: Job[]): void {
+  private admit(jobs: Job[], separate: boolean): void {
     const max = this.tokenizer.maxLength;
+    let segment = this.segments[this.segments.length - 1];
+    if (separate || segment === undefined || !segment.open) {
+      segment = { jobs: [], head: 0, sorted: true, open: !separate };
+      this.segments.push(segment);
+    }
     for (const job of jobs) {
       const p = this.tokenizer.ids(job.premise);
       const h = this.tokenizer.ids(job.hypothesis);
@@ -293,9 +325,9 @@ export class BatchedNliRunner implements NliRunner {
       job.keepP = keepP;
       job.keepH = keepH;
       job.length = keepP + keepH + PAIR_SPECIAL_TOKENS;
-      this.pool.push(job);
+      segment.jobs.push(job);
     }
-    this.sorted = false;
+    segment.sorted = false;
     this.scheduleFill();
   }
 
@@ -320,21 +352,30 @@ export class BatchedNliRunner implements NliRunner {
     });
   }
 
-  /** Keep the session busy and one batch ready; the rest stay in the pool so late arrivals sort in. */
+  /** Keep the session busy and one batch ready; the rest stay waiting so late arrivals sort in. */
   private fill(): void {
-    while (this.pool.length - this.head > 0 && this.queue.size + this.queue.pending < this.queue.concurrency + 1) {
-      if (!this.sorted) {
-        this.pool = this.pool.slice(this.head).sort((a, b) => a.length - b.length);
-        this.head = 0;
-        this.sorted = true;
+    while (this.queue.size + this.queue.pending < this.queue.concurrency + 1) {
+      const segment = this.segments[0];
+      if (segment === undefined) return;
+      if (segment.head === segment.jobs.length) {
+        // Used up: an open segment at the end stays for the next arrivals.
+        if (segment.open && this.segments.length === 1) return;
+        this.segments.shift();
+        continue;
       }
-      const start = this.head;
-      const n = takeBatch((i) => this.pool[start + i].length, this.pool.length - start, this.limits);
-      const batch = this.pool.slice(start, start + n);
-      this.head += n;
-      if (this.head > 4096 && this.head * 2 > this.pool.length) {
-        this.pool = this.pool.slice(this.head);
-        this.head = 0;
+      if (!segment.sorted) {
+        segment.jobs = segment.jobs.slice(segment.head).sort((a, b) => a.length - b.length);
+        segment.head = 0;
+        segment.sorted = true;
+      }
+      const start = segment.head;
+      const jobs = segment.jobs;
+      const n = takeBatch((i) => jobs[start + i].length, jobs.length - start, this.limits);
+      const batch = jobs.slice(start, start + n);
+      segment.head += n;
+      if (segment.head > 4096 && segment.head * 2 > jobs.length) {
+        segment.jobs = jobs.slice(segment.head);
+        segment.head = 0;
       }
       void this.queue.add(() => this.runBatch(batch)).finally(() => this.fill());
     }

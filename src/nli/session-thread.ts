@@ -90,16 +90,22 @@ export class SessionThread implements LogitsSession {
     return this.numLabelsSeen;
   }
 
+  /** Batches packed into shared memory reach the thread without a copy (BatchPacker's `shared`). */
+  readonly sharedBatches = true;
+
   run(batch: PaddedBatch): Promise<Float32Array> {
     if (this.failed) return Promise.reject(this.failed);
     if (this.released) return Promise.reject(new Error('the session is released'));
     const id = this.nextId++;
-    const inputIds = batch.inputIds.slice();
-    const attentionMask = batch.attentionMask.slice();
+    const shared = batch.inputIds.buffer instanceof SharedArrayBuffer && batch.attentionMask.buffer instanceof SharedArrayBuffer;
+    // Shared buffers are read in place (the packer does not reuse them before this run returns);
+    // others are copied, so the caller may reuse them at once.
+    const inputIds = shared ? batch.inputIds : batch.inputIds.slice();
+    const attentionMask = shared ? batch.attentionMask : batch.attentionMask.slice();
     const req: SessionRequest = { type: 'run', id, rows: batch.rows, width: batch.width, inputIds, attentionMask };
     const result = new Promise<Float32Array>((resolve, reject) => this.pending.set(id, { resolve, reject }));
     if (this.pending.size === 1) this.worker.ref();
-    this.worker.postMessage(req, [inputIds.buffer as ArrayBuffer, attentionMask.buffer as ArrayBuffer]);
+    this.worker.postMessage(req, shared ? [] : [inputIds.buffer as ArrayBuffer, attentionMask.buffer as ArrayBuffer]);
     return result;
   }
 

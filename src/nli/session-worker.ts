@@ -13,6 +13,22 @@ const port = parentPort!;
 const post = (m: SessionReply, transfer: ArrayBuffer[] = []) => port.postMessage(m, transfer);
 
 let session: LogitsSession | undefined;
+// onnxruntime takes no tensor over shared memory: shared batches are copied here, off the
+// packing thread, into buffers this thread keeps.
+let localIds = new BigInt64Array(0);
+let localMask = new BigInt64Array(0);
+function local(ids: BigInt64Array, mask: BigInt64Array): [BigInt64Array, BigInt64Array] {
+  if (!(ids.buffer instanceof SharedArrayBuffer)) return [ids, mask];
+  if (localIds.length < ids.length) {
+    localIds = new BigInt64Array(Math.max(ids.length, localIds.length * 2));
+    localMask = new BigInt64Array(localIds.length);
+  }
+  const a = localIds.subarray(0, ids.length);
+  const b = localMask.subarray(0, mask.length);
+  a.set(ids);
+  b.set(mask);
+  return [a, b];
+}
 try {
   session = await openSession(data.onnxPath, { ...data.options, notice: (line) => post({ type: 'notice', line }) });
   post({ type: 'ready', device: session.device, numLabels: session.numLabels });
@@ -20,7 +36,14 @@ try {
   post({ type: 'failed', error: toThreadError(e) });
 }
 
-port.on('message', async (req: SessionRequest) => {
+// One run at a time, in the order sent: the handler of the next message must not start while a run
+// is still waiting for ONNX Runtime (its input buffers here are reused).
+let queue: Promise<void> = Promise.resolve();
+port.on('message', (req: SessionRequest) => {
+  queue = queue.then(() => handle(req));
+});
+
+async function handle(req: SessionRequest): Promise<void> {
   if (!session) return;
   if (req.type === 'release') {
     await session.release();
@@ -28,11 +51,12 @@ port.on('message', async (req: SessionRequest) => {
     return;
   }
   try {
-    const logits = await session.run({ rows: req.rows, width: req.width, inputIds: req.inputIds, attentionMask: req.attentionMask });
+    const [inputIds, attentionMask] = local(req.inputIds, req.attentionMask);
+    const logits = await session.run({ rows: req.rows, width: req.width, inputIds, attentionMask });
     // A view of ORT's output may not span its whole buffer: send exactly the logits.
     const own = logits.byteOffset === 0 && logits.byteLength === logits.buffer.byteLength ? logits : logits.slice();
     post({ type: 'result', id: req.id, logits: own, numLabels: session.numLabels }, [own.buffer as ArrayBuffer]);
   } catch (e) {
     post({ type: 'result', id: req.id, error: toThreadError(e), numLabels: session.numLabels });
   }
-});
+}

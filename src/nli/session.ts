@@ -27,6 +27,8 @@ export interface LogitsSession {
   run(batch: PaddedBatch): Promise<Float32Array>;
   /** Runs that may be sent before the first returns (done in order); default 1. */
   readonly inFlight?: number;
+  /** Prefers batches packed into SharedArrayBuffers (read in place by another thread). */
+  readonly sharedBatches?: boolean;
   release(): Promise<void>;
 }
 

@@ -23,9 +23,18 @@ export interface NliModelSignature {
  * Anything that turns pairs into probabilities. The product's implementation is the batched ONNX
  * runner; unit tests of scoring logic use a clearly named fake.
  */
+/** How a scorer takes one call's pairs. */
+export interface ScoreOptions {
+  /**
+   * Batch this call's new pairs among themselves, after everything submitted before and before
+   * anything submitted later (a scorer without batching may ignore it).
+   */
+  separate?: boolean;
+}
+
 export interface NliScorer {
   readonly modelSignature: NliModelSignature;
-  score(pairs: NliPair[]): Promise<NliProbs[]>;
+  score(pairs: NliPair[], options?: ScoreOptions): Promise<NliProbs[]>;
   /** Texts that will be sides of pairs soon: a scorer may prepare them (tokenize) meanwhile. */
   prefetch?(texts: Iterable<string>): void;
 }

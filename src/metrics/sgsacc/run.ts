@@ -1,7 +1,9 @@
 import type { NliScorer } from '../../nli/types.js';
 import { stageClock } from '../../util/stage-clock.js';
 import { applyContextControl, controlReferenceChoices, lacksControl } from './context-control.js';
+import { CallOrder, type Lane } from './call-order.js';
 import { addHallucinationPremises } from './hallucination.js';
+import { contextPremise } from './premise.js';
 import { selectReferences } from './references.js';
 import { scoreTurns } from './scoring.js';
 import type { RecordStore } from './store.js';
@@ -44,12 +46,13 @@ export async function runSgsacc(
   let computed = 0;
   opts.onChunk?.({ turnsDone, turnsTotal: turns.length });
 
-  // The next chunk's texts are handed to the scorer ahead of need: its tokenizer threads encode
-  // them while this chunk is in the model.
-  prefetchTexts(todo.slice(0, chunk), utterances, opts);
-  for (let start = 0; start < todo.length; start += chunk) {
-    const slice = todo.slice(start, start + chunk);
-    prefetchTexts(todo.slice(start + chunk, start + 2 * chunk), utterances, opts);
+  // Two chunks at a time: while the model works on one chunk's passes, this thread builds the next
+  // chunk's pairs and encodes its texts. CallOrder hands the scorer their calls in the order of one
+  // chunk after another, and the writes below keep that order, so nothing observable changes.
+  const order = new CallOrder(opts.scorer);
+  let written: Promise<void> = Promise.resolve();
+  const scoreChunk = async (slice: SgsaccTurn[], lane: Lane, before: Promise<void>): Promise<void> => {
+    prefetchTexts(slice, utterances, lane);
     const missing = slice.filter((t) => !opts.references?.done.has(t.id));
     for (const t of slice) {
       const stored = opts.references?.done.get(t.id);
@@ -57,25 +60,43 @@ export async function runSgsacc(
     }
     if (missing.length > 0) {
       computed += missing.length;
-      const fresh = await selectReferences(missing, opts.scorer, opts);
+      const fresh = await selectReferences(missing, lane, opts);
       for (const r of fresh) refs.set(r.id, r);
     }
     const changed = new Set(missing.map((t) => t.id));
-    await completeReferences(slice, refs, opts, changed);
+    await completeReferences(slice, refs, lane, opts, changed);
+    // The system's passes start now; their results are awaited after the earlier chunks are written.
+    const scores = opts.groundTruthSystem ? undefined : scoreTurns(slice, refs, utterances, lane, opts);
+    scores?.catch(() => undefined); // a failure surfaces at the await below
+    await before;
     // A stored record that gained fields is appended again: the later line wins when loading.
     stageClock.enter('write');
     opts.references?.append(slice.filter((t) => changed.has(t.id)).map((t) => refs.get(t.id)!));
     stageClock.enter('decisions');
     // The ground truth as the system is already scored with its references.
-    const plain = opts.groundTruthSystem
-      ? slice.map((t) => groundTruthScore(refs.get(t.id)!, opts))
-      : await scoreTurns(slice, refs, utterances, opts.scorer, opts);
+    const plain = scores ? await scores : slice.map((t) => groundTruthScore(refs.get(t.id)!, opts));
+    lane.close();
     const scored = opts.annotate ? plain.map(opts.annotate) : plain;
     stageClock.enter('write');
     opts.results?.append(scored);
     for (const s of scored) done.set(s.id, s);
     turnsDone += slice.length;
     opts.onChunk?.({ turnsDone, turnsTotal: turns.length });
+  };
+  const running: Promise<void>[] = [];
+  try {
+    for (let start = 0; start < todo.length; start += chunk) {
+      // At most two chunks in flight: the next starts once the one two back is done.
+      if (running.length === 2) await running.shift();
+      const chunkDone = scoreChunk(todo.slice(start, start + chunk), order.lane(), written);
+      written = chunkDone;
+      running.push(chunkDone);
+    }
+    await Promise.all(running);
+  } catch (e) {
+    order.abort(e);
+    await Promise.allSettled(running);
+    throw e;
   }
 
   // Turns resumed from --turns whose references the store lacks (a --references file shorter than
@@ -86,7 +107,7 @@ export async function runSgsacc(
     const slice = lacking.slice(start, start + chunk);
     const fresh = await selectReferences(slice, opts.scorer, opts);
     for (const r of fresh) refs.set(r.id, r);
-    await completeReferences(slice, refs, opts, new Set());
+    await completeReferences(slice, refs, opts.scorer, opts, new Set());
     stageClock.enter('write');
     opts.references!.append(slice.map((t) => refs.get(t.id)!));
     computed += slice.length;
@@ -102,17 +123,29 @@ export async function runSgsacc(
   };
 }
 
-/** Every text a chunk's first passes will put into pairs, known before any model call. */
-function prefetchTexts(turns: SgsaccTurn[], utterances: Map<string, string>, opts: SgsaccRunOptions): void {
-  if (!opts.scorer.prefetch || turns.length === 0) return;
+/**
+ * Every text a chunk's passes may put into pairs that is known before any model call: utterances,
+ * candidates, negatives and the context premises (the second pass needs only some of them; the
+ * rest cost little, their sentences being memoized).
+ */
+function prefetchTexts(turns: SgsaccTurn[], utterances: Map<string, string>, scorer: NliScorer): void {
+  if (!scorer.prefetch || turns.length === 0) return;
+  const previous = stageClock.enter('tokenize');
   const texts: string[] = [];
   for (const t of turns) {
     texts.push(t.utterance);
     const system = utterances.get(t.id);
     if (system !== undefined && system !== t.utterance) texts.push(system);
-    for (const a of t.actions) texts.push(...a.candidates, ...a.negatives);
+    for (const a of t.actions) {
+      texts.push(...a.candidates, ...a.negatives);
+      if (a.candidates.length > 0) {
+        texts.push(contextPremise(t.previousUserUtterance, a.slotDescription, t.utterance));
+        if (system !== undefined && system !== t.utterance) texts.push(contextPremise(t.previousUserUtterance, a.slotDescription, system));
+      }
+    }
   }
-  opts.scorer.prefetch(texts);
+  scorer.prefetch(texts);
+  stageClock.enter(previous);
 }
 
 /**
@@ -121,28 +154,34 @@ function prefetchTexts(turns: SgsaccTurn[], utterances: Map<string, string>, opt
  * references lack them all; references stored by an older build may lack some, and gain them here
  * (their ids are added to `changed`, so the caller appends the record again).
  */
-async function completeReferences(slice: SgsaccTurn[], refs: Map<string, TurnReferences>, opts: SgsaccRunOptions, changed: Set<string>): Promise<void> {
+async function completeReferences(
+  slice: SgsaccTurn[],
+  refs: Map<string, TurnReferences>,
+  scorer: NliScorer,
+  opts: SgsaccRunOptions,
+  changed: Set<string>,
+): Promise<void> {
   const lacking = new Map(slice.map((t) => [t.id, lacksControl(refs.get(t.id)!)]));
   const noControl = slice.filter((t) => lacking.get(t.id)!.choices);
-  await controlReferenceChoices(noControl.map((turn) => ({ turn, refs: refs.get(turn.id)! })), opts.scorer);
+  await controlReferenceChoices(noControl.map((turn) => ({ turn, refs: refs.get(turn.id)! })), scorer);
   const noGold = slice.filter((t) => !refs.get(t.id)!.groundTruth || lacking.get(t.id)!.groundTruth || lacking.get(t.id)!.choices);
-  await addGroundTruth(noGold, refs, opts);
+  await addGroundTruth(noGold, refs, scorer, opts);
   // The hallucination premises belong to the references too: computed once, then reused. A
   // recomputed ground truth lost its facts => text verdict, which comes with the premise.
   const regold = new Set(noGold.map((t) => t.id));
   const noPremise = opts.hallucination
     ? slice.filter((t) => !refs.get(t.id)!.hallucination || lacking.get(t.id)!.premise || (regold.has(t.id) && refs.get(t.id)!.hallucination))
     : [];
-  await addHallucinationPremises(noPremise, refs, opts.scorer, opts);
+  await addHallucinationPremises(noPremise, refs, scorer, opts);
   for (const t of [...noControl, ...noGold, ...noPremise]) changed.add(t.id);
 }
 
-async function addGroundTruth(turns: SgsaccTurn[], refs: Map<string, TurnReferences>, opts: SgsaccRunOptions): Promise<void> {
+async function addGroundTruth(turns: SgsaccTurn[], refs: Map<string, TurnReferences>, scorer: NliScorer, opts: SgsaccRunOptions): Promise<void> {
   if (turns.length === 0) return;
   const gold = new Map(turns.map((t) => [t.id, t.utterance]));
   // Its hallucination side is the premise validation itself (addHallucinationPremises).
   // Stored as scored, the control's verdicts recorded but not applied: one record serves both settings.
-  const scores = await scoreTurns(turns, refs, gold, opts.scorer, { ...opts, hallucination: false, contextControl: false });
+  const scores = await scoreTurns(turns, refs, gold, scorer, { ...opts, hallucination: false, contextControl: false });
   turns.forEach((t, i) => (refs.get(t.id)!.groundTruth = scores[i]));
 }
 
