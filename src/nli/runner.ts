@@ -332,12 +332,16 @@ export class BatchedNliRunner implements NliRunner {
   }
 
   /**
-   * Texts the caller will submit soon (the next chunk's turns and references): the tokenizer
-   * threads encode them while this thread carries on, e.g. blocked in the model's run. Without
-   * threads there is nothing to overlap with, so nothing is done ahead.
+   * Texts the caller will submit soon (a chunk's turns, references and context premises): encoded
+   * now, by the tokenizer threads when there are some (this thread carries on meanwhile), else here
+   * (a caller that prefetches while the model works on earlier pairs gets the encoding done then).
    */
   prefetch(texts: Iterable<string>): void {
-    if (!this.tokenizerPool || this.closed) return;
+    if (this.closed) return;
+    if (!this.tokenizerPool) {
+      for (const t of texts) this.tokenizer.ids(t);
+      return;
+    }
     // A failure here resurfaces when the texts are needed; nothing waits on this promise.
     this.tokenizerPool.encode(texts).catch(() => undefined);
   }
@@ -496,14 +500,23 @@ export async function createNliRunner(opts: NliRunnerOptions = {}): Promise<NliR
   const model = await resolveModelWithSignature(opts.model, opts.dtype);
   const config = readJsonFile<Record<string, unknown>>(model.configPath);
   const labels = labelIndexFromConfig(config, model.configPath);
-  const tokenizer = PairTokenizer.fromFiles(model.tokenizerPath, model.tokenizerConfigPath, config, { maxLength: opts.maxLength });
+  const sessionOptions = { device: opts.device, threads: opts.threads, notice: opts.notice };
+  // The session thread loads the model while this thread parses the tokenizer.
+  const opening = opts.sessionThread === false ? undefined : SessionThread.open(model.onnxPath, sessionOptions);
+  opening?.catch(() => undefined); // its failure is awaited below
+  let tokenizer: PairTokenizer;
+  try {
+    tokenizer = PairTokenizer.fromFiles(model.tokenizerPath, model.tokenizerConfigPath, config, { maxLength: opts.maxLength });
+  } catch (e) {
+    await opening?.then((s) => s.release(), () => undefined);
+    throw e;
+  }
   const threads = opts.tokenizerThreads ?? 0;
   // Started while the session loads: each thread parses the tokenizer on its own.
   const pool = threads > 0 ? TokenizerPool.start(tokenizer, threads) : undefined;
   let session: LogitsSession;
   try {
-    const sessionOptions = { device: opts.device, threads: opts.threads, notice: opts.notice };
-    session = opts.sessionThread === false ? await openSession(model.onnxPath, sessionOptions) : await SessionThread.open(model.onnxPath, sessionOptions);
+    session = opening ? await opening : await openSession(model.onnxPath, sessionOptions);
   } catch (e) {
     await pool?.then((p) => p.close(), () => undefined);
     throw e;
