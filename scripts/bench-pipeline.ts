@@ -164,100 +164,104 @@ console.log(
   `SGD test${o.limit ? ` (first ${o.limit} turns)` : ''}: ${turns.length} system turns; second system: ${swaps} slot values swapped; ` +
     `${cores} cores; intra-op threads ${o.ortThreads ?? 'default (all)'}; load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`,
 );
-const results: Result[] = [];
-for (let pass = 0; pass < o.passes; pass++) {
-  const order = pass % 2 === 0 ? configs : [...configs].reverse();
-  for (const config of order) {
-    const dir = path.join(work, `${config.model}-${config.baseline ? 'baseline' : `t${config.threads}`}-p${pass}`);
-    mkdirSync(dir);
-    const gold = score(config, dir, false);
-    const second = score(config, dir, true);
-    results.push({ config, pass, dir, gold, second });
-    const f = (r: RunFigures) => `${(r.wallMs / 1000).toFixed(1)} s ${(r.issued / (r.wallMs / 1000)).toFixed(0).padStart(6)} pairs/s`;
-    console.log(`  pass ${pass + 1} ${config.model.padEnd(7)} ${config.label.padEnd(16)} gold ${f(gold)}   second ${f(second)}   (load ${gold.loadBefore.toFixed(1)}-${second.loadAfter.toFixed(1)})`);
-  }
-}
-
-/** The mean of a figure over a configuration's passes. */
-function mean(rs: Result[], pick: (r: Result) => number): number {
-  return rs.reduce((s, r) => s + pick(r), 0) / rs.length;
-}
-
-const STAGES: Stage[] = ['startup', 'load', 'rules', 'pairs', 'tokenize', 'feeds', 'model', 'results', 'wait', 'decisions', 'write', 'other'];
-const summary: Record<string, unknown>[] = [];
-for (const model of models) {
-  console.log(`\n${model} stand-in (${path.relative(REPO_ROOT, modelDirs[model])})`);
-  console.log(
-    `${'configuration'.padEnd(18)} ${'run'.padEnd(7)} ${'pairs'.padStart(7)} ${'batches'.padStart(7)} ${'wall s'.padStart(7)} ${'pairs/s'.padStart(8)} ` +
-      `${'main CPU s'.padStart(10)} ${'main us/pair'.padStart(12)} ${'all CPU s'.padStart(9)} ${'GC s'.padStart(5)} ${'peak RSS MB'.padStart(11)}`,
-  );
-  for (const config of configs.filter((c) => c.model === model)) {
-    const rs = results.filter((r) => r.config === config);
-    for (const which of ['gold', 'second'] as const) {
-      const issued = rs[0][which].issued;
-      const wall = mean(rs, (r) => r[which].wallMs) / 1000;
-      const cpu = mean(rs, (r) => r[which].cpuUserMs + r[which].cpuSystemMs) / 1000;
-      const main = mean(rs, (r) => r[which].mainThreadCpuMs ?? Number.NaN) / 1000;
-      const gc = mean(rs, (r) => r[which].gcMs) / 1000;
-      const rss = Math.max(...rs.map((r) => r[which].maxRssKb)) / 1024;
-      const row = {
-        model,
-        configuration: config.label,
-        run: which,
-        pairs: issued,
-        batches: rs[0][which].batches,
-        wallSeconds: wall,
-        pairsPerSecond: issued / wall,
-        mainThreadCpuSeconds: main,
-        mainThreadCpuMicrosPerPair: (main * 1e6) / issued,
-        cpuSeconds: cpu,
-        gcSeconds: gc,
-        peakRssMb: rss,
-      };
-      summary.push(row);
-      console.log(
-        `${config.label.padEnd(18)} ${which.padEnd(7)} ${String(issued).padStart(7)} ${String(row.batches).padStart(7)} ${wall.toFixed(2).padStart(7)} ${row.pairsPerSecond.toFixed(0).padStart(8)} ` +
-          `${main.toFixed(2).padStart(10)} ${row.mainThreadCpuMicrosPerPair.toFixed(1).padStart(12)} ${cpu.toFixed(2).padStart(9)} ${gc.toFixed(2).padStart(5)} ${rss.toFixed(0).padStart(11)}`,
-      );
-    }
-  }
-  // Main-thread time per stage, ground-truth run (seconds; the stage clock of this build).
-  const timed = configs.filter((c) => c.model === model && !c.baseline);
-  if (timed.length > 0) {
-    console.log(`main thread per stage, gold run (s): ${STAGES.join(' ')}`);
-    for (const config of timed) {
-      const rs = results.filter((r) => r.config === config);
-      const cells = STAGES.map((s) => (mean(rs, (r) => r.gold.stages?.[s] ?? 0) / 1000).toFixed(2));
-      console.log(`  ${config.label.padEnd(16)} ${cells.join(' ')}`);
-    }
-  }
-  // Ours against the baseline, side by side: end-to-end pairs/s and CPU per pair.
-  const base = configs.find((c) => c.model === model && c.baseline);
-  if (base) {
-    const b = results.filter((r) => r.config === base);
-    for (const config of timed) {
-      const rs = results.filter((r) => r.config === config);
-      const ratio = (which: 'gold' | 'second') =>
-        `${(mean(b, (r) => r[which].wallMs) / mean(rs, (r) => r[which].wallMs)).toFixed(2)}x pairs/s, ` +
-        `${(mean(b, (r) => r[which].mainThreadCpuMs ?? Number.NaN) / mean(rs, (r) => r[which].mainThreadCpuMs ?? Number.NaN)).toFixed(2)}x less main-thread CPU, ` +
-        `${(mean(b, (r) => r[which].cpuUserMs + r[which].cpuSystemMs) / mean(rs, (r) => r[which].cpuUserMs + r[which].cpuSystemMs)).toFixed(2)}x less CPU in all`;
-      console.log(`  ${config.label.padEnd(16)} vs baseline: gold ${ratio('gold')}; second ${ratio('second')}`);
-    }
-  }
-}
-
-// Every run's outputs against the first configuration's of the same stand-in, byte for byte.
+// The temp folder goes however the run ends.
 let allSame = true;
-for (const model of models) {
-  const rs = results.filter((r) => r.config.model === model);
-  for (const name of OUTPUTS) {
-    const first = readFileSync(path.join(rs[0].dir, name));
-    const differ = rs.filter((r) => !readFileSync(path.join(r.dir, name)).equals(first)).map((r) => `${r.config.label} (pass ${r.pass + 1})`);
-    if (differ.length > 0) allSame = false;
-    console.log(`${model} ${name}: ${differ.length === 0 ? `identical in all ${rs.length} runs` : `DIFFERS in ${differ.join(', ')}`}`);
+try {
+  const results: Result[] = [];
+  for (let pass = 0; pass < o.passes; pass++) {
+    const order = pass % 2 === 0 ? configs : [...configs].reverse();
+    for (const config of order) {
+      const dir = path.join(work, `${config.model}-${config.baseline ? 'baseline' : `t${config.threads}`}-p${pass}`);
+      mkdirSync(dir);
+      const gold = score(config, dir, false);
+      const second = score(config, dir, true);
+      results.push({ config, pass, dir, gold, second });
+      const f = (r: RunFigures) => `${(r.wallMs / 1000).toFixed(1)} s ${(r.issued / (r.wallMs / 1000)).toFixed(0).padStart(6)} pairs/s`;
+      console.log(`  pass ${pass + 1} ${config.model.padEnd(7)} ${config.label.padEnd(16)} gold ${f(gold)}   second ${f(second)}   (load ${gold.loadBefore.toFixed(1)}-${second.loadAfter.toFixed(1)})`);
+    }
   }
+
+  /** The mean of a figure over a configuration's passes. */
+  function mean(rs: Result[], pick: (r: Result) => number): number {
+    return rs.reduce((s, r) => s + pick(r), 0) / rs.length;
+  }
+
+  const STAGES: Stage[] = ['startup', 'load', 'rules', 'pairs', 'tokenize', 'feeds', 'model', 'results', 'wait', 'decisions', 'write', 'other'];
+  const summary: Record<string, unknown>[] = [];
+  for (const model of models) {
+    console.log(`\n${model} stand-in (${path.relative(REPO_ROOT, modelDirs[model])})`);
+    console.log(
+      `${'configuration'.padEnd(18)} ${'run'.padEnd(7)} ${'pairs'.padStart(7)} ${'batches'.padStart(7)} ${'wall s'.padStart(7)} ${'pairs/s'.padStart(8)} ` +
+        `${'main CPU s'.padStart(10)} ${'main us/pair'.padStart(12)} ${'all CPU s'.padStart(9)} ${'GC s'.padStart(5)} ${'peak RSS MB'.padStart(11)}`,
+    );
+    for (const config of configs.filter((c) => c.model === model)) {
+      const rs = results.filter((r) => r.config === config);
+      for (const which of ['gold', 'second'] as const) {
+        const issued = rs[0][which].issued;
+        const wall = mean(rs, (r) => r[which].wallMs) / 1000;
+        const cpu = mean(rs, (r) => r[which].cpuUserMs + r[which].cpuSystemMs) / 1000;
+        const main = mean(rs, (r) => r[which].mainThreadCpuMs ?? Number.NaN) / 1000;
+        const gc = mean(rs, (r) => r[which].gcMs) / 1000;
+        const rss = Math.max(...rs.map((r) => r[which].maxRssKb)) / 1024;
+        const row = {
+          model,
+          configuration: config.label,
+          run: which,
+          pairs: issued,
+          batches: rs[0][which].batches,
+          wallSeconds: wall,
+          pairsPerSecond: issued / wall,
+          mainThreadCpuSeconds: main,
+          mainThreadCpuMicrosPerPair: (main * 1e6) / issued,
+          cpuSeconds: cpu,
+          gcSeconds: gc,
+          peakRssMb: rss,
+        };
+        summary.push(row);
+        console.log(
+          `${config.label.padEnd(18)} ${which.padEnd(7)} ${String(issued).padStart(7)} ${String(row.batches).padStart(7)} ${wall.toFixed(2).padStart(7)} ${row.pairsPerSecond.toFixed(0).padStart(8)} ` +
+            `${main.toFixed(2).padStart(10)} ${row.mainThreadCpuMicrosPerPair.toFixed(1).padStart(12)} ${cpu.toFixed(2).padStart(9)} ${gc.toFixed(2).padStart(5)} ${rss.toFixed(0).padStart(11)}`,
+        );
+      }
+    }
+    // Main-thread time per stage, ground-truth run (seconds; the stage clock of this build).
+    const timed = configs.filter((c) => c.model === model && !c.baseline);
+    if (timed.length > 0) {
+      console.log(`main thread per stage, gold run (s): ${STAGES.join(' ')}`);
+      for (const config of timed) {
+        const rs = results.filter((r) => r.config === config);
+        const cells = STAGES.map((s) => (mean(rs, (r) => r.gold.stages?.[s] ?? 0) / 1000).toFixed(2));
+        console.log(`  ${config.label.padEnd(16)} ${cells.join(' ')}`);
+      }
+    }
+    // Ours against the baseline, side by side: end-to-end pairs/s and CPU per pair.
+    const base = configs.find((c) => c.model === model && c.baseline);
+    if (base) {
+      const b = results.filter((r) => r.config === base);
+      for (const config of timed) {
+        const rs = results.filter((r) => r.config === config);
+        const ratio = (which: 'gold' | 'second') =>
+          `${(mean(b, (r) => r[which].wallMs) / mean(rs, (r) => r[which].wallMs)).toFixed(2)}x pairs/s, ` +
+          `${(mean(b, (r) => r[which].mainThreadCpuMs ?? Number.NaN) / mean(rs, (r) => r[which].mainThreadCpuMs ?? Number.NaN)).toFixed(2)}x less main-thread CPU, ` +
+          `${(mean(b, (r) => r[which].cpuUserMs + r[which].cpuSystemMs) / mean(rs, (r) => r[which].cpuUserMs + r[which].cpuSystemMs)).toFixed(2)}x less CPU in all`;
+        console.log(`  ${config.label.padEnd(16)} vs baseline: gold ${ratio('gold')}; second ${ratio('second')}`);
+      }
+    }
+  }
+
+  // Every run's outputs against the first configuration's of the same stand-in, byte for byte.
+  for (const model of models) {
+    const rs = results.filter((r) => r.config.model === model);
+    for (const name of OUTPUTS) {
+      const first = readFileSync(path.join(rs[0].dir, name));
+      const differ = rs.filter((r) => !readFileSync(path.join(r.dir, name)).equals(first)).map((r) => `${r.config.label} (pass ${r.pass + 1})`);
+      if (differ.length > 0) allSame = false;
+      console.log(`${model} ${name}: ${differ.length === 0 ? `identical in all ${rs.length} runs` : `DIFFERS in ${differ.join(', ')}`}`);
+    }
+  }
+  console.log(`load average at the end: ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+  if (o.json) writeFileSync(o.json, JSON.stringify({ cores, loadavgEnd: loadavg(), summary, runs: results.map(({ dir: _d, ...r }) => r) }, null, 2) + '\n');
+} finally {
+  rmSync(work, { recursive: true, force: true });
 }
-console.log(`load average at the end: ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
-if (o.json) writeFileSync(o.json, JSON.stringify({ cores, loadavgEnd: loadavg(), summary, runs: results.map(({ dir: _d, ...r }) => r) }, null, 2) + '\n');
-rmSync(work, { recursive: true, force: true });
 if (!allSame) process.exitCode = 1;

@@ -16,7 +16,7 @@ const LABELS: NliLabel[] = ['entailment', 'neutral', 'contradiction'];
 const program = new Command('build-null-standin')
   .description('ONNX null-standin NLI model: constant logits, not a language model (host-side benches)')
   .requiredOption('--out <dir>', 'output model directory')
-  .option('--tokenizer-dir <dir>', 'directory with tokenizer.json (default: ../shared/models/roberta-large-mnli)')
+  .option('--tokenizer-dir <dir>', 'directory with tokenizer.json (default: the shipped models/roberta-large-mnli)')
   .option('--label <label>', `the class every pair gets (${LABELS.join(', ')})`, DEFAULT_NULL_LABEL)
   .showHelpAfterError();
 

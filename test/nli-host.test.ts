@@ -9,7 +9,7 @@ import { TokenizerPool } from '../src/nli/tokenizer-pool.js';
 import { PairTokenizer } from '../src/nli/tokenizer.js';
 import type { NliPair } from '../src/nli/types.js';
 import { getLexicalStandinDir } from './helpers/lexical-standin.js';
-import { hasShared, SHARED_TOKENIZER_DIR } from './helpers/shared.js';
+import { TOKENIZER_DIR } from './helpers/shared.js';
 import { SAMPLE_PAIRS } from './nli-fixtures.js';
 
 const quiet = () => {};
@@ -123,10 +123,10 @@ class FakeSession implements LogitsSession {
   async release(): Promise<void> {}
 }
 
-describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('runner host path (fake session, real tokenizer)', () => {
+describe('runner host path (fake session, real tokenizer)', () => {
   const labels = { contradiction: 0, neutral: 1, entailment: 2 };
   const signature = { modelId: 'fake', revision: 'r', dtype: 'fp32' };
-  const newTokenizer = () => PairTokenizer.fromFiles(path.join(SHARED_TOKENIZER_DIR, 'tokenizer.json'), path.join(SHARED_TOKENIZER_DIR, 'tokenizer_config.json'));
+  const newTokenizer = () => PairTokenizer.fromFiles(path.join(TOKENIZER_DIR, 'tokenizer.json'), path.join(TOKENIZER_DIR, 'tokenizer_config.json'));
   const pairs: NliPair[] = Array.from({ length: 90 }, (_, i) => ({
     premise: `${SAMPLE_PAIRS[i % SAMPLE_PAIRS.length].premise} ${'Okay. '.repeat(i % 5)}Turn ${i % 30}.`,
     hypothesis: `${SAMPLE_PAIRS[(i * 7) % SAMPLE_PAIRS.length].hypothesis} (${i % 45})`,
@@ -217,7 +217,7 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('r
   });
 });
 
-describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('the session on its own thread (lexical stand-in)', () => {
+describe('the session on its own thread (lexical stand-in)', () => {
   it('gives the probabilities, batches and counts of the session on the calling thread', async () => {
     const dir = getLexicalStandinDir();
     const many = Array.from({ length: 60 }, (_, i) => ({ premise: `${SAMPLE_PAIRS[i % SAMPLE_PAIRS.length].premise} ${i}`, hypothesis: SAMPLE_PAIRS[(i * 3) % SAMPLE_PAIRS.length].hypothesis }));

@@ -1,26 +1,25 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildNullStandin, isStandinModelId, localModelId, standinKind } from '../src/nli/onnx-builder/index.js';
 import { createNliRunner, type NliRunner } from '../src/nli/runner.js';
 import { argmaxLabel } from '../src/nli/types.js';
 import { runTsx } from './helpers/cli.js';
-import { hasShared, SHARED_TOKENIZER_DIR } from './helpers/shared.js';
+import { TOKENIZER_DIR } from './helpers/shared.js';
+import { suiteTempDir } from './helpers/temp.js';
 import { SAMPLE_PAIRS } from './nli-fixtures.js';
 
 const quiet = () => {};
 
-describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('null-standin NLI model (constant logits) through onnxruntime', () => {
-  const tmp = mkdtempSync(path.join(os.tmpdir(), 'todeval-null-'));
+describe('null-standin NLI model (constant logits) through onnxruntime', () => {
+  const tmp = suiteTempDir('null');
   let runner: NliRunner;
   beforeAll(async () => {
-    buildNullStandin({ outDir: path.join(tmp, 'neutral'), tokenizerDir: SHARED_TOKENIZER_DIR });
+    buildNullStandin({ outDir: path.join(tmp, 'neutral'), tokenizerDir: TOKENIZER_DIR });
     runner = await createNliRunner({ model: path.join(tmp, 'neutral'), device: 'cpu', threads: 1, notice: quiet });
   });
   afterAll(async () => {
     await runner?.close();
-    rmSync(tmp, { recursive: true, force: true });
   });
 
   it('gives every pair, whatever its length or batch, the same probabilities: softmax of 4 for the label, 0 for the others', async () => {
@@ -37,7 +36,7 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('n
   });
 
   it('puts the label where config.json id2label says it is', async () => {
-    buildNullStandin({ outDir: path.join(tmp, 'entail'), tokenizerDir: SHARED_TOKENIZER_DIR, label: 'entailment' });
+    buildNullStandin({ outDir: path.join(tmp, 'entail'), tokenizerDir: TOKENIZER_DIR, label: 'entailment' });
     const entail = await createNliRunner({ model: path.join(tmp, 'entail'), device: 'cpu', threads: 1, notice: quiet });
     try {
       expect(argmaxLabel(await entail.scoreOne(SAMPLE_PAIRS[0]))).toBe('entailment');
@@ -58,9 +57,8 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('n
   });
 });
 
-describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('npm run model:null', () => {
-  const tmp = mkdtempSync(path.join(os.tmpdir(), 'todeval-null-cli-'));
-  afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+describe('npm run model:null', () => {
+  const tmp = suiteTempDir('null-cli');
 
   it('writes the model directory and says it is not a language model; same build, same bytes', async () => {
     const a = await runTsx(['scripts/build-null-standin.ts', '--out', path.join(tmp, 'a')]);

@@ -1,20 +1,20 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { loadSgsaccData, runSgsacc } from '../src/metrics/sgsacc/index.js';
 import { createNliRunner } from '../src/nli/runner.js';
 import { BUILT_CLI, HAS_BUILT_CLI } from './helpers/cli.js';
 import { getLexicalStandinDir } from './helpers/lexical-standin.js';
-import { hasShared, SHARED_DATA } from './helpers/shared.js';
+import { DATA_DIR, hasData } from './helpers/shared.js';
+import { suiteTempDir } from './helpers/temp.js';
 
 // The host side (tokenizer threads, the session on its own thread, the runner's bookkeeping) must
 // never change a result: every output of a ground-truth run and of a second system reusing its
 // references, byte for byte, whatever the number of tokenizer threads. The lexical stand-in decides
 // by what the text says, so validated, excluded and context-rescued turns all occur.
-const SGD_FILE = path.join(SHARED_DATA, 'sgd', 'test', 'dialogues_017.json');
+const SGD_FILE = path.join(DATA_DIR, 'sgd', 'test', 'dialogues_017.json');
 const LIMIT = 150;
 const OUTPUTS = ['references.jsonl', 'gold.turns.jsonl', 'gold.json', 'second.turns.jsonl', 'second.json'];
 const quiet = () => {};
@@ -41,10 +41,10 @@ function secondSystem(): string {
   return lines.join('\n') + '\n';
 }
 
-describe.skipIf(!HAS_BUILT_CLI || !hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || !hasShared('data', 'sgd', 'test', 'dialogues_017.json'))(
+describe.skipIf(!HAS_BUILT_CLI || !hasData('sgd', 'test', 'dialogues_017.json'))(
   'score: the same bytes with 0, 1 and 2 tokenizer threads (built CLI, lexical stand-in)',
   () => {
-    const tmp = mkdtempSync(path.join(tmpdir(), 'todeval-host-threads-'));
+    const tmp = suiteTempDir('host-threads');
     const predictions = path.join(tmp, 'second.preds.jsonl');
     const counts = [0, 1, 2];
     const run = (cwd: string, args: string[]) =>
@@ -56,7 +56,7 @@ describe.skipIf(!HAS_BUILT_CLI || !hasShared('models', 'roberta-large-mnli', 'to
     beforeAll(async () => {
       writeFileSync(predictions, secondSystem());
       const model = getLexicalStandinDir();
-      const base = ['score', '--dataset', 'sgd', '--data-dir', SHARED_DATA, '--dialogues', SGD_FILE, '--limit', String(LIMIT), '--model', model, '--device', 'cpu', '--threads', '1', '--progress', 'none'];
+      const base = ['score', '--dataset', 'sgd', '--data-dir', DATA_DIR, '--dialogues', SGD_FILE, '--limit', String(LIMIT), '--model', model, '--device', 'cpu', '--threads', '1', '--progress', 'none'];
       for (const n of counts) {
         // One folder per count, the same relative names in each, so even the reports' file fields agree.
         const dir = path.join(tmp, `t${n}`);
@@ -68,7 +68,6 @@ describe.skipIf(!HAS_BUILT_CLI || !hasShared('models', 'roberta-large-mnli', 'to
         expect([second.code, second.stderr]).toEqual([0, '']);
       }
     }, 300_000);
-    afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
     it('writes identical references, per-turn files and reports', () => {
       for (const name of OUTPUTS) {
@@ -92,11 +91,11 @@ describe.skipIf(!HAS_BUILT_CLI || !hasShared('models', 'roberta-large-mnli', 'to
   },
 );
 
-describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || !hasShared('data', 'sgd', 'test', 'dialogues_017.json'))(
+describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))(
   'runSgsacc: the session on the calling thread or its own, with or without tokenizer threads',
   () => {
     it('gives the same turn scores, references and runner counts', async () => {
-      const data = loadSgsaccData({ dataset: 'sgd', dataDir: SHARED_DATA, input: SGD_FILE });
+      const data = loadSgsaccData({ dataset: 'sgd', dataDir: DATA_DIR, input: SGD_FILE });
       const turns = data.expand(data.loaded.turns.slice(0, LIMIT));
       const gold = new Map(turns.map((t) => [t.id, t.utterance]));
       const model = getLexicalStandinDir();

@@ -4,7 +4,7 @@ import { CallOrder } from '../src/metrics/sgsacc/call-order.js';
 import { loadSgsaccData, runSgsacc } from '../src/metrics/sgsacc/index.js';
 import type { NliPair, NliProbs, ScoreOptions } from '../src/nli/types.js';
 import { FakeWordOverlapNli } from './sgsacc-fake-nli.js';
-import { hasShared, SHARED_DATA } from './helpers/shared.js';
+import { DATA_DIR, hasData } from './helpers/shared.js';
 
 /** The FAKE word-overlap scorer, answering each call after a delay drawn from a seeded generator. */
 class SlowFakeNli extends FakeWordOverlapNli {
@@ -54,10 +54,10 @@ describe('CallOrder', () => {
   });
 });
 
-describe.skipIf(!hasShared('data', 'sgd', 'test', 'dialogues_017.json'))('runSgsacc scores two chunks at a time', () => {
+describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))('runSgsacc scores two chunks at a time', () => {
   it('makes the calls, in the order and with the pairs, of one chunk at a time, whatever the model takes per call', async () => {
-    const file = path.join(SHARED_DATA, 'sgd', 'test', 'dialogues_017.json');
-    const data = loadSgsaccData({ dataset: 'sgd', dataDir: SHARED_DATA, input: file });
+    const file = path.join(DATA_DIR, 'sgd', 'test', 'dialogues_017.json');
+    const data = loadSgsaccData({ dataset: 'sgd', dataDir: DATA_DIR, input: file });
     const turns = data.expand(data.loaded.turns.slice(0, 90));
     const gold = new Map(turns.map((t) => [t.id, t.utterance]));
     const system = new Map(turns.map((t, i) => [t.id, i % 3 === 0 ? `${t.utterance} Anything else?` : t.utterance]));

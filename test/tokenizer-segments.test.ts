@@ -6,16 +6,16 @@ import { joinReferences, withUserTurn } from '../src/metrics/sgsacc/hallucinatio
 import { contextPremise } from '../src/metrics/sgsacc/premise.js';
 import { SegmentEncoder } from '../src/nli/segment-encoder.js';
 import { PairTokenizer } from '../src/nli/tokenizer.js';
-import { hasShared, SHARED_DATA, SHARED_TOKENIZER_DIR } from './helpers/shared.js';
+import { DATA_DIR, hasData, TOKENIZER_DIR } from './helpers/shared.js';
 
 // The tokenizer encodes each side of a pair on its own, sentence by sentence and word by word from
 // memos, and joins the sides with RoBERTa's pair template. These tests hold that to the library's
 // own encodings: every text the SGD test set can put into a pair, the template, and the truncation.
 
-const readJson = (file: string) => JSON.parse(readFileSync(path.join(SHARED_TOKENIZER_DIR, file), 'utf8')) as object;
+const readJson = (file: string) => JSON.parse(readFileSync(path.join(TOKENIZER_DIR, file), 'utf8')) as object;
 const libraryIds = (enc: SegmentEncoder, text: string) => enc.library.encode(text, { add_special_tokens: false }).ids;
 
-describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('segment-wise encoding against the library (edge cases)', () => {
+describe('segment-wise encoding against the library (edge cases)', () => {
   let enc: SegmentEncoder;
   beforeAll(() => {
     enc = new SegmentEncoder(readJson('tokenizer.json'), readJson('tokenizer_config.json'));
@@ -60,7 +60,7 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json'))('s
   });
 });
 
-describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || !hasShared('data', 'sgd', 'test'))(
+describe.skipIf(!hasData('sgd', 'test'))(
   'segment-wise encoding over every pair the SGD test set can make',
   () => {
     let tok: PairTokenizer;
@@ -77,8 +77,8 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
     };
 
     beforeAll(async () => {
-      tok = PairTokenizer.fromFiles(path.join(SHARED_TOKENIZER_DIR, 'tokenizer.json'), path.join(SHARED_TOKENIZER_DIR, 'tokenizer_config.json'));
-      const data = loadSgsaccData({ dataset: 'sgd', dataDir: SHARED_DATA });
+      tok = PairTokenizer.fromFiles(path.join(TOKENIZER_DIR, 'tokenizer.json'), path.join(TOKENIZER_DIR, 'tokenizer_config.json'));
+      const data = loadSgsaccData({ dataset: 'sgd', dataDir: DATA_DIR });
       for (const t of data.expand(data.loaded.turns)) {
         const hallucination: string[] = [];
         for (const a of t.actions) {
@@ -124,7 +124,7 @@ describe.skipIf(!hasShared('models', 'roberta-large-mnli', 'tokenizer.json') || 
 
     it('cuts every pair to a small maximum premise first, the hypothesis only when the premise alone cannot make room', () => {
       // 24 tokens: most pairs are cut, some down to an empty premise and a cut hypothesis.
-      const small = PairTokenizer.fromFiles(path.join(SHARED_TOKENIZER_DIR, 'tokenizer.json'), undefined, {}, { maxLength: 24 });
+      const small = PairTokenizer.fromFiles(path.join(TOKENIZER_DIR, 'tokenizer.json'), undefined, {}, { maxLength: 24 });
       let cutPremise = 0;
       let cutHypothesis = 0;
       let firstWrong: unknown;

@@ -35,7 +35,7 @@ export interface NullStandinManifest {
 
 export interface BuildNullStandinOptions {
   outDir: string;
-  /** Where tokenizer.json and config.json come from; default: the shared roberta-large-mnli. */
+  /** Where tokenizer.json and config.json come from; default: the shipped roberta-large-mnli (models/). */
   tokenizerDir?: string;
   label?: NliLabel;
 }
