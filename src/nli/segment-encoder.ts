@@ -31,8 +31,9 @@ interface TokenizerJson {
  * fraction of the work.
  *
  * Only where that is exactly the library's result: a ByteLevel pre-tokenizer with the regex and
- * no prefix space, no normalizer (nor the config's space removal or lowercasing), and a text without any added token's content (the library splits
- * those out first, with their own stripping rules). Anything else goes to the library whole.
+ * no prefix space, no normalizer (nor the config's space removal or lowercasing), and a text
+ * without any added token's content (the library splits those out first, with their own stripping
+ * rules). Anything else goes to the library whole.
  * test/tokenizer-segments.test.ts checks the equality on every text of the SGD test set.
  */
 export class SegmentEncoder {

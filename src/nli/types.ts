@@ -19,10 +19,6 @@ export interface NliModelSignature {
   dtype: string;
 }
 
-/**
- * Anything that turns pairs into probabilities. The product's implementation is the batched ONNX
- * runner; unit tests of scoring logic use a clearly named fake.
- */
 /** How a scorer takes one call's pairs. */
 export interface ScoreOptions {
   /**
@@ -32,6 +28,10 @@ export interface ScoreOptions {
   separate?: boolean;
 }
 
+/**
+ * Anything that turns pairs into probabilities. The product's implementation is the batched ONNX
+ * runner; unit tests of scoring logic use a clearly named fake.
+ */
 export interface NliScorer {
   readonly modelSignature: NliModelSignature;
   score(pairs: NliPair[], options?: ScoreOptions): Promise<NliProbs[]>;
