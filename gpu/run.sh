@@ -96,13 +96,13 @@ M="$WORK/models/random-roberta-$SIZE"
 
 # --quick is the CPU dry run of the test suite: every phase, at counts that keep it well under a
 # minute on a busy 2-core box (CPU fp16 is slow: ORT casts around most ops).
-if [ "$QUICK" = 1 ]; then NCHECK=8; NPAIRS=32; BUDGETS=2048; QLIMIT=10; else NCHECK=256; NPAIRS=8192; BUDGETS=8192,32768,65536; fi
+if [ "$QUICK" = 1 ]; then NCHECK=8; NPAIRS=32; BUDGETS=2048; PADS=1; QLIMIT=10; else NCHECK=256; NPAIRS=8192; BUDGETS=8192,16384,32768,65536,131072; PADS=0.5,1; fi
 
 # 3. correctness: the device vs CPU fp32
 want correctness && phase correctness node dist/scripts/gpu-check.js --model "$M" --device "$DEVICE" --dtype fp32,fp16 --pairs "$NCHECK" --json "$OUTDIR/check.json"
 
 # 4. throughput sweep, and the same token ids for the peer
-want bench-nli && phase bench-nli node dist/scripts/bench-nli.js --model "$M" --device "$DEVICE" --dtype fp32,fp16 --budget "$BUDGETS" --batch-size 1024 --pad 1 \
+want bench-nli && phase bench-nli node dist/scripts/bench-nli.js --model "$M" --device "$DEVICE" --dtype fp32,fp16 --budget "$BUDGETS" --batch-size 1024 --pad "$PADS" \
   --pairs "$NPAIRS" --round "$NPAIRS" --json "$OUTDIR/bench-nli.json" --dump-ids "$WORK/ids.json"
 
 # 5. the PyTorch peer on the same pairs (skipped where torch or the GPU is absent)
