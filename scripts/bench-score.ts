@@ -23,7 +23,7 @@ import { Command } from 'commander';
 import { resolveDataDir } from '../src/data/data-dir.js';
 import { aggregateHallucination, aggregateSgsacc, loadSgsaccData, RecordStore, runSgsacc, type TurnReferences } from '../src/metrics/sgsacc/index.js';
 import { createNliRunner } from '../src/nli/runner.js';
-import { makeSignature } from '../src/report/signature.js';
+import { makeSignature } from '../src/util/signature.js';
 import { buildValueIndex } from '../src/rules/value-index.js';
 import { swapOneValuePerTurn } from './lib/value-swap.js';
 import { ensureLargeRandomModel } from './lib/large-model.js';

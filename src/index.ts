@@ -58,7 +58,7 @@ export { mergeRunShards, type MergedRun, type MergeRunOptions } from './shard/ru
 export { serveFaithfulness, type ServeOptions, type ServingFaithfulness } from './serve/embed.js';
 export { DEFAULT_LIMITS as SERVE_DEFAULT_LIMITS, type ServeLimits } from './serve/limits.js';
 
-export * from './report/signature.js';
+export * from './util/signature.js';
 export { buildHtmlReport, type HtmlReportInput } from './report/html/index.js';
 export * from './util/errors.js';
 export { resolveDataDir, findDataDir } from './data/data-dir.js';

@@ -17,7 +17,7 @@ import {
   type TurnScore,
 } from '../src/metrics/sgsacc/index.js';
 import { createNliRunner, type NliRunner } from '../src/nli/runner.js';
-import { makeSignature } from '../src/report/signature.js';
+import { makeSignature } from '../src/util/signature.js';
 import { rerank, type RerankItem } from '../src/rerank/rerank.js';
 import { runCli } from './helpers/cli.js';
 import { getLexicalStandinDir } from './helpers/lexical-standin.js';

@@ -6,7 +6,7 @@ import { SchemaIndex } from '../src/schema/schema-index.js';
 import type { SchemaService } from '../src/schema/types.js';
 import { Expander, expandTurn } from '../src/rules/expand.js';
 import { loadRules } from '../src/rules/load.js';
-import { rulesDir } from '../src/rules/paths.js';
+import { rulesDir } from '../src/util/rules-dir.js';
 import { buildValueIndex } from '../src/rules/value-index.js';
 import { descriptionPhrase, descriptionQuestion, joinValues, nameWords, negateSlotVerb, nounPhrase } from '../src/rules/text.js';
 import { tempDir } from './helpers/temp.js';

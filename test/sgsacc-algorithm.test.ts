@@ -16,7 +16,7 @@ import {
   type TurnReferences,
   type TurnScore,
 } from '../src/metrics/sgsacc/index.js';
-import { makeSignature } from '../src/report/signature.js';
+import { makeSignature } from '../src/util/signature.js';
 import { InputError } from '../src/util/errors.js';
 import { FakeWordOverlapNli } from './sgsacc-fake-nli.js';
 import { tempDir } from './helpers/temp.js';

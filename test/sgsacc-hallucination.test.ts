@@ -12,7 +12,7 @@ import {
   type SgsaccTurn,
   type TurnReferences,
 } from '../src/metrics/sgsacc/index.js';
-import { makeSignature } from '../src/report/signature.js';
+import { makeSignature } from '../src/util/signature.js';
 import { pickBest, rerank, type RerankItem } from '../src/rerank/rerank.js';
 import { FakeWordOverlapNli } from './sgsacc-fake-nli.js';
 import { tempDir } from './helpers/temp.js';

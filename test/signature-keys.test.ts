@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { conversation, system, user } from './gcdf1-conversations.js';
 import { HAS_BUILT_CLI, runBuiltCli } from './helpers/cli.js';
 import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
-import { makeSignature, normalizeSignature, signatureDigest, SIGNATURE_KEYS, type Signature } from '../src/report/signature.js';
+import { makeSignature, normalizeSignature, signatureDigest, SIGNATURE_KEYS, type Signature } from '../src/util/signature.js';
 import { referencesSignature } from '../src/metrics/sgsacc/signature.js';
 import { rerankSignature } from '../src/rerank/signature.js';
 import { RecordStore } from '../src/metrics/sgsacc/store.js';

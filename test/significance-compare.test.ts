@@ -17,7 +17,7 @@ import { rerankItemStats } from '../src/rerank/item-stats.js';
 import type { RerankResult } from '../src/rerank/rerank.js';
 import { compareRuns, formatComparison } from '../src/report/compare.js';
 import type { ItemSource } from '../src/report/item-files.js';
-import { makeSignature } from '../src/report/signature.js';
+import { makeSignature } from '../src/util/signature.js';
 import { runCli } from './helpers/cli.js';
 import { DATA_DIR, hasData } from './helpers/shared.js';
 

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { rulesDir } from '../rules/paths.js';
+import { rulesDir } from '../util/rules-dir.js';
 import type { SchemaIndex } from '../schema/schema-index.js';
 import { readJsonFile } from '../util/json-file.js';
 

@@ -22,7 +22,7 @@ import {
   type TurnScore,
 } from '../metrics/sgsacc/index.js';
 import type { NliRunner } from '../nli/runner.js';
-import { formatSignature, makeSignature, type Signature } from '../report/signature.js';
+import { formatSignature, makeSignature, type Signature } from '../util/signature.js';
 import type { ScoreTallies } from '../shard/score-merge.js';
 import { shardLabel, type ShardSpec } from '../shard/spec.js';
 import type { ScoreSelection } from './score-selection.js';

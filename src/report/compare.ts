@@ -10,7 +10,7 @@ import type { Seed } from '../metrics/significance/pcg64.js';
 import type { SystemResult } from '../metrics/significance/types.js';
 import { InputError } from '../util/errors.js';
 import type { ItemSource } from './item-files.js';
-import { formatSignature, type Signature } from './signature.js';
+import { formatSignature, type Signature } from '../util/signature.js';
 
 export interface CompareOptions {
   /** 'bs' paired bootstrap (default), 'ar' approximate randomization. */

@@ -18,7 +18,7 @@ import { rerankItemStats } from '../rerank/item-stats.js';
 import type { RerankResult } from '../rerank/rerank.js';
 import { InputError } from '../util/errors.js';
 import { parseJsonText, readTextFile } from '../util/json-file.js';
-import { fileSignature, makeSignature, normalizeSignature, type Signature } from './signature.js';
+import { fileSignature, makeSignature, normalizeSignature, type Signature } from '../util/signature.js';
 
 export type ItemSourceKind = 'score-turns' | 'rerank' | 'evaluate-items' | 'mwz-predictions' | 'gcdf1';
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../util/errors.js';
-import { rulesDir } from './paths.js';
+import { rulesDir } from '../util/rules-dir.js';
 import type { CompiledRule, CompiledTemplate, RuleFile, RuleSet, TemplateKind } from './types.js';
 
 const PLACEHOLDERS = new Set(['desc', 'descnp', 'descq', 'slot', 'slotneg', 'service', 'value', 'intent', 'intentdesc']);

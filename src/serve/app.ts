@@ -1,6 +1,6 @@
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { DestinationStream } from 'pino';
-import { formatSignature, type Signature } from '../report/signature.js';
+import { formatSignature, type Signature } from '../util/signature.js';
 import type { RawRerankItem } from '../rerank/index.js';
 import { isInputError } from '../util/errors.js';
 import { OverloadedError, TooLargeError } from './admission.js';

@@ -3,7 +3,7 @@ import type { Turn } from '../adapters/types.js';
 import { contextControlSignature, referencesSignature, runSgsacc, type ReferenceSelection, scoreTurns, selectReferences, type RecordStore, type SgsaccData, type SgsaccTurn, type TurnReferences, type TurnScore } from '../metrics/sgsacc/index.js';
 import type { NliRunner } from '../nli/runner.js';
 import { argmaxLabel, type NliLabel, type NliPair, type NliProbs } from '../nli/types.js';
-import { makeSignature, type Signature } from '../report/signature.js';
+import { makeSignature, type Signature } from '../util/signature.js';
 import { addHallucinationPremises } from '../metrics/sgsacc/hallucination.js';
 import { itemWhere, refuseUncoveredActs, rerank, rerankSignature, resolveRerankItem, turnFromRawItem, type RankBy, type RawRerankItem, type RerankResolver, type RerankResult } from '../rerank/index.js';
 import { InputError } from '../util/errors.js';

@@ -3,7 +3,7 @@ import type { SgsaccMergeResult } from '../metrics/mwz/sgsacc-merge.js';
 import { serPercent } from '../metrics/ser.js';
 import { summarizeSgsacc, type SgsaccTally } from '../metrics/sgsacc/aggregate.js';
 import { InputError } from '../util/errors.js';
-import type { Signature } from '../report/signature.js';
+import type { Signature } from '../util/signature.js';
 import { byShardIndex, checkShardSet, runSignature, signatureDifference, type LoadedShard } from './merge.js';
 import type { ShardBlock } from './spec.js';
 

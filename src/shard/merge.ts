@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { RecordStore, type StoreKind } from '../metrics/sgsacc/store.js';
-import { byContentSignature, formatSignature, normalizeSignature, sameConfiguration, type Signature } from '../report/signature.js';
+import { byContentSignature, formatSignature, normalizeSignature, sameConfiguration, type Signature } from '../util/signature.js';
 import { InputError } from '../util/errors.js';
 import { parseJsonText, readTextFile } from '../util/json-file.js';
 import { pathInReport, shardLabel, type ShardBlock } from './spec.js';

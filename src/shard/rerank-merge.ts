@@ -1,6 +1,6 @@
 import type { RerankResult } from '../rerank/rerank.js';
 import { summarizeRerank, type RerankSummary } from '../rerank/summary.js';
-import { formatSignature, type Signature } from '../report/signature.js';
+import { formatSignature, type Signature } from '../util/signature.js';
 import { byShardIndex, checkShardSet, runSignature, type LoadedShard } from './merge.js';
 import type { ShardBlock } from './spec.js';
 

@@ -3,7 +3,7 @@ import { serPercent } from '../metrics/ser.js';
 import { summarizeHallucination, type HallucinationTally } from '../metrics/sgsacc/aggregate-hallucination.js';
 import { summarizeSgsacc, type SgsaccTally } from '../metrics/sgsacc/aggregate.js';
 import type { SgsaccReport } from '../metrics/sgsacc/report.js';
-import { formatSignature } from '../report/signature.js';
+import { formatSignature } from '../util/signature.js';
 import { byShardIndex, checkShardSet, runSignature, type LoadedShard } from './merge.js';
 import type { ShardBlock } from './spec.js';
 

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { packageFile } from '../util/package-file.js';
+import { packageFile } from './package-file.js';
 
 /** The package's rules/ folder (or $TODEVAL_RULES_DIR), recognised by the MultiWOZ slot map inside it. */
 export function rulesDir(): string {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { byContent, inputLabel } from '../util/input-label.js';
+import { byContent, inputLabel } from './input-label.js';
 import { TODEVAL_VERSION } from '../version.js';
 
 /**
@@ -68,7 +68,7 @@ const KNOWN = new Set<string>(SIGNATURE_KEYS);
 export function makeSignature(fields: SignatureFields): Signature {
   // Spreads of another signature escape the type check: the same rule, at run time.
   const unknown = Object.keys(fields).filter((k) => !KNOWN.has(k));
-  if (unknown.length > 0) throw new Error(`signature key(s) outside the vocabulary (src/report/signature.ts): ${unknown.join(', ')}`);
+  if (unknown.length > 0) throw new Error(`signature key(s) outside the vocabulary (src/util/signature.ts): ${unknown.join(', ')}`);
   return { tool: 'todeval', version: TODEVAL_VERSION, ...fields } as Signature;
 }
 

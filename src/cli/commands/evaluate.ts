@@ -5,7 +5,7 @@ import { Evaluator, type MwzEvaluation } from '../../metrics/mwz/evaluator.js';
 import { mergeSgsacc, shardDialogues, type SgsaccMergeResult } from '../../metrics/mwz/sgsacc-merge.js';
 import { progressBar, progressOption, type ProgressMode } from '../../report/progress.js';
 import { readJsonFile } from '../../util/json-file.js';
-import { fileSignature, formatSignature, makeSignature } from '../../report/signature.js';
+import { fileSignature, formatSignature, makeSignature } from '../../util/signature.js';
 import { itemsFileJson } from '../../report/item-files.js';
 import { mwzItemStats } from '../../metrics/mwz/item-stats.js';
 import { formatConfidence, runConfidence, type ConfidenceBlock } from '../../metrics/significance/confidence.js';

@@ -17,7 +17,7 @@ import {
 import type { DialogueRecord } from '../../metrics/gcdf1/record.js';
 import { formatSummary } from '../../metrics/gcdf1/summary.js';
 import { progressBar, progressOption, type ProgressMode } from '../../report/progress.js';
-import { fileSignature, formatSignature, makeSignature } from '../../report/signature.js';
+import { fileSignature, formatSignature, makeSignature } from '../../util/signature.js';
 import { inputPath } from '../../util/input-label.js';
 import { InputError, MissingResourceError } from '../../util/errors.js';
 import { addDataDirOption, addLimitOption, reportSkipped } from '../options.js';

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { formatSgsaccReport } from '../../metrics/sgsacc/report.js';
 import { formatRerankSummary } from '../../rerank/summary.js';
-import { formatSignature } from '../../report/signature.js';
+import { formatSignature } from '../../util/signature.js';
 import { refuseWeakerReport, scoreReportCoverage } from '../../pipeline/report-guard.js';
 import { mergeRunShards } from '../../shard/run-merge.js';
 import { formatEvaluation } from './evaluate.js';

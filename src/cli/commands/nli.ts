@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { createNliRunner } from '../../nli/runner.js';
 import { argmaxLabel } from '../../nli/types.js';
-import { makeSignature, formatSignature } from '../../report/signature.js';
+import { makeSignature, formatSignature } from '../../util/signature.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
 

@@ -1,7 +1,7 @@
 import { AtomicFile, writeJsonAtomic } from '../../util/atomic-write.js';
 import { Option, type Command } from 'commander';
 import { loadDataset, type DatasetName, type LoadedDataset } from '../../adapters/load.js';
-import { formatSignature, makeSignature, type Signature } from '../../report/signature.js';
+import { formatSignature, makeSignature, type Signature } from '../../util/signature.js';
 import { Expander } from '../../rules/expand.js';
 import { loadRules } from '../../rules/load.js';
 import type { ActionReferences, RuleSet } from '../../rules/types.js';

@@ -8,7 +8,7 @@ import { loadSgsaccData } from '../../metrics/sgsacc/dataset.js';
 import { RecordStore } from '../../metrics/sgsacc/store.js';
 import { createNliRunner } from '../../nli/runner.js';
 import { progressBar, progressOption, type ProgressMode } from '../../report/progress.js';
-import { fileSignature, formatSignature, makeSignature } from '../../report/signature.js';
+import { fileSignature, formatSignature, makeSignature } from '../../util/signature.js';
 import { RANK_BY, readRerankInput, rerank, rerankSignature, resolveRerankItem, type RankBy, type RerankItem, type RerankResult } from '../../rerank/index.js';
 import { InputError } from '../../util/errors.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';

@@ -7,7 +7,7 @@ import { findDataDir } from '../../data/data-dir.js';
 import { loadCanonicalMap, MULTIWOZ_CANONICAL_MAP, type CanonicalMap } from '../../metrics/canonical-map.js';
 import { comparePredictionIds } from '../../metrics/predictions.js';
 import { computeSer, serIsCategorical, type SerReport } from '../../metrics/ser.js';
-import { fileSignature, formatSignature, makeSignature } from '../../report/signature.js';
+import { fileSignature, formatSignature, makeSignature } from '../../util/signature.js';
 import { addPredictionsOptions, checkPredictionIds, readPredictionsFlag } from '../predictions.js';
 import { addDatasetOptions, addLimitOption, addReportFileOption, datasetDataDir, datasetLoadOptions, jsonToStdout, positiveInt, reportFileFrom, reportSkipped, type DatasetFlags } from '../options.js';
 import { refuseOutputOverInput } from '../output-guard.js';

@@ -1,7 +1,7 @@
 import { BleuReferences, bleuFromSegmentStats, BLEU_STATS_WIDTH, type BleuResult } from '../text/bleu.js';
 import { lexicalRichness, type LexicalRichness } from '../text/richness.js';
 import { normalizeResponse } from '../text/normalize-response.js';
-import { makeSignature, type Signature } from '../../report/signature.js';
+import { makeSignature, type Signature } from '../../util/signature.js';
 import { InputError } from '../../util/errors.js';
 import { domainsFromSlotNames, estimateActiveDomains } from './active-domains.js';
 import { MwzDatabase } from './database.js';

@@ -2,7 +2,7 @@ import type { Turn } from '../../adapters/types.js';
 import { createNliRunner, type NliRunnerOptions } from '../../nli/runner.js';
 import { computeSer } from '../ser.js';
 import { aggregateSgsacc, loadSgsaccData, runSgsacc, tallySgsacc, type ReferenceSelection, type SgsaccSummary, type SgsaccTally } from '../sgsacc/index.js';
-import { shardPositions, type ShardSpec } from '../../shard/spec.js';
+import { shardPositions, type ShardSpec } from '../../util/shard-split.js';
 import { dialogueKey } from './ground-truth.js';
 import { turnItemStats } from '../sgsacc/item-stats.js';
 import type { RunItems } from '../significance/items.js';

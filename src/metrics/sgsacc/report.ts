@@ -1,7 +1,7 @@
 import { formatConfidence, type ConfidenceBlock } from '../significance/confidence.js';
 import type { BleuResult } from '../text/bleu.js';
 import type { SerReport } from '../ser.js';
-import { formatSignature, type Signature } from '../../report/signature.js';
+import { formatSignature, type Signature } from '../../util/signature.js';
 import { isStandinModelId } from '../../nli/onnx-builder/standins.js';
 import type { SgsaccCounts, SgsaccSummary, SplitScores } from './aggregate.js';
 import type { HallucinationSummary } from './aggregate-hallucination.js';

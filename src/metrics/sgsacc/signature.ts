@@ -1,5 +1,5 @@
 import type { NliModelSignature } from '../../nli/types.js';
-import { makeSignature, type Signature } from '../../report/signature.js';
+import { makeSignature, type Signature } from '../../util/signature.js';
 import type { SgsaccOptions } from './types.js';
 
 export interface ReferencesConfig extends SgsaccOptions {

@@ -1,7 +1,7 @@
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { InputError } from '../../util/errors.js';
 import { repairJsonlTail } from '../../util/jsonl-append.js';
-import { formatSignature, normalizeSignature, sameConfiguration, signatureDigest, type Signature } from '../../report/signature.js';
+import { formatSignature, normalizeSignature, sameConfiguration, signatureDigest, type Signature } from '../../util/signature.js';
 import { inputLabel } from '../../util/input-label.js';
 import path from 'node:path';
 

@@ -5,7 +5,7 @@ import type { ActionScore } from '../../metrics/sgsacc/types.js';
 import { isStandinModelId } from '../../nli/onnx-builder/standins.js';
 import { InputError } from '../../util/errors.js';
 import { parseJsonText, readTextFile } from '../../util/json-file.js';
-import { formatSignature, normalizeSignature, type Signature } from '../signature.js';
+import { formatSignature, normalizeSignature, type Signature } from '../../util/signature.js';
 
 /** One percentage with its denominator, as the score report keeps them per service and act. */
 export interface GroupPct {
