@@ -3,13 +3,14 @@
 // names one, both scored with the lexical stand-in (setup, not timed). Target: under 2 s.
 // Usage: npm run bench:report [-- --turns N] [-- --repeat N] [-- --data-dir DIR] [-- --tokenizer-dir DIR]
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { resolveDataDir } from '../src/data/data-dir.js';
 import { buildLexicalStandin } from '../src/nli/onnx-builder/index.js';
 import { buildHtmlReport } from '../src/report/html/index.js';
+import { zanzibarPredictions } from './lib/zanzibar-predictions.js';
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(name);
@@ -37,20 +38,7 @@ try {
 
   // A value-swapping system over the same turns (the ids todeval writes: <dialogue_id>/<turn index>).
   const sgdTest = path.join(dataDir, 'sgd', 'test');
-  const predictions: string[] = [];
-  let withValue = 0;
-  for (const file of readdirSync(sgdTest).filter((n) => n.startsWith('dialogues_')).sort()) {
-    const dialogues = JSON.parse(readFileSync(path.join(sgdTest, file), 'utf8')) as { dialogue_id: string; turns: { speaker: string; utterance: string; frames: { actions: { values: string[] }[] }[] }[] }[];
-    for (const d of dialogues) {
-      d.turns.forEach((t, i) => {
-        if (t.speaker !== 'SYSTEM') return;
-        const value = t.frames.flatMap((fr) => fr.actions.flatMap((a) => a.values)).find((v) => v.length > 2 && t.utterance.includes(v));
-        const swap = value !== undefined && withValue++ % 2 === 0;
-        predictions.push(JSON.stringify({ id: `${d.dialogue_id}/${i}`, utterance: swap ? t.utterance.split(value).join('Zanzibar') : t.utterance }));
-      });
-    }
-  }
-  writeFileSync(f('swap.jsonl'), predictions.join('\n') + '\n');
+  writeFileSync(f('swap.jsonl'), zanzibarPredictions(sgdTest));
   const base = ['--dataset', 'sgd', '--data-dir', dataDir, '--limit', String(turns), '--model', model, '--device', 'cpu', '--references', f('refs.jsonl')];
   cli(['score', ...base, '--out', f('gold.turns.jsonl'), '-o', f('gold.json')]);
   cli(['score', ...base, '--predictions', f('swap.jsonl'), '--system', 'value-swapper', '--out', f('swap.turns.jsonl'), '-o', f('swap.json')]);

@@ -4,13 +4,14 @@
 // right after load at 1,400 px (docs/report-screenshot.png) and 420 px (docs/report-full-sgd-420.png).
 // Usage: npm run build && npm run report:screenshots [-- --data-dir DIR] [-- --tokenizer-dir DIR] [-- --keep DIR]
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { resolveDataDir } from '../src/data/data-dir.js';
 import { buildLexicalStandin } from '../src/nli/onnx-builder/index.js';
+import { zanzibarPredictions } from './lib/zanzibar-predictions.js';
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(name);
@@ -39,20 +40,7 @@ try {
   const model = f('lexical-standin');
   if (!existsSync(path.join(model, 'lexical-standin.json'))) buildLexicalStandin({ outDir: model, tokenizerDir: arg('--tokenizer-dir') });
   const sgdTest = path.join(dataDir, 'sgd', 'test');
-  const predictions: string[] = [];
-  let withValue = 0;
-  for (const file of readdirSync(sgdTest).filter((n) => n.startsWith('dialogues_')).sort()) {
-    const dialogues = JSON.parse(readFileSync(path.join(sgdTest, file), 'utf8')) as { dialogue_id: string; turns: { speaker: string; utterance: string; frames: { actions: { values: string[] }[] }[] }[] }[];
-    for (const d of dialogues) {
-      d.turns.forEach((t, i) => {
-        if (t.speaker !== 'SYSTEM') return;
-        const value = t.frames.flatMap((fr) => fr.actions.flatMap((a) => a.values)).find((v) => v.length > 2 && t.utterance.includes(v));
-        const swap = value !== undefined && withValue++ % 2 === 0;
-        predictions.push(JSON.stringify({ id: `${d.dialogue_id}/${i}`, utterance: swap ? t.utterance.split(value).join('Zanzibar') : t.utterance }));
-      });
-    }
-  }
-  writeFileSync(f('swap.jsonl'), predictions.join('\n') + '\n');
+  writeFileSync(f('swap.jsonl'), zanzibarPredictions(sgdTest));
   const base = ['--dataset', 'sgd', '--data-dir', dataDir, '--model', model, '--device', 'cpu', '--references', f('refs.jsonl'), '--progress', 'none'];
   // With --keep, runs already there are reused (re-running only retakes the screenshots).
   if (!existsSync(f('gold.json'))) {

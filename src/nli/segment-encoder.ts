@@ -111,12 +111,7 @@ export class SegmentEncoder {
       parts.push(ids);
       total += ids.length;
     }
-    const ids = new Int32Array(total);
-    let at = 0;
-    for (const p of parts) {
-      ids.set(p, at);
-      at += p.length;
-    }
+    const ids = concatIds(parts, total);
     if (this.sentences.size >= SegmentEncoder.SENTENCE_LIMIT) this.sentences.clear();
     this.sentences.set(sentence, ids);
     return ids;
@@ -140,4 +135,15 @@ export class SegmentEncoder {
     for (const t of this.addedTokens) if (text.includes(t)) return true;
     return false;
   }
+}
+
+/** Token-id arrays end to end in one array (`total` is the sum of their lengths). */
+export function concatIds(parts: readonly Int32Array[], total: number): Int32Array<ArrayBuffer> {
+  const ids = new Int32Array(total);
+  let at = 0;
+  for (const p of parts) {
+    ids.set(p, at);
+    at += p.length;
+  }
+  return ids;
 }

@@ -3,7 +3,7 @@
  * answers lists of texts with their ids, all of a list in one transferred buffer.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { SegmentEncoder } from './segment-encoder.js';
+import { concatIds, SegmentEncoder } from './segment-encoder.js';
 import type { EncodeReply, EncodeRequest, TokenizerWorkerData } from './tokenizer-pool.js';
 
 const data = workerData as TokenizerWorkerData;
@@ -21,12 +21,7 @@ port.on('message', (req: EncodeRequest) => {
       parts.push(ids);
       total += ids.length;
     });
-    const ids = new Int32Array(total);
-    let at = 0;
-    for (const p of parts) {
-      ids.set(p, at);
-      at += p.length;
-    }
+    const ids = concatIds(parts, total);
     const reply: EncodeReply = { id: req.id, lengths, ids };
     port.postMessage(reply, [lengths.buffer, ids.buffer]);
   } catch (e) {

@@ -7,7 +7,7 @@ import { bootstrapConfidence, DEFAULT_AR_TRIALS, DEFAULT_BOOTSTRAP_SAMPLES, DEFA
 import type { Seed } from '../significance/pcg64.js';
 import type { StatMetric, SystemResult } from '../significance/types.js';
 import { pyFixed } from './py-string.js';
-import { BLEU_MAX_ORDER, BLEU_STATS_WIDTH, BleuReferences, bleuFromSegmentStats, bleuSignature, makeBleuScorer, type BleuOptions } from './bleu.js';
+import { BLEU_MAX_ORDER, BLEU_STATS_WIDTH, BleuReferences, bleuFromSegmentStats, bleuSignature, makeBleuScorer, type BleuOptions, type BleuResult } from './bleu.js';
 
 export type PairedTestName = 'bs' | 'ar';
 
@@ -27,14 +27,8 @@ export interface BleuTestOptions extends BleuOptions {
   seed?: Seed;
 }
 
-export interface BleuSystemResult extends SystemResult {
+export interface BleuSystemResult extends SystemResult, Pick<BleuResult, 'counts' | 'totals' | 'precisions' | 'bp' | 'sysLen' | 'refLen'> {
   name: string;
-  counts: number[];
-  totals: number[];
-  precisions: number[];
-  bp: number;
-  sysLen: number;
-  refLen: number;
 }
 
 /** The JSON of `todeval bleu --json` (documented in docs/significance.md; keep it stable). */
