@@ -7,6 +7,28 @@ import { startWorker, type ThreadError } from './worker-entry.js';
 export interface SessionThreadData {
   onnxPath: string;
   options: Omit<SessionOptions, 'notice'>;
+  /** Int32Array over 8 shared bytes: [RUNNING] runs inside ONNX Runtime now, [EXITING] 1 once the process exits. */
+  state: SharedArrayBuffer;
+}
+
+export const RUNNING = 0;
+export const EXITING = 1;
+/** How long an exiting process waits for a run in progress to return (one batch; then it exits anyway). */
+const EXIT_WAIT_MS = 10_000;
+
+/**
+ * Called on the process's 'exit' (Ctrl-C, SIGTERM, an error, a command that never released its
+ * runner): no run may start any more, and one in progress is waited for. onnxruntime-node finishes a
+ * run with a callback into the thread that started it; if that thread is being torn down by then,
+ * the callback throws a C++ exception nobody catches and the whole process aborts (SIGABRT and a
+ * "terminate called" line instead of exit code 130, seen on about half of Ctrl-C's while scoring).
+ */
+function waitForRunsToEnd(state: Int32Array): void {
+  Atomics.store(state, EXITING, 1);
+  const deadline = Date.now() + EXIT_WAIT_MS;
+  for (let running = Atomics.load(state, RUNNING); running > 0 && Date.now() < deadline; running = Atomics.load(state, RUNNING)) {
+    Atomics.wait(state, RUNNING, running, deadline - Date.now());
+  }
 }
 
 export type SessionRequest =
@@ -43,13 +65,17 @@ export class SessionThread implements LogitsSession {
   private nextId = 0;
   private failed: Error | undefined;
   private released = false;
+  private readonly onProcessExit: () => void;
 
   private constructor(
     private readonly worker: Worker,
     readonly device: 'cpu' | 'cuda',
     numLabels: number,
+    state: Int32Array,
   ) {
     this.numLabelsSeen = numLabels;
+    this.onProcessExit = () => waitForRunsToEnd(state);
+    process.on('exit', this.onProcessExit);
     worker.on('message', (m: SessionReply) => this.onMessage(m));
     worker.on('error', (e) => this.fail(e));
     worker.on('exit', (code) => {
@@ -62,7 +88,8 @@ export class SessionThread implements LogitsSession {
   static open(onnxPath: string, opts: SessionOptions = {}): Promise<SessionThread> {
     const { notice, ...options } = opts;
     const say = notice ?? ((l: string) => process.stderr.write(`${l}\n`));
-    const data: SessionThreadData = { onnxPath, options };
+    const state = new SharedArrayBuffer(2 * Int32Array.BYTES_PER_ELEMENT);
+    const data: SessionThreadData = { onnxPath, options, state };
     const worker = startWorker(import.meta.url, 'session-worker', { workerData: data });
     return new Promise<SessionThread>((resolve, reject) => {
       const onMessage = (m: SessionReply) => {
@@ -70,7 +97,7 @@ export class SessionThread implements LogitsSession {
         else if (m.type === 'ready') {
           worker.off('message', onMessage);
           worker.off('error', onError);
-          resolve(new SessionThread(worker, m.device, m.numLabels));
+          resolve(new SessionThread(worker, m.device, m.numLabels, new Int32Array(state)));
         } else if (m.type === 'failed') {
           worker.off('error', onError);
           void worker.terminate();
@@ -140,5 +167,6 @@ export class SessionThread implements LogitsSession {
     this.worker.postMessage({ type: 'release' } satisfies SessionRequest);
     await done;
     await this.worker.terminate();
+    process.off('exit', this.onProcessExit);
   }
 }

@@ -5,12 +5,13 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { openSession, type LogitsSession } from './session.js';
-import type { SessionReply, SessionRequest, SessionThreadData } from './session-thread.js';
+import { EXITING, RUNNING, type SessionReply, type SessionRequest, type SessionThreadData } from './session-thread.js';
 import { toThreadError } from './worker-entry.js';
 
 const data = workerData as SessionThreadData;
 const port = parentPort!;
 const post = (m: SessionReply, transfer: ArrayBuffer[] = []) => port.postMessage(m, transfer);
+const state = new Int32Array(data.state);
 
 let session: LogitsSession | undefined;
 // onnxruntime takes no tensor over shared memory: shared batches are copied here, off the
@@ -50,7 +51,11 @@ async function handle(req: SessionRequest): Promise<void> {
     post({ type: 'released' });
     return;
   }
+  // Counted before the exit flag is read, and the exiting thread sets the flag before it reads the
+  // count: either it waits for this run, or this run sees the flag and never starts.
+  Atomics.add(state, RUNNING, 1);
   try {
+    if (Atomics.load(state, EXITING) === 1) return;
     const [inputIds, attentionMask] = local(req.inputIds, req.attentionMask);
     const logits = await session.run({ rows: req.rows, width: req.width, inputIds, attentionMask });
     // A view of ORT's output may not span its whole buffer: send exactly the logits.
@@ -58,5 +63,8 @@ async function handle(req: SessionRequest): Promise<void> {
     post({ type: 'result', id: req.id, logits: own, numLabels: session.numLabels }, [own.buffer as ArrayBuffer]);
   } catch (e) {
     post({ type: 'result', id: req.id, error: toThreadError(e), numLabels: session.numLabels });
+  } finally {
+    Atomics.sub(state, RUNNING, 1);
+    Atomics.notify(state, RUNNING);
   }
 }
