@@ -1,13 +1,13 @@
 // `todeval compare` and `score --confidence` over score's per-turn files, through the real ONNX path
 // with the lexical stand-in (its numbers are not SGSAcc; the tests check that the per-turn
 // statistics reproduce the report's SGSAcc, SER and BLEU exactly, and what compare refuses).
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './helpers/cli.js';
 import { getLexicalStandinDir } from './helpers/lexical-standin.js';
 import { DATA_DIR, hasData } from './helpers/shared.js';
+import { suiteTempDir } from './helpers/temp.js';
 
 const SGD_FILE = path.join(DATA_DIR, 'sgd', 'test', 'dialogues_017.json');
 const LIMIT = 80;
@@ -46,9 +46,9 @@ function valueSwappingSystem(): { id: string; utterance: string }[] {
 describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))(
   'compare and --confidence on score runs (lexical stand-in, SGD slice)',
   () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'todeval-significance-score-'));
+    // Made in the suite's beforeAll: a suite skipped for want of data makes no folder (its body runs, its hooks do not).
+    const dir = suiteTempDir('significance-score');
     const f = (name: string) => path.join(dir, name);
-    afterAll(() => rmSync(dir, { recursive: true, force: true }));
     let base: string[] = [];
     let gold: ScoreReport;
     let sys: ScoreReport;
