@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { parseShardFlag, pathFromReport, type ShardBlock, type ShardSpec } from '../shard/spec.js';
+import { InputError } from '../util/errors.js';
+import { parseShardFlag, pathFromReport, shardFromSlurmArray, shardLabel, type ShardBlock, type ShardSpec } from '../shard/spec.js';
 import { positiveInt } from './options.js';
 
 /** The flags addShardOptions declares (score, rerank, evaluate --sgsacc). */
@@ -23,6 +24,24 @@ export function addShardOptions(cmd: Command, what: string, opts: { workers?: bo
     );
   }
   return cmd;
+}
+
+/**
+ * The shard a command runs: `--shard K/N` when given, else the Slurm array task's (task id 0..N-1
+ * is shard id+1 of N, see shardFromSlurmArray), so an array script runs `todeval score ...` as is.
+ * Sets `flags.shard`; call it first thing in the action of every command with --shard.
+ */
+export function applySlurmArrayShard(flags: ShardFlags, env: NodeJS.ProcessEnv = process.env): void {
+  if (flags.shard) return;
+  const fromSlurm = shardFromSlurmArray(env);
+  if (!fromSlurm) return;
+  // Each array task is one shard already: --workers would run the whole split again in every task.
+  if (flags.workers !== undefined) {
+    throw new InputError(
+      `--workers in a Slurm array task (task ${env.SLURM_ARRAY_TASK_ID}, shard ${shardLabel(fromSlurm)}): each task runs one shard; drop --workers, or give --shard K/N`,
+    );
+  }
+  flags.shard = fromSlurm;
 }
 
 /** The shard block of a shard report, less the command's positions: which part, and its record files. */

@@ -18,7 +18,10 @@ export interface LoadedShard<R extends ShardReport = ShardReport> {
 
 /** Reads a shard report, refusing a file that is not one (a merged or unsharded report, say). */
 export function readShardReport(file: string): LoadedShard {
-  const report = parseJsonText<Partial<ShardReport>>(readTextFile(file, 'shard report'), file);
+  const parsed = parseJsonText<Partial<ShardReport> & { metadata?: { signature?: Signature } }>(readTextFile(file, 'shard report'), file);
+  // gcdf1 keeps its signature in `metadata`, as the reference's output has no top-level fields of ours.
+  const gcdf1Signature = typeof parsed === 'object' && parsed !== null && parsed.signature === undefined ? parsed.metadata?.signature : undefined;
+  const report = gcdf1Signature ? { ...parsed, signature: gcdf1Signature } : parsed;
   if (typeof report !== 'object' || report === null || typeof report.signature !== 'object' || report.signature === null) {
     throw new InputError('not a todeval report (no signature)', { file });
   }

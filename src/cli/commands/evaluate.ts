@@ -17,7 +17,7 @@ import { addContextControlOptions, referenceSelectionOption } from '../sgsacc-op
 import { addMwzInputOptions, GROUND_TRUTH_SOURCES } from '../mwz-options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
 import { InputError } from '../../util/errors.js';
-import { addShardOptions, shardBlock, type ShardFlags } from '../shard-options.js';
+import { addShardOptions, applySlurmArrayShard, shardBlock, type ShardFlags } from '../shard-options.js';
 import { shardLabel } from '../../shard/spec.js';
 import type { EvaluateShardReport } from '../../shard/evaluate-merge.js';
 
@@ -67,6 +67,8 @@ export function register(program: Command): void {
   addContextControlOptions(cmd, false).addOption(progressOption());
   addNliOptions(cmd); // model flags for --sgsacc
   cmd.action(async (flags: EvaluateFlags) => {
+    // In a Slurm array task with no --shard, the task's shard (src/shard/spec.ts shardFromSlurmArray).
+    applySlurmArrayShard(flags);
     await runEvaluate(flags);
   });
 }

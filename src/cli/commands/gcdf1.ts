@@ -7,23 +7,21 @@ import { findDataDir } from '../../data/data-dir.js';
 import { MULTIWOZ_CANONICAL_MAP } from '../../metrics/canonical-map.js';
 import { loadCanonicalValues, type CanonicalValues } from '../../metrics/gcdf1/canonical-values.js';
 import { loadConfig } from '../../metrics/gcdf1/config.js';
-import {
-  aggregate,
-  behaviourCounts,
-  evaluateDialogue,
-  loadDialogues,
-  makeEvaluator,
-} from '../../metrics/gcdf1/evaluate.js';
+import { evaluateDialogue, loadDialogues, makeEvaluator } from '../../metrics/gcdf1/evaluate.js';
 import type { DialogueRecord } from '../../metrics/gcdf1/record.js';
+import { gcdf1Report, perDialogueDocument } from '../../metrics/gcdf1/report.js';
+import type { Gcdf1ShardReport } from '../../shard/gcdf1-merge.js';
+import { shardLabel, shardPositions } from '../../shard/spec.js';
 import { formatSummary } from '../../metrics/gcdf1/summary.js';
 import { progressBar, progressOption, type ProgressMode } from '../../report/progress.js';
 import { fileSignature, formatSignature, makeSignature } from '../../util/signature.js';
+import { addShardOptions, applySlurmArrayShard, shardBlock, type ShardFlags } from '../shard-options.js';
 import { inputPath } from '../../util/input-label.js';
 import { InputError, MissingResourceError } from '../../util/errors.js';
 import { addDataDirOption, addLimitOption, reportSkipped } from '../options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
 
-interface Gcdf1Flags {
+interface Gcdf1Flags extends ShardFlags {
   dialogues: string;
   config?: string;
   canonicalMap?: string | false;
@@ -63,11 +61,12 @@ export function register(program: Command): void {
   addDataDirOption(cmd)
     .option('--skip-invalid', 'list malformed dialogues and evaluate the rest')
     .option('--json', 'print the report as JSON on stdout instead of the tables');
-  addLimitOption(cmd, 'dialogues (in file and id order)')
-    .addOption(progressOption())
-    .action((flags: Gcdf1Flags) => {
-      runGcdf1(flags);
-    });
+  addLimitOption(cmd, 'dialogues (in file and id order)').addOption(progressOption());
+  addShardOptions(cmd, 'dialogues', { workers: false }).action((flags: Gcdf1Flags) => {
+    // In a Slurm array task with no --shard, the task's shard (src/shard/spec.ts shardFromSlurmArray).
+    applySlurmArrayShard(flags);
+    runGcdf1(flags);
+  });
 }
 
 export function runGcdf1(flags: Gcdf1Flags): void {
@@ -75,6 +74,7 @@ export function runGcdf1(flags: Gcdf1Flags): void {
     { '-o/--output': flags.output, '--per-dialogue': flags.perDialogue },
     { '-d/--dialogues': flags.dialogues, '--config': flags.config, '--canonical-map': typeof flags.canonicalMap === 'string' ? flags.canonicalMap : undefined },
   );
+  if (flags.shard && !flags.output) throw new InputError('--shard needs -o/--output: todeval merge joins the shard reports');
   const config = loadConfig(flags.config);
   const cmapFile = resolveCanonicalMap(flags, config.igcd_f1.value_matching.use_canonical_map);
   const cmap: CanonicalValues | undefined = cmapFile ? loadCanonicalValues(cmapFile) : undefined;
@@ -83,7 +83,10 @@ export function runGcdf1(flags: Gcdf1Flags): void {
   reportSkipped('input', loaded.invalid.map((bad) => new InputError(bad.message, bad)));
 
   const bar = progressBar('gcdf1 {bar} {value}/{total} dialogues', { clearOnComplete: true }, flags.progress);
-  const dialogues = flags.limit !== undefined ? loaded.dialogues.slice(0, flags.limit) : loaded.dialogues;
+  const selected = flags.limit !== undefined ? loaded.dialogues.slice(0, flags.limit) : loaded.dialogues;
+  // Every dialogue is its own unit: shard K takes the K-th contiguous run of the (limited) dialogues.
+  const positions = flags.shard ? shardPositions(selected, (d) => d.dialogue_id, flags.shard) : undefined;
+  const dialogues = positions ? positions.map((i) => selected[i]) : selected;
   bar?.start(dialogues.length, 0);
   const records: DialogueRecord[] = [];
   for (const dialogue of dialogues) {
@@ -92,8 +95,6 @@ export function runGcdf1(flags: Gcdf1Flags): void {
   }
   bar?.stop();
 
-  const scores = aggregate(records);
-  const behaviours = behaviourCounts(records);
   // Inputs are named relative to the data dir when they lie in it, so the signature is the same wherever it runs.
   const dataDir = findDataDir(flags.dataDir)?.dir;
   const signature = makeSignature({
@@ -105,30 +106,20 @@ export function runGcdf1(flags: Gcdf1Flags): void {
     dialogues: records.length,
     skipped: loaded.invalid.length,
     limit: flags.limit,
+    shard: flags.shard ? shardLabel(flags.shard) : undefined,
   });
-  const { counts, ...tables } = scores;
-  const output = {
-    ...tables,
-    metadata: {
-      signature,
-      signature_string: formatSignature(signature),
-      counts,
-      behaviour_counts: behaviours,
-      invalid: loaded.invalid,
-      evaluation_config: config,
-    },
-  };
-  if (flags.output) writeJsonAtomic(flags.output, output);
-  if (flags.perDialogue) {
-    const perDialogue = Object.fromEntries(
-      records.map((r) => [r.dialogueId, { scores: r.scores, behaviours: r.behaviours }]),
-    );
-    writeJsonAtomic(flags.perDialogue, { signature, dialogues: perDialogue });
-  }
+  const output = gcdf1Report(records, signature, loaded.invalid, config);
+  if (flags.shard && flags.output) {
+    // What todeval merge needs to rebuild the run's report: this shard's records and where they stand.
+    const block = { ...shardBlock(flags.shard, flags.output, {}), positions: positions!, records: records.map((r) => ({ dialogueId: r.dialogueId, scores: r.scores, behaviours: r.behaviours })) };
+    writeJsonAtomic(flags.output, { ...output, shard: block } satisfies Gcdf1ShardReport);
+  } else if (flags.output) writeJsonAtomic(flags.output, output);
+  if (flags.perDialogue) writeJsonAtomic(flags.perDialogue, perDialogueDocument(records, signature));
   if (flags.json) {
     process.stdout.write(JSON.stringify(output, null, 2) + '\n');
   } else {
-    process.stdout.write(`GCDF1 over ${records.length} dialogues\n${formatSummary(scores, behaviours)}\n`);
+    const { metadata, ...tables } = output;
+    process.stdout.write(`GCDF1 over ${records.length} dialogues\n${formatSummary({ ...tables, counts: metadata.counts }, metadata.behaviour_counts)}\n`);
     process.stdout.write(`\nsignature: ${formatSignature(signature)}\n`);
   }
 }

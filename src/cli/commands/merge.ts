@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { formatSummary } from '../../metrics/gcdf1/summary.js';
 import { formatSgsaccReport } from '../../metrics/sgsacc/report.js';
 import { formatRerankSummary } from '../../rerank/summary.js';
 import { formatSignature } from '../../util/signature.js';
@@ -12,6 +13,7 @@ interface MergeFlags {
   output: string;
   turns?: string;
   references?: string;
+  perDialogue?: string;
   json?: boolean;
   force?: boolean;
 }
@@ -20,23 +22,24 @@ export function register(program: Command): void {
   const cmd = program
     .command('merge')
     .description('join the reports of a run split with --shard K/N into the report of the whole run')
-    .argument('<shard...>', 'the shard reports (score, rerank or evaluate -o files), one per shard, any order')
+    .argument('<shard...>', 'the shard reports (score, rerank, evaluate or gcdf1 -o files), one per shard, any order')
     .requiredOption('-o, --output <file>', 'the merged report (JSON)')
     .option('--json', 'print the merged report as JSON on stdout instead of the tables')
     .option('--force', 'replace a complete score report at -o with one of fewer turns or less of the ground truth');
   addTurnsOption(cmd, "the merged per-turn (score) or per-item (rerank) records: the shards' --turns files joined").option(
     '--references <file>',
     "the shards' references files joined into one (score run with --references)",
-  );
+  ).option('--per-dialogue <file>', "each dialogue's GCDF1 scores and behaviours for the whole run (gcdf1 shards), as gcdf1 --per-dialogue writes them");
   cmd.action((files: string[], flags: MergeFlags) => {
     refuseOutputOverInput(
-      { '-o/--output': flags.output, '--turns': flags.turns, '--references': flags.references },
+      { '-o/--output': flags.output, '--turns': flags.turns, '--references': flags.references, '--per-dialogue': flags.perDialogue },
       Object.fromEntries(files.map((f, i) => [`shard report ${i + 1}`, f])),
     );
     const merged = mergeRunShards(files, {
       output: flags.output,
       turns: flags.turns,
       references: flags.references,
+      perDialogue: flags.perDialogue,
       beforeWrite: (run) => {
         if (run.kind === 'score') refuseWeakerReport(flags.output, scoreReportCoverage(run.report), flags.force);
       },
@@ -46,6 +49,10 @@ export function register(program: Command): void {
     else if (merged.kind === 'rerank') {
       process.stdout.write(formatRerankSummary(merged.report.summary, merged.report.items.length, merged.report.signature.contextControl === true));
       process.stdout.write(`signature: ${formatSignature(merged.report.signature)}\n`);
+    } else if (merged.kind === 'gcdf1') {
+      const { metadata, ...tables } = merged.report;
+      process.stdout.write(`GCDF1 over ${Number(metadata.signature.dialogues)} dialogues\n${formatSummary({ ...tables, counts: metadata.counts }, metadata.behaviour_counts)}\n`);
+      process.stdout.write(`\nsignature: ${metadata.signature_string}\n`);
     } else process.stdout.write(formatEvaluation(merged.report));
     process.stderr.write(`todeval: merged ${files.length} shards into ${flags.output}\n`);
   });

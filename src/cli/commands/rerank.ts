@@ -20,7 +20,7 @@ import { reportToParent } from '../../report/worker-progress.js';
 import { runCommandInWorkers } from '../workers-run.js';
 import { shardLabel, shardPositions } from '../../shard/spec.js';
 import type { RerankReport, RerankShardReport } from '../../shard/rerank-merge.js';
-import { addShardOptions, shardBlock, type ShardFlags } from '../shard-options.js';
+import { addShardOptions, applySlurmArrayShard, shardBlock, type ShardFlags } from '../shard-options.js';
 import { addContextControlOptions } from '../sgsacc-options.js';
 
 interface RerankFlags extends NliCliFlags, DatasetFlags, ShardFlags {
@@ -64,6 +64,8 @@ export function register(program: Command): void {
   cmd.addOption(progressOption());
   addNliOptions(cmd);
   cmd.action(async (flags: RerankFlags) => {
+    // In a Slurm array task with no --shard, the task's shard (src/shard/spec.ts shardFromSlurmArray).
+    applySlurmArrayShard(flags);
     if (flags.workers !== undefined) await runRerankInWorkers(flags);
     else await runRerank(flags);
   });

@@ -19,7 +19,7 @@ import { addDatasetOptions, addLimitOption, addReportFileOption, addTurnsOption,
 import { refuseOutputOverInput } from '../output-guard.js';
 import { addPredictionsOptions, checkPredictionIds, readPredictionsFlag } from '../predictions.js';
 import { addContextControlOptions, referenceSelectionOption } from '../sgsacc-options.js';
-import { addShardOptions, shardBlock, type ShardFlags } from '../shard-options.js';
+import { addShardOptions, applySlurmArrayShard, shardBlock, type ShardFlags } from '../shard-options.js';
 import { runCommandInWorkers } from '../workers-run.js';
 import { addRunConfidenceOptions, runConfidenceFrom, type RunConfidenceFlags } from '../significance-options.js';
 
@@ -66,6 +66,8 @@ export function register(program: Command): void {
   cmd.addOption(progressOption());
   addNliOptions(cmd);
   cmd.action(async (flags: ScoreFlags) => {
+    // In a Slurm array task with no --shard, the task's shard (src/shard/spec.ts shardFromSlurmArray).
+    applySlurmArrayShard(flags);
     if (flags.workers !== undefined) await runScoreInWorkers(flags);
     else await runScore(flags);
   });
