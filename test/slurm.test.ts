@@ -1,0 +1,146 @@
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { BUILT_CLI, HAS_BUILT_CLI, runCli } from './helpers/cli.js';
+import { getLexicalStandinDir } from './helpers/lexical-standin.js';
+import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
+import { startSlurmCluster, type SlurmCluster } from './helpers/slurm-cluster.js';
+import { suiteTempDir } from './helpers/temp.js';
+
+// deploy/slurm run for real: a one-node Slurm cluster from Debian's packages (test/helpers/slurm-cluster.ts),
+// the repository's submit.sh and its three job scripts as they are, over an SGD slice with the
+// lexical stand-in on the CPU (the scripts' variables say cpu/fp32 and which todeval to run; their
+// --gres=gpu:1 is met by the node's pretend GPUs). One array task is requeued mid-run and must
+// resume from its --turns file; the merged report and per-turn file must be an unsharded run's.
+const DIALOGUES = path.join(DATA_DIR, 'sgd', 'test', 'dialogues_017.json');
+// 60 system turns span 5 dialogues: 19, 24, 15 and 2 turns in the 4 shards. Chunks of 4 turns.
+const LIMIT = 60;
+const SHARDS = 4;
+const CHUNK = 4;
+// The task held after its first chunk and requeued: shard 2/4, 24 turns.
+const HELD_TASK = 1;
+const SLURM = path.join(REPO_ROOT, 'deploy', 'slurm');
+const GATE = path.join(REPO_ROOT, 'test', 'helpers', 'slurm-task-gate.mjs');
+
+type Json = Record<string, unknown>;
+const lines = (f: string) => readFileSync(f, 'utf8').split('\n').filter((l) => l.trim() !== '');
+/**
+ * The report as text, less what counts one process's work: pairs issued and batches (`nli`), turns
+ * read back (`resumed`), references computed or reused and the references file's name. There are
+ * no clock times in a report.
+ */
+const withoutWork = (file: string) => {
+  const { nli: _n, resumed: _r, references, ...rest } = JSON.parse(readFileSync(file, 'utf8')) as Json;
+  return JSON.stringify({ ...rest, references: { ...(references as Json), file: null, reused: 0, computed: 0 } }, null, 2);
+};
+
+describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))('deploy/slurm on a one-node Slurm cluster: 4 array tasks, one requeued mid-run, merged', () => {
+  const dir = suiteTempDir('slurm-run');
+  const f = (...p: string[]) => path.join(dir, ...p);
+  const runDir = () => f('run');
+  let cluster: SlurmCluster | undefined;
+  let model = '';
+  const scoreArgs = () => ['--dataset', 'sgd', '--dialogues', DIALOGUES, '--data-dir', DATA_DIR, '--limit', String(LIMIT), '--chunk', String(CHUNK), '--model', model, '--threads', '1', '--progress', 'none'];
+
+  beforeAll(async () => {
+    const started = await startSlurmCluster({ cpus: 8, gpus: 4 });
+    if (typeof started === 'string') {
+      console.warn(`[skip] Slurm test skipped: ${started}`);
+      return;
+    }
+    cluster = started;
+    model = getLexicalStandinDir();
+    // A system: the gold utterance, cut to four words on every third turn (SGSAcc and BLEU then differ from the ceiling).
+    const dialogues = JSON.parse(readFileSync(DIALOGUES, 'utf8')) as { dialogue_id: string; turns: { speaker: string; utterance: string }[] }[];
+    const predictions = dialogues.flatMap((d) =>
+      d.turns.flatMap((t, i) => (t.speaker === 'SYSTEM' ? [{ id: `${d.dialogue_id}/${i}`, utterance: i % 3 === 1 ? t.utterance.split(' ').slice(0, 4).join(' ') : t.utterance }] : [])),
+    );
+    writeFileSync(f('system.jsonl'), predictions.map((p) => JSON.stringify(p)).join('\n') + '\n');
+  }, 240_000);
+
+  it('submit.sh: references job, array of 4 shards (task 2 requeued mid-run resumes from its --turns), merge after all: the unsharded run byte for byte', async (ctx) => {
+    if (!cluster) return ctx.skip();
+    const c = cluster;
+    // The built CLI when `npm test` built it (what users run), else the sources; both with the gate preloaded.
+    const bin = HAS_BUILT_CLI ? `${process.execPath} --import ${GATE} ${BUILT_CLI}` : `${process.execPath} --import tsx --import ${GATE} ${path.join(REPO_ROOT, 'src', 'cli', 'main.ts')}`;
+    const env = {
+      TODEVAL_RUN_DIR: runDir(),
+      TODEVAL_SHARDS: String(SHARDS),
+      TODEVAL_INPUT: f('system.jsonl'),
+      TODEVAL_DEVICE: 'cpu',
+      TODEVAL_DTYPE: 'fp32',
+      TODEVAL_BIN: bin,
+      TODEVAL_TEST_GATE_TASK: String(HELD_TASK),
+      TODEVAL_TEST_GATE_FILE: f('held.pid'),
+    };
+    const submitted = await c.client('bash', [path.join(SLURM, 'submit.sh'), 'score', ...scoreArgs()], { cwd: REPO_ROOT, env });
+    const job = (what: string) => new RegExp(`^${what}: job (\\d+)`, 'm').exec(submitted)?.[1];
+    const [refsJob, arrayJob, mergeJob] = [job('references'), job('shards'), job('merge')];
+    expect(refsJob && arrayJob && mergeJob, submitted).toBeTruthy();
+
+    const queued = async (id: string) => (await c.client('squeue', ['-h', '-j', id, '-o', '%i %T %r']).catch(() => '')).trim();
+    const why = async (what: string) => {
+      const logs = existsSync(f('run', 'logs')) ? readdirSync(f('run', 'logs')).map((l) => `--- ${l}\n${readFileSync(f('run', 'logs', l), 'utf8').slice(-1500)}`).join('\n') : '';
+      return `${what}\nsqueue: ${await c.client('squeue', ['-h', '-o', '%i %T %r']).catch((e: Error) => e.message)}\n${logs}\n${c.logs()}`;
+    };
+    const until = async (what: string, done: () => Promise<boolean> | boolean, seconds: number) => {
+      for (let t = 0; t < seconds * 4; t++) {
+        if (await done()) return;
+        // The merge is cancelled (kill-on-invalid-dep) when a job it waits for failed: stop waiting then.
+        if (!(await queued(mergeJob!)) && !existsSync(f('run', 'run.json'))) throw new Error(await why(`${what}: the merge job left the queue without a report`));
+        await sleep(250);
+      }
+      throw new Error(await why(`${what}: not within ${seconds} s`));
+    };
+
+    // Task HELD_TASK holds after saving its first chunk: it is mid-run, with the GPU its script asked for.
+    await until('the held task saving its first chunk', () => existsSync(f('held.pid')), 240);
+    const heldPart = f('run', `part-${HELD_TASK + 1}-of-${SHARDS}`);
+    const saved = lines(`${heldPart}.turns.jsonl`).length - 1;
+    expect(saved).toBe(CHUNK);
+    expect(existsSync(`${heldPart}.json`)).toBe(false);
+    const held = await c.client('scontrol', ['show', 'job', `${arrayJob}_${HELD_TASK}`]);
+    expect(held).toMatch(/JobState=RUNNING/);
+    expect(held).toMatch(/TresPerNode=gres[:/]gpu:1/);
+    await c.client('scontrol', ['requeue', `${arrayJob}_${HELD_TASK}`]);
+
+    await until('the merge job', async () => existsSync(f('run', 'run.json')) && !(await queued(mergeJob!)), 300);
+
+    // The requeued task ran again and went on from the turns it had saved.
+    const part = JSON.parse(readFileSync(`${heldPart}.json`, 'utf8')) as { resumed: number; shard: { index: number } };
+    expect(part.shard.index).toBe(HELD_TASK + 1);
+    expect(part.resumed).toBe(saved);
+    const heldLog = readFileSync(f('run', 'logs', `todeval-shard-${arrayJob}_${HELD_TASK}.out`), 'utf8');
+    expect(heldLog).toMatch(new RegExp(`todeval: resuming .*part-${HELD_TASK + 1}-of-${SHARDS}\\.turns\\.jsonl: ${saved} of 24 turns already scored`));
+    // Every shard scored its part from the stored references of the first job, computing none.
+    for (let k = 1; k <= SHARDS; k++) {
+      const r = JSON.parse(readFileSync(f('run', `part-${k}-of-${SHARDS}.json`), 'utf8')) as { references: { computed: number; reused: number } };
+      expect(r.references.computed, `shard ${k}`).toBe(0);
+      expect(r.references.reused, `shard ${k}`).toBeGreaterThan(0);
+    }
+    expect(lines(f('run', 'refs.jsonl'))).toHaveLength(LIMIT + 1);
+
+    // The same score in one process, from nothing the cluster wrote.
+    const one = await runCli(['score', ...scoreArgs(), '-i', f('system.jsonl'), '--device', 'cpu', '--dtype', 'fp32', '--references', f('one.refs.jsonl'), '--turns', f('one.turns.jsonl'), '-o', f('one.json')]);
+    expect(one.code, one.stderr).toBe(0);
+    expect(withoutWork(f('run', 'run.json'))).toBe(withoutWork(f('one.json')));
+    expect(readFileSync(f('run', 'run.turns.jsonl'), 'utf8')).toBe(readFileSync(f('one.turns.jsonl'), 'utf8'));
+    // Not a report of nothing: every turn scored, and the cut turns show (BLEU against the gold is below 100).
+    const report = JSON.parse(readFileSync(f('run', 'run.json'), 'utf8')) as { dataset: { turns: number }; sgsacc: { unvalidated: { all: number } }; bleu: { score: number } };
+    expect(report.dataset.turns).toBe(LIMIT);
+    expect(report.sgsacc.unvalidated.all).toBeGreaterThan(0);
+    expect(report.bleu.score).toBeGreaterThan(50);
+    expect(report.bleu.score).toBeLessThan(100);
+
+    // The merge step refuses a split whose part is missing, naming it in one line.
+    const missing = await c.client('bash', [path.join(SLURM, 'merge.sbatch'), 'score'], { cwd: REPO_ROOT, env: { ...env, TODEVAL_SHARDS: '5' } }).then(
+      () => ({ code: 0, stderr: '' }),
+      (e: { code: number; stderr: string }) => ({ code: e.code, stderr: e.stderr }),
+    );
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/^todeval: .*part-1-of-5\.json: cannot read shard report: no such file or directory\n$/);
+  }, 600_000);
+});
