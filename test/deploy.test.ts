@@ -10,7 +10,7 @@ import { BUILT_CLI, HAS_BUILT_CLI } from './helpers/cli.js';
 import { runInProcess } from './helpers/in-process-cli.js';
 import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
 import { getSensitiveTinyModelDir } from './nli-fixtures.js';
-import { tempDir } from './helpers/temp.js';
+import { suiteTempDir, tempDir } from './helpers/temp.js';
 
 // deploy/ cannot be run here (no Docker engine, no cluster): the manifests are validated against
 // the Kubernetes API schemas, the Dockerfile's inputs checked, and the entrypoint every pod runs
@@ -134,3 +134,42 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))(
     });
   },
 );
+
+// deploy/slurm is run for real on a one-node cluster in test/slurm.test.ts where Slurm is
+// installed; these checks run everywhere: what the scripts ask of the scheduler, and submit.sh's
+// refusals, which come before any sbatch call.
+describe('deploy/slurm: the job scripts and submit.sh', () => {
+  const submitDir = suiteTempDir('slurm-submit');
+  const SLURM_DIR = path.join(DEPLOY, 'slurm');
+  const directives = (file: string) => [...readFileSync(path.join(SLURM_DIR, file), 'utf8').matchAll(/^#SBATCH (\S+)/gm)].map((m) => m[1]);
+  const submit = (argv: string[], env: Record<string, string>) =>
+    promisify(execFile)('bash', [path.join(SLURM_DIR, 'submit.sh'), ...argv], { env: { ...process.env, TODEVAL_RUN_DIR: '', TODEVAL_SHARDS: '', ...env } }).then(
+      (r) => ({ code: 0, stderr: r.stderr }),
+      (e: { code: number; stderr: string }) => ({ code: e.code, stderr: e.stderr }),
+    );
+
+  it('shards and the references job ask for one GPU and may be requeued; the merge asks for none', async () => {
+    for (const file of ['shard.sbatch', 'refs.sbatch']) {
+      expect(directives(file), file).toEqual(expect.arrayContaining(['--gres=gpu:1', '--requeue', '--open-mode=append']));
+      expect(readFileSync(path.join(SLURM_DIR, file), 'utf8'), file).toContain('--device "${TODEVAL_DEVICE:-cuda}" --dtype "${TODEVAL_DTYPE:-fp16}"');
+    }
+    expect(directives('merge.sbatch').some((d) => d.startsWith('--gres'))).toBe(false);
+    for (const file of readdirSync(SLURM_DIR)) await promisify(execFile)('bash', ['-n', path.join(SLURM_DIR, file)]);
+  });
+
+  it('submit.sh refuses bad use in one line (exit 2) before submitting anything', async () => {
+    const run = path.join(submitDir, 'run');
+    expect(await submit(['score'], { TODEVAL_SHARDS: '4' })).toEqual({ code: 2, stderr: "submit.sh: TODEVAL_RUN_DIR is not set: the run's folder, on storage every node sees\n" });
+    expect(await submit(['score'], { TODEVAL_RUN_DIR: run, TODEVAL_SHARDS: '0' })).toEqual({ code: 2, stderr: "submit.sh: TODEVAL_SHARDS must be the number of shards (a positive integer), not '0'\n" });
+    expect(await submit(['bleu'], { TODEVAL_RUN_DIR: run, TODEVAL_SHARDS: '4' })).toMatchObject({ code: 2, stderr: expect.stringMatching(/^submit\.sh: usage: submit\.sh score\|rerank\|evaluate\|gcdf1 ARGS\.\.\..*\n$/) });
+    expect(await submit(['score', '-i', 'sys.jsonl'], { TODEVAL_RUN_DIR: run, TODEVAL_SHARDS: '4' })).toEqual({
+      code: 2,
+      stderr: "submit.sh: -i: give score's predictions as TODEVAL_INPUT and its references file as TODEVAL_REFERENCES\n",
+    });
+    expect(await submit(['rerank', '-i', 'c.jsonl', '--shard', '1/2'], { TODEVAL_RUN_DIR: run, TODEVAL_SHARDS: '4' })).toEqual({
+      code: 2,
+      stderr: 'submit.sh: --shard: the scripts set it for every shard (see deploy/slurm/submit.sh)\n',
+    });
+    expect(existsSync(run)).toBe(false);
+  });
+});
