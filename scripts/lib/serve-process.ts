@@ -21,8 +21,15 @@ export interface ServeProcess {
  * resolves once it prints the address it listens on. Used by the tests, the fuzz run and the bench.
  * `built`: run it as users do, `node bin/todeval.js serve` (dist/ when built, else the sources).
  */
-export function spawnServe(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 120_000, { built = false }: { built?: boolean } = {}): Promise<ServeProcess> {
-  const entry = built ? ['bin/todeval.js'] : ['--import', 'tsx', 'src/cli/main.ts'];
+export function spawnServe(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  timeoutMs = 120_000,
+  { built = false, imports = [] }: { built?: boolean; imports?: string[] } = {},
+): Promise<ServeProcess> {
+  // `imports`: modules loaded first (after tsx), e.g. a test's fault injection (test/helpers/fault-preload.ts).
+  const preload = imports.flatMap((m) => ['--import', m]);
+  const entry = built ? [...preload, 'bin/todeval.js'] : ['--import', 'tsx', ...preload, 'src/cli/main.ts'];
   const child = spawn(process.execPath, [...entry, 'serve', '--port', '0', ...args], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env },

@@ -65,6 +65,7 @@ export class SessionThread implements LogitsSession {
   private nextId = 0;
   private failed: Error | undefined;
   private released = false;
+  private exited = false;
   private readonly onProcessExit: () => void;
 
   private constructor(
@@ -79,6 +80,7 @@ export class SessionThread implements LogitsSession {
     worker.on('message', (m: SessionReply) => this.onMessage(m));
     worker.on('error', (e) => this.fail(e));
     worker.on('exit', (code) => {
+      this.exited = true;
       if (!this.released) this.fail(new Error(`inference thread exited (code ${code})`));
     });
     // An idle inference thread never keeps a finished command alive (ref'd while a run is out).
@@ -92,29 +94,44 @@ export class SessionThread implements LogitsSession {
     const data: SessionThreadData = { onnxPath, options, state };
     const worker = startWorker(import.meta.url, 'session-worker', { workerData: data });
     return new Promise<SessionThread>((resolve, reject) => {
+      // Exactly one of these ends the wait: ready, a load failure, an error, or an exit without either.
+      const stopListening = () => {
+        worker.off('message', onMessage);
+        worker.off('error', onError);
+        worker.off('exit', onExit);
+      };
       const onMessage = (m: SessionReply) => {
         if (m.type === 'notice') say(m.line);
         else if (m.type === 'ready') {
-          worker.off('message', onMessage);
-          worker.off('error', onError);
+          stopListening();
           resolve(new SessionThread(worker, m.device, m.numLabels, new Int32Array(state)));
         } else if (m.type === 'failed') {
-          worker.off('error', onError);
+          stopListening();
           void worker.terminate();
           reject(fromThreadError(m.error));
         }
       };
       const onError = (e: Error) => {
+        stopListening();
         void worker.terminate();
         reject(e);
       };
+      const onExit = (code: number) => {
+        stopListening();
+        reject(new Error(`inference thread exited (code ${code}) before it was ready`));
+      };
       worker.on('message', onMessage);
-      worker.once('error', onError);
+      worker.on('error', onError);
+      worker.on('exit', onExit);
     });
   }
 
   get numLabels(): number {
     return this.numLabelsSeen;
+  }
+
+  get lost(): Error | undefined {
+    return this.failed;
   }
 
   /** Batches packed into shared memory reach the thread without a copy (BatchPacker's `shared`). */
@@ -157,6 +174,9 @@ export class SessionThread implements LogitsSession {
   async release(): Promise<void> {
     if (this.released) return;
     this.released = true;
+    process.off('exit', this.onProcessExit);
+    // A thread that is gone sends nothing more: waiting for its answer would never end.
+    if (this.exited) return;
     this.worker.ref();
     const done = new Promise<void>((resolve) => {
       this.worker.on('message', (m: SessionReply) => {
@@ -167,6 +187,5 @@ export class SessionThread implements LogitsSession {
     this.worker.postMessage({ type: 'release' } satisfies SessionRequest);
     await done;
     await this.worker.terminate();
-    process.off('exit', this.onProcessExit);
   }
 }

@@ -29,6 +29,9 @@ export interface LogitsSession {
   readonly inFlight?: number;
   /** Prefers batches packed into SharedArrayBuffers (read in place by another thread). */
   readonly sharedBatches?: boolean;
+  /** Set once the session can run nothing more (its thread is gone); every later run fails with it. */
+  readonly lost?: Error;
+  /** Frees the session; settles even when its thread is already gone. */
   release(): Promise<void>;
 }
 

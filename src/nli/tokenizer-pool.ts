@@ -56,9 +56,15 @@ export class TokenizerPool {
       const slot = { worker, busy: 0 };
       pool.workers.push(slot);
       return new Promise<void>((resolve, reject) => {
+        let ready = false;
         worker.once('error', reject);
+        // An exit before `ready` with no error event (the thread ended itself) would otherwise leave this pending.
+        worker.once('exit', (code) => {
+          if (!ready) reject(new Error(`tokenizer thread exited (code ${code}) before it was ready`));
+        });
         worker.on('message', (m: EncodeReply) => {
           if (m.ready) {
+            ready = true;
             worker.off('error', reject);
             worker.on('error', (e) => pool.fail(e));
             // Idle tokenizer threads never keep a finished command alive (ref'd while busy).

@@ -3,6 +3,7 @@ import type { DatasetName } from '../adapters/load.js';
 import { RecordStore, referencesSignature, type ReferenceSelection, type SgsaccData, type TurnReferences } from '../metrics/sgsacc/index.js';
 import { createNliRunner, type NliRunner, type NliRunnerOptions } from '../nli/runner.js';
 import type { RankBy } from '../rerank/index.js';
+import { ReopeningRunner } from './reopening-runner.js';
 import { DEFAULT_LIMITS, type ServeLimits } from './limits.js';
 import { ServeMetrics } from './metrics.js';
 import { checkBinding, startServer, type RunningServer } from './server.js';
@@ -39,7 +40,8 @@ export interface ServingFaithfulness extends RunningServer {
 }
 
 /**
- * Starts the faithfulness service: one NLI runner, metrics wired to its progress, optional stored
+ * Starts the faithfulness service: one NLI runner (replaced by a new one if its inference thread is
+ * lost), metrics wired to its progress, optional stored
  * references, the HTTP app listening. `close()` stops accepting, answers what is in flight, then
  * closes the runner (flushing its pair cache).
  */
@@ -57,7 +59,11 @@ export async function serveFaithfulness(o: ServeOptions): Promise<ServingFaithfu
     queuedPairs: (): number => runner!.stats().issued - metrics.pairsDone,
     reservedPairs: () => server?.service.admission.pending ?? 0,
   });
-  runner = await createNliRunner({ ...o.nli, onProgress: (done, issued) => metrics.onRunnerProgress(done, issued) });
+  runner = await ReopeningRunner.open(
+    (onProgress) => createNliRunner({ ...o.nli, onProgress }),
+    (done, issued) => metrics.onRunnerProgress(done, issued),
+    (line) => process.stderr.write(`todeval serve: ${line}\n`),
+  );
   try {
     const references = o.referencesFile
       ? RecordStore.open<TurnReferences>(

@@ -1,0 +1,124 @@
+import PQueue from 'p-queue';
+import { InputError } from '../../util/errors.js';
+import { stageClock } from '../../util/stage-clock.js';
+import type { BatchLimits } from '../batcher.js';
+import { BatchPacker } from '../feeds.js';
+import { probsFromLogits, type LabelIndex } from '../labels.js';
+import { isOutOfMemory, type LogitsSession } from '../session.js';
+import type { PairTokenizer } from '../tokenizer.js';
+import type { NliProbs } from '../types.js';
+import type { Job } from './calls.js';
+import type { NliRunnerStats } from './stats.js';
+
+export interface ExecutionParts {
+  session: LogitsSession;
+  tokenizer: PairTokenizer;
+  labels: LabelIndex;
+  /** Shared with the batch pool: an out-of-memory split shrinks them for later batches too. */
+  limits: BatchLimits;
+  counters: NliRunnerStats;
+  /** Each batch ends in exactly one of these. */
+  done: (batch: Job[], probs: NliProbs[]) => void;
+  failed: (batch: Job[], e: unknown) => void;
+  /** After either: the batch is out of the model's hands. */
+  finished: (batch: Job[]) => void;
+}
+
+/**
+ * Batches through the model: packed into reused int64 buffers, run on the session (up to its
+ * `inFlight` at a time), turned into probabilities; a batch that runs out of memory is halved.
+ */
+export class Execution {
+  private readonly queue: PQueue;
+  private readonly packer: BatchPacker;
+
+  constructor(private readonly parts: ExecutionParts) {
+    // A session on its own thread takes the next batch while one runs: the model never waits for us.
+    const inFlight = Math.max(1, parts.session.inFlight ?? 1);
+    this.queue = new PQueue({ concurrency: inFlight });
+    // A packed batch stays untouched while it is in flight (the packer reuses a slot only `slots` packs later).
+    this.packer = new BatchPacker(parts.tokenizer.padId, inFlight + 1, parts.session.sharedBatches === true);
+  }
+
+  /** Room for another batch: the session busy and one batch ready; the rest wait so late arrivals sort in. */
+  hasRoom(): boolean {
+    return this.queue.size + this.queue.pending < this.queue.concurrency + 1;
+  }
+
+  /** Runs the batch in turn; resolves (never rejects) once `done` or `failed` has been called for it. */
+  run(batch: Job[]): Promise<void> {
+    return this.queue.add(() => this.runBatch(batch));
+  }
+
+  /** Resolves once no batch is queued or running. */
+  idle(): Promise<void> {
+    return this.queue.onIdle();
+  }
+
+  private async runBatch(batch: Job[]): Promise<void> {
+    try {
+      const probs = await this.forward(batch);
+      stageClock.enter('results');
+      this.parts.done(batch, probs);
+      // Back to waiting for the model (or, when none is running, for the caller's next step).
+      stageClock.enter(this.queue.pending > 1 ? 'model' : 'wait');
+    } catch (e) {
+      this.parts.failed(batch, e);
+    }
+    this.parts.finished(batch);
+  }
+
+  /**
+   * One forward pass; on an out-of-memory error, each half is run on its own (recursively) and the
+   * batch limits shrink so later batches do not fail the same way. Rows are independent under the
+   * attention mask, so splitting does not change results beyond float rounding.
+   */
+  private async forward(rows: Job[]): Promise<NliProbs[]> {
+    const { session, limits, counters } = this.parts;
+    let logits: Float32Array;
+    let width = 0;
+    for (const r of rows) width = Math.max(width, r.length);
+    try {
+      stageClock.enter('feeds');
+      const batch = this.packer.pack(rows.length, width, (out, r) => this.writeRow(out, rows[r]));
+      stageClock.enter('model');
+      logits = await session.run(batch);
+      stageClock.enter('results');
+    } catch (e) {
+      if (!isOutOfMemory(e) || rows.length === 1) throw e;
+      counters.oomSplits++;
+      const half = Math.ceil(rows.length / 2);
+      limits.maxBatchSize = Math.max(1, Math.min(limits.maxBatchSize, half));
+      limits.maxBatchTokens = Math.max(width, Math.min(limits.maxBatchTokens, width * half));
+      const left = await this.forward(rows.slice(0, half));
+      const right = await this.forward(rows.slice(half));
+      return [...left, ...right];
+    }
+    const labels = session.numLabels;
+    if (logits.length !== rows.length * labels) {
+      throw new InputError(`model returned ${logits.length} logits for ${rows.length} pairs`);
+    }
+    counters.batches++;
+    for (const r of rows) counters.tokens += r.length;
+    counters.paddedTokens += width * rows.length;
+    const out = new Array<NliProbs>(rows.length);
+    for (let i = 0; i < rows.length; i++) out[i] = probsFromLogits(logits, i * labels, labels, this.parts.labels);
+    return out;
+  }
+
+  /** `<s> premise </s></s> hypothesis </s>`, each side cut to what the pair keeps. */
+  private writeRow(out: Int32Array, job: Job): number {
+    const { tokenizer } = this.parts;
+    const sep = tokenizer.sepId;
+    let k = 0;
+    out[k++] = tokenizer.clsId;
+    out.set(job.p.length === job.keepP ? job.p : job.p.subarray(0, job.keepP), k);
+    k += job.keepP;
+    out[k++] = sep;
+    out[k++] = sep;
+    out.set(job.h.length === job.keepH ? job.h : job.h.subarray(0, job.keepH), k);
+    k += job.keepH;
+    out[k++] = sep;
+    return k;
+  }
+}

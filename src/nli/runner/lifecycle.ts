@@ -1,0 +1,86 @@
+import { readJsonFile } from '../../util/json-file.js';
+import { labelIndexFromConfig, type LabelIndex } from '../labels.js';
+import { resolveModelWithSignature, type NliDtype } from '../model-store.js';
+import { openSession, type LogitsSession, type NliDevice } from '../session.js';
+import { SessionThread } from '../session-thread.js';
+import { TokenizerPool } from '../tokenizer-pool.js';
+import { PairTokenizer } from '../tokenizer.js';
+import type { NliModelSignature } from '../types.js';
+
+export interface OpenOptions {
+  model?: string;
+  device?: NliDevice;
+  dtype?: NliDtype;
+  threads?: number;
+  maxLength?: number;
+  notice?: (line: string) => void;
+  tokenizerThreads?: number;
+  sessionThread?: boolean;
+}
+
+/** What a runner is made of, all open: closed again by `closeParts`. */
+export interface OpenParts {
+  session: LogitsSession;
+  tokenizer: PairTokenizer;
+  tokenizerPool?: TokenizerPool;
+  labels: LabelIndex;
+  signature: NliModelSignature;
+}
+
+/**
+ * Resolve the model, load tokenizer and labels, open the ONNX session (on its thread) and start the
+ * tokenizer threads, the slow parts side by side. Whatever fails, everything already started is
+ * closed again before the error is thrown: no thread outlives a failed open.
+ */
+export async function openParts(opts: OpenOptions): Promise<OpenParts> {
+  const model = await resolveModelWithSignature(opts.model, opts.dtype);
+  const config = readJsonFile<Record<string, unknown>>(model.configPath);
+  const labels = labelIndexFromConfig(config, model.configPath);
+  const sessionOptions = { device: opts.device, threads: opts.threads, notice: opts.notice };
+  // The session thread loads the model while this thread parses the tokenizer.
+  const opening = opts.sessionThread === false ? undefined : SessionThread.open(model.onnxPath, sessionOptions);
+  opening?.catch(() => undefined); // its failure is awaited below
+  let tokenizer: PairTokenizer;
+  try {
+    tokenizer = PairTokenizer.fromFiles(model.tokenizerPath, model.tokenizerConfigPath, config, { maxLength: opts.maxLength });
+  } catch (e) {
+    await opening?.then((s) => s.release(), () => undefined);
+    throw e;
+  }
+  const threads = opts.tokenizerThreads ?? 0;
+  // Started while the session loads: each thread parses the tokenizer on its own.
+  const pool = threads > 0 ? TokenizerPool.start(tokenizer, threads) : undefined;
+  pool?.catch(() => undefined); // its failure is awaited below
+  let session: LogitsSession;
+  try {
+    session = opening ? await opening : await openSession(model.onnxPath, sessionOptions);
+  } catch (e) {
+    await pool?.then((p) => p.close(), () => undefined);
+    throw e;
+  }
+  let tokenizerPool: TokenizerPool | undefined;
+  try {
+    tokenizerPool = await pool;
+  } catch (e) {
+    await session.release();
+    throw e;
+  }
+  return { session, tokenizer, tokenizerPool, labels, signature: model.signature };
+}
+
+/**
+ * Runs every step of a shutdown in order, each whatever the ones before did, and settles once all
+ * have: with the first error, if any. So close() always returns, and never leaves a thread behind
+ * because an earlier step failed.
+ */
+export async function closeInOrder(steps: (() => unknown)[]): Promise<void> {
+  let first: { error: unknown } | undefined;
+  for (const step of steps) {
+    try {
+      await step();
+    } catch (e) {
+      first ??= { error: e };
+    }
+  }
+  if (first) throw first.error;
+}
