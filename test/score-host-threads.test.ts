@@ -9,6 +9,7 @@ import { BUILT_CLI, HAS_BUILT_CLI } from './helpers/cli.js';
 import { getLexicalStandinDir } from './helpers/lexical-standin.js';
 import { DATA_DIR, hasData } from './helpers/shared.js';
 import { suiteTempDir } from './helpers/temp.js';
+import { predictionsJsonl, zanzibarSystem } from '../scripts/lib/zanzibar-predictions.js';
 
 // The host side (tokenizer threads, the session on its own thread, the runner's bookkeeping) must
 // never change a result: every output of a ground-truth run and of a second system reusing its
@@ -18,28 +19,6 @@ const SGD_FILE = path.join(DATA_DIR, 'sgd', 'test', 'dialogues_017.json');
 const LIMIT = 150;
 const OUTPUTS = ['references.jsonl', 'gold.turns.jsonl', 'gold.json', 'second.turns.jsonl', 'second.json'];
 const quiet = () => {};
-
-interface SgdTurn {
-  speaker: string;
-  utterance: string;
-  frames: { actions: { values: string[] }[] }[];
-}
-
-/** The gold utterances, with every other value-naming turn saying "Zanzibar" instead of its value. */
-function secondSystem(): string {
-  const dialogues = JSON.parse(readFileSync(SGD_FILE, 'utf8')) as { dialogue_id: string; turns: SgdTurn[] }[];
-  const lines: string[] = [];
-  let n = 0;
-  for (const d of dialogues) {
-    d.turns.forEach((t, i) => {
-      if (t.speaker !== 'SYSTEM') return;
-      const value = t.frames.flatMap((f) => f.actions.flatMap((a) => a.values)).find((v) => v.length > 2 && t.utterance.includes(v));
-      const swap = value !== undefined && n++ % 2 === 0;
-      lines.push(JSON.stringify({ id: `${d.dialogue_id}/${i}`, utterance: swap ? t.utterance.split(value).join('Zanzibar') : t.utterance }));
-    });
-  }
-  return lines.join('\n') + '\n';
-}
 
 describe.skipIf(!HAS_BUILT_CLI || !hasData('sgd', 'test', 'dialogues_017.json'))(
   'score: the same bytes with 0, 1 and 2 tokenizer threads (built CLI, lexical stand-in)',
@@ -54,7 +33,7 @@ describe.skipIf(!HAS_BUILT_CLI || !hasData('sgd', 'test', 'dialogues_017.json'))
       );
 
     beforeAll(async () => {
-      writeFileSync(predictions, secondSystem());
+      writeFileSync(predictions, predictionsJsonl(zanzibarSystem([SGD_FILE])));
       const model = getLexicalStandinDir();
       const base = ['score', '--dataset', 'sgd', '--data-dir', DATA_DIR, '--dialogues', SGD_FILE, '--limit', String(LIMIT), '--model', model, '--device', 'cpu', '--threads', '1', '--progress', 'none'];
       for (const n of counts) {

@@ -8,15 +8,11 @@ import { runCli } from './helpers/cli.js';
 import { getLexicalStandinDir } from './helpers/lexical-standin.js';
 import { DATA_DIR, hasData } from './helpers/shared.js';
 import { suiteTempDir } from './helpers/temp.js';
+import { zanzibarSystem } from '../scripts/lib/zanzibar-predictions.js';
 
 const SGD_FILE = path.join(DATA_DIR, 'sgd', 'test', 'dialogues_017.json');
 const LIMIT = 80;
 
-interface SgdTurn {
-  speaker: string;
-  utterance: string;
-  frames: { actions: { values: string[] }[] }[];
-}
 interface ScoreReport {
   sgsacc: { validated: { all: number }; unvalidated: { all: number } };
   ser: { ser: number };
@@ -25,22 +21,6 @@ interface ScoreReport {
 }
 interface CompareJson {
   comparisons: { id: string; unit: string; units: number; systems: { name: string; score: number; pValue: number | null }[] }[];
-}
-
-/** The gold utterances, with a value of every other value-bearing turn replaced. */
-function valueSwappingSystem(): { id: string; utterance: string }[] {
-  const dialogues = JSON.parse(readFileSync(SGD_FILE, 'utf8')) as { dialogue_id: string; turns: SgdTurn[] }[];
-  const out: { id: string; utterance: string }[] = [];
-  let withValue = 0;
-  for (const d of dialogues) {
-    d.turns.forEach((t, i) => {
-      if (t.speaker !== 'SYSTEM') return;
-      const value = t.frames.flatMap((f) => f.actions.flatMap((a) => a.values)).find((v) => v.length > 2 && t.utterance.includes(v));
-      const swap = value !== undefined && withValue++ % 2 === 0;
-      out.push({ id: `${d.dialogue_id}/${i}`, utterance: swap ? t.utterance.split(value).join('Zanzibar') : t.utterance });
-    });
-  }
-  return out;
 }
 
 describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))(
@@ -56,7 +36,7 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))(
     beforeAll(async () => {
       const model = getLexicalStandinDir();
       base = ['--dataset', 'sgd', '--data-dir', DATA_DIR, '--dialogues', SGD_FILE, '--limit', String(LIMIT), '--model', model, '--device', 'cpu', '--progress', 'none', '--references', f('refs.jsonl')];
-      writeFileSync(f('sys.jsonl'), valueSwappingSystem().map((p) => JSON.stringify(p)).join('\n') + '\n');
+      writeFileSync(f('sys.jsonl'), zanzibarSystem([SGD_FILE]).map((p) => JSON.stringify(p)).join('\n') + '\n');
       const g = await runCli(['score', ...base, '--turns', f('gold.turns.jsonl'), '-o', f('gold.json'), '--confidence', '--confidence-n', '300']);
       expect(g.stderr).toBe('');
       const s = await runCli(['score', ...base, '-i', f('sys.jsonl'), '--system', 'swapped', '--turns', f('sys.turns.jsonl'), '-o', f('sys.json'), '--allow-missing', '--confidence', '--confidence-n', '300', '--unit', 'turn']);
