@@ -7,7 +7,9 @@ import { turnItemStats } from '../metrics/sgsacc/item-stats.js';
 import { computeSer } from '../metrics/ser.js';
 import {
   aggregateHallucination,
+  aggregateSentences,
   aggregateSgsacc,
+  sentenceConfidence,
   bleuSummary,
   contextControlSignature,
   RecordStore,
@@ -93,7 +95,9 @@ export async function runScorePipeline(selection: ScoreSelection, o: ScorePipeli
     validation: o.validation,
     context: o.context,
     referenceSelection: o.referenceSelection,
-    hallucination: o.hallucination === true,
+    // Sentence granularity checks the facts => text direction per sentence: it needs the direction.
+    hallucination: o.hallucination === true || o.granularity === 'sentence',
+    ...(o.granularity === 'sentence' ? { granularity: 'sentence' as const } : {}),
     // Without the context premise there is nothing for the control to check.
     contextControl: o.context && o.contextControl === true,
   };
@@ -111,6 +115,8 @@ export async function runScorePipeline(selection: ScoreSelection, o: ScorePipeli
   // The references are shared by both modes (a record gains its hallucination premise when first
   // needed); per-turn results and reports are not, so the direction is part of their signatures.
   const hallucinationSig = options.hallucination ? true : undefined;
+  // Absent unless asked for, so turn-level runs keep their signatures and digests.
+  const granularitySig = options.granularity === 'sentence' ? 'sentence' : undefined;
   // A shard's records carry the shard, like its report; todeval merge writes them under the run's signature.
   const controlSig = contextControlSignature(options.contextControl);
   const turnsSig = makeSignature({
@@ -119,6 +125,7 @@ export async function runScorePipeline(selection: ScoreSelection, o: ScorePipeli
     system: o.system,
     predictions: predictionsDigest,
     hallucination: hallucinationSig,
+    granularity: granularitySig,
     contextControl: controlSig,
     shard,
   });
@@ -181,6 +188,7 @@ export async function runScorePipeline(selection: ScoreSelection, o: ScorePipeli
     system: o.system,
     predictions: predictionsDigest,
     hallucination: hallucinationSig,
+    granularity: granularitySig,
     contextControl: controlSig,
     // --allow-missing scores a subset: not comparable with a full run, whatever the digest says.
     missingPredictions: missing.length > 0 ? missing.length : undefined,
@@ -203,6 +211,9 @@ export async function runScorePipeline(selection: ScoreSelection, o: ScorePipeli
         }
       : null,
     ...(hallucination ? { hallucination } : {}),
+    ...(options.granularity === 'sentence'
+      ? { sentences: { ...aggregateSentences(run.scores, aggregateOptions), confidence: sentenceConfidence(run.scores, { validation: options.validation, ...o.confidence }) } }
+      : {}),
     ser: {
       ser: ser.ser,
       errors: ser.errors,

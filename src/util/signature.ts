@@ -35,6 +35,7 @@ export const SIGNATURE_KEYS = [
   'context',
   'referenceSelection',
   'hallucination',
+  'granularity',
   'contextControl',
   'rankBy',
   'systems',

@@ -21,6 +21,9 @@ describe('courtesy rule', () => {
       ['Hello there!', 'greeting'],
       ['Thank you for using our service.', 'thanks'],
       ['Let me check that for you.', 'wait'],
+      ['Is that correct?', 'confirm-question'],
+      ['Does that sound good to you?', 'confirm-question'],
+      ['Can I do anything more for you?', 'anything-else'],
     ];
     for (const [s, kind] of cases) expect([s, courtesyKind(s)]).toEqual([s, kind]);
   });

@@ -1,8 +1,8 @@
 import path from 'node:path';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import type { DatasetName } from '../../adapters/load.js';
 import { keptReferencesFile } from '../../metrics/sgsacc/kept-references.js';
-import { formatSgsaccReport, loadSgsaccData, type ReferenceSelection, type SgsaccReport } from '../../metrics/sgsacc/index.js';
+import { formatSgsaccReport, GRANULARITIES, loadSgsaccData, type Granularity, type ReferenceSelection, type SgsaccReport } from '../../metrics/sgsacc/index.js';
 import { createNliRunner } from '../../nli/runner.js';
 import { runScorePipeline } from '../../pipeline/score.js';
 import { refuseWeakerReport, scoreReportCoverage } from '../../pipeline/report-guard.js';
@@ -36,6 +36,7 @@ interface ScoreFlags extends NliCliFlags, DatasetFlags, ShardFlags, RunConfidenc
   context: boolean;
   referenceSelection: ReferenceSelection;
   hallucination?: boolean;
+  granularity?: Granularity;
   contextControl: boolean;
   chunk: number;
   progress: ProgressMode;
@@ -58,6 +59,11 @@ export function register(program: Command): void {
     .option('--no-context', 'do not retry with previous user turn + slot description in the premise')
     .addOption(referenceSelectionOption())
     .option('--hallucination', 'also check facts => text (references entail the utterance): hallucination rate and a four-way label per turn')
+    .addOption(
+      new Option('--granularity <unit>', 'with --hallucination (implied by sentence): also check each sentence against each fact, and report the unsupported sentences').choices(
+        GRANULARITIES,
+      ),
+    )
     .option('--chunk <n>', 'turns per NLI call (larger batches on GPU)', positiveInt('--chunk'), 256)
     .option('--force', 'replace a complete report at -o with one of fewer turns or less of the ground truth');
   addContextControlOptions(cmd, false);
@@ -90,6 +96,10 @@ async function runScoreInWorkers(flags: ScoreFlags): Promise<void> {
 
 /** An interval of part of the turns is not the run's: --confidence needs them all. */
 function refuseConfidenceInParts(flags: ScoreFlags): void {
+  // The sentence section carries intervals too, and todeval merge does not join it (yet).
+  if (flags.granularity === 'sentence' && (flags.shard || flags.workers !== undefined)) {
+    throw new InputError(`--granularity sentence needs the whole run in one process: drop ${flags.shard ? '--shard' : '--workers'}`);
+  }
   if (!flags.confidence || (!flags.shard && flags.workers === undefined)) return;
   throw new InputError(`--confidence needs the whole run in one process: drop ${flags.shard ? '--shard' : '--workers'}`);
 }
@@ -156,6 +166,7 @@ async function runScore(flags: ScoreFlags): Promise<void> {
       context: flags.context,
       referenceSelection: flags.referenceSelection,
       hallucination: flags.hallucination === true,
+      ...(flags.granularity === 'sentence' ? { granularity: flags.granularity } : {}),
       contextControl: flags.contextControl,
       chunkTurns: flags.chunk,
       referencesFile,

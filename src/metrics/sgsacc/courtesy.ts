@@ -12,7 +12,7 @@
  *    none of the turn's slot values: "Sure, your table at 7 pm is booked." is not courtesy.
  */
 
-export type CourtesyKind = 'generic-act' | 'acknowledgement' | 'greeting' | 'thanks' | 'welcome' | 'anything-else' | 'goodbye' | 'wait';
+export type CourtesyKind = 'generic-act' | 'acknowledgement' | 'greeting' | 'thanks' | 'welcome' | 'anything-else' | 'goodbye' | 'wait' | 'confirm-question';
 
 /** The documented list: whole-sentence patterns over the normalised sentence. */
 export const COURTESY_PATTERNS: readonly { kind: Exclude<CourtesyKind, 'generic-act'>; pattern: RegExp }[] = [
@@ -24,13 +24,15 @@ export const COURTESY_PATTERNS: readonly { kind: Exclude<CourtesyKind, 'generic-
   {
     kind: 'anything-else',
     pattern:
-      /^((is there|was there) )?anything else( (i can|can i|that i can|i may) (do|help|assist)( you)?( with)?( for you)?( today)?| (you need|you'd like|you would like)( help with)?)?$|^(what|how) else can i (do|help|assist)( you)?( with)?( for you)?( today)?$|^(can|may|could|shall) i (help|assist) (you )?(with )?(anything else|something else|further)( today)?$|^(do|would) you (need|like|want) (help with |me to do )?anything else$|^(is there )?anything else (i can help you with|for you)( today)?$/,
+      /^((is there|was there) )?anything (else|more)( (i can|can i|that i can|i may) (do|help|assist)( you)?( with)?( for you)?( today)?| (you need|you'd like|you would like)( help with)?)?$|^(what|how) else can i (do|help|assist)( you)?( with)?( for you)?( today)?$|^(can|may|could|shall) i (help|assist|do) (you )?(with )?(anything else|something else|anything more|further)( for you)?( today)?$|^(do|would) you (need|like|want) (help with |me to do )?anything else$|^(is there )?anything else (i can help you with|for you)( today)?$/,
   },
   {
     kind: 'goodbye',
     pattern:
       /^(have a (good|great|nice|wonderful|pleasant|lovely|fantastic) (day|evening|night|one|time|trip|meal|stay|weekend|flight|ride|show)( ahead)?|bye( bye)?|goodbye|see you( later| soon)?|take care|enjoy|enjoy (your|the) (day|meal|stay|trip|time|evening|show|movie|event|ride|flight|visit|dinner|lunch|concert|game|appointment)|bon appetit)$/,
   },
+  // The closing question of a CONFIRM turn: it asks, it states nothing (the facts before it do).
+  { kind: 'confirm-question', pattern: /^((is|are) (that|this|these|those|everything|all of that|all that|the details) (correct|right|ok|okay|alright|accurate)( for you)?|(can|could|would) you (please )?confirm( that| this| the details)?|please confirm( that| this| the details)?|(does|do) (that|this|these) (sound|look|seem) (good|right|correct|ok|okay)( to you)?|right)$/ },
   { kind: 'wait', pattern: /^(let me (check|see|look)( (that|it|this))?( for you| on that| up)?|one moment( please)?|just a (moment|second|sec)|please (wait|hold)( a moment)?)$/ },
 ];
 

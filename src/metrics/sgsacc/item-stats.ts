@@ -14,6 +14,8 @@ export const SGSACC_METRICS = {
   'sgsacc-all': 'SGSAcc (all)',
   hallucination: 'Hallucination',
   'hallucination-all': 'Hallucination (all)',
+  'hallucination-sentences': 'Hallucination (sentences)',
+  'hallucination-sentences-all': 'Hallucination (sentences, all)',
   ser: 'SER',
   bleu: 'BLEU',
 } as const;
@@ -23,6 +25,7 @@ export const SGSACC_METRICS = {
  * - sgsacc: [faithful, evaluated] over validated turns (every scorable turn with validation off);
  * - sgsacc-all: [faithful, scorable] over all turns (the report's unvalidated SGSAcc);
  * - hallucination(-all): [hallucinated, checked] the same two ways, when the run checked it;
+ * - hallucination-sentences(-all): [unsupported sentences, checked sentences], with --granularity sentence;
  * - ser: [slot error, has checked values], when the records carry `slotError`;
  * - bleu: sacreBLEU's 10 segment statistics, when the records carry `bleu` (zeros without gold).
  */
@@ -44,6 +47,10 @@ export function turnItemStats(scores: readonly TurnScore[], opts: { validation: 
     }
     out['hallucination-all'] = items('hallucination-all', scores.map((s) => (checked(s) ? [s.hallucination!.hallucinated ? 1 : 0, 1] : [0, 0])));
   }
+  if (scores.length > 0 && scores.every((s) => s.sentences !== undefined)) {
+    if (opts.validation) out['hallucination-sentences'] = items('hallucination-sentences', sentenceRows(scores, (s) => inValidated(s.hallucination?.validation)));
+    out['hallucination-sentences-all'] = items('hallucination-sentences-all', sentenceRows(scores, () => true));
+  }
   if (scores.length > 0 && scores.every((s) => s.slotError !== undefined)) {
     out.ser = items('ser', scores.map((s) => (s.slotError === null || s.slotError === undefined ? [0, 0] : [s.slotError ? 1 : 0, 1])));
   }
@@ -52,4 +59,13 @@ export function turnItemStats(scores: readonly TurnScore[], opts: { validation: 
     out.bleu = items('bleu', scores.map((s) => s.bleu ?? zero));
   }
   return out;
+}
+
+/** Per-turn [unsupported sentences, checked sentences]: the rows a bootstrap of the sentence rate resamples. */
+export function sentenceRows(scores: readonly TurnScore[], inRate: (s: TurnScore) => boolean): number[][] {
+  return scores.map((s) => {
+    if (!s.sentences || !inRate(s)) return [0, 0];
+    const checked = s.sentences.sentences.filter((v) => v.verdict === 'supported' || v.verdict === 'unsupported' || v.verdict === 'contradicted');
+    return [checked.filter((v) => v.verdict !== 'supported').length, checked.length];
+  });
 }

@@ -5,6 +5,7 @@ import { formatSignature, type Signature } from '../../util/signature.js';
 import { isStandinModelId } from '../../nli/onnx-builder/standins.js';
 import type { SgsaccCounts, SgsaccSummary, SplitScores } from './aggregate.js';
 import type { HallucinationSummary } from './aggregate-hallucination.js';
+import type { SentenceSummary } from './aggregate-sentences.js';
 
 export interface SgsaccReport {
   signature: Signature;
@@ -25,6 +26,11 @@ export interface SgsaccReport {
   } | null;
   /** With --hallucination: the facts => text direction and the four-way labels. */
   hallucination?: HallucinationSummary;
+  /**
+   * With --granularity sentence: the sentence-level hallucination rate (percent of checked sentences
+   * no fact supports), per service and act, with bootstrap 95% intervals of the rate, per service and act.
+   */
+  sentences?: SentenceSummary & { confidence?: SentenceConfidence };
   /** Slot error rate (percent) over the same turns, with its details. */
   ser: Pick<SerReport, 'ser' | 'errors' | 'utterancesWithValues' | 'perService' | 'turnsScored'> & { erroneousTurns?: string[] };
   /** sacreBLEU-compatible corpus BLEU against the gold utterances. */
@@ -53,6 +59,13 @@ export function contextControlLine(c: Pick<SgsaccCounts, 'contextRescued' | 'con
         `references only the context entails: ${n(c.referenceContextOnly)} of ${n(c.referenceContextRescued)} context-rescued (their turns excluded)`
     : `context-only control off: the context alone entails ${n(c.contextOnly)} of ${n(c.contextRescued)} context rescues ` +
         `and ${n(c.referenceContextOnly)} of ${n(c.referenceContextRescued)} context-rescued references (--context-control would withdraw them)`;
+}
+
+/** Bootstrap intervals of the sentence-level rate: overall (validated and all), per service and per act (all). */
+export interface SentenceConfidence {
+  overall: ConfidenceBlock;
+  perService: Record<string, ConfidenceBlock['metrics'][string]>;
+  perAct: Record<string, ConfidenceBlock['metrics'][string]>;
 }
 
 export function bleuSummary(b: BleuResult): SgsaccReport['bleu'] {
@@ -110,6 +123,21 @@ export function formatSgsaccReport(r: SgsaccReport): string {
     );
     groups('hallucination per service', h.perService);
     groups('hallucination per act', h.perAct);
+  }
+  if (r.sentences) {
+    const h = r.sentences;
+    lines.push(`hallucination rate (sentences) all   seen  unseen`);
+    row('validated', h.validated);
+    row('unvalidated', h.unvalidated);
+    const c = h.counts;
+    const ci = h.confidence?.overall.metrics['hallucination-sentences-all'];
+    lines.push(
+      `sentences ${c.sentences}  checked ${c.checked}  supported ${c.supported}  unsupported ${c.unsupported}  contradicted ${c.contradicted}` +
+        `  courtesy ${c.courtesy}  unchecked ${c.unchecked}  turns with unsupported sentences ${c.turnsWithUnsupported}` +
+        (ci ? `  (all: 95% [${ci.low.toFixed(2)}, ${ci.high.toFixed(2)}], ${ci.units} ${ci.unit}s)` : ''),
+    );
+    groups('sentences per service', h.perService);
+    groups('sentences per act', h.perAct);
   }
   if (r.confidence) lines.push(formatConfidence(r.confidence).trimEnd());
   lines.push(`signature: ${formatSignature(r.signature)}`);

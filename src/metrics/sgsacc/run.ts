@@ -6,6 +6,7 @@ import { addHallucinationPremises } from './hallucination.js';
 import { contextPremise } from './premise.js';
 import { selectReferences } from './references.js';
 import { scoreTurns } from './scoring.js';
+import { checkSentences } from './sentence-check.js';
 import type { RecordStore } from './store.js';
 import type { SgsaccOptions, SgsaccTurn, TurnReferences, TurnScore } from './types.js';
 
@@ -37,6 +38,8 @@ export async function runSgsacc(
   opts: SgsaccRunOptions,
 ): Promise<SgsaccRun> {
   const chunk = Math.max(1, opts.chunkTurns ?? 128);
+  // The sentences' facts are the hallucination premise's: the turn-level direction computes them.
+  if (opts.granularity === 'sentence' && !opts.hallucination) throw new Error('granularity sentence needs the hallucination direction');
   const refs = new Map<string, TurnReferences>();
   const done = new Map<string, TurnScore>();
   if (opts.results) for (const t of turns) if (opts.results.done.has(t.id)) done.set(t.id, opts.results.done.get(t.id)!);
@@ -74,7 +77,8 @@ export async function runSgsacc(
     opts.references?.append(slice.filter((t) => changed.has(t.id)).map((t) => refs.get(t.id)!));
     stageClock.enter('decisions');
     // The ground truth as the system is already scored with its references.
-    const plain = scores ? await scores : slice.map((t) => groundTruthScore(refs.get(t.id)!, opts));
+    const turnLevel = scores ? await scores : slice.map((t) => groundTruthScore(refs.get(t.id)!, opts));
+    const plain = opts.granularity === 'sentence' ? await withSentences(slice, turnLevel, refs, utterances, lane, opts) : turnLevel;
     lane.close();
     const scored = opts.annotate ? plain.map(opts.annotate) : plain;
     stageClock.enter('write');
@@ -121,6 +125,19 @@ export async function runSgsacc(
     groundTruth: references.map((r) => (r?.groundTruth ? groundTruthView(r, opts) : undefined)),
     counts: { resumed, referencesComputed: computed, referencesReused: reused, referencesMissing: references.filter((r) => r === undefined).length },
   };
+}
+
+/** The turn-level scores with each turn's sentence verdicts (one more set of passes for the chunk). */
+async function withSentences(
+  slice: SgsaccTurn[],
+  scores: TurnScore[],
+  refs: Map<string, TurnReferences>,
+  utterances: Map<string, string>,
+  scorer: NliScorer,
+  opts: SgsaccOptions,
+): Promise<TurnScore[]> {
+  const sentences = await checkSentences(slice, refs, utterances, scorer, opts);
+  return scores.map((s) => ({ ...s, sentences: sentences.get(s.id)! }));
 }
 
 /**

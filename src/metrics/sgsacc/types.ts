@@ -1,4 +1,5 @@
 import type { ActionReferences } from '../../rules/types.js';
+import type { Granularity, TurnSentences } from './sentence-check.js';
 
 /**
  * SGSAcc works on system turns whose actions have already been expanded by the rule engine: the
@@ -43,6 +44,11 @@ export interface SgsaccOptions {
    * whether they are withdrawn. Off by default (the paper's method); `rerank` and `serve` turn it on.
    */
   contextControl?: boolean;
+  /**
+   * With `hallucination`: 'sentence' also checks each sentence of the utterance against each of the
+   * turn's facts (sentence-check.ts, SummaC's granularity). Absent or 'turn': nothing changes.
+   */
+  granularity?: Granularity;
 }
 
 export type ReferenceSelection = 'entailed' | 'paper';
@@ -198,6 +204,8 @@ export interface TurnScore {
   /** With `hallucination`: the other direction's check, and the four-way label (null when unscorable). */
   hallucination?: TurnHallucination;
   label?: FourWayLabel | null;
+  /** With granularity 'sentence': each sentence's verdict, and the turn's unsupported sentences. */
+  sentences?: TurnSentences;
   /**
    * SER's verdict on the scored utterance (`score` writes it, so paired tests can resample SER):
    * true when a checked slot value is missing, false when all are present, null when the turn has

@@ -1,0 +1,142 @@
+import { RateTally, sumCounts, type GroupScore, type RateTallyState, type SplitScores } from './aggregate.js';
+import type { CourtesyKind } from './courtesy.js';
+import { runConfidence, type ResampleUnit } from '../significance/confidence.js';
+import { dialogueOfTurn, metricItems, ratioMetric } from '../significance/items.js';
+import type { Seed } from '../significance/pcg64.js';
+import { sentenceRows, turnItemStats } from './item-stats.js';
+import type { SentenceConfidence } from './report.js';
+import type { TurnScore } from './types.js';
+
+export interface SentenceCounts {
+  /** Turns in the slice. */
+  turns: number;
+  /** Checked turns (the turn-level check is 'checked'). */
+  checkedTurns: number;
+  /** Sentences of all turns, courtesy and unchecked ones included. */
+  sentences: number;
+  courtesy: number;
+  /** Courtesy sentences per kind. */
+  courtesyByKind: Partial<Record<CourtesyKind, number>>;
+  /** Sentences of turns not checked (content-free or unscorable turns), courtesy ones aside. */
+  unchecked: number;
+  /** Sentences checked against the facts: supported + unsupported + contradicted. */
+  checked: number;
+  supported: number;
+  unsupported: number;
+  contradicted: number;
+  /** Supported only through the context fact (the user turn in front of the facts). */
+  contextRescued: number;
+  /** Context rescues the user turn alone entails (unsupported with the control on). */
+  contextOnly: number;
+  /** Checked turns with at least one unsupported or contradicted sentence. */
+  turnsWithUnsupported: number;
+}
+
+/** The sentence-level hallucination rate: percent of checked sentences no fact supports. */
+export interface SentenceSummary {
+  /** Among the sentences of turns validated in the turn-level hallucination direction. */
+  validated: SplitScores | null;
+  unvalidated: SplitScores;
+  /** Per service and per act of the sentence's turn (a sentence counts once for each). */
+  perService: Record<string, GroupScore>;
+  perAct: Record<string, GroupScore>;
+  counts: SentenceCounts;
+}
+
+export interface SentenceTally {
+  rates: RateTallyState;
+  counts: SentenceCounts;
+}
+
+/** The sentence-level summary of a run whose turns were scored with granularity 'sentence'. */
+export function aggregateSentences(scores: TurnScore[], opts: { validation: boolean; isUnseen: (service: string) => boolean }): SentenceSummary {
+  return summarizeSentences([tallySentences(scores, opts)], opts.validation);
+}
+
+export function tallySentences(scores: TurnScore[], opts: { validation: boolean; isUnseen: (service: string) => boolean }): SentenceTally {
+  const rates = new RateTally();
+  const counts: SentenceCounts = {
+    turns: scores.length,
+    checkedTurns: 0,
+    sentences: 0,
+    courtesy: 0,
+    courtesyByKind: {},
+    unchecked: 0,
+    checked: 0,
+    supported: 0,
+    unsupported: 0,
+    contradicted: 0,
+    contextRescued: 0,
+    contextOnly: 0,
+    turnsWithUnsupported: 0,
+  };
+  for (const s of scores) {
+    const t = s.sentences;
+    if (!t) throw new Error(`turn ${s.id} was scored without sentence granularity`);
+    if (t.check === 'checked') counts.checkedTurns++;
+    if (t.unsupported.length > 0) counts.turnsWithUnsupported++;
+    const inValidated = !opts.validation || s.hallucination?.validation === 'validated';
+    const unseen = s.services.some(opts.isUnseen);
+    const acts = new Set(s.actions.map((a) => a.act));
+    for (const v of t.sentences) {
+      counts.sentences++;
+      if (v.verdict === 'courtesy') {
+        counts.courtesy++;
+        if (v.courtesy) counts.courtesyByKind[v.courtesy] = (counts.courtesyByKind[v.courtesy] ?? 0) + 1;
+        continue;
+      }
+      if (v.verdict === 'unchecked') {
+        counts.unchecked++;
+        continue;
+      }
+      counts.checked++;
+      counts[v.verdict]++;
+      if (v.contextUsed && v.verdict === 'supported') counts.contextRescued++;
+      if (v.contextUsed && v.contextOnly) counts.contextOnly++;
+      const bad = v.verdict !== 'supported';
+      rates.addTurn(bad, unseen, inValidated);
+      for (const service of new Set(s.services)) rates.addService(service, bad, inValidated);
+      for (const act of acts) rates.addAct(act, bad, inValidated);
+    }
+  }
+  return { rates: rates.state(), counts };
+}
+
+export function summarizeSentences(tallies: readonly SentenceTally[], validation: boolean): SentenceSummary {
+  return { ...RateTally.from(tallies.map((t) => t.rates)).summary(validation), counts: sumCounts(tallies.map((t) => t.counts)) };
+}
+
+/**
+ * Bootstrap 95% intervals of the sentence-level rate (resampling dialogues by default, through the
+ * significance room): overall, and per service and per act over all checked sentences. A group's
+ * rows are the run's rows with the turns outside it zeroed, so its interval is that group's rate.
+ */
+export function sentenceConfidence(
+  scores: readonly TurnScore[],
+  opts: { validation: boolean; samples?: number; seed?: Seed; unit?: ResampleUnit },
+): SentenceConfidence {
+  const all = turnItemStats(scores, opts);
+  const overall = runConfidence(
+    Object.fromEntries(Object.entries(all).filter(([k]) => k.startsWith('hallucination-sentences'))),
+    opts,
+  );
+  const ids = scores.map((s) => s.id);
+  const dialogues = ids.map(dialogueOfTurn);
+  const group = (name: string, keep: (s: TurnScore) => boolean) => {
+    const rows = sentenceRows(scores, keep);
+    if (!rows.some((r) => r[1] > 0)) return undefined;
+    const block = runConfidence({ g: metricItems(ratioMetric(name), 'turn', ids, dialogues, rows) }, opts);
+    return block.metrics.g;
+  };
+  const perService: SentenceConfidence['perService'] = {};
+  for (const svc of [...new Set(scores.flatMap((s) => s.services))].sort()) {
+    const c = group(`Hallucination (sentences, ${svc})`, (s) => s.services.includes(svc));
+    if (c) perService[svc] = c;
+  }
+  const perAct: SentenceConfidence['perAct'] = {};
+  for (const act of [...new Set(scores.flatMap((s) => s.actions.map((a) => a.act)))].sort()) {
+    const c = group(`Hallucination (sentences, ${act})`, (s) => s.actions.some((a) => a.act === act));
+    if (c) perAct[act] = c;
+  }
+  return { overall, perService, perAct };
+}
