@@ -108,7 +108,7 @@ const byEntailment = (a: NliProbs, b: NliProbs) => a.entailment - b.entailment;
 /**
  * Splits each turn's utterance into sentences and checks each against the turn's facts, in at most
  * three scorer calls for all the turns: every (fact, sentence) pair; the context retry of the
- * sentences no fact entails; the control (the user turn alone) of the context rescues. Courtesy
+ * sentences no fact entails or contradicts; the control (the user turn alone) of the context rescues. Courtesy
  * sentences cost nothing. The facts come from the stored references (their `hallucination` premise
  * must be there: the turn-level direction computes it), so a second system pays only its own pairs.
  */
@@ -136,11 +136,15 @@ export async function checkSentences(
   });
   await first.run(scorer);
 
-  const entailedPlain = (it: Item, i: number) => it.plain[i].some((h) => argmaxLabel(first.get(h)) === 'entailment');
+  const plainLabel = (it: Item, i: number, label: string) => it.plain[i].some((h) => argmaxLabel(first.get(h)) === label);
   const second = new PairBatch();
   for (const it of items) {
+    // A sentence a fact contradicts is not retried: what the user said cannot make a contradiction
+    // with the facts right (and a negation in the user turn, "No, not yet", must not rescue one).
     it.retry = it.verdicts.map((v, i) =>
-      v.verdict === 'unsupported' && it.plan.context && !entailedPlain(it, i) ? second.add(it.plan.context.text, v.text) : null,
+      v.verdict === 'unsupported' && it.plan.context && !plainLabel(it, i, 'entailment') && !plainLabel(it, i, 'contradiction')
+        ? second.add(it.plan.context.text, v.text)
+        : null,
     );
   }
   await second.run(scorer);
