@@ -37,13 +37,45 @@ const withoutWork = (file: string) => {
   return JSON.stringify({ ...rest, references: { ...(references as Json), file: null, reused: 0, computed: 0 } }, null, 2);
 };
 
-describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))('deploy/slurm on a one-node Slurm cluster: 4 array tasks, one requeued mid-run, merged', () => {
+describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))('deploy/slurm on a one-node Slurm cluster', () => {
   const dir = suiteTempDir('slurm-run');
   const f = (...p: string[]) => path.join(dir, ...p);
   const runDir = () => f('run');
   let cluster: SlurmCluster | undefined;
   let model = '';
   const scoreArgs = () => ['--dataset', 'sgd', '--dialogues', DIALOGUES, '--data-dir', DATA_DIR, '--limit', String(LIMIT), '--chunk', String(CHUNK), '--model', model, '--threads', '1', '--progress', 'none'];
+
+  // The built CLI when `npm test` built it (what users run), else the sources; both with the gate preloaded.
+  const bin = HAS_BUILT_CLI ? `${process.execPath} --import ${GATE} ${BUILT_CLI}` : `${process.execPath} --import tsx --import ${GATE} ${path.join(REPO_ROOT, 'src', 'cli', 'main.ts')}`;
+
+  /**
+   * deploy/slurm/submit.sh COMMAND ARGS with `env`, from the repository root; its job ids, and
+   * `until(what, seconds, done?)`, which waits for `done` (default: the merge job gone from the
+   * queue with run.json written) and fails with the queue and every log when it does not come, or
+   * as soon as the merge job leaves the queue without a report (cancelled: a job it waited on failed).
+   */
+  const submitRun = async (c: SlurmCluster, command: string, args: string[], env: Record<string, string>) => {
+    const submitted = await c.client('bash', [path.join(SLURM, 'submit.sh'), command, ...args], { cwd: REPO_ROOT, env });
+    const jobs = Object.fromEntries([...submitted.matchAll(/^(\w+): job (\d+)/gm)].map((m) => [m[1], m[2]]));
+    expect(jobs.shards && jobs.merge, submitted).toBeTruthy();
+    const report = path.join(env.TODEVAL_RUN_DIR, 'run.json');
+    const logs = path.join(env.TODEVAL_RUN_DIR, 'logs');
+    const queued = async (id: string) => (await c.client('squeue', ['-h', '-j', id, '-o', '%i %T %r']).catch(() => '')).trim();
+    const mergeDone = async () => existsSync(report) && !(await queued(jobs.merge));
+    const why = async (what: string) => {
+      const text = existsSync(logs) ? readdirSync(logs).map((l) => `--- ${l}\n${readFileSync(path.join(logs, l), 'utf8').slice(-1500)}`).join('\n') : '';
+      return `${what}\nsqueue: ${await c.client('squeue', ['-h', '-o', '%i %T %r']).catch((e: Error) => e.message)}\n${text}\n${c.logs()}`;
+    };
+    const until = async (what: string, seconds: number, done: () => Promise<boolean> | boolean = mergeDone) => {
+      for (let t = 0; t < seconds * 4; t++) {
+        if (await done()) return;
+        if (!(await queued(jobs.merge)) && !existsSync(report)) throw new Error(await why(`${what}: the merge job left the queue without a report`));
+        await sleep(250);
+      }
+      throw new Error(await why(`${what}: not within ${seconds} s`));
+    };
+    return { jobs, until };
+  };
 
   beforeAll(async () => {
     const started = await startSlurmCluster({ cpus: 8, gpus: 4 });
@@ -64,8 +96,6 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))('deploy/slurm on 
   it('submit.sh: references job, array of 4 shards (task 2 requeued mid-run resumes from its --turns), merge after all: the unsharded run byte for byte', async (ctx) => {
     if (!cluster) return ctx.skip();
     const c = cluster;
-    // The built CLI when `npm test` built it (what users run), else the sources; both with the gate preloaded.
-    const bin = HAS_BUILT_CLI ? `${process.execPath} --import ${GATE} ${BUILT_CLI}` : `${process.execPath} --import tsx --import ${GATE} ${path.join(REPO_ROOT, 'src', 'cli', 'main.ts')}`;
     const env = {
       TODEVAL_RUN_DIR: runDir(),
       TODEVAL_SHARDS: String(SHARDS),
@@ -76,28 +106,12 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))('deploy/slurm on 
       TODEVAL_TEST_GATE_TASK: String(HELD_TASK),
       TODEVAL_TEST_GATE_FILE: f('held.pid'),
     };
-    const submitted = await c.client('bash', [path.join(SLURM, 'submit.sh'), 'score', ...scoreArgs()], { cwd: REPO_ROOT, env });
-    const job = (what: string) => new RegExp(`^${what}: job (\\d+)`, 'm').exec(submitted)?.[1];
-    const [refsJob, arrayJob, mergeJob] = [job('references'), job('shards'), job('merge')];
-    expect(refsJob && arrayJob && mergeJob, submitted).toBeTruthy();
-
-    const queued = async (id: string) => (await c.client('squeue', ['-h', '-j', id, '-o', '%i %T %r']).catch(() => '')).trim();
-    const why = async (what: string) => {
-      const logs = existsSync(f('run', 'logs')) ? readdirSync(f('run', 'logs')).map((l) => `--- ${l}\n${readFileSync(f('run', 'logs', l), 'utf8').slice(-1500)}`).join('\n') : '';
-      return `${what}\nsqueue: ${await c.client('squeue', ['-h', '-o', '%i %T %r']).catch((e: Error) => e.message)}\n${logs}\n${c.logs()}`;
-    };
-    const until = async (what: string, done: () => Promise<boolean> | boolean, seconds: number) => {
-      for (let t = 0; t < seconds * 4; t++) {
-        if (await done()) return;
-        // The merge is cancelled (kill-on-invalid-dep) when a job it waits for failed: stop waiting then.
-        if (!(await queued(mergeJob!)) && !existsSync(f('run', 'run.json'))) throw new Error(await why(`${what}: the merge job left the queue without a report`));
-        await sleep(250);
-      }
-      throw new Error(await why(`${what}: not within ${seconds} s`));
-    };
+    const { jobs, until } = await submitRun(c, 'score', scoreArgs(), env);
+    const [refsJob, arrayJob] = [jobs.references, jobs.shards];
+    expect(refsJob).toBeTruthy();
 
     // Task HELD_TASK holds after saving its first chunk: it is mid-run, with the GPU its script asked for.
-    await until('the held task saving its first chunk', () => existsSync(f('held.pid')), 240);
+    await until('the held task saving its first chunk', 240, () => existsSync(f('held.pid')));
     const heldPart = f('run', `part-${HELD_TASK + 1}-of-${SHARDS}`);
     const saved = lines(`${heldPart}.turns.jsonl`).length - 1;
     expect(saved).toBe(CHUNK);
@@ -107,7 +121,7 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))('deploy/slurm on 
     expect(held).toMatch(/TresPerNode=gres[:/]gpu:1/);
     await c.client('scontrol', ['requeue', `${arrayJob}_${HELD_TASK}`]);
 
-    await until('the merge job', async () => existsSync(f('run', 'run.json')) && !(await queued(mergeJob!)), 300);
+    await until('the merge job', 300);
 
     // The requeued task ran again and went on from the turns it had saved.
     const part = JSON.parse(readFileSync(`${heldPart}.json`, 'utf8')) as { resumed: number; shard: { index: number } };
@@ -143,4 +157,26 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))('deploy/slurm on 
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/^todeval: .*part-1-of-5\.json: cannot read shard report: no such file or directory\n$/);
   }, 600_000);
+
+  it.skipIf(!hasData('gcdf1', 'convlab_baselines', 'test', 'dialogues_001.json'))(
+    'submit.sh gcdf1 without a GPU (--gres=none): 4 array tasks merged into the unsharded report and per-dialogue file, byte for byte',
+    async (ctx) => {
+      if (!cluster) return ctx.skip();
+      const gcdf1Args = ['-d', path.join(DATA_DIR, 'gcdf1', 'convlab_baselines', 'test'), '--data-dir', DATA_DIR, '--limit', '9', '--no-canonical-map', '--progress', 'none'];
+      const env = { TODEVAL_RUN_DIR: f('gcdf1-run'), TODEVAL_SHARDS: String(SHARDS), TODEVAL_BIN: bin, TODEVAL_SBATCH_ARGS: '--gres=none' };
+      const { jobs, until } = await submitRun(cluster, 'gcdf1', gcdf1Args, env);
+      // gcdf1 runs no model: no references job, and the tasks hold no GPU.
+      expect(jobs.references).toBeUndefined();
+      expect(await cluster.client('scontrol', ['show', 'job', `${jobs.shards}_0`])).not.toMatch(/TresPerNode=gres/);
+      await until('the merge job', 300);
+      const one = await runCli(['gcdf1', ...gcdf1Args, '-o', f('gcdf1-one.json'), '--per-dialogue', f('gcdf1-one.dialogues.json')]);
+      expect(one.code, one.stderr).toBe(0);
+      expect(readFileSync(f('gcdf1-run', 'run.json'), 'utf8')).toBe(readFileSync(f('gcdf1-one.json'), 'utf8'));
+      expect(readFileSync(f('gcdf1-run', 'run.dialogues.json'), 'utf8')).toBe(readFileSync(f('gcdf1-one.dialogues.json'), 'utf8'));
+      const shards = [1, 2, 3, 4].map((k) => JSON.parse(readFileSync(f('gcdf1-run', `part-${k}-of-${SHARDS}.json`), 'utf8')) as { metadata: { signature: { shard: string; dialogues: number } } });
+      expect(shards.map((p) => p.metadata.signature.shard)).toEqual(['1/4', '2/4', '3/4', '4/4']);
+      expect(shards.every((p) => p.metadata.signature.dialogues > 0)).toBe(true);
+    },
+    300_000,
+  );
 });
