@@ -3,13 +3,14 @@
  * tokenizer and a config.json with the sizes used, into one directory that `--model DIR` accepts.
  *
  *   npm run model:random -- --size tiny|large --out DIR [--config FILE] [--tokenizer-dir DIR]
- *     [--layers N --hidden N --heads N --intermediate N] [--seed N] [--std X] [--dtype fp32|fp16|q8]
+ *     [--layers N --hidden N --heads N --intermediate N] [--seed N] [--std X] [--dtype fp32|fp16|q8|q8-tensor]
  *
  * --dtype fp16 writes onnx/model_fp16.onnx that computes in float16 (float16 weights and
  * activations, float32 logits out), as the hub's model_fp16.onnx does; see roberta-graph.ts.
- * --dtype q8 (or int8) writes onnx/model_quantized.onnx: int8 weights per output column, uint8
- * activations quantized per batch at run time (DynamicQuantizeLinear + MatMulInteger), as
- * onnxruntime's quantize_dynamic writes the hub's model_quantized.onnx; see int8.ts.
+ * --dtype q8 (or int8) writes onnx/model_q8_row.onnx: the fp32 graph rewritten by the quantizer of
+ * `todeval models quantize` (7-bit weights per output column, activations quantized per row);
+ * --dtype q8-tensor writes onnx/model_quantized.onnx, the per-tensor scheme of onnxruntime's
+ * quantize_dynamic (the hub's file). See quantize.ts.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import path from 'node:path';
@@ -38,7 +39,7 @@ const program = new Command('build-random-roberta')
   .option('--std <x>', 'std of the normal weights', (v) => Number(v), DEFAULT_STD)
   .option(
     '--dtype <dtype>',
-    'fp32; fp16: float16 weights and compute with float32 logits (onnx/model_fp16.onnx); q8 (or int8): dynamic int8 as quantize_dynamic writes it (onnx/model_quantized.onnx)',
+    'fp32; fp16: float16 weights and compute with float32 logits (onnx/model_fp16.onnx); q8 (or int8): int8 per row, 7-bit weights (onnx/model_q8_row.onnx); q8-tensor: per-tensor int8 as quantize_dynamic writes it (onnx/model_quantized.onnx)',
     'fp32',
   )
   .addOption(new Option('--fp16', 'same as --dtype fp16').hideHelp())
@@ -94,7 +95,7 @@ async function checkModel(onnxPath: string, vocabSize: number): Promise<void> {
 try {
   if (o.size !== 'tiny' && o.size !== 'large') throw new InvalidArgumentError(`--size must be tiny or large, got ${o.size}`);
   const dtype = o.fp16 ? 'fp16' : o.dtype === 'int8' ? 'q8' : o.dtype;
-  if (dtype !== 'fp32' && dtype !== 'fp16' && dtype !== 'q8') throw new InvalidArgumentError(`--dtype must be fp32, fp16 or q8 (int8), got ${o.dtype}`);
+  if (dtype !== 'fp32' && dtype !== 'fp16' && dtype !== 'q8' && dtype !== 'q8-tensor') throw new InvalidArgumentError(`--dtype must be fp32, fp16, q8 (int8) or q8-tensor, got ${o.dtype}`);
   const started = performance.now();
   const m = buildRandomRoberta({
     outDir: path.resolve(o.out),

@@ -27,7 +27,7 @@ const program = new Command('gpu-check')
 program.parse(process.argv.filter((a, i) => !(i === 2 && a === '--')));
 const o = program.opts<{ model: string; device: NliDevice; dtype: string; pairs: number; dataDir?: string; json?: string }>();
 
-const LIMITS: Record<NliDtype, number> = { fp32: 1e-4, fp16: 2e-2, q8: 1e-1 };
+const LIMITS: Record<NliDtype, number> = { fp32: 1e-4, fp16: 2e-2, q8: 1e-1, 'q8-tensor': 1e-1 };
 const modelDir = path.resolve(o.model);
 const pairs: NliPair[] = spreadSample(sgdCandidatePairs(resolveDataDir(o.dataDir).dir).distinct, o.pairs);
 

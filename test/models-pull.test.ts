@@ -219,6 +219,29 @@ describe('todeval models pull against a loopback hub', () => {
     }
   });
 
+  it('--dtype q8 downloads the fp32 export and builds the per-row int8 file beside it (it is not on the hub)', async () => {
+    const hub = fakeHub(files);
+    const hubUrl = await hub.start();
+    const cacheDir = tmpCache();
+    try {
+      const res = await pullModel({ id: ID, dtype: 'q8', hubUrl, cacheDir });
+      expect(res.files.map((f) => [f.path, Boolean(f.built)])).toEqual([
+        ['onnx/model.onnx', false],
+        ['config.json', false],
+        ['tokenizer.json', false],
+        ['tokenizer_config.json', false],
+        ['onnx/model_q8_row.onnx', true],
+      ]);
+      expect(hub.requests.some((r) => r.includes('model_quantized') || r.includes('model_q8_row'))).toBe(false);
+      const q8 = resolveModel(undefined, 'q8', { HF_HUB_CACHE: cacheDir });
+      expect(q8.onnxPath).toBe(path.join(res.dir, 'onnx', 'model_q8_row.onnx'));
+      expect(q8.signature.dtype).toBe('q8-row');
+      expect(listCachedModels(cacheDir)[0].dtypes).toEqual(['fp32', 'q8']);
+    } finally {
+      await hub.close();
+    }
+  });
+
   it('fails with one clear line when the hub is unreachable (CLI exit 2)', async () => {
     const err = await pullModel({ id: ID, dtype: 'q8', hubUrl: 'http://127.0.0.1:9', cacheDir: tmpCache() }).catch((e) => e);
     expect(err).toBeInstanceOf(MissingResourceError);

@@ -36,14 +36,14 @@ export function tokenizerThreadCount(v: string): number {
   return n;
 }
 
-/** --dtype values: int8 is accepted for q8 (the README's word for the quantized weights). */
-export const DTYPE_CHOICES = ['fp32', 'fp16', 'q8', 'int8'];
+/** --dtype values: int8 is accepted for q8 (the README's word for the quantized weights); q8-tensor is the hub's per-tensor int8 file. */
+export const DTYPE_CHOICES = ['fp32', 'fp16', 'q8', 'int8', 'q8-tensor'];
 
 export function addNliOptions(cmd: Command): Command {
   return cmd
     .option('--model <id|dir>', 'NLI model: hub id or local directory with model.onnx (default $TODEVAL_MODEL, else Xenova/roberta-large-mnli)')
     .addOption(new Option('--device <device>', 'where the model runs (auto: CUDA when its provider loads, else CPU)').choices(['auto', 'cpu', 'cuda']).default('auto'))
-    .addOption(new Option('--dtype <dtype>', 'model weights to use (int8 = q8)').choices(DTYPE_CHOICES))
+    .addOption(new Option('--dtype <dtype>', 'model weights to use (q8 = int8: per-row int8, see `todeval models quantize`; q8-tensor: the hub\'s per-tensor int8 file)').choices(DTYPE_CHOICES))
     .option('--threads <n>', `intra-op CPU threads, at most the CPU cores (${availableParallelism()} here; default: all)`, threadCount)
     .option('--batch-tokens <n>', 'padded tokens per forward pass', positiveInt('--batch-tokens'))
     .option('--batch-size <n>', 'pairs per forward pass at most', positiveInt('--batch-size'))

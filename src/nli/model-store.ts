@@ -6,15 +6,37 @@ import { InputError, MissingResourceError } from '../util/errors.js';
 import { readPackageJson } from '../util/package-file.js';
 import type { NliModelSignature } from './types.js';
 import { localModelId } from './onnx-builder/standins.js';
+import { readFileMetadata } from './onnx-builder/onnx-reader.js';
+import { Q8_SCHEME_KEY } from './onnx-builder/quantize.js';
 
-export type NliDtype = 'fp32' | 'fp16' | 'q8';
-export const NLI_DTYPES: readonly NliDtype[] = ['fp32', 'fp16', 'q8'];
+/**
+ * q8: int8 with activations quantized per row and 7-bit weights (`todeval models quantize` builds
+ * it from the fp32 export): a pair's score depends on the pair and the file only. q8-tensor: the
+ * hub's model_quantized.onnx, ORT quantize_dynamic's per-tensor scheme, whose scores move with the
+ * batch and the CPU. See docs/nli.md "q8".
+ */
+export type NliDtype = 'fp32' | 'fp16' | 'q8' | 'q8-tensor';
+export const NLI_DTYPES: readonly NliDtype[] = ['fp32', 'fp16', 'q8', 'q8-tensor'];
+
+/** What signatures call each int8 scheme, so runs under two schemes never compare equal. */
+export const Q8_SIGNATURE_DTYPE = { row: 'q8-row', tensor: 'q8-tensor' } as const;
+
+/**
+ * The signature's dtype for an ONNX file loaded as `dtype`: int8 files name their scheme, read from
+ * the metadata quantize.ts writes; any other int8 file (the hub's, onnxruntime's quantize_dynamic)
+ * is the per-tensor scheme.
+ */
+export function signatureDtype(onnxPath: string, dtype: NliDtype): string {
+  if (dtype !== 'q8' && dtype !== 'q8-tensor') return dtype;
+  return readFileMetadata(onnxPath).get(Q8_SCHEME_KEY) === 'row' ? Q8_SIGNATURE_DTYPE.row : Q8_SIGNATURE_DTYPE.tensor;
+}
 
 export interface ModelManifest {
   id: string;
   revision: string;
   common: string[];
-  dtypes: Record<NliDtype, { onnx: string; approxBytes?: number }>;
+  /** builtFrom: not on the hub; `models pull` downloads that dtype and builds this file from it. */
+  dtypes: Record<NliDtype, { onnx: string; approxBytes?: number; builtFrom?: NliDtype }>;
   maxLength?: number;
 }
 
@@ -38,9 +60,9 @@ export const DEFAULT_MODEL_ID = 'Xenova/roberta-large-mnli';
 export function parseDtype(value: string | undefined): NliDtype | undefined {
   if (value === undefined) return undefined;
   const v = value.toLowerCase();
-  const alias: Record<string, NliDtype> = { fp32: 'fp32', float32: 'fp32', fp16: 'fp16', float16: 'fp16', q8: 'q8', int8: 'q8', quantized: 'q8' };
+  const alias: Record<string, NliDtype> = { fp32: 'fp32', float32: 'fp32', fp16: 'fp16', float16: 'fp16', q8: 'q8', int8: 'q8', quantized: 'q8', 'q8-tensor': 'q8-tensor' };
   const d = alias[v];
-  if (!d) throw new InputError(`unknown dtype "${value}" (use fp32, fp16 or q8)`);
+  if (!d) throw new InputError(`unknown dtype "${value}" (use fp32, fp16, q8 or q8-tensor)`);
   return d;
 }
 
@@ -109,18 +131,22 @@ function resolveHubCache(id: string, pinned: string | undefined, dtype: NliDtype
     commit = readFileSync(ref, 'utf8').trim();
   }
   const dir = path.join(folder, 'snapshots', commit);
-  const files = [manifest.dtypes[dtype].onnx, ...manifest.common];
+  let onnx = manifest.dtypes[dtype].onnx;
+  // q8 without the row-scheme file: the hub's per-tensor file still loads, and the signature says so.
+  if (dtype === 'q8' && !existsSync(path.join(dir, onnx)) && existsSync(path.join(dir, manifest.dtypes['q8-tensor'].onnx))) onnx = manifest.dtypes['q8-tensor'].onnx;
+  const files = [onnx, ...manifest.common];
   const missing = files.filter((f) => !existsSync(path.join(dir, f)));
   if (missing.length > 0) {
     throw new MissingResourceError(`model ${id} (${dtype}) is incomplete: missing ${missing.join(', ')} in ${dir}; ${hint}`);
   }
+  const onnxPath = path.join(dir, onnx);
   return {
     dir,
-    onnxPath: path.join(dir, manifest.dtypes[dtype].onnx),
+    onnxPath,
     tokenizerPath: path.join(dir, 'tokenizer.json'),
     tokenizerConfigPath: path.join(dir, 'tokenizer_config.json'),
     configPath: path.join(dir, 'config.json'),
-    signature: { modelId: id, revision: commit, dtype },
+    signature: { modelId: id, revision: commit, dtype: signatureDtype(onnxPath, dtype) },
     source: 'hub-cache',
   };
 }
@@ -143,9 +169,14 @@ function pickOnnx(dir: string, dtype: NliDtype | undefined): string | undefined 
   }
   if (candidates.length === 0) return undefined;
   if (dtype) {
-    const named = [path.join(dir, 'model.onnx'), path.join(dir, manifest.dtypes[dtype].onnx)];
-    for (const n of named) if (candidates.includes(n) && dtypeOfFile(n) === dtype) return n;
-    const match = candidates.filter((c) => dtypeOfFile(c) === dtype);
+    // q8 prefers the row-scheme file, then the per-tensor one (loaded, and named so in signatures).
+    const wanted: NliDtype[] = dtype === 'q8' ? ['q8', 'q8-tensor'] : [dtype];
+    const named = [path.join(dir, 'model.onnx'), ...wanted.map((d) => path.join(dir, manifest.dtypes[d].onnx))];
+    const family = (d: NliDtype): NliDtype => (d === 'q8-tensor' ? 'q8' : d);
+    const rowFile = path.join(dir, manifest.dtypes.q8.onnx);
+    const fits = (c: string) => family(dtypeOfFile(c)) === family(dtype) && !(dtype === 'q8-tensor' && c === rowFile);
+    for (const n of named) if (candidates.includes(n) && fits(n)) return n;
+    const match = candidates.filter(fits);
     return match.length > 0 ? match[0] : undefined;
   }
   for (const n of [path.join(dir, 'model.onnx'), path.join(dir, 'onnx', 'model.onnx')]) if (candidates.includes(n)) return n;
@@ -177,7 +208,7 @@ function resolveLocalDir(dirSpec: string, dtype: NliDtype | undefined): Resolved
     tokenizerConfigPath: existsSync(tokCfg) ? tokCfg : undefined,
     configPath: path.join(dir, 'config.json'),
     // The revision of a local export is its content: filled in by fileDigest() before use.
-    signature: { modelId, revision: '', dtype: dtype ?? dtypeOfFile(onnxPath) },
+    signature: { modelId, revision: '', dtype: signatureDtype(onnxPath, dtype ?? dtypeOfFile(onnxPath)) },
     source: 'local',
   };
 }

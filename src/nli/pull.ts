@@ -5,6 +5,7 @@ import { downloadFile, modelInfo, pathsInfo } from '@huggingface/hub';
 import { InputError, MissingResourceError } from '../util/errors.js';
 import { requireHttpUrl } from '../util/url.js';
 import { hubCacheDir, isCommitSha, manifestFor, repoCacheFolder, type NliDtype } from './model-store.js';
+import { quantizeOnnxFile } from './onnx-builder/quantize.js';
 
 export interface PullOptions {
   id: string;
@@ -26,6 +27,8 @@ export interface PulledFile {
   /** sha256 for LFS files, git blob sha1 for small ones. */
   digest: string;
   downloaded: boolean;
+  /** Built here from a downloaded file (q8 from fp32), not downloaded. */
+  built?: boolean;
 }
 
 export interface PullResult {
@@ -83,7 +86,9 @@ export async function pullModel(opts: PullOptions): Promise<PullResult> {
   const folder = repoCacheFolder(cacheDir, opts.id);
   const creds = opts.accessToken ? { accessToken: opts.accessToken } : {};
   const common = { repo: { type: 'model' as const, name: opts.id }, hubUrl, fetch: opts.fetch, ...creds };
-  const wanted = [manifest.dtypes[opts.dtype].onnx, ...manifest.common];
+  // q8 (the row scheme) is not on the hub: its source dtype is downloaded and the file built from it.
+  const builtFrom = manifest.dtypes[opts.dtype].builtFrom;
+  const wanted = [manifest.dtypes[builtFrom ?? opts.dtype].onnx, ...manifest.common];
 
   let commit: string;
   let infos: Awaited<ReturnType<typeof pathsInfo>>;
@@ -154,9 +159,15 @@ export async function pullModel(opts: PullOptions): Promise<PullResult> {
     linkIntoSnapshot(blob, pointer);
     files.push({ path: rel, size, digest: etag, downloaded: true });
   }
+  const dir = path.join(folder, 'snapshots', commit);
+  if (builtFrom) {
+    const rel = manifest.dtypes[opts.dtype].onnx;
+    const built = quantizeOnnxFile(path.join(dir, manifest.dtypes[builtFrom].onnx), path.join(dir, rel), 'row');
+    files.push({ path: rel, size: built.bytes, digest: built.sha256, downloaded: false, built: true });
+  }
   if (!isCommitSha(revision)) {
     mkdirSync(path.join(folder, 'refs'), { recursive: true });
     writeFileSync(path.join(folder, 'refs', revision), commit);
   }
-  return { id: opts.id, commit, dir: path.join(folder, 'snapshots', commit), files };
+  return { id: opts.id, commit, dir, files };
 }

@@ -1,7 +1,9 @@
+import path from 'node:path';
 import { Option, type Command } from 'commander';
 import { DTYPE_CHOICES } from '../nli-options.js';
 import { DEFAULT_MODEL_ID, hubCacheDir, listCachedModels, parseDtype } from '../../nli/model-store.js';
 import { pullModel } from '../../nli/pull.js';
+import { buildQ8 } from '../../nli/q8-build.js';
 import { progressBar } from '../../report/progress.js';
 import { mib } from '../../report/units.js';
 import { refuseUnwritableFolder } from '../output-guard.js';
@@ -14,7 +16,7 @@ export function register(program: Command): void {
     .command('pull')
     .description('download the NLI model files for one dtype, verifying sizes and sha256 against the hub')
     .option('--model <id>', 'hub model id', DEFAULT_MODEL_ID)
-    .addOption(new Option('--dtype <dtype>', 'weights to fetch (int8 = q8)').choices(DTYPE_CHOICES).default('fp32'))
+    .addOption(new Option('--dtype <dtype>', 'weights to fetch (q8 = int8: fetches fp32 and builds the per-row int8 file from it; q8-tensor: the hub\'s per-tensor int8 file)').choices(DTYPE_CHOICES).default('fp32'))
     .option('--revision <rev>', 'branch, tag or commit (default: the manifest pin)')
     .option('--hub-url <url>', 'hub endpoint (default $HF_ENDPOINT, else https://huggingface.co)')
     .option('--cache-dir <dir>', 'hub cache (default $HF_HUB_CACHE, $HF_HOME/hub, ~/.cache/huggingface/hub)')
@@ -46,9 +48,21 @@ export function register(program: Command): void {
         },
       }).finally(() => bar?.stop());
       for (const f of result.files) {
-        process.stdout.write(`${f.downloaded ? 'downloaded' : 'present   '} ${f.path} ${mib(f.size)} verified ${f.digest.slice(0, 12)}\n`);
+        const how = f.built ? `built      ${f.path} ${mib(f.size)} sha256 ${f.digest.slice(0, 12)}` : `${f.downloaded ? 'downloaded' : 'present   '} ${f.path} ${mib(f.size)} verified ${f.digest.slice(0, 12)}`;
+        process.stdout.write(`${how}\n`);
       }
       process.stdout.write(`${result.id}@${result.commit} (${dtype}) in ${result.dir}\n`);
+    });
+
+  models
+    .command('quantize')
+    .description('build the q8 file (int8, activations per row, 7-bit weights: the same score in any batch and on any x86 CPU) from a model\'s fp32 ONNX export')
+    .option('--model <id|dir>', 'hub id (in the hub cache) or directory holding the fp32 export (default $TODEVAL_MODEL, else Xenova/roberta-large-mnli)')
+    .option('-o, --output <file>', 'where to write it (default: onnx/model_q8_row.onnx beside the fp32 file, where --dtype q8 finds it)')
+    .action((flags: { model?: string; output?: string }) => {
+      if (flags.output) refuseUnwritableFolder('--output', path.dirname(path.resolve(flags.output)));
+      const r = buildQ8(flags.model, flags.output);
+      process.stdout.write(`built ${r.out} ${mib(r.bytes)} sha256 ${r.sha256.slice(0, 12)} from ${r.from}: ${r.matmuls} MatMuls, ${r.gathers} embedding tables in int8 (q8-row)\n`);
     });
 
   models

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { findDataDir } from '../../data/data-dir.js';
-import { hubCacheDir, listCachedModels, type PresentModel } from '../model-store.js';
+import { DEFAULT_MODEL_ID, hubCacheDir, listCachedModels, type PresentModel } from '../model-store.js';
 import { findCudaLibraries, ldLibraryPathFix, type LibraryHit } from './libraries.js';
 import { probeProvider, type ProbeResult } from './probe.js';
 import { checkProviderDir, OFFICIAL_CUDA_INSTALL, ortInstall, REGISTRY_CUDA_INSTALL, REGISTRY_PROVIDER, type ProviderCheck } from './provider.js';
@@ -87,6 +87,10 @@ export async function runDoctor(opts: DoctorOptions = {}): Promise<DoctorReport>
   };
 }
 
+function quantizeCommand(id: string): string {
+  return `todeval models quantize${id === DEFAULT_MODEL_ID ? '' : ` --model ${id}`}`;
+}
+
 /** The report as the terminal shows it. */
 export function formatDoctor(r: DoctorReport): string {
   const lines: string[] = [];
@@ -100,7 +104,14 @@ export function formatDoctor(r: DoctorReport): string {
   for (const l of r.cudaLibraries.found) row(`  ${l.name}`, `${l.what}: ${l.dir} (${l.via})`);
   for (const l of r.cudaLibraries.missing) row(`  ${l.name}`, `${l.what}: ${l.dir ? `in ${l.dir}, not on the loader's path` : 'MISSING'}`);
   if (r.models.present.length === 0) row('models', `none in ${r.models.cacheDir}`);
-  for (const m of r.models.present) row('model', `${m.id}@${m.revision.slice(0, 12)} (${m.dtypes.join(', ')}) in ${m.dir}`);
+  for (const m of r.models.present) {
+    row('model', `${m.id}@${m.revision.slice(0, 12)} (${m.dtypes.join(', ')}) in ${m.dir}`);
+    // The two int8 schemes score differently; say which one --dtype q8 will load (docs/nli.md "q8").
+    if (m.dtypes.includes('q8')) row('  q8', 'per-row int8 (signature q8-row): a pair scores the same in any batch and on any x86 CPU');
+    else if (m.dtypes.includes('q8-tensor')) {
+      row('  q8', `only the hub's per-tensor int8 file (signature q8-tensor): its scores move with the batch and the CPU; \`${quantizeCommand(m.id)}\` builds the per-row one`);
+    }
+  }
   row('data', r.data.dir ? `${r.data.dir} (${r.data.source})` : 'none');
   if (r.fixes.length > 0) {
     lines.push('', 'to fix:');

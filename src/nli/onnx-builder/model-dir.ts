@@ -1,4 +1,4 @@
-import { chmodSync, copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { TODEVAL_VERSION } from '../../version.js';
 import { MissingResourceError } from '../../util/errors.js';
@@ -15,13 +15,14 @@ import {
   type SizeOverrides,
 } from './roberta-config.js';
 import { buildRobertaModel, type WeightDtype } from './roberta-graph.js';
+import { quantizeOnnxFile } from './quantize.js';
 import { countParameters } from './roberta-weights.js';
 
 /**
  * Bump whenever the graph or the weight generation changes: caches of built models are keyed by it,
  * and it goes into random-model.json so signatures tell builds apart.
  */
-export const ONNX_BUILDER_VERSION = '2';
+export const ONNX_BUILDER_VERSION = '3';
 
 export const DEFAULT_SEED = 42;
 export const DEFAULT_STD = 0.02;
@@ -97,11 +98,15 @@ export function copyTokenizerFiles(from: string, outDir: string): void {
   }
 }
 
+/** The row-scheme q8 file: not on the hub; `todeval models quantize` and the random builder write it. */
+export const Q8_ROW_FILE = 'onnx/model_q8_row.onnx';
+
 export function onnxFileName(dtype: WeightDtype): string {
   // Same layout as the hub export (Xenova/roberta-large-mnli): onnx/model.onnx, onnx/model_fp16.onnx,
-  // onnx/model_quantized.onnx.
+  // onnx/model_quantized.onnx (the per-tensor q8 scheme), plus our row-scheme q8 file beside them.
   if (dtype === 'fp16') return path.join('onnx', 'model_fp16.onnx');
-  if (dtype === 'q8') return path.join('onnx', 'model_quantized.onnx');
+  if (dtype === 'q8-tensor') return path.join('onnx', 'model_quantized.onnx');
+  if (dtype === 'q8') return path.join(...Q8_ROW_FILE.split('/'));
   return path.join('onnx', 'model.onnx');
 }
 
@@ -119,8 +124,21 @@ export function buildRandomRoberta(opts: BuildRandomRobertaOptions): RandomModel
 
   const onnxFile = onnxFileName(dtype);
   mkdirSync(path.join(opts.outDir, path.dirname(onnxFile)), { recursive: true });
-  const model = buildRobertaModel(sizes, { seed, std, dtype, producerVersion: `${TODEVAL_VERSION}+builder${ONNX_BUILDER_VERSION}` });
-  const written = writeMessageToFile(model, path.join(opts.outDir, onnxFile));
+  const producerVersion = `${TODEVAL_VERSION}+builder${ONNX_BUILDER_VERSION}`;
+  let written: { sha256: string; bytes: number };
+  if (dtype === 'fp32' || dtype === 'fp16') {
+    written = writeMessageToFile(buildRobertaModel(sizes, { seed, std, dtype, producerVersion }), path.join(opts.outDir, onnxFile));
+  } else {
+    // The int8 files come from the fp32 graph through the same quantizer as any fp32 export
+    // (`todeval models quantize`), so what the tests check of one holds for the other.
+    const fp32 = path.join(opts.outDir, 'onnx', `.fp32-for-${dtype}-${process.pid}.onnx`);
+    try {
+      writeMessageToFile(buildRobertaModel(sizes, { seed, std, dtype: 'fp32', producerVersion }), fp32);
+      written = quantizeOnnxFile(fp32, path.join(opts.outDir, onnxFile), dtype === 'q8' ? 'row' : 'tensor');
+    } finally {
+      rmSync(fp32, { force: true });
+    }
+  }
 
   copyTokenizerFiles(tokenizerDir, opts.outDir);
   writeFileSync(path.join(opts.outDir, 'config.json'), JSON.stringify(configWithSizes(baseConfig, sizes), null, 2) + '\n');

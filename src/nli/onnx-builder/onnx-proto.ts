@@ -2,7 +2,7 @@ import { MessageWriter, type Part } from './protobuf.js';
 
 // Field numbers and enum values from onnx/onnx.proto (IR version 8, opset 17).
 
-export const DataType = { FLOAT: 1, INT8: 3, INT64: 7, BOOL: 9, FLOAT16: 10 } as const;
+export const DataType = { FLOAT: 1, UINT8: 2, INT8: 3, INT32: 6, INT64: 7, BOOL: 9, FLOAT16: 10 } as const;
 export type DataTypeCode = (typeof DataType)[keyof typeof DataType];
 
 const AttrType = { FLOAT: 1, INT: 2, STRING: 3, TENSOR: 4, FLOATS: 6, INTS: 7 } as const;

@@ -92,6 +92,12 @@ export class MessageWriter {
     return this.bytes(field, utf8.encode(s));
   }
 
+  /** Bytes already encoded as whole fields (tag included), e.g. copied verbatim from another message. */
+  raw(encoded: Part): this {
+    this.push(encoded);
+    return this;
+  }
+
   message(field: number, msg: MessageWriter): this {
     this.push(tag(field, WIRE_LEN));
     this.push(encodeVarint(msg.length));

@@ -12,7 +12,6 @@ import {
 import type { LazyBytes, MessageWriter } from './protobuf.js';
 import type { RobertaSizes } from './roberta-config.js';
 import { float32ToFloat16, toHalfBits } from './float16.js';
-import { dynamicQuantize, int8Gather, int8MatMul, int8MatMulWeight, type DynamicQuantized } from './int8.js';
 import { generateWeight, numel, robertaWeightSpecs, type WeightInitOptions, type WeightSpec } from './roberta-weights.js';
 
 /** Names the Hugging Face optimum export uses, so runners written for the hub model need no change. */
@@ -27,13 +26,15 @@ export const LOGITS = 'logits';
  * conversion's default block list holds neither Softmax nor LayerNormalization, so both run on
  * float16 tensors here too; ONNX Runtime's CUDA kernels for them accumulate in float32 internally.
  * The attention mask's fill value is float16's lowest finite value (-65504), where the conversion
- * clamps float32's. q8: float32 compute with every Linear layer and embedding table in int8, as
- * onnxruntime's quantize_dynamic writes it (the hub's model_quantized.onnx); see int8.ts.
+ * clamps float32's. The int8 files (q8, q8-tensor) are not built here: quantize.ts rewrites the fp32
+ * graph, as it does any fp32 export.
  */
-export type WeightDtype = 'fp32' | 'fp16' | 'q8';
+export type WeightDtype = 'fp32' | 'fp16' | 'q8' | 'q8-tensor';
+/** The dtypes this graph builder writes directly. */
+export type GraphDtype = 'fp32' | 'fp16';
 
 export interface RobertaGraphOptions extends WeightInitOptions {
-  dtype: WeightDtype;
+  dtype: GraphDtype;
   producerVersion: string;
 }
 
@@ -56,7 +57,7 @@ export class GraphBuilder {
   }
 
   /** A scalar in the compute dtype. */
-  constFloat(name: string, value: number, dtype: WeightDtype = 'fp32'): string {
+  constFloat(name: string, value: number, dtype: GraphDtype = 'fp32'): string {
     if (dtype === 'fp16') {
       this.initializers.push(tensorProto(name, DataType.FLOAT16, [], new Uint8Array(new Uint16Array([toHalfBits(value)]).buffer)));
     } else {
@@ -117,26 +118,11 @@ export function buildRobertaModel(s: RobertaSizes, opts: RobertaGraphOptions): M
   const invSqrt2 = g.constFloat('const_inv_sqrt2', Math.SQRT1_2, opts.dtype);
   const half = g.constFloat('const_half', 0.5, opts.dtype);
 
-  const spec = (name: string): WeightSpec => {
-    const found = specs.get(name);
-    if (!found) throw new Error(`no weight spec ${name}`);
-    return found;
-  };
-  // q8: one DynamicQuantizeLinear per activation, shared by the projections that read it (Q, K, V).
-  const quantizedInputs = new Map<string, DynamicQuantized>();
-  const matmul = (x: string, weight: string, hint: string): string => {
-    if (opts.dtype !== 'q8') return g.op('MatMul', [x, W(weight)]);
-    let xq = quantizedInputs.get(x);
-    if (!xq) quantizedInputs.set(x, (xq = dynamicQuantize(g, x)));
-    return int8MatMul(g, xq, int8MatMulWeight(g, spec(weight), opts), hint);
-  };
   const linear = (x: string, prefix: string): string => {
     const hint = prefix.split('.').slice(-2).join('_');
-    return g.op('Add', [matmul(x, `${prefix}.weight`, `${hint}_matmul`), W(`${prefix}.bias`)], {}, hint);
+    return g.op('Add', [g.op('MatMul', [x, W(`${prefix}.weight`)]), W(`${prefix}.bias`)], {}, hint);
   };
-  // q8: int8 tables read by Gather + DequantizeLinear, as ORT's Gather quantization writes them.
-  const embed = (table: string, indices: string, hint: string): string =>
-    opts.dtype === 'q8' ? int8Gather(g, spec(table), opts, indices, hint) : g.op('Gather', [W(table), indices], { axis: 0 }, hint);
+  const embed = (table: string, indices: string, hint: string): string => g.op('Gather', [W(table), indices], { axis: 0 }, hint);
   const layerNorm = (x: string, prefix: string): string =>
     g.op('LayerNormalization', [x, W(`${prefix}.weight`), W(`${prefix}.bias`)], {
       axis: -1,
