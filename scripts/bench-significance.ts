@@ -18,6 +18,7 @@ import { NumpyGenerator } from '../src/metrics/significance/pcg64.js';
 import { bleuStatMetric, compareBleu, type BleuComparison } from '../src/metrics/text/bleu-significance.js';
 import type { BleuTokenizerName } from '../src/metrics/text/bleu-tokenizers.js';
 import { BLEU_STATS_WIDTH, BleuReferences } from '../src/metrics/text/bleu.js';
+import { readWmt17 } from './lib/sacrebleu-wmt17.js';
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(name);
@@ -39,13 +40,8 @@ interface Corpus {
 
 /** sacreBLEU's WMT17 test systems, read from its pickle by python. */
 function wmt17(dir: string): Corpus {
-  const pkl = path.join(dir, 'test', 'wmt17_en_de_systems.pkl.bz2');
-  if (!existsSync(pkl)) throw new Error(`${pkl} is absent: --sacrebleu must name a sacreBLEU source checkout`);
-  const py = spawnSync(python, ['-c', 'import bz2,json,pickle,sys; json.dump(pickle.load(bz2.BZ2File(sys.argv[1])), sys.stdout)', pkl], { encoding: 'utf8', maxBuffer: 1 << 28 });
-  if (py.status !== 0) throw new Error(`${python} could not read ${pkl}: ${py.stderr}`);
-  const named = JSON.parse(py.stdout) as [string, unknown][];
-  const [, refs] = named.pop() as [string, string[][]];
-  return { refs, systems: (named as [string, string[]][]).map(([name, lines]) => ({ name, lines })), source: `sacreBLEU's WMT17 systems (${pkl})` };
+  const w = readWmt17(dir, python);
+  return { refs: w.refs, systems: w.systems.map(([name, lines]) => ({ name, lines })), source: `sacreBLEU's WMT17 systems (${w.file})` };
 }
 
 /** 16 systems x 3,004 segments of pseudo-words, as noisy copies of one reference (same shape as WMT17). */

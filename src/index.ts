@@ -22,6 +22,8 @@ export { corpusBleu, sentenceBleu, tokenize13a, type BleuOptions, type BleuResul
 export { BleuReferences, bleuFromSegmentStats, BLEU_STATS_WIDTH } from './metrics/text/bleu.js';
 export { BLEU_TOKENIZERS, bleuTokenizer, type BleuTokenizerName } from './metrics/text/bleu-tokenizers.js';
 export { compareBleu, bleuStatMetric, type BleuComparison, type BleuTestOptions } from './metrics/text/bleu-significance.js';
+export { corpusChrf, sentenceChrf, ChrfReferences, chrfFromSegmentStats, chrfStatMetric, chrfStatsWidth, type ChrfOptions, type ChrfResult } from './metrics/text/chrf.js';
+export { corpusTer, sentenceTer, TerReferences, terFromSegmentStats, terStatMetric, tercomTokenize, TER_STATS_WIDTH, type TerOptions, type TerResult } from './metrics/text/ter.js';
 export { lexicalRichness } from './metrics/text/richness.js';
 export { mosesTokenize, mosesDetokenize } from './metrics/text/moses.js';
 export { normalizeResponse } from './metrics/text/normalize-response.js';

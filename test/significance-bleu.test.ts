@@ -3,8 +3,7 @@
 // tokenizations, corpus BLEU for every tokenizer we offer, paired bootstrap / approximate
 // randomization / confidence on our synthetic corpus, and the WMT17 systems of sacreBLEU's own
 // test suite (those need a sacreBLEU checkout: set SACREBLEU_DIR).
-import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bootstrapConfidence } from '../src/metrics/significance/paired.js';
@@ -12,6 +11,7 @@ import { BLEU_TOKENIZERS, bleuTokenizer, type BleuTokenizerName } from '../src/m
 import { BleuReferences, corpusBleu } from '../src/metrics/text/bleu.js';
 import { bleuStatMetric, compareBleu, type BleuComparison } from '../src/metrics/text/bleu-significance.js';
 import { pyRstrip } from '../src/metrics/text/py-string.js';
+import { loadWmt17 } from './helpers/sacrebleu-wmt17.js';
 import { REPO_ROOT } from './helpers/shared.js';
 
 const FIXTURES = path.join(REPO_ROOT, 'test', 'fixtures', 'significance');
@@ -192,19 +192,6 @@ interface Wmt17 {
   confidence: Omit<Confidence, 'system'>;
   mosesPValues: Record<string, number>;
   multevalPValues: Record<string, number>;
-}
-
-/** The WMT17 systems of a sacreBLEU checkout (a pickle: read by python3), or why not. */
-function loadWmt17(): { systems: [string, string[]][]; refs: string[][] } | string {
-  const dir = process.env.SACREBLEU_DIR;
-  if (!dir) return 'SACREBLEU_DIR is not set (a sacreBLEU source checkout: git clone https://github.com/mjpost/sacrebleu)';
-  const pkl = path.join(dir, 'test', 'wmt17_en_de_systems.pkl.bz2');
-  if (!existsSync(pkl)) return `${pkl} is absent`;
-  const py = spawnSync('python3', ['-c', 'import bz2,json,pickle,sys; json.dump(pickle.load(bz2.BZ2File(sys.argv[1])), sys.stdout)', pkl], { encoding: 'utf8', maxBuffer: 1 << 28 });
-  if (py.status !== 0) return `python3 could not read ${pkl}: ${py.stderr || py.error?.message}`;
-  const named = JSON.parse(py.stdout) as [string, unknown][];
-  const [, references] = named.pop() as [string, string[][]];
-  return { systems: named as [string, string[]][], refs: references };
 }
 
 const wmt17 = loadWmt17();

@@ -147,10 +147,11 @@ function bootstrapScores(systems: readonly ItemStats[], metric: StatMetric, n: n
   const out = systems.map(() => new Float64Array(samples));
   const idx = new Int32Array(n);
   const row = new Float64Array(d);
+  const score = float32 && metric.scoreFloat32 ? metric.scoreFloat32.bind(metric) : metric.score.bind(metric);
   const scoreAll = (acc: Float64Array, at: number, t: number) => {
     for (let s = 0; s < k; s++) {
       for (let j = 0; j < d; j++) row[j] = acc[at + columnOf[s * d + j]];
-      out[s][t] = metric.score(row, 0);
+      out[s][t] = score(row, 0);
     }
   };
   if (emulate) {

@@ -11,6 +11,13 @@ export interface StatMetric {
   readonly width: number;
   /** The score of the summed statistics at sums[offset .. offset + width). */
   score(sums: ArrayLike<number>, offset: number): number;
+  /**
+   * The score as sacreBLEU computes it from a bootstrap resample's float32 sums, where that
+   * differs: under NumPy 1.x a ratio of two float32 sums is a float32 (chrF's precision and
+   * recall, TER's edits over length), while BLEU's arithmetic is float64 throughout. Used by the
+   * `float32` resampling option; absent, `score` is used.
+   */
+  scoreFloat32?(sums: ArrayLike<number>, offset: number): number;
   /** How to rebuild the metric from a file that stores its rows (a per-item statistics file). */
   readonly spec?: MetricSpec;
 }
