@@ -82,6 +82,33 @@ describe.skipIf(!hasData('sgd', 'test', FILE))('score --granularity sentence (le
     expect(out.sentence.stdout).toContain('hallucination rate (sentences)');
   });
 
+  it('the HTML report marks the unsupported sentences (in the page as written, no script needed) and the CSV carries them', async () => {
+    const page = path.join(dir, 'sentence', 'page.html');
+    const csv = path.join(dir, 'sentence', 'failing.csv');
+    const res = await run(['report', path.join(dir, 'sentence', 'r.json'), '--turns', path.join(dir, 'sentence', 't.jsonl'), '-o', page, '--csv', csv]);
+    expect(res.stderr).toBe('');
+    expect(res.code).toBe(0);
+    const turns = out.sentence.turns.trim().split('\n').slice(1).map((l) => JSON.parse(l) as { id: string; sentences: { unsupported: string[] } });
+    const flagged = turns.filter((t) => t.sentences.unsupported.length > 0);
+    expect(flagged.length).toBeGreaterThan(0);
+    const html = readFileSync(page, 'utf8');
+    // The page's first paint (before any script runs) lists failing turns with their marks.
+    const firstPaint = html.slice(0, html.indexOf('<script'));
+    const esc = (x: string) => x.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+    const marked = flagged.filter((t) => t.sentences.unsupported.some((u) => firstPaint.includes(`">${esc(u)}</mark>`)));
+    expect(marked.length).toBeGreaterThan(0);
+    expect(firstPaint).toMatch(/<mark class="(unsupported|contradicted)" title="[^"]+">[^<]+<\/mark><span class="mark-note"> \[(unsupported|contradicted)\]<\/span>/);
+    const rows = readFileSync(csv, 'utf8').split('\r\n');
+    expect(rows[0].endsWith(',unsupported_sentences')).toBe(true);
+    const first = flagged[0];
+    expect(rows.some((r) => r.startsWith(`${first.id},`) && r.includes(first.sentences.unsupported[0].replace(/"/g, '""')))).toBe(true);
+    // A turn-level run's CSV keeps its columns.
+    const plainCsv = path.join(dir, 'plain', 'failing.csv');
+    const plainRes = await run(['report', path.join(dir, 'plain', 'r.json'), '--turns', path.join(dir, 'plain', 't.jsonl'), '-o', path.join(dir, 'plain', 'page.html'), '--csv', plainCsv]);
+    expect(plainRes.code).toBe(0);
+    expect(readFileSync(plainCsv, 'utf8').split('\r\n')[0]).not.toContain('unsupported_sentences');
+  }, 120_000);
+
   it('--granularity sentence with --workers is one line and exit 2', async () => {
     const res = await run([...base(), '--granularity', 'sentence', '--workers', '2', ...files('refused')]);
     expect(res.code).toBe(2);

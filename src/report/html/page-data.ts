@@ -7,9 +7,10 @@ import type { ReportRun, TurnLine, TurnsFile } from './runs.js';
 /**
  * Why a run lists a turn: it fails it (unfaithful, validated or not), the ground truth failed
  * validation (excluded), an action was credited through the context premise (rescued), or an
- * action's context rescue is one the context alone entails (context-only).
+ * action's context rescue is one the context alone entails (context-only). With sentence
+ * granularity, a sentence no fact supports also makes the turn failing (unsupported-sentence).
  */
-export type TurnReason = 'failing' | 'excluded' | 'rescued' | 'context-only';
+export type TurnReason = 'failing' | 'excluded' | 'rescued' | 'context-only' | 'unsupported-sentence';
 
 /**
  * One action as the page shows it: [act, slot, reference, entailment plain, entailment with
@@ -32,6 +33,11 @@ export interface TurnEntry {
   /** The scored system utterance. */
   u: string;
   a: PageAction[];
+  /**
+   * With sentence granularity: the sentences no fact supports, as [start, end, contradicted 0/1]
+   * offsets into `u` (the page highlights them).
+   */
+  s?: [number, number, 0 | 1][];
 }
 
 export interface PageTurn {
@@ -54,6 +60,8 @@ export interface PageRun {
   hasTurns: boolean;
   /** The run withdrew context-only rescues (`--context-control`). */
   contextControl: boolean;
+  /** Its per-turn file has sentence verdicts (`score --granularity sentence`); absent otherwise. */
+  sentences?: true;
   values: Record<string, number | string | null>;
 }
 
@@ -101,6 +109,10 @@ function reasonsOf(t: TurnLine): TurnReason[] {
   if (t.validation === 'excluded') why.push('excluded');
   if (t.actions.some((a) => a.contextUsed && a.entailed)) why.push('rescued');
   if (t.actions.some((a) => a.contextUsed && a.contextOnly === true)) why.push('context-only');
+  if (t.sentences && t.sentences.unsupported.length > 0) {
+    if (!why.includes('failing')) why.unshift('failing');
+    why.push('unsupported-sentence');
+  }
   return why;
 }
 
@@ -124,6 +136,11 @@ function entry(r: number, t: TurnLine): TurnEntry {
     ]),
   };
   if (t.exclusionReasons && t.exclusionReasons.length > 0) e.ex = t.exclusionReasons;
+  if (t.sentences) {
+    e.s = t.sentences.sentences
+      .filter((x) => x.verdict === 'unsupported' || x.verdict === 'contradicted')
+      .map((x): [number, number, 0 | 1] => [x.start, x.end, x.verdict === 'contradicted' ? 1 : 0]);
+  }
   return e;
 }
 
@@ -246,6 +263,7 @@ export function buildPageData(runs: ReportRun[], turnsByRun: Map<number, TurnsFi
     standin: r.standin,
     hasTurns: turnsByRun.has(i),
     contextControl: r.contextControl,
+    ...(turnsByRun.get(i)?.turns.some((t) => t.sentences !== undefined) ? { sentences: true as const } : {}),
     values: runValues(r),
   }));
   // A column no run has a value for (Inform and Success of score runs) only takes width.

@@ -59,6 +59,9 @@ figure.chart figcaption { color: #666; font-size: 12px; }
 article.turn { border: 1px solid var(--line); border-radius: 6px; padding: 8px 12px; margin: 10px 0; min-width: 0; }
 article.turn header .svc { color: #666; }
 .prev, .utt { margin: 4px 0; }
+mark.unsupported { background: #ffe08a; }
+mark.contradicted { background: #ffb3b3; }
+.mark-note { font-size: 0.8em; color: #555; }
 .side-by-side { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(100%, 360px), 1fr)); gap: 12px; }
 .run-view { border-top: 3px solid var(--line); padding-top: 4px; min-width: 0; }
 .run-view h4 { margin: 4px 0; font-size: 14px; }
@@ -174,7 +177,7 @@ ${figures}
 </div>
 <div class="pager"><button type="button" id="prev-page" disabled hidden>‹ previous</button><span id="turn-status">${esc(v.statusText(matching, data.turns.length, 0))}</span><button type="button" id="next-page" hidden>next ›</button></div>
 <div id="turn-list">${v.turnListHtml(matching, data.runs, 0)}</div>
-<footer>Charts: ${vendors.map((x) => `${x.name} ${esc(x.version)}`).join(', ')} (inlined). Failing: a run finds the turn unfaithful (an action's reference is not entailed), validated or not. Excluded: the ground truth failed validation, so the turn is left out of validated SGSAcc (its unvalidated verdict is still shown). Rescued: only the context premise (previous user turn + slot description + utterance) entailed the reference. Context alone: that premise without the utterance entails it too (withdrawn with the context-only control on). Exports: the turns the filters select, one CSV row per turn and run, one JSON line per turn; <code>todeval report --csv</code> writes the unfiltered list.</footer>
+<footer>Charts: ${vendors.map((x) => `${x.name} ${esc(x.version)}`).join(', ')} (inlined). Failing: a run finds the turn unfaithful (an action's reference is not entailed), validated or not, or (<code>score --granularity sentence</code>) a sentence of it that no fact supports, marked in the utterance as unsupported or contradicted. Excluded: the ground truth failed validation, so the turn is left out of validated SGSAcc (its unvalidated verdict is still shown). Rescued: only the context premise (previous user turn + slot description + utterance) entailed the reference. Context alone: that premise without the utterance entails it too (withdrawn with the context-only control on). Exports: the turns the filters select, one CSV row per turn and run, one JSON line per turn; <code>todeval report --csv</code> writes the unfiltered list.</footer>
 <script type="application/json" id="todeval-charts">${scriptJson(charts)}</script>
 <script type="text/plain" id="todeval-data">${packed}</script>
 ${vendors.map((x) => `<script>/* ${x.name} ${esc(x.version)} */\n${scriptCode(x.code)}</script>`).join('\n')}

@@ -67,6 +67,8 @@ export interface TurnLine {
     ActionScore,
     'act' | 'slot' | 'service' | 'reference' | 'entailed' | 'entailment' | 'plainEntailment' | 'contextEntailment' | 'contextUsed' | 'contextOnly' | 'status'
   >[];
+  /** With `score --granularity sentence`: each sentence's offsets in `utterance` and its verdict. */
+  sentences?: { unsupported: string[]; sentences: { text: string; start: number; end: number; verdict: string }[] };
 }
 
 export interface TurnsFile {

@@ -16,6 +16,7 @@ var SHOW = [
   { value: 'context-only', text: 'context-only: the context alone entails a rescue' },
   { value: 'rescued', text: 'rescued by context' },
   { value: 'excluded', text: 'excluded by validation' },
+  { value: 'unsupported-sentence', text: 'a sentence no fact supports (--granularity sentence)' },
   { value: 'any', text: 'any of these' }
 ];
 
@@ -119,6 +120,29 @@ function actionVerdict(a) {
   return a[7] ? '✗ context alone' : '✗';
 }
 
+/**
+ * The utterance, its unsupported sentences marked: <mark> carries the meaning without styles or
+ * script (and says which in its title and a bracketed word after it for readers without colour).
+ */
+function utteranceHtml(e) {
+  if (!e.u) return '–';
+  if (!e.s || e.s.length === 0) return esc(e.u);
+  var html = '', at = 0;
+  e.s.forEach(function (x) {
+    html += esc(e.u.slice(at, x[0]));
+    var what = x[2] ? 'contradicted' : 'unsupported';
+    html += '<mark class="' + what + '" title="' + (x[2] ? 'a fact contradicts this sentence' : 'no fact supports this sentence') + '">' + esc(e.u.slice(x[0], x[1])) + '</mark>' +
+      '<span class="mark-note"> [' + what + ']</span>';
+    at = x[1];
+  });
+  return html + esc(e.u.slice(at));
+}
+
+/** The unsupported sentences of a run's view of a turn, for the exports. */
+function unsupportedText(e) {
+  return (e.s || []).map(function (x) { return e.u.slice(x[0], x[1]); }).join(' | ');
+}
+
 /** One listed turn: the previous user turn, then each run's view side by side. */
 function turnCardHtml(t, runs) {
   var html = '<article class="turn" data-turn="' + esc(t.id) + '" data-services="' + esc(t.services.join(' ')) + '">' +
@@ -127,7 +151,8 @@ function turnCardHtml(t, runs) {
   t.runs.forEach(function (e) {
     html += '<section class="run-view" data-run="' + esc(runs[e.r].name) + '"><h4><span class="run-name">' + esc(runs[e.r].name) + '</span>' +
       verdictBadges(e).map(function (b) { return ' <span class="badge ' + b.cls + '">' + esc(b.text) + '</span>'; }).join('') + '</h4>' +
-      '<p class="utt"><span class="lbl">utterance: </span>' + esc(e.u || '–') + '</p>' +
+      '<p class="utt"><span class="lbl">utterance: </span>' + utteranceHtml(e) + '</p>' +
+      (e.s && e.s.length ? '<p class="unsupported-note"><span class="lbl">unsupported sentences: </span>' + e.s.length + ' (marked)</p>' : '') +
       '<table class="actions"><thead><tr><th>action</th><th>reference</th><th class="num" title="entailment probability, the utterance alone as the premise">plain</th>' +
       '<th class="num" title="entailment probability with the context premise (previous user turn + slot description + utterance)">context</th><th>verdict</th></tr></thead><tbody>';
     e.a.forEach(function (a) {
@@ -182,7 +207,9 @@ function csvCell(v) {
 }
 function actionText(a) { return a[0] + (a[1] ? '(' + a[1] + ')' : '') + ': ' + a[2]; }
 function turnsCsv(turns, runs) {
-  var rows = [CSV_HEADER.join(',')];
+  // The sentences' column only when a run has them: turn-level exports stay as they were.
+  var withSentences = runs.some(function (r) { return r.sentences; });
+  var rows = [(withSentences ? CSV_HEADER.concat(['unsupported_sentences']) : CSV_HEADER).join(',')];
   turns.forEach(function (t) {
     t.runs.forEach(function (e) {
       rows.push([
@@ -192,7 +219,7 @@ function turnsCsv(turns, runs) {
         e.a.filter(function (a) { return !a[5]; }).map(actionText).join(' | '),
         e.a.filter(function (a) { return a[5] && a[6]; }).map(actionText).join(' | '),
         e.a.filter(function (a) { return a[7]; }).map(actionText).join(' | ')
-      ].map(csvCell).join(','));
+      ].concat(withSentences ? [unsupportedText(e)] : []).map(csvCell).join(','));
     });
   });
   return rows.join('\r\n') + '\r\n';
@@ -202,13 +229,13 @@ function turnsJsonl(turns, runs) {
     return JSON.stringify({
       id: t.id, services: t.services, acts: t.acts, previousUserUtterance: t.prev,
       runs: t.runs.map(function (e) {
-        return {
+        return Object.assign({
           run: runs[e.r].name, verdict: verdictBadges(e).map(function (b) { return b.text; }), validation: e.v, exclusionReasons: e.ex || [],
           faithful: e.faithful, outcome: e.o, utterance: e.u,
           actions: e.a.map(function (a) {
             return { act: a[0], slot: a[1], reference: a[2], plainEntailment: a[3], contextEntailment: a[4], entailed: !!a[5], contextUsed: !!a[6], contextOnly: !!a[7] };
           })
-        };
+        }, e.s ? { unsupportedSentences: e.s.map(function (x) { return { text: e.u.slice(x[0], x[1]), verdict: x[2] ? 'contradicted' : 'unsupported' }; }) } : {});
       })
     }) + '\n';
   }).join('');
