@@ -15,6 +15,9 @@ export type { SerReport } from './metrics/ser.js';
 export { loadPredictions, comparePredictionIds } from './metrics/predictions.js';
 export { loadSgsaccData, runSgsacc, aggregateSgsacc, aggregateHallucination } from './metrics/sgsacc/index.js';
 export type { SgsaccRunOptions, SgsaccRun, SgsaccSummary, HallucinationSummary, FourWayLabel, TurnScore } from './metrics/sgsacc/index.js';
+// Sentence granularity (docs/sgsacc.md): the splitter, the courtesy rule, the check and its rate.
+export { splitSentences, courtesyKind, COURTESY_PATTERNS, checkSentences, aggregateSentences, sentenceConfidence } from './metrics/sgsacc/index.js';
+export type { Granularity, SentenceSpan, CourtesyKind, SentenceFact, SentenceVerdict, SentenceVerdictLabel, TurnSentences, SentenceSummary, SentenceCounts } from './metrics/sgsacc/index.js';
 export { rerank, RANK_BY } from './rerank/index.js';
 export type { RerankItem, RerankOptions, RerankResult, RankBy } from './rerank/index.js';
 

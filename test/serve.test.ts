@@ -270,6 +270,31 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))('todeval serve (l
     }
   }, 240_000);
 
+  it('--granularity sentence: /v1/score gives each sentence its verdict, as `todeval score --granularity sentence` does', async () => {
+    const gold = readJsonl(f('gold.jsonl')).slice(1) as { id: string; utterance: string }[];
+    const replies = gold.map((t, i) => ({ id: t.id, utterance: `${t.utterance} Breakfast is free at ${i + 5} pm. Is there anything else I can help you with?` }));
+    writeFileSync(f('sent.jsonl'), replies.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    const cli = await runCli(['score', '--dataset', 'sgd', ...data(), '--limit', String(LIMIT), '--model', model, '--device', 'cpu', '-i', f('sent.jsonl'), '--granularity', 'sentence', '--context-control', '--turns', f('sent.out.jsonl'), '--progress', 'none']);
+    expect(cli.stderr).toBe('');
+    expect(cli.code).toBe(0);
+    const offline = new Map(readJsonl(f('sent.out.jsonl')).slice(1).map((t) => [t.id as string, t.sentences]));
+    const h = await spawnServe(['--model', model, '--device', 'cpu', ...data(), '--granularity', 'sentence', '--log-level', 'warn']);
+    try {
+      const items = replies.slice(0, 4).map((r) => ({ id: r.id, dataset_id: r.id, utterance: r.utterance }));
+      const scored = await post(h.url + '/v1/score', { items });
+      expect(scored.status).toBe(200);
+      expect(scored.json.signature).toMatchObject({ hallucination: true, granularity: 'sentence' });
+      for (const item of scored.json.items as { id: string; utterance: string; sentences: { sentences: { text: string; start: number; end: number; verdict: string }[] } }[]) {
+        expect(item.sentences).toEqual(offline.get(item.id));
+        const courtesy = item.sentences.sentences.find((v) => v.text === 'Is there anything else I can help you with?');
+        expect(courtesy?.verdict).toBe('courtesy');
+        for (const v of item.sentences.sentences) expect(item.utterance.slice(v.start, v.end)).toBe(v.text);
+      }
+    } finally {
+      await h.stop();
+    }
+  }, 240_000);
+
   it('refuses to listen off loopback without a token, before loading anything', async () => {
     const r = await runCli(['serve', '--host', '0.0.0.0', '--port', '0', '--model', '/nonexistent'], { TODEVAL_TOKEN: '' });
     expect(r.code).toBe(2);

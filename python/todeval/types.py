@@ -103,6 +103,10 @@ class TurnScore(TypedDict, total=False):
     actions: List[ActionScore]
     hallucination: Dict[str, Any]
     label: Optional[FourWayLabel]
+    # With `todeval serve --granularity sentence`: {check, sentences: [{text, start, end, verdict,
+    # courtesy?, fact?, probs?, contradictedBy?, contradictionProbs?, contextUsed?, contextOnly?}],
+    # unsupported: [text, ...]} (docs/sgsacc.md, "Sentence granularity").
+    sentences: Dict[str, Any]
 
 
 class Limits(TypedDict):

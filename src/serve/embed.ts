@@ -1,6 +1,6 @@
 import type { DestinationStream } from 'pino';
 import type { DatasetName } from '../adapters/load.js';
-import { RecordStore, referencesSignature, type ReferenceSelection, type SgsaccData, type TurnReferences } from '../metrics/sgsacc/index.js';
+import { RecordStore, referencesSignature, type Granularity, type ReferenceSelection, type SgsaccData, type TurnReferences } from '../metrics/sgsacc/index.js';
 import { createNliRunner, type NliRunner, type NliRunnerOptions } from '../nli/runner.js';
 import type { RankBy } from '../rerank/index.js';
 import { ReopeningRunner } from './reopening-runner.js';
@@ -29,6 +29,8 @@ export interface ServeOptions {
   validation?: boolean;
   referenceSelection?: ReferenceSelection;
   hallucination?: boolean;
+  /** 'sentence': /v1/score also checks each sentence against each fact (implies hallucination). */
+  granularity?: Granularity;
   rankBy?: RankBy;
   /** Stored references (JSONL, as `score --references` writes) for /v1/score dataset turns; extended with new turns. */
   referencesFile?: string;
@@ -88,6 +90,7 @@ export async function serveFaithfulness(o: ServeOptions): Promise<ServingFaithfu
       validation,
       referenceSelection,
       hallucination: o.hallucination === true,
+      ...(o.granularity === 'sentence' ? { granularity: o.granularity } : {}),
       rankBy: o.rankBy,
       references,
     });

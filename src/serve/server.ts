@@ -2,7 +2,7 @@ import { createServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import type { DatasetName } from '../adapters/load.js';
-import type { RecordStore, ReferenceSelection, SgsaccData, TurnReferences } from '../metrics/sgsacc/index.js';
+import type { Granularity, RecordStore, ReferenceSelection, SgsaccData, TurnReferences } from '../metrics/sgsacc/index.js';
 import type { RankBy } from '../rerank/index.js';
 import type { NliRunner } from '../nli/runner.js';
 import { describeErrno, InputError } from '../util/errors.js';
@@ -31,6 +31,8 @@ export interface ServerConfig {
   referenceSelection: ReferenceSelection;
   /** Also check facts => text (score and rerank), as `--hallucination`. */
   hallucination?: boolean;
+  /** 'sentence': /v1/score also checks each sentence against each fact (implies hallucination), as `score --granularity sentence`. */
+  granularity?: Granularity;
   /** Rerank order, as `rerank --rank-by`. */
   rankBy?: RankBy;
   references?: RecordStore<TurnReferences>;
@@ -89,7 +91,8 @@ export async function startServer(cfg: ServerConfig): Promise<RunningServer> {
     contextControl: cfg.contextControl ?? true,
     validation: cfg.validation,
     referenceSelection: cfg.referenceSelection,
-    hallucination: cfg.hallucination === true || cfg.rankBy === 'omission-hallucination',
+    hallucination: cfg.hallucination === true || cfg.rankBy === 'omission-hallucination' || cfg.granularity === 'sentence',
+    ...(cfg.granularity === 'sentence' ? { granularity: cfg.granularity } : {}),
     rankBy: cfg.rankBy,
     references: cfg.references,
     limits: cfg.limits,

@@ -1,11 +1,12 @@
 import type { DatasetName } from '../adapters/load.js';
 import type { Turn } from '../adapters/types.js';
-import { contextControlSignature, referencesSignature, runSgsacc, type ReferenceSelection, scoreTurns, selectReferences, type RecordStore, type SgsaccData, type SgsaccTurn, type TurnReferences, type TurnScore } from '../metrics/sgsacc/index.js';
+import { checkSentences, contextControlSignature, referencesSignature, runSgsacc, type Granularity, type ReferenceSelection, scoreTurns, selectReferences, type RecordStore, type SgsaccData, type SgsaccTurn, type TurnReferences, type TurnScore } from '../metrics/sgsacc/index.js';
 import type { NliRunner } from '../nli/runner.js';
 import { argmaxLabel, type NliLabel, type NliPair, type NliProbs } from '../nli/types.js';
 import { makeSignature, type Signature } from '../util/signature.js';
 import { addHallucinationPremises } from '../metrics/sgsacc/hallucination.js';
 import { itemWhere, refuseUncoveredActs, rerank, rerankSignature, resolveRerankItem, turnFromRawItem, type RankBy, type RawRerankItem, type RerankResolver, type RerankResult } from '../rerank/index.js';
+import { splitSentences } from '../metrics/text/sentences.js';
 import { InputError } from '../util/errors.js';
 import { OverloadedError, PairAdmission } from './admission.js';
 import type { ServeLimits } from './limits.js';
@@ -31,6 +32,8 @@ export interface ServiceConfig {
   referenceSelection: ReferenceSelection;
   /** Also check facts => text: the references must entail the utterance (score --hallucination, rerank). */
   hallucination: boolean;
+  /** 'sentence': /v1/score also checks each sentence against each fact (score --granularity sentence; needs hallucination). */
+  granularity?: Granularity;
   /** Rerank order (rerank --rank-by); default fidelity. */
   rankBy?: RankBy;
   /** Stored references (`--references`) for dataset turns; extended with the turns computed here. */
@@ -105,12 +108,15 @@ export class FaithfulnessService {
       return { raw, sgs };
     });
     const stored = this.config.references?.done;
+    const sentences = this.config.granularity === 'sentence' && options.hallucination;
     let pairs = 0;
     for (const { raw, sgs } of resolved) {
       const scoring = sgs.actions.length;
       const selection = stored?.has(sgs.id) && !raw.actions ? 0 : sgs.actions.reduce((n, a) => n + a.candidates.length + (options.validation ? a.negatives.length : 0), 0) + scoring;
       // The hallucination direction: the premise checked on the gold utterance, then on the item's.
       pairs += (selection + scoring + (options.hallucination ? 2 : 0)) * this.factor;
+      // Sentence granularity: each sentence against each action's reference and the joined facts.
+      if (sentences) pairs += splitSentences(raw.utterance).length * (sgs.actions.length + 1) * this.factor;
     }
     const items = await this.admitted(pairs, async () => {
       // Dataset turns: references from the store, else selected on the gold utterance (and stored).
@@ -142,12 +148,14 @@ export class FaithfulnessService {
       }
       const utterances = new Map(resolved.map((r, i) => [`#${i}`, r.raw.utterance]));
       const scores = await scoreTurns(turns, refs, utterances, this.runner, options);
-      return scores.map((s, i) => ({ ...s, id: raws[i].id }));
+      const bySentence = sentences ? await checkSentences(turns, refs, utterances, this.runner, options) : undefined;
+      return scores.map((s, i) => ({ ...s, id: raws[i].id, ...(bySentence ? { sentences: bySentence.get(s.id)! } : {}) }));
     });
     const signature = makeSignature({
       ...referencesSignature({ model: this.runner.modelSignature, rulesHash: this.config.data.rulesHash, dataset: this.config.dataset, source: this.config.data.loaded.source, schema: this.config.data.loaded.schemaLabel, ...options }),
       metric: 'sgsacc-turns',
       hallucination: options.hallucination ? true : undefined,
+      granularity: sentences ? 'sentence' : undefined,
       contextControl: contextControlSignature(options.contextControl),
     });
     return { signature, items };

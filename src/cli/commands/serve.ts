@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import type { DatasetName } from '../../adapters/load.js';
-import { loadSgsaccData, type ReferenceSelection } from '../../metrics/sgsacc/index.js';
+import { GRANULARITIES, loadSgsaccData, type Granularity, type ReferenceSelection } from '../../metrics/sgsacc/index.js';
 import { DEFAULT_LIMITS, LIMIT_FLAGS, type ServeLimits } from '../../serve/limits.js';
 import { serveFaithfulness } from '../../serve/embed.js';
 import { checkBinding, probeBinding } from '../../serve/server.js';
@@ -23,6 +23,7 @@ interface ServeFlags extends NliCliFlags, DatasetFlags, ServeLimits {
   validation: boolean;
   referenceSelection: ReferenceSelection;
   hallucination?: boolean;
+  granularity?: Granularity;
   rankBy: string;
 }
 
@@ -44,6 +45,7 @@ export function register(program: Command): void {
     .option('--no-context', 'do not retry with context + slot description in the premise')
     .option('--no-validation', '/v1/score keeps turns whose ground truth fails validation')
     .option('--hallucination', 'also check facts => text (references entail the utterance) in /v1/score and /v1/rerank: four-way labels')
+    .addOption(new Option('--granularity <unit>', '/v1/score: sentence also checks each sentence of the utterance against each fact (implies --hallucination)').choices(GRANULARITIES))
     .option('--rank-by <order>', `/v1/rerank order: ${RANK_BY.join(' | ')} (omission-hallucination implies --hallucination)`, 'fidelity')
     .addOption(referenceSelectionOption());
   addContextControlOptions(cmd, true);
@@ -79,6 +81,7 @@ async function runServe(flags: ServeFlags): Promise<void> {
     validation: flags.validation,
     referenceSelection: flags.referenceSelection,
     hallucination: flags.hallucination === true,
+    ...(flags.granularity === 'sentence' ? { granularity: flags.granularity } : {}),
     rankBy: flags.rankBy as RankBy,
     referencesFile: flags.references,
   });
