@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { loadSgsaccData, runSgsacc, type SgsaccRun, type TurnReferences } from '../src/metrics/sgsacc/index.js';
 import { createNliRunner } from '../src/nli/runner.js';
 import { buildSentenceTestSet, localisation } from '../scripts/lib/sentence-testset.js';
+import { loadItemSource } from '../src/report/item-files.js';
 import { runCli as run } from './helpers/cli.js';
 import { getLexicalStandinDir } from './helpers/lexical-standin.js';
 import { DATA_DIR, hasData } from './helpers/shared.js';
@@ -108,6 +109,19 @@ describe.skipIf(!hasData('sgd', 'test', FILE))('score --granularity sentence (le
     expect(plainRes.code).toBe(0);
     expect(readFileSync(plainCsv, 'utf8').split('\r\n')[0]).not.toContain('unsupported_sentences');
   }, 120_000);
+
+  it("the per-turn file feeds the paired tests (compare, report): the sentence rate's rows add up to the report's counts", () => {
+    const source = loadItemSource(path.join(dir, 'sentence', 't.jsonl'));
+    const m = source.items['hallucination-sentences-all'];
+    expect(m).toBeDefined();
+    expect(source.items['hallucination-sentences']).toBeDefined();
+    const report = JSON.parse(out.sentence.report) as { sentences: { counts: { checked: number; unsupported: number; contradicted: number } } };
+    const col = (k: number) => Array.from(m.stats).filter((_, i) => i % 2 === k).reduce((a, b) => a + b, 0);
+    expect(col(1)).toBe(report.sentences.counts.checked);
+    expect(col(0)).toBe(report.sentences.counts.unsupported + report.sentences.counts.contradicted);
+    // A turn-level file has no sentence metric.
+    expect(loadItemSource(path.join(dir, 'plain', 't.jsonl')).items).not.toHaveProperty('hallucination-sentences-all');
+  });
 
   it('--granularity sentence with --workers is one line and exit 2', async () => {
     const res = await run([...base(), '--granularity', 'sentence', '--workers', '2', ...files('refused')]);
