@@ -3,11 +3,14 @@
  * every metric their per-item outputs support, resampling dialogues (or turns) and never re-running
  * a model: runs must share a signature apart from what names the system, and the same items.
  */
-import { byDialogue, selectItems, type MetricItems } from '../metrics/significance/items.js';
-import { seedLabel, type ResampleUnit } from '../metrics/significance/confidence.js';
-import { DEFAULT_AR_TRIALS, DEFAULT_BOOTSTRAP_SAMPLES, DEFAULT_SEED, pairedApproximateRandomization, pairedBootstrap } from '../metrics/significance/paired.js';
+import { selectItems, type MetricItems } from '../metrics/significance/items.js';
+import { lowUnitsNote, resamplingUnits } from '../metrics/significance/confidence.js';
+import { pairedApproximateRandomizationSteps, pairedBootstrapSteps } from '../metrics/significance/paired.js';
 import type { Seed } from '../metrics/significance/pcg64.js';
+import { resampleSpec, testSignature, type ResampleSpec, type ResampleUnit } from '../metrics/significance/spec.js';
+import { runSteps, type Steps } from '../metrics/significance/steps.js';
 import type { SystemResult } from '../metrics/significance/types.js';
+import { tooFewForBootstrap } from '../metrics/significance/units.js';
 import { InputError } from '../util/errors.js';
 import type { ItemSource } from './item-files.js';
 import { formatSignature, type Signature } from '../util/signature.js';
@@ -39,6 +42,10 @@ export interface MetricComparison {
   unit: 'turn' | 'dialogue' | 'item';
   /** Units resampled (dialogues, turns or items). */
   units: number;
+  /** Randomization over so few units that all 2^units swap patterns were counted: an exact test. */
+  exact?: true;
+  /** A bootstrap over fewer units than a 95% interval needs (units.ts): its p-value and ± claim too much. */
+  lowUnits?: true;
   /** With commonItems: items of each system left out because another run lacks them. */
   dropped?: Record<string, number>;
   systems: ({ name: string } & SystemResult)[];
@@ -121,13 +128,24 @@ function uniqueNames(sources: readonly ItemSource[]): string[] {
   });
 }
 
-export function compareRuns(sources: readonly ItemSource[], opts: CompareOptions = {}): CompareResult {
+/** The resample spec of compareRuns' options (or the spec itself, its seed already drawn). */
+function compareSpec(opts: CompareOptions & { spec?: ResampleSpec }): ResampleSpec {
+  // compare's tests come with no intervals of their own (its bootstrap gives them anyway).
+  return opts.spec ? { ...opts.spec, confidenceN: null } : resampleSpec({ test: opts.test ?? 'bs', samples: opts.samples, seed: opts.seed, unit: opts.unit });
+}
+
+export function compareRuns(sources: readonly ItemSource[], opts: CompareOptions & { spec?: ResampleSpec } = {}): CompareResult {
+  return runSteps(compareRunsSteps(sources, opts));
+}
+
+export function* compareRunsSteps(sources: readonly ItemSource[], opts: CompareOptions & { spec?: ResampleSpec } = {}): Steps<CompareResult> {
   if (sources.length < 2) throw new InputError('compare needs a baseline and at least one system');
   checkComparable(sources);
-  const test = opts.test ?? 'bs';
-  const n = opts.samples ?? (test === 'bs' ? DEFAULT_BOOTSTRAP_SAMPLES : DEFAULT_AR_TRIALS);
-  const seed = opts.seed === undefined ? DEFAULT_SEED : opts.seed;
-  const unit = opts.unit ?? 'dialogue';
+  const spec = compareSpec(opts);
+  const test = spec.test!;
+  const n = spec.n!;
+  const seed = spec.seed;
+  const unit = spec.unit;
   const names = uniqueNames(sources);
   const available = Object.keys(sources[0].items).filter((id) => sources.every((s) => s.items[id]));
   const unknown = (opts.metrics ?? []).filter((id) => !available.includes(id));
@@ -136,30 +154,33 @@ export function compareRuns(sources: readonly ItemSource[], opts: CompareOptions
   }
   const ids = opts.metrics ? available.filter((id) => opts.metrics!.includes(id)) : available;
   if (ids.length === 0) throw new InputError('the runs have no metric in common to compare', { file: sources[1].file });
-  const comparisons = ids.map((id): MetricComparison => {
+  const comparisons: MetricComparison[] = [];
+  for (const id of ids) {
     const { aligned, dropped } = alignItems(id, sources, sources.map((s) => s.items[id]), opts.commonItems === true);
-    const units = aligned.map((m) => (unit === 'dialogue' && m.level === 'turn' && m.dialogues ? byDialogue(m) : m));
+    const units = aligned.map((m) => resamplingUnits(m, unit));
     const metric = units[0].metric;
     const [base, ...rest] = units.map((m) => m.stats);
-    const r = test === 'bs' ? pairedBootstrap(base, rest, metric, { samples: n, seed }) : pairedApproximateRandomization(base, rest, metric, { trials: n, seed });
+    const r = test === 'bs' ? yield* pairedBootstrapSteps(base, rest, metric, { samples: n, seed }) : yield* pairedApproximateRandomizationSteps(base, rest, metric, { trials: n, seed });
     const level = units[0].level;
-    return {
+    comparisons.push({
       metric: metric.name,
       id,
       test,
       n,
-      seed: seedLabel(seed),
-      signature: `${test}:${n}|seed:${seedLabel(seed)}|unit:${level}`,
+      seed: spec.seedLabel,
+      signature: testSignature(spec, level),
       unit: level,
-      units: units[0].ids.length,
+      units: r.units,
+      ...(r.exact ? { exact: true as const } : {}),
+      ...(test === 'bs' && tooFewForBootstrap(r.units) ? { lowUnits: true as const } : {}),
       ...(dropped ? { dropped } : {}),
       systems: [r.baseline, ...r.systems].map((x, i) => ({ name: names[i], ...x })),
-    };
-  });
+    });
+  }
   return {
     test,
     n,
-    seed: seedLabel(seed),
+    seed: spec.seedLabel,
     unit,
     baseline: names[0],
     systems: names,
@@ -178,8 +199,8 @@ export function formatComparison(r: CompareResult, opts: { alpha?: number } = {}
   for (const c of r.comparisons) {
     c.systems.forEach((s, i) => {
       const ci = s.mean === null || s.ci === null ? '' : `${fmt(s.mean)} ± ${fmt(s.ci)}`;
-      const p = s.pValue === null ? '(baseline)' : `${s.pValue.toFixed(4)}${s.pValue <= alpha ? ' *' : ''}`;
-      rows.push([i === 0 ? c.metric : '', i === 0 ? `${c.units} ${c.unit}s` : '', s.name, fmt(s.score), ci, p]);
+      const p = s.pValue === null ? '(baseline)' : `${s.pValue.toFixed(4)}${s.pValue <= alpha ? ' *' : ''}${c.lowUnits ? ' †' : ''}`;
+      rows.push([i === 0 ? c.metric : '', i === 0 ? `${c.units} ${c.unit}${c.units === 1 ? '' : 's'}` : '', s.name, fmt(s.score), ci, p]);
     });
   }
   const widths = rows[0].map((_, k) => Math.max(...rows.map((row) => row[k].length)));
@@ -187,9 +208,13 @@ export function formatComparison(r: CompareResult, opts: { alpha?: number } = {}
   const dropped = r.comparisons
     .filter((c) => c.dropped && Object.values(c.dropped).some((v) => v > 0))
     .map((c) => `${c.metric}: ${Object.entries(c.dropped!).filter(([, v]) => v > 0).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  const exact = r.comparisons.filter((c) => c.exact).map((c) => `${c.metric} (${2 ** c.units} patterns)`);
+  const low = lowUnitsNote(r.comparisons.filter((c) => c.lowUnits));
   const notes = [
     `${what}, seed ${r.seed}, resampling ${r.unit === 'dialogue' ? 'dialogues' : 'turns'} (dialogue-level metrics always by dialogue); * marks p <= ${alpha} against the baseline ${r.baseline}`,
     ...(dropped.length > 0 ? [`compared on the items every run has; items left out (turns, dialogues or items of each metric): ${dropped.join('; ')}`] : []),
+    ...(exact.length > 0 ? [`exact randomization (every swap pattern counted, as few units allow no more): ${exact.join(', ')}`] : []),
+    ...(low ? [`† ${low}; --paired-ar counts every swap pattern on so few units`] : []),
     `signature (shared): ${r.signature}`,
   ];
   return [...lines, '', ...notes].join('\n') + '\n';

@@ -5,12 +5,14 @@
  * compare.ts and the significance room do not already do: this module only decides which runs can
  * be compared and says why the others cannot.
  */
-import { runConfidence, seedLabel, type ConfidenceBlock, type MetricConfidence, type ResampleUnit } from '../metrics/significance/confidence.js';
+import { runConfidenceSteps, type ConfidenceBlock, type MetricConfidence, type ResampleUnit } from '../metrics/significance/confidence.js';
 import type { RunItems } from '../metrics/significance/items.js';
-import { DEFAULT_AR_TRIALS, DEFAULT_BOOTSTRAP_SAMPLES, DEFAULT_SEED } from '../metrics/significance/paired.js';
 import type { Seed } from '../metrics/significance/pcg64.js';
+import { resampleSpec } from '../metrics/significance/spec.js';
+import { tooFewForBootstrap } from '../metrics/significance/units.js';
 import { InputError } from '../util/errors.js';
-import { compareRuns, type CompareResult } from './compare.js';
+import { runSteps, type Steps } from '../metrics/significance/steps.js';
+import { compareRunsSteps, type CompareResult } from './compare.js';
 import type { ItemSource } from './item-files.js';
 
 /** The metrics the report's main columns show, in the table's order: column key -> metric id. */
@@ -46,6 +48,8 @@ export interface RunFigures {
   confidence: Record<string, MetricConfidence> | null;
   /** null for the baseline and for runs that could not be compared with it. */
   pValues: Record<string, number> | null;
+  /** Metric ids whose p-value rests on a bootstrap over too few units (units.ts): marked †. */
+  lowUnits?: string[];
 }
 
 export interface RunSignificance {
@@ -82,15 +86,23 @@ function sameSeed(a: number | string, b: number | string): boolean {
  * run has either (the report then shows no significance columns).
  */
 export function runSignificance(inputs: readonly SignificanceInput[], opts: RunSignificanceOptions = {}): RunSignificance | null {
-  const test = opts.test ?? 'bs';
-  const n = opts.samples ?? (test === 'bs' ? DEFAULT_BOOTSTRAP_SAMPLES : DEFAULT_AR_TRIALS);
-  const confidenceN = opts.confidenceSamples ?? DEFAULT_BOOTSTRAP_SAMPLES;
-  const seed = opts.seed === undefined ? DEFAULT_SEED : opts.seed;
-  const unit = opts.unit ?? 'dialogue';
+  return runSteps(runSignificanceSteps(inputs, opts));
+}
+
+export function* runSignificanceSteps(inputs: readonly SignificanceInput[], opts: RunSignificanceOptions = {}): Steps<RunSignificance | null> {
+  // Resolved once: a drawn seed (--seed none) is the same for every interval and test below.
+  const spec = resampleSpec({ test: opts.test ?? 'bs', samples: opts.samples, confidence: true, confidenceSamples: opts.confidenceSamples, seed: opts.seed, unit: opts.unit });
+  const test = spec.test!;
+  const n = spec.n!;
+  const confidenceN = spec.confidenceN!;
+  const unit = spec.unit;
   const alpha = opts.alpha ?? 0.05;
   const notes: string[] = [];
   const runs: RunFigures[] = inputs.map(() => ({ confidence: null, pValues: null }));
-  const ownConfidence = (items: RunItems) => runConfidence(items, { samples: confidenceN, seed, unit }).metrics;
+  const ownConfidence = function* (items: RunItems): Steps<Record<string, MetricConfidence>> {
+    return (yield* runConfidenceSteps(items, spec)).metrics;
+  };
+  const lowOf = (r: CompareResult) => r.comparisons.filter((c) => c.lowUnits).map((c) => c.id);
 
   const base = inputs[0].source;
   const compared = inputs.map((r, k) => (k > 0 && base && r.source ? k : -1)).filter((k) => k > 0);
@@ -99,46 +111,52 @@ export function runSignificance(inputs: readonly SignificanceInput[], opts: RunS
   // test and as many resamples for both, one compare of all runs yields the ± and the p-values.
   const metricsOf = (k: number) => Object.keys(inputs[k].source!.items).sort().join(',');
   const sameMetrics = base !== null && compared.every((k) => metricsOf(k) === metricsOf(0));
-  const joint = test === 'bs' && confidenceN === n && sameMetrics && compared.length > 0 ? tryCompare([0, ...compared]) : null;
+  const joint = test === 'bs' && confidenceN === n && sameMetrics && compared.length > 0 ? yield* tryCompare([0, ...compared]) : null;
   if (joint) {
-    [0, ...compared].forEach((k, pos) => {
+    for (const [pos, k] of [0, ...compared].entries()) {
       const conf: Record<string, MetricConfidence> = {};
       for (const c of joint.comparisons) {
         const own = inputs[k].source!.items[c.id];
         const sameOrder = own.ids.length === base!.items[c.id].ids.length && own.ids.every((id, i) => id === base!.items[c.id].ids[i]);
         if (!sameOrder) continue;
         const x = c.systems[pos];
-        conf[c.id] = { metric: c.metric, score: x.score, mean: x.mean!, ci: x.ci!, low: x.low!, high: x.high!, unit: c.unit, units: c.units };
+        conf[c.id] = { metric: c.metric, score: x.score, mean: x.mean!, ci: x.ci!, low: x.low!, high: x.high!, unit: c.unit, units: c.units, ...(tooFewForBootstrap(c.units) ? { lowUnits: true as const } : {}) };
       }
       // Metrics outside the joint comparison (or items in another order) get their own bootstrap.
       const rest = Object.fromEntries(Object.entries(inputs[k].source!.items).filter(([id]) => !conf[id]));
-      runs[k].confidence = { ...conf, ...ownConfidence(rest) };
-      if (pos > 0) runs[k].pValues = Object.fromEntries(joint.comparisons.map((c) => [c.id, c.systems[pos].pValue!]));
-    });
+      runs[k].confidence = { ...conf, ...(yield* ownConfidence(rest)) };
+      if (pos > 0) {
+        runs[k].pValues = Object.fromEntries(joint.comparisons.map((c) => [c.id, c.systems[pos].pValue!]));
+        runs[k].lowUnits = lowOf(joint);
+      }
+    }
   } else {
     for (let k = 1; k < inputs.length && base; k++) {
       if (!inputs[k].source) continue;
       // Each run against the baseline alone, as `todeval compare BASELINE RUN` does it.
-      const r = tryCompare([0, k], true);
-      if (r) runs[k].pValues = Object.fromEntries(r.comparisons.map((c) => [c.id, c.systems[1].pValue!]));
+      const r = yield* tryCompare([0, k], true);
+      if (r) {
+        runs[k].pValues = Object.fromEntries(r.comparisons.map((c) => [c.id, c.systems[1].pValue!]));
+        runs[k].lowUnits = lowOf(r);
+      }
     }
   }
-  inputs.forEach((r, k) => {
-    if (runs[k].confidence) return;
+  for (const [k, r] of inputs.entries()) {
+    if (runs[k].confidence) continue;
     if (r.source) {
-      runs[k].confidence = ownConfidence(r.source.items);
-      return;
+      runs[k].confidence = yield* ownConfidence(r.source.items);
+      continue;
     }
     const own = r.confidence;
-    if (own && own.n === confidenceN && sameSeed(own.seed, seedLabel(seed)) && own.unit === unit) {
+    if (own && own.n === confidenceN && sameSeed(own.seed, spec.seedLabel) && own.unit === unit) {
       runs[k].confidence = own.metrics;
-      return;
+      continue;
     }
     notes.push(
       `${r.name}: no interval or p-value: no per-item statistics (pass its per-turn file with --turns, or evaluate's --items file with --items)` +
         (own ? `; its own --confidence block used ${own.n} resamples, seed ${own.seed}, unit ${own.unit}, not the report's` : ''),
     );
-  });
+  }
   if (runs.every((r) => r.confidence === null)) return null;
   if (inputs.length > 1 && !base) notes.unshift(`no p-values: the baseline ${inputs[0].name} has no per-item statistics`);
 
@@ -152,17 +170,17 @@ export function runSignificance(inputs: readonly SignificanceInput[], opts: RunS
   // Statistics files without any metric (an empty run): nothing to show.
   if (metric === undefined) return null;
   const metricName = runs.map((r) => r.confidence?.[metric]?.metric).find((x) => x !== undefined) ?? metric;
-  return { test, n, confidenceN, seed: seedLabel(seed), unit, alpha, baseline: 0, metric, metricName, runs, notes };
+  return { test, n, confidenceN, seed: spec.seedLabel, unit, alpha, baseline: 0, metric, metricName, runs, notes };
 
   /**
    * compareRuns over these runs, or null when they cannot be compared; with `note`, the reason is
    * kept for the page (the joint attempt falls back to pairs, which then say what is wrong).
    */
-  function tryCompare(which: number[], note = false): CompareResult | null {
+  function* tryCompare(which: number[], note = false): Steps<CompareResult | null> {
     try {
-      return compareRuns(
+      return yield* compareRunsSteps(
         which.map((k) => inputs[k].source!),
-        { test, samples: n, seed, unit, commonItems: note && opts.commonItems === true },
+        { spec, commonItems: note && opts.commonItems === true },
       );
     } catch (e) {
       if (!(e instanceof InputError)) throw e;

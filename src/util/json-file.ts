@@ -14,6 +14,18 @@ export function readStdin(): Buffer {
   return stdinBytes;
 }
 
+/**
+ * Reads standard input whole without blocking the event loop, for readStdin to return after: a
+ * synchronous read of a pipe or FIFO that stays silent holds the process deaf to SIGINT and SIGTERM
+ * (their handlers run on the event loop), so a command that takes `-` reads it this way first.
+ */
+export async function preloadStdin(): Promise<void> {
+  if (stdinBytes) return;
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  stdinBytes = Buffer.concat(chunks);
+}
+
 /** A file's bytes, `-` being standard input. */
 export function fileBytes(file: string): Buffer {
   return file === STDIN ? readStdin() : readFileSync(file);

@@ -147,3 +147,14 @@ export function sameConfiguration(a: Signature, b: Signature): boolean {
 export function byContentSignature(sig: Signature): Signature {
   return Object.fromEntries(Object.entries(sig).map(([k, v]) => [k, byContent(v)])) as Signature;
 }
+
+/** One field of a signature in a fixed order; undefined values are left out. */
+export type SignatureField = readonly [key: string, value: string | number | undefined];
+
+/** `k:v|k:v` from fields in the order given (sacreBLEU's signatures are ordered, not sorted). */
+export function formatFields(fields: readonly SignatureField[]): string {
+  return fields
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `${k}:${v}`)
+    .join('|');
+}

@@ -1,11 +1,13 @@
 import type { Command } from 'commander';
 import { resolveDataDir } from '../../data/data-dir.js';
 import { Evaluator } from '../../metrics/mwz/evaluator.js';
-import { compareRuns, formatComparison } from '../../report/compare.js';
+import { lowUnitsNote } from '../../metrics/significance/confidence.js';
+import { runStepsAsync } from '../../metrics/significance/steps.js';
+import { compareRunsSteps, formatComparison } from '../../report/compare.js';
 import { loadItemSource } from '../../report/item-files.js';
 import { addDataDirOption, reportSkipped } from '../options.js';
 import { addMwzInputOptions, GROUND_TRUTH_SOURCES, type MwzInputFlags } from '../mwz-options.js';
-import { addPairedTestOptions, unitOption, type SignificanceFlags } from '../significance-options.js';
+import { addPairedTestOptions, seedFrom, unitOption, type SignificanceFlags } from '../significance-options.js';
 
 interface CompareFlags extends Omit<SignificanceFlags, 'confidence' | 'confidenceN'>, MwzInputFlags {
   unit: 'turn' | 'dialogue';
@@ -24,12 +26,12 @@ export function register(program: Command): void {
     .option('--common-items', 'compare on the items every run has (each run says how many of its own it leaves out) instead of refusing runs whose items differ')
     .option('--metric <ids>', 'comma-separated metric ids to compare (default: every metric all runs have)')
     .option('--json', 'print {test, n, seed, unit, baseline, systems, signature, comparisons} as JSON');
-  addPairedTestOptions(cmd);
+  addPairedTestOptions(cmd, true);
   addMwzInputOptions(addDataDirOption(cmd));
   cmd.action((runs: string[], flags: CompareFlags) => runCompare(runs, flags));
 }
 
-function runCompare(runs: string[], flags: CompareFlags): void {
+async function runCompare(runs: string[], flags: CompareFlags): Promise<void> {
   let evaluator: Evaluator | undefined;
   // mwzeval predictions are evaluated here; the data (and its ground truth) is loaded once, if at all.
   const lazyEvaluator = (): Evaluator => {
@@ -49,13 +51,18 @@ function runCompare(runs: string[], flags: CompareFlags): void {
     return evaluator;
   };
   const sources = runs.map((file) => loadItemSource(file, { evaluator: lazyEvaluator }));
-  const result = compareRuns(sources, {
-    test: flags.pairedAr ? 'ar' : 'bs',
-    samples: flags.pairedAr ? flags.pairedArN : flags.pairedBsN,
-    seed: flags.seed,
-    unit: flags.unit,
-    commonItems: flags.commonItems === true,
-    metrics: flags.metric?.split(',').map((m) => m.trim()).filter(Boolean),
-  });
+  // Resampled between turns of the event loop: Ctrl-C or SIGTERM ends the run within a second.
+  const result = await runStepsAsync(
+    compareRunsSteps(sources, {
+      test: flags.pairedAr ? 'ar' : 'bs',
+      samples: flags.pairedAr ? flags.pairedArN : flags.pairedBsN,
+      seed: seedFrom(flags.seed),
+      unit: flags.unit,
+      commonItems: flags.commonItems === true,
+      metrics: flags.metric?.split(',').map((m) => m.trim()).filter(Boolean),
+    }),
+  );
+  const low = lowUnitsNote(result.comparisons);
+  if (low && flags.json) process.stderr.write(`todeval: ${low}\n`);
   process.stdout.write(flags.json ? JSON.stringify(result, null, 2) + '\n' : formatComparison(result, { alpha: flags.alpha }));
 }

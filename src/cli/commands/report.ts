@@ -1,13 +1,15 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { buildHtmlReport, defaultTurnsCsv } from '../../report/html/index.js';
+import { runStepsAsync } from '../../metrics/significance/steps.js';
+import { buildHtmlReportSteps, defaultTurnsCsv } from '../../report/html/index.js';
+import { lowUnitsNote } from '../../metrics/significance/confidence.js';
 import type { RunSignificance } from '../../report/run-significance.js';
 import { writeFileAtomic } from '../../util/atomic-write.js';
 import { InputError } from '../../util/errors.js';
 import { positiveInt } from '../options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
-import { addPairedTestOptions, unitOption, type SignificanceFlags } from '../significance-options.js';
+import { addPairedTestOptions, seedFrom, unitOption, type SignificanceFlags } from '../significance-options.js';
 
 interface ReportFlags extends Omit<SignificanceFlags, 'confidence'> {
   output?: string;
@@ -35,14 +37,14 @@ export function register(program: Command): void {
     .option('--items <files...>', "evaluate runs' per-item statistics (todeval evaluate --items), for their ± and vs-baseline columns")
     .option('--no-significance', 'leave out the ± and vs-baseline columns (computed when some run has per-item statistics)')
     .option('--significance-metric <id>', 'the metric of the ± and vs-baseline columns, a todeval compare metric id (default: the first column that has statistics)')
-    .option('--confidence-n <n>', 'bootstrap resamples of each run\'s 95% interval, the ± (default 1000)', positiveInt('--confidence-n'), 1000)
+    .option('--confidence-n <n>', 'bootstrap resamples of each run\'s 95% interval, the ±', positiveInt('--confidence-n'), 1000)
     .addOption(unitOption())
     .option('--common-items', 'compare a run with the baseline on the items both have, instead of leaving it without a p-value');
-  addPairedTestOptions(cmd);
+  addPairedTestOptions(cmd, true);
   cmd.action((runs: string[], flags: ReportFlags, command: Command) => runReport(runs, flags, command.getOptionValueSource('output') === 'default'));
 }
 
-function runReport(runs: string[], flags: ReportFlags, defaultOutput: boolean): void {
+async function runReport(runs: string[], flags: ReportFlags, defaultOutput: boolean): Promise<void> {
   const output = flags.output ?? 'report.html';
   const turns = [...(flags.turns ?? []), ...(flags.out ?? [])];
   const inputs: Record<string, string> = {};
@@ -55,7 +57,8 @@ function runReport(runs: string[], flags: ReportFlags, defaultOutput: boolean): 
   }
   if (flags.csv && path.resolve(flags.csv) === path.resolve(output)) throw new InputError('--csv and -o/--output name the same file', { file: flags.csv });
   const started = performance.now();
-  const { html, listedTurns, data, significance, runs: loaded } = buildHtmlReport({
+  // Resampled between turns of the event loop: Ctrl-C or SIGTERM ends the run within a second.
+  const { html, listedTurns, data, significance, runs: loaded } = await runStepsAsync(buildHtmlReportSteps({
     runs,
     turns,
     items: flags.items,
@@ -65,14 +68,14 @@ function runReport(runs: string[], flags: ReportFlags, defaultOutput: boolean): 
           test: flags.pairedAr ? 'ar' : 'bs',
           samples: flags.pairedAr ? flags.pairedArN : flags.pairedBsN,
           confidenceSamples: flags.confidenceN,
-          seed: flags.seed,
+          seed: seedFrom(flags.seed),
           unit: flags.unit,
           alpha: flags.alpha,
           commonItems: flags.commonItems === true,
           metric: flags.significanceMetric,
         }
       : false,
-  });
+  }));
   // Written to a temporary file and renamed: an interrupted run never leaves half a report.
   writeFileAtomic(output, html);
   const bytes = statSync(output).size;
@@ -107,9 +110,13 @@ function significanceLine(s: RunSignificance, names: readonly string[], standin:
       const c = r.confidence?.[s.metric];
       const p = r.pValues?.[s.metric];
       const ci = c ? `${c.score.toFixed(2).padStart(6)} ± ${c.ci.toFixed(2)}` : '     –';
+      const low = c?.lowUnits || r.lowUnits?.includes(s.metric);
       const vs = k === s.baseline ? (runs > 1 ? '  baseline' : '') : p === undefined ? '  p –' : `  p = ${p.toFixed(4)}${p <= s.alpha ? ' *' : ''}`;
-      return `  ${names[k].padEnd(width)}  ${ci}${vs}`;
+      return `  ${names[k].padEnd(width)}  ${ci}${vs}${low ? ' †' : ''}`;
     }),
+    ...(s.runs.some((r) => r.confidence?.[s.metric]?.lowUnits || r.lowUnits?.includes(s.metric))
+      ? [`significance: † ${lowUnitsNote(s.runs.flatMap((r) => (r.confidence?.[s.metric] ? [r.confidence[s.metric]] : [])).filter((c) => c.lowUnits)) || 'too few units for a bootstrap'}`]
+      : []),
     ...s.notes.map((n) => `significance: ${n}`),
   ];
   return lines.join('\n') + '\n';

@@ -4,10 +4,14 @@
  * `score --confidence` and `evaluate --confidence` add to their reports (docs/significance.md).
  */
 import { byDialogue, type MetricItems, type RunItems } from './items.js';
-import { bootstrapConfidence, DEFAULT_BOOTSTRAP_SAMPLES, DEFAULT_SEED } from './paired.js';
+import { bootstrapConfidenceSteps } from './paired.js';
 import type { Seed } from './pcg64.js';
+import { resampleSpec, type ResampleSpec, type ResampleUnit } from './spec.js';
+import { runSteps, type Steps } from './steps.js';
+import { MIN_BOOTSTRAP_UNITS, tooFewForBootstrap } from './units.js';
 
-export type ResampleUnit = 'turn' | 'dialogue';
+export type { ResampleUnit } from './spec.js';
+export { seedLabel } from './spec.js';
 
 export interface MetricConfidence {
   /** Display name ('SGSAcc', 'BLEU', ...). */
@@ -21,6 +25,8 @@ export interface MetricConfidence {
   /** What was resampled and how many of them. */
   unit: 'turn' | 'dialogue' | 'item';
   units: number;
+  /** Fewer units than a 95% bootstrap interval needs (units.ts, docs/significance.md); absent otherwise. */
+  lowUnits?: true;
 }
 
 export interface ConfidenceBlock {
@@ -37,24 +43,46 @@ export function resamplingUnits(m: MetricItems, unit: ResampleUnit): MetricItems
   return unit === 'dialogue' && m.level === 'turn' && m.dialogues ? byDialogue(m) : m;
 }
 
-export function seedLabel(seed: Seed): number | string {
-  if (seed === null) return 'none';
-  if (typeof seed === 'number') return seed;
-  return Array.isArray(seed) ? seed.join(',') : String(seed);
+/** What runConfidence takes: a spec (its seed already drawn), or the options to resolve one from. */
+export type ConfidenceOptions = ResampleSpec | { samples?: number; seed?: Seed; unit?: ResampleUnit };
+
+function confidenceSpec(opts: ConfidenceOptions): ResampleSpec {
+  return 'seedLabel' in opts ? opts : resampleSpec({ confidence: true, confidenceSamples: opts.samples, seed: opts.seed, unit: opts.unit });
 }
 
-export function runConfidence(items: RunItems, opts: { samples?: number; seed?: Seed; unit?: ResampleUnit } = {}): ConfidenceBlock {
-  const samples = opts.samples ?? DEFAULT_BOOTSTRAP_SAMPLES;
-  const seed = opts.seed === undefined ? DEFAULT_SEED : opts.seed;
-  const unit = opts.unit ?? 'dialogue';
+export function runConfidence(items: RunItems, opts: ConfidenceOptions = {}): ConfidenceBlock {
+  return runSteps(runConfidenceSteps(items, opts));
+}
+
+export function* runConfidenceSteps(items: RunItems, opts: ConfidenceOptions = {}): Steps<ConfidenceBlock> {
+  const spec = confidenceSpec(opts);
+  const samples = spec.confidenceN ?? spec.n!;
   const metrics: Record<string, MetricConfidence> = {};
   for (const [id, m] of Object.entries(items)) {
-    const u = resamplingUnits(m, unit);
+    const u = resamplingUnits(m, spec.unit);
     if (u.ids.length === 0) continue;
-    const r = bootstrapConfidence(u.stats, u.metric, { samples, seed });
-    metrics[id] = { metric: m.metric.name, score: r.score, mean: r.mean, ci: r.ci, low: r.low, high: r.high, unit: u.level, units: u.ids.length };
+    const r = yield* bootstrapConfidenceSteps(u.stats, u.metric, { samples, seed: spec.seed });
+    metrics[id] = {
+      metric: m.metric.name,
+      score: r.score,
+      mean: r.mean,
+      ci: r.ci,
+      low: r.low,
+      high: r.high,
+      unit: u.level,
+      units: u.ids.length,
+      ...(tooFewForBootstrap(u.ids.length) ? { lowUnits: true as const } : {}),
+    };
   }
-  return { test: 'bootstrap', n: samples, seed: seedLabel(seed), unit, metrics };
+  return { test: 'bootstrap', n: samples, seed: spec.seedLabel, unit: spec.unit, metrics };
+}
+
+/** The line that says which intervals rest on too few units, or '' when none do. */
+export function lowUnitsNote(rows: readonly { metric: string; units: number; unit: string; lowUnits?: true }[]): string {
+  const low = rows.filter((r) => r.lowUnits);
+  if (low.length === 0) return '';
+  const which = low.map((r) => `${r.metric} (${r.units} ${r.unit}${r.units === 1 ? '' : 's'})`).join(', ');
+  return `warning: too few units for a bootstrap 95% interval (fewer than ${MIN_BOOTSTRAP_UNITS}; it covers less than it says, docs/significance.md): ${which}`;
 }
 
 /** Text lines in sacreBLEU's words: `SGSAcc  81.23 (μ = 81.20 ± 1.31, 95% [79.92, 82.54], 300 dialogues)`. */
@@ -65,7 +93,9 @@ export function formatConfidence(block: ConfidenceBlock, digits = 2): string {
   const lines = [`95% confidence (bootstrap, ${block.n} resamples, seed ${block.seed}):`];
   for (const r of rows) {
     const f = (x: number) => x.toFixed(digits);
-    lines.push(`  ${r.metric.padEnd(pad)}  ${f(r.score)} (μ = ${f(r.mean)} ± ${f(r.ci)}, 95% [${f(r.low)}, ${f(r.high)}], ${r.units} ${r.unit}s)`);
+    lines.push(`  ${r.metric.padEnd(pad)}  ${f(r.score)} (μ = ${f(r.mean)} ± ${f(r.ci)}, 95% [${f(r.low)}, ${f(r.high)}], ${r.units} ${r.unit}s)${r.lowUnits ? ' †' : ''}`);
   }
+  const note = lowUnitsNote(rows);
+  if (note) lines.push(`  † ${note}`);
   return lines.join('\n') + '\n';
 }

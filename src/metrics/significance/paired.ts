@@ -9,7 +9,14 @@
  *   which system each item's statistics go to; c counts trials whose |a - b| exceeds the observed;
  * - confidence: the bootstrap scores sorted, the n//40-th from each end, their mean (NumPy's).
  * One rule differs on purpose: a system whose statistics equal the baseline's item for item gets
- * p = 1, where sacreBLEU's strict count gives 1 / (samples + 1) (docs/significance.md).
+ * p = 1, where sacreBLEU's strict count gives 1 / (samples + 1) (docs/significance.md). And where
+ * the units are few, randomization does not draw: with 2^n swap patterns no more than the trials
+ * asked for, it enumerates them all (an exact test), and a drawn p-value is never reported below
+ * 2 / 2^n, the least any test on n paired units can give (units.ts). On sacreBLEU's own test data
+ * (thousands of segments) neither rule changes a number.
+ *
+ * Each test is a generator that yields between blocks of resamples (steps.ts): the commands let
+ * the event loop run between blocks, so Ctrl-C and SIGTERM end a long run within a second.
  *
  * A resample is column sums over typed arrays: no per-sample allocation. The bootstrap multiplies
  * each item's row by how often it was drawn; randomization adds precomputed per-byte tables of
@@ -18,21 +25,27 @@
  */
 import { numpyMean } from './numpy-sum.js';
 import { NumpyGenerator, type Seed } from './pcg64.js';
+import { assertFits, DEFAULT_AR_TRIALS, DEFAULT_BOOTSTRAP_SAMPLES, resolveSeed } from './spec.js';
+import { runSteps, type Steps } from './steps.js';
 import type { ConfidenceResult, ItemStats, StatMetric, SystemResult } from './types.js';
+import { randomizationFloor } from './units.js';
 
-/** sacreBLEU's default seed (SACREBLEU_SEED). */
-export const DEFAULT_SEED = 12345;
-export const DEFAULT_BOOTSTRAP_SAMPLES = 1000;
-export const DEFAULT_AR_TRIALS = 10000;
+export { DEFAULT_AR_TRIALS, DEFAULT_BOOTSTRAP_SAMPLES, DEFAULT_SEED } from './spec.js';
 
 export interface ResampleOptions {
-  /** NumPy seed (default 12345, sacreBLEU's); null draws entropy from the OS. */
+  /** NumPy seed (default 12345, sacreBLEU's); null draws one (spec.ts resolveSeed). */
   seed?: Seed;
   /**
    * Sum bootstrap statistics in float32, as sacreBLEU does (`np.array(stats, dtype='float32')`).
    * Integer sums below 2^24 are exact either way; past that the float32 rounding is reproduced.
+   * Default: the metric's own rule (StatMetric.float32; BLEU's is true), so that every command
+   * that resamples a metric sums it the same way.
    */
   float32?: boolean;
+}
+
+function float32Rule(metric: StatMetric, opts: ResampleOptions): boolean {
+  return opts.float32 ?? metric.float32 === true;
 }
 
 function itemCount(stats: ItemStats, width: number, what: string): number {
@@ -51,7 +64,7 @@ function checkSystems(baseline: ItemStats, systems: readonly ItemStats[], metric
 }
 
 /** Column sums in item order (exact for integer statistics). */
-function columnSums(stats: ItemStats, width: number): Float64Array {
+export function columnSums(stats: ItemStats, width: number): Float64Array {
   const sums = new Float64Array(width);
   for (let i = 0; i < stats.length; i++) sums[i % width] += stats[i];
   return sums;
@@ -120,11 +133,12 @@ function distinctColumns(systems: readonly ItemStats[], d: number, n: number): {
 /**
  * Bootstrap scores of several systems over the same draws: `samples` rows of `choice(n, n)` from
  * `gen`, each system's statistics summed over the drawn items. Returns one Float64Array of
- * `samples` scores per system.
+ * `samples` scores per system; yields after every block of SAMPLE_BLOCK resamples.
  */
-function bootstrapScores(systems: readonly ItemStats[], metric: StatMetric, n: number, samples: number, gen: NumpyGenerator, float32: boolean): Float64Array[] {
+function* bootstrapScores(systems: readonly ItemStats[], metric: StatMetric, n: number, samples: number, gen: NumpyGenerator, float32: boolean): Steps<Float64Array[]> {
+  // Each system's scores, the differences and estimateCi's sorted copy: (k + 2) doubles a resample.
+  assertFits(samples, 8 * (systems.length + 2), 'bootstrap resamples');
   const d = metric.width;
-  const k = systems.length;
   const { source, columnOf } = distinctColumns(systems, d, n);
   const width = source.length;
   // Items outermost, distinct columns inside: a drawn item touches one contiguous row.
@@ -145,70 +159,94 @@ function bootstrapScores(systems: readonly ItemStats[], metric: StatMetric, n: n
   // maxAbs each): then the float64 sum below is the same number and the cheaper path is taken.
   const emulate = float32 && !(integral && n * maxAbs < 2 ** 24);
   const out = systems.map(() => new Float64Array(samples));
+  const score = scorer(out, metric, columnOf, float32);
   const idx = new Int32Array(n);
-  const row = new Float64Array(d);
-  const score = float32 && metric.scoreFloat32 ? metric.scoreFloat32.bind(metric) : metric.score.bind(metric);
-  const scoreAll = (acc: Float64Array, at: number, t: number) => {
-    for (let s = 0; s < k; s++) {
-      for (let j = 0; j < d; j++) row[j] = acc[at + columnOf[s * d + j]];
-      out[s][t] = score(row, 0);
-    }
-  };
   if (emulate) {
-    // NumPy adds the drawn rows in order into a float32 accumulator.
     const acc = new Float64Array(width);
-    for (let t = 0; t < samples; t++) {
-      gen.choice(n, idx);
-      acc.fill(0);
-      for (let i = 0; i < n; i++) {
-        const base = idx[i] * width;
-        for (let q = 0; q < width; q++) acc[q] = Math.fround(acc[q] + data[base + q]);
-      }
-      scoreAll(acc, 0, t);
+    for (let t0 = 0; t0 < samples; t0 += SAMPLE_BLOCK) {
+      float32Block(data, n, width, t0, Math.min(SAMPLE_BLOCK, samples - t0), gen, idx, acc, score);
+      yield;
     }
     return out;
   }
-  // A resample's sums are each item's row times the number of times it was drawn. Samples go in
-  // blocks: each item's row is read once per block and added into the block's accumulators, which
-  // stay in cache, instead of streaming every row through memory once per sample.
   const { packed, fields, perRow } = packColumns(data, n, width);
   const block = Math.min(samples, SAMPLE_BLOCK);
   const counts = new Int32Array(n * block);
   const acc = new Float64Array(block * perRow);
   const unpacked = new Float64Array(width);
-  // Unrolled by four: V8 does not vectorize, and the unrolled loop runs about 20% faster.
-  const by4 = perRow - (perRow % 4);
   for (let t0 = 0; t0 < samples; t0 += block) {
     const tb = Math.min(block, samples - t0);
-    counts.fill(0);
-    for (let u = 0; u < tb; u++) {
-      gen.choice(n, idx);
-      for (let i = 0; i < n; i++) counts[idx[i] * block + u]++;
-    }
-    acc.fill(0);
-    for (let i = 0; i < n; i++) {
-      const base = i * perRow;
-      const at = i * block;
-      for (let u = 0; u < tb; u++) {
-        const c = counts[at + u];
-        if (c === 0) continue;
-        const into = u * perRow;
-        let q = 0;
-        for (; q < by4; q += 4) {
-          acc[into + q] += c * packed[base + q];
-          acc[into + q + 1] += c * packed[base + q + 1];
-          acc[into + q + 2] += c * packed[base + q + 2];
-          acc[into + q + 3] += c * packed[base + q + 3];
-        }
-        for (; q < perRow; q++) acc[into + q] += c * packed[base + q];
-      }
-    }
+    countedBlock(packed, n, perRow, block, tb, gen, idx, counts, acc);
     for (let u = 0; u < tb; u++) {
       unpack(acc, u * perRow, fields, unpacked);
-      scoreAll(unpacked, 0, t0 + u);
+      score(unpacked, t0 + u);
     }
+    yield;
   }
   return out;
+}
+
+/**
+ * Writes every system's score of one resample's distinct-column sums into out[s][t]; with float32
+ * sums, by the metric's float32 score where it has one (sacreBLEU's float32 ratios of chrF and TER).
+ */
+function scorer(out: Float64Array[], metric: StatMetric, columnOf: Int32Array, float32: boolean): (acc: Float64Array, t: number) => void {
+  const d = metric.width;
+  const row = new Float64Array(d);
+  const score = float32 && metric.scoreFloat32 ? metric.scoreFloat32.bind(metric) : metric.score.bind(metric);
+  return (acc, t) => {
+    for (let s = 0; s < out.length; s++) {
+      for (let j = 0; j < d; j++) row[j] = acc[columnOf[s * d + j]];
+      out[s][t] = score(row, 0);
+    }
+  };
+}
+
+/** NumPy adds the drawn rows in order into a float32 accumulator: resamples t0 .. t0 + tb. */
+function float32Block(data: Float64Array, n: number, width: number, t0: number, tb: number, gen: NumpyGenerator, idx: Int32Array, acc: Float64Array, score: (acc: Float64Array, t: number) => void): void {
+  for (let t = t0; t < t0 + tb; t++) {
+    gen.choice(n, idx);
+    acc.fill(0);
+    for (let i = 0; i < n; i++) {
+      const base = idx[i] * width;
+      for (let q = 0; q < width; q++) acc[q] = Math.fround(acc[q] + data[base + q]);
+    }
+    score(acc, t);
+  }
+}
+
+/**
+ * One block of `tb` resamples' packed sums into acc (resample u at u * perRow). A resample's sums
+ * are each item's row times the number of times it was drawn: each item's row is read once per
+ * block and added into the block's accumulators, which stay in cache, instead of streaming every
+ * row through memory once per sample.
+ */
+function countedBlock(packed: Float64Array, n: number, perRow: number, block: number, tb: number, gen: NumpyGenerator, idx: Int32Array, counts: Int32Array, acc: Float64Array): void {
+  counts.fill(0);
+  for (let u = 0; u < tb; u++) {
+    gen.choice(n, idx);
+    for (let i = 0; i < n; i++) counts[idx[i] * block + u]++;
+  }
+  acc.fill(0);
+  // Unrolled by four: V8 does not vectorize, and the unrolled loop runs about 20% faster.
+  const by4 = perRow - (perRow % 4);
+  for (let i = 0; i < n; i++) {
+    const base = i * perRow;
+    const at = i * block;
+    for (let u = 0; u < tb; u++) {
+      const c = counts[at + u];
+      if (c === 0) continue;
+      const into = u * perRow;
+      let q = 0;
+      for (; q < by4; q += 4) {
+        acc[into + q] += c * packed[base + q];
+        acc[into + q + 1] += c * packed[base + q + 1];
+        acc[into + q + 2] += c * packed[base + q + 2];
+        acc[into + q + 3] += c * packed[base + q + 3];
+      }
+      for (; q < perRow; q++) acc[into + q] += c * packed[base + q];
+    }
+  }
 }
 
 /** Where a column lives in a packed row: which number, and at which power of two. */
@@ -281,17 +319,28 @@ const SAMPLE_BLOCK = 64;
 
 /** Bootstrap confidence of one system (sacreBLEU's `--confidence`, `_bootstrap_resample`). */
 export function bootstrapConfidence(stats: ItemStats, metric: StatMetric, opts: ResampleOptions & { samples?: number } = {}): ConfidenceResult {
+  return runSteps(bootstrapConfidenceSteps(stats, metric, opts));
+}
+
+export function* bootstrapConfidenceSteps(stats: ItemStats, metric: StatMetric, opts: ResampleOptions & { samples?: number } = {}): Steps<ConfidenceResult> {
   const n = itemCount(stats, metric.width, 'system');
   if (n === 0) throw new Error('no items to resample');
   const samples = opts.samples ?? DEFAULT_BOOTSTRAP_SAMPLES;
-  const gen = new NumpyGenerator(opts.seed === undefined ? DEFAULT_SEED : opts.seed);
-  const [scores] = bootstrapScores([stats], metric, n, samples, gen, opts.float32 === true);
+  const gen = new NumpyGenerator(resolveSeed(opts.seed).seed);
+  const [scores] = yield* bootstrapScores([stats], metric, n, samples, gen, float32Rule(metric, opts));
   return { score: scoreOf(stats, metric), ...estimateCi(scores) };
 }
 
 export interface PairedResult {
   baseline: SystemResult;
   systems: SystemResult[];
+  /** Items (units) resampled. */
+  units: number;
+  /**
+   * Randomization only: every one of the 2^units swap patterns was counted (2^units was no more
+   * than the trials asked for), so p is the exact randomization p-value.
+   */
+  exact?: boolean;
 }
 
 /**
@@ -299,13 +348,18 @@ export interface PairedResult {
  * same `samples` resamples of the items; each gets a p-value, a bootstrap mean and a 95% interval.
  */
 export function pairedBootstrap(baseline: ItemStats, systems: readonly ItemStats[], metric: StatMetric, opts: ResampleOptions & { samples?: number } = {}): PairedResult {
+  return runSteps(pairedBootstrapSteps(baseline, systems, metric, opts));
+}
+
+export function* pairedBootstrapSteps(baseline: ItemStats, systems: readonly ItemStats[], metric: StatMetric, opts: ResampleOptions & { samples?: number } = {}): Steps<PairedResult> {
   const n = checkSystems(baseline, systems, metric);
   const samples = opts.samples ?? DEFAULT_BOOTSTRAP_SAMPLES;
-  const gen = new NumpyGenerator(opts.seed === undefined ? DEFAULT_SEED : opts.seed);
-  const [base, ...rest] = bootstrapScores([baseline, ...systems], metric, n, samples, gen, opts.float32 === true);
+  const gen = new NumpyGenerator(resolveSeed(opts.seed).seed);
+  const [base, ...rest] = yield* bootstrapScores([baseline, ...systems], metric, n, samples, gen, float32Rule(metric, opts));
   const baseScore = scoreOf(baseline, metric);
   const diffs = new Float64Array(samples);
   return {
+    units: n,
     baseline: { score: baseScore, pValue: null, ...estimateCi(base) },
     systems: systems.map((sys, k) => {
       const score = scoreOf(sys, metric);
@@ -324,22 +378,46 @@ export function pairedBootstrap(baseline: ItemStats, systems: readonly ItemStats
  * [g * trials + t] says whether item 8g + b swaps in trial t (NumPy's bool draw, made in C order
  * over (trials, n), stored group-major so that a pass over one group's trials reads contiguously).
  */
-function randomizationCodes(n: number, trials: number, gen: NumpyGenerator): Uint8Array {
+function* randomizationCodes(n: number, trials: number, gen: NumpyGenerator): Steps<Uint8Array> {
   const groups = Math.ceil(n / 8);
   const codes = new Uint8Array(trials * groups);
   const stream = gen.boolStream();
   const tail = n % 8;
   const full = tail === 0 ? groups : groups - 1;
-  for (let t = 0; t < trials; t++) {
-    for (let g = 0; g < full; g++) codes[g * trials + t] = stream.nextByte();
-    if (tail !== 0) {
-      let b = 0;
-      for (let k = 0; k < tail; k++) b |= stream.next() << k;
-      codes[full * trials + t] = b;
+  for (let t0 = 0; t0 < trials; t0 += TRIAL_BLOCK) {
+    const end = Math.min(trials, t0 + TRIAL_BLOCK);
+    for (let t = t0; t < end; t++) {
+      for (let g = 0; g < full; g++) codes[g * trials + t] = stream.nextByte();
+      if (tail !== 0) {
+        let b = 0;
+        for (let k = 0; k < tail; k++) b |= stream.next() << k;
+        codes[full * trials + t] = b;
+      }
     }
+    yield;
   }
   return codes;
 }
+
+/** Every swap pattern of n items once, in randomizationCodes' layout: pattern t swaps the items of t's set bits. */
+function allSwapPatterns(n: number): Uint8Array {
+  const patterns = 2 ** n;
+  const groups = Math.ceil(n / 8);
+  const codes = new Uint8Array(patterns * groups);
+  for (let g = 0; g < groups; g++) {
+    for (let t = 0; t < patterns; t++) codes[g * patterns + t] = Math.floor(t / 2 ** (8 * g)) & 0xff;
+  }
+  return codes;
+}
+
+/**
+ * Ties of the exact test: a pattern counts when its statistic reaches the observed one. The
+ * statistics of integer counts are exact, and a pattern equal to the observed one (itself, its
+ * complement) computes the same sums; for other statistics the sums of at most 30 terms (2^n no
+ * more than a count that fits memory) round at about 30 * 2^-53 relative, which a score's
+ * condition number would have to amplify ten-thousand-fold to reach 1e-9.
+ */
+const TIE = 1e-9;
 
 /**
  * Paired approximate randomization (sacreBLEU `--paired-ar`): in each trial every item's
@@ -347,6 +425,10 @@ function randomizationCodes(n: number, trials: number, gen: NumpyGenerator): Uin
  * round; p counts trials whose |score(a) - score(b)| exceeds the observed difference. With
  * `confidenceSamples` > 0, bootstrap intervals as sacreBLEU's `n_ar_confidence`: the baseline's from
  * a fresh generator, each system's from draws that follow the trials'.
+ *
+ * With few items (2^n no more than the trials), the test is exact instead: all 2^n patterns, each
+ * once, p = the share of patterns whose statistic reaches the observed one (the identity pattern
+ * included, so p ≥ 2 / 2^n). Drawn p-values are floored at 2 / 2^n (units.ts).
  */
 export function pairedApproximateRandomization(
   baseline: ItemStats,
@@ -354,59 +436,85 @@ export function pairedApproximateRandomization(
   metric: StatMetric,
   opts: ResampleOptions & { trials?: number; confidenceSamples?: number } = {},
 ): PairedResult {
+  return runSteps(pairedApproximateRandomizationSteps(baseline, systems, metric, opts));
+}
+
+export function* pairedApproximateRandomizationSteps(
+  baseline: ItemStats,
+  systems: readonly ItemStats[],
+  metric: StatMetric,
+  opts: ResampleOptions & { trials?: number; confidenceSamples?: number } = {},
+): Steps<PairedResult> {
   const n = checkSystems(baseline, systems, metric);
-  const trials = opts.trials ?? DEFAULT_AR_TRIALS;
-  const seed = opts.seed === undefined ? DEFAULT_SEED : opts.seed;
+  const asked = opts.trials ?? DEFAULT_AR_TRIALS;
+  const exact = n < 31 && 2 ** n <= asked;
+  const trials = exact ? 2 ** n : asked;
+  const groups = Math.ceil(n / 8);
+  // The selectors (a byte per group of eight items) and the statistics.
+  assertFits(trials, groups + 8, 'randomization trials');
+  const seed = resolveSeed(opts.seed).seed;
+  const float32 = float32Rule(metric, opts);
   const d = metric.width;
   const gen = new NumpyGenerator(seed);
-  const codes = randomizationCodes(n, trials, gen);
+  const codes = exact ? allSwapPatterns(n) : yield* randomizationCodes(n, trials, gen);
   const confidence = opts.confidenceSamples ?? -1;
   // The systems' intervals use draws that follow the trials' in the same generator.
-  const systemCi = confidence > 0 ? bootstrapScores(systems, metric, n, confidence, gen, opts.float32 === true) : undefined;
+  const systemCi = confidence > 0 ? yield* bootstrapScores(systems, metric, n, confidence, gen, float32) : undefined;
   const baseScore = scoreOf(baseline, metric);
   const baseTotals = columnSums(baseline, d);
-  const groups = Math.ceil(n / 8);
   const table = new Float64Array(groups * 256 * d);
   const diff = new Float64Array(8 * d);
   const stats = new Float64Array(trials);
 
-  const baselineCi = confidence > 0 ? bootstrapConfidence(baseline, metric, { seed, samples: confidence, float32: opts.float32 }) : undefined;
-  return {
-    baseline: { score: baseScore, pValue: null, mean: baselineCi?.mean ?? null, ci: baselineCi?.ci ?? null, low: baselineCi?.low ?? null, high: baselineCi?.high ?? null },
-    systems: systems.map((sys, k) => {
-      const score = scoreOf(sys, metric);
-      const sysTotals = columnSums(sys, d);
-      // a = system totals + sum over swapped items of (baseline - system); b = baseline totals - that.
-      // Per group of eight items, the 256 possible swap patterns' sums are tabled once per system.
-      const live: number[] = [];
-      for (let g = 0; g < groups; g++) {
-        diff.fill(0);
-        let any = false;
-        for (let bit = 0; bit < 8 && g * 8 + bit < n; bit++) {
-          const i = g * 8 + bit;
-          for (let j = 0; j < d; j++) {
-            const v = baseline[i * d + j] - sys[i * d + j];
-            diff[bit * d + j] = v;
-            if (v !== 0) any = true;
-          }
-        }
-        if (!any) continue;
-        live.push(g);
-        const base = g * 256 * d;
-        for (let j = 0; j < d; j++) table[base + j] = 0;
-        // Pattern c = (c without its top bit) + the top bit's item.
-        for (let c = 1; c < 256; c++) {
-          const top = 31 - Math.clz32(c);
-          const prev = base + (c ^ (1 << top)) * d;
-          const into = base + c * d;
-          for (let j = 0; j < d; j++) table[into + j] = table[prev + j] + diff[top * d + j];
+  const baselineCi = confidence > 0 ? yield* bootstrapConfidenceSteps(baseline, metric, { seed, samples: confidence, float32 }) : undefined;
+  const results: SystemResult[] = [];
+  for (let k = 0; k < systems.length; k++) {
+    const sys = systems[k];
+    const score = scoreOf(sys, metric);
+    const sysTotals = columnSums(sys, d);
+    // a = system totals + sum over swapped items of (baseline - system); b = baseline totals - that.
+    // Per group of eight items, the 256 possible swap patterns' sums are tabled once per system.
+    const live: number[] = [];
+    for (let g = 0; g < groups; g++) {
+      diff.fill(0);
+      let any = false;
+      for (let bit = 0; bit < 8 && g * 8 + bit < n; bit++) {
+        const i = g * 8 + bit;
+        for (let j = 0; j < d; j++) {
+          const v = baseline[i * d + j] - sys[i * d + j];
+          diff[bit * d + j] = v;
+          if (v !== 0) any = true;
         }
       }
-      randomizationStats(codes, Int32Array.from(live), table, d, sysTotals, baseTotals, metric, stats);
-      const pValue = identical(sys, baseline) ? 1 : pValueOf(stats, Math.abs(baseScore - score));
-      const ci = systemCi ? estimateCi(systemCi[k]) : undefined;
-      return { score, pValue, mean: ci?.mean ?? null, ci: ci?.ci ?? null, low: ci?.low ?? null, high: ci?.high ?? null };
-    }),
+      if (!any) continue;
+      live.push(g);
+      const base = g * 256 * d;
+      for (let j = 0; j < d; j++) table[base + j] = 0;
+      // Pattern c = (c without its top bit) + the top bit's item.
+      for (let c = 1; c < 256; c++) {
+        const top = 31 - Math.clz32(c);
+        const prev = base + (c ^ (1 << top)) * d;
+        const into = base + c * d;
+        for (let j = 0; j < d; j++) table[into + j] = table[prev + j] + diff[top * d + j];
+      }
+    }
+    yield* randomizationStats(codes, Int32Array.from(live), table, d, sysTotals, baseTotals, metric, stats);
+    const observed = Math.abs(baseScore - score);
+    let pValue: number;
+    if (identical(sys, baseline)) pValue = 1;
+    else if (exact) {
+      let reach = 0;
+      for (let t = 0; t < trials; t++) if (stats[t] >= observed * (1 - TIE)) reach++;
+      pValue = reach / trials;
+    } else pValue = Math.max(pValueOf(stats, observed), randomizationFloor(n));
+    const ci = systemCi ? estimateCi(systemCi[k]) : undefined;
+    results.push({ score, pValue, mean: ci?.mean ?? null, ci: ci?.ci ?? null, low: ci?.low ?? null, high: ci?.high ?? null });
+  }
+  return {
+    units: n,
+    exact,
+    baseline: { score: baseScore, pValue: null, mean: baselineCi?.mean ?? null, ci: baselineCi?.ci ?? null, low: baselineCi?.low ?? null, high: baselineCi?.high ?? null },
+    systems: results,
   };
 }
 
@@ -416,7 +524,7 @@ export function pairedApproximateRandomization(
  * accumulators are read sequentially while one group's 256-row table stays in the L1 cache: looking
  * tables up trial by trial instead misses the cache on almost every lookup (4x slower measured).
  */
-function randomizationStats(
+function* randomizationStats(
   codes: Uint8Array,
   live: Int32Array,
   table: Float64Array,
@@ -425,39 +533,45 @@ function randomizationStats(
   baseTotals: Float64Array,
   metric: StatMetric,
   out: Float64Array,
-): void {
+): Steps<void> {
   const trials = out.length;
   const block = Math.min(trials, TRIAL_BLOCK);
   const acc = new Float64Array(block * d);
   const a = new Float64Array(d);
   const b = new Float64Array(d);
-  const by4 = d - (d % 4);
   for (let t0 = 0; t0 < trials; t0 += block) {
+    trialBlock(codes, live, table, d, trials, t0, Math.min(block, trials - t0), acc);
     const tn = Math.min(block, trials - t0);
-    acc.fill(0);
-    for (let q = 0; q < live.length; q++) {
-      const g = live[q];
-      const tableAt = g * 256 * d;
-      const codeAt = g * trials + t0;
-      for (let u = 0; u < tn; u++) {
-        const at = tableAt + codes[codeAt + u] * d;
-        const ab = u * d;
-        let j = 0;
-        for (; j < by4; j += 4) {
-          acc[ab + j] += table[at + j];
-          acc[ab + j + 1] += table[at + j + 1];
-          acc[ab + j + 2] += table[at + j + 2];
-          acc[ab + j + 3] += table[at + j + 3];
-        }
-        for (; j < d; j++) acc[ab + j] += table[at + j];
-      }
-    }
     for (let u = 0; u < tn; u++) {
       for (let j = 0; j < d; j++) {
         a[j] = sysTotals[j] + acc[u * d + j];
         b[j] = baseTotals[j] - acc[u * d + j];
       }
       out[t0 + u] = Math.abs(metric.score(a, 0) - metric.score(b, 0));
+    }
+    yield;
+  }
+}
+
+/** The tabled differences of trials t0 .. t0 + tn summed into acc (trial u at u * d). */
+function trialBlock(codes: Uint8Array, live: Int32Array, table: Float64Array, d: number, trials: number, t0: number, tn: number, acc: Float64Array): void {
+  const by4 = d - (d % 4);
+  acc.fill(0);
+  for (let q = 0; q < live.length; q++) {
+    const g = live[q];
+    const tableAt = g * 256 * d;
+    const codeAt = g * trials + t0;
+    for (let u = 0; u < tn; u++) {
+      const at = tableAt + codes[codeAt + u] * d;
+      const ab = u * d;
+      let j = 0;
+      for (; j < by4; j += 4) {
+        acc[ab + j] += table[at + j];
+        acc[ab + j + 1] += table[at + j + 1];
+        acc[ab + j + 2] += table[at + j + 2];
+        acc[ab + j + 3] += table[at + j + 3];
+      }
+      for (; j < d; j++) acc[ab + j] += table[at + j];
     }
   }
 }

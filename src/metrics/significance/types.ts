@@ -20,6 +20,12 @@ export interface StatMetric {
   scoreFloat32?(sums: ArrayLike<number>, offset: number): number;
   /** How to rebuild the metric from a file that stores its rows (a per-item statistics file). */
   readonly spec?: MetricSpec;
+  /**
+   * The metric's float rule: bootstrap sums in float32, as sacreBLEU sums BLEU's statistics. Read
+   * by every test that resamples the metric (bleu, compare, report, --confidence), so that they
+   * agree once sums pass 2^24; absent: exact float64 sums.
+   */
+  readonly float32?: boolean;
 }
 
 /** A stored metric's score function: a rate (scale * num / (den + epsilon)) or sacreBLEU's BLEU. */

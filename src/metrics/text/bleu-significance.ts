@@ -3,13 +3,17 @@
  * `--confidence`): the library behind `todeval bleu`. Statistics are extracted once per system
  * against references tokenized once; the tests resample those statistics (src/metrics/significance).
  */
-import { bootstrapConfidence, DEFAULT_AR_TRIALS, DEFAULT_BOOTSTRAP_SAMPLES, DEFAULT_SEED, pairedApproximateRandomization, pairedBootstrap } from '../significance/paired.js';
+import { formatFields } from '../../util/signature.js';
+import { bootstrapConfidenceSteps, columnSums, pairedApproximateRandomizationSteps, pairedBootstrapSteps } from '../significance/paired.js';
 import type { Seed } from '../significance/pcg64.js';
+import { resampleSpec, testFields, type PairedTestName, type ResampleSpec } from '../significance/spec.js';
+import { runSteps, type Steps } from '../significance/steps.js';
 import type { StatMetric, SystemResult } from '../significance/types.js';
+import { MIN_BOOTSTRAP_UNITS, tooFewForBootstrap } from '../significance/units.js';
 import { pyFixed } from './py-string.js';
-import { BLEU_MAX_ORDER, BLEU_STATS_WIDTH, BleuReferences, bleuFromSegmentStats, bleuSignature, makeBleuScorer, type BleuOptions, type BleuResult } from './bleu.js';
+import { BLEU_MAX_ORDER, BLEU_STATS_WIDTH, BleuReferences, bleuFromSegmentStats, bleuSignatureFields, makeBleuScorer, type BleuOptions, type BleuResult } from './bleu.js';
 
-export type PairedTestName = 'bs' | 'ar';
+export type { PairedTestName } from '../significance/spec.js';
 
 export interface BleuTestOptions extends BleuOptions {
   /** Paired test of every system against the first (the baseline); null: none. */
@@ -37,8 +41,17 @@ export interface BleuComparison {
   test: PairedTestName | null;
   /** Resamples or trials of the test; of the intervals when only --confidence; null without either. */
   n: number | null;
-  /** The seed used, 'none' when drawn from the OS; null when nothing was resampled. */
+  /** The seed used (a drawn one included: `--seed none` draws and signs it); null when nothing was resampled. */
   seed: number | string | null;
+  /** Segments scored (the units every test resamples). */
+  segments: number;
+  /** With `--paired-ar` on so few segments that all 2^n swap patterns were counted: true. */
+  exact?: true;
+  /**
+   * With a bootstrap (`--paired-bs`, `--confidence`) over fewer segments than a 95% interval needs
+   * (units.ts): true. Absent otherwise.
+   */
+  lowUnits?: true;
   signature: string;
   systems: BleuSystemResult[];
 }
@@ -50,22 +63,17 @@ export function bleuStatMetric(opts: BleuOptions = {}): StatMetric {
   const options = Object.fromEntries(
     Object.entries({ tokenize: opts.tokenize, lowercase: opts.lowercase || undefined, smoothMethod: opts.smoothMethod, smoothValue: opts.smoothValue, effectiveOrder: opts.effectiveOrder || undefined }).filter(([, v]) => v !== undefined),
   );
-  return { name: 'BLEU', width: BLEU_STATS_WIDTH, spec: { type: 'bleu', options }, score: (sums, offset) => score(sums, offset) };
+  // sacreBLEU sums BLEU's statistics in float32 (np.array(stats, dtype='float32')): every test of BLEU does.
+  return { name: 'BLEU', width: BLEU_STATS_WIDTH, spec: { type: 'bleu', options }, float32: true, score: (sums, offset) => score(sums, offset) };
 }
 
 /**
  * sacreBLEU's signature with the test's fields in its order: nrefs, bs, ar, seed, case, eff, tok,
- * smooth, version.
+ * smooth, version (the test's fields come from the resample spec).
  */
-export function bleuTestSignature(nrefs: number, opts: BleuOptions, test: { bs?: number; ar?: number; seed?: string }): string {
-  const fields = bleuSignature(nrefs, opts).split('|');
-  const extra = [test.bs !== undefined ? `bs:${test.bs}` : '', test.ar !== undefined ? `ar:${test.ar}` : '', test.seed !== undefined ? `seed:${test.seed}` : ''].filter(Boolean);
-  return [fields[0], ...extra, ...fields.slice(1)].join('|');
-}
-
-function seedText(seed: Seed): string {
-  if (seed === null) return 'none';
-  return Array.isArray(seed) ? seed.join(',') : String(seed);
+export function bleuTestSignature(nrefs: number, opts: BleuOptions, spec: ResampleSpec | null): string {
+  const [nrefsField, ...rest] = bleuSignatureFields(nrefs, opts);
+  return formatFields([nrefsField, ...(spec ? testFields(spec) : []), ...rest]);
 }
 
 /**
@@ -77,40 +85,48 @@ export function compareBleu(
   systems: ReadonlyArray<{ name: string; lines: readonly string[] }>,
   opts: BleuTestOptions = {},
 ): BleuComparison {
+  return runSteps(compareBleuSteps(references, systems, opts));
+}
+
+export function* compareBleuSteps(
+  references: ReadonlyArray<ReadonlyArray<string | null>>,
+  systems: ReadonlyArray<{ name: string; lines: readonly string[] }>,
+  opts: BleuTestOptions = {},
+): Steps<BleuComparison> {
   if (systems.length === 0) throw new Error('BLEU: no system to score');
-  const test = opts.test ?? null;
-  if (test && systems.length < 2) throw new Error('a paired test needs a baseline and at least one system');
+  const spec = resampleSpec({ test: opts.test, samples: opts.samples, confidence: opts.confidence, confidenceSamples: opts.confidenceSamples, seed: opts.seed });
+  if (spec.test && systems.length < 2) throw new Error('a paired test needs a baseline and at least one system');
   const refs = new BleuReferences(references, opts);
   const stats = systems.map((s) => refs.segmentStats(s.lines));
   const metric = bleuStatMetric(opts);
-  const seed = opts.seed === undefined ? DEFAULT_SEED : opts.seed;
-  const confidenceN = opts.confidence ? (opts.confidenceSamples ?? DEFAULT_BOOTSTRAP_SAMPLES) : undefined;
+  const resampled = spec.test !== null || spec.confidenceN !== null;
+  const seed = spec.seed;
   let results: SystemResult[];
-  let n: number | null = null;
-  let signature: string;
-  if (test === 'bs') {
-    n = opts.samples ?? DEFAULT_BOOTSTRAP_SAMPLES;
-    const r = pairedBootstrap(stats[0], stats.slice(1), metric, { samples: n, seed, float32: true });
+  let exact = false;
+  if (spec.test === 'bs') {
+    const r = yield* pairedBootstrapSteps(stats[0], stats.slice(1), metric, { samples: spec.n!, seed });
     results = [r.baseline, ...r.systems];
-    signature = bleuTestSignature(refs.nrefs, opts, { bs: n, seed: seedText(seed) });
-  } else if (test === 'ar') {
-    n = opts.samples ?? DEFAULT_AR_TRIALS;
-    const r = pairedApproximateRandomization(stats[0], stats.slice(1), metric, { trials: n, seed, confidenceSamples: confidenceN, float32: true });
+  } else if (spec.test === 'ar') {
+    const r = yield* pairedApproximateRandomizationSteps(stats[0], stats.slice(1), metric, { trials: spec.n!, seed, confidenceSamples: spec.confidenceN ?? undefined });
     results = [r.baseline, ...r.systems];
-    signature = bleuTestSignature(refs.nrefs, opts, { bs: confidenceN, ar: n, seed: seedText(seed) });
-  } else if (confidenceN !== undefined) {
-    n = confidenceN;
-    results = stats.map((s) => ({ pValue: null, ...bootstrapConfidence(s, metric, { samples: confidenceN, seed, float32: true }) }));
-    signature = bleuTestSignature(refs.nrefs, opts, { bs: confidenceN, seed: seedText(seed) });
+    exact = r.exact === true;
+  } else if (spec.confidenceN !== null) {
+    results = [];
+    for (const s of stats) results.push({ pValue: null, ...(yield* bootstrapConfidenceSteps(s, metric, { samples: spec.confidenceN, seed })) });
   } else {
-    results = stats.map((s) => ({ score: metric.score(sumRows(s), 0), pValue: null, mean: null, ci: null, low: null, high: null }));
-    signature = refs.signature;
+    results = stats.map((s) => ({ score: metric.score(columnSums(s, BLEU_STATS_WIDTH), 0), pValue: null, mean: null, ci: null, low: null, high: null }));
   }
+  const signature = bleuTestSignature(refs.nrefs, opts, resampled ? spec : null);
+  const bootstrapped = spec.test === 'bs' || spec.confidenceN !== null;
+  const segments = stats[0].length / BLEU_STATS_WIDTH;
   return {
     metric: 'BLEU',
-    test,
-    n,
-    seed: n === null ? null : seed === null ? 'none' : typeof seed === 'number' ? seed : seedText(seed),
+    test: spec.test,
+    n: spec.n ?? spec.confidenceN,
+    seed: resampled ? spec.seedLabel : null,
+    segments,
+    ...(exact ? { exact: true as const } : {}),
+    ...(bootstrapped && tooFewForBootstrap(segments) ? { lowUnits: true as const } : {}),
     signature,
     systems: systems.map((s, i) => {
       const b = bleuFromSegmentStats(stats[i], opts, signature);
@@ -128,10 +144,9 @@ export function compareBleu(
   };
 }
 
-function sumRows(stats: Int32Array): Float64Array {
-  const sums = new Float64Array(BLEU_STATS_WIDTH);
-  for (let i = 0; i < stats.length; i++) sums[i % BLEU_STATS_WIDTH] += stats[i];
-  return sums;
+/** The warning of a bootstrap over too few segments (what lowUnits flags). */
+export function lowSegmentsWarning(segments: number): string {
+  return `warning: ${segments} segment${segments === 1 ? '' : 's'}: too few for a bootstrap 95% interval or p-value (fewer than ${MIN_BOOTSTRAP_UNITS}; it claims more than it shows, docs/significance.md); --paired-ar counts all 2^n swap patterns (an exact test) when 2^n is at most its trials: 13 segments at the default 10000`;
 }
 
 /**
@@ -152,8 +167,14 @@ export function formatBleuComparison(r: BleuComparison, opts: { width?: number; 
     return `${names[i].padEnd(pad)}: BLEU|${r.signature} = ${score} ${prec} (BP = ${pyFixed(s.bp, 3)} ratio = ${pyFixed(ratio, 3)} hyp_len = ${s.sysLen} ref_len = ${s.refLen})`;
   });
   if (r.test) {
-    const what = r.test === 'bs' ? `paired bootstrap resampling, ${r.n} resamples` : `paired approximate randomization, ${r.n} trials`;
+    const what =
+      r.test === 'bs'
+        ? `paired bootstrap resampling, ${r.n} resamples`
+        : r.exact
+          ? `exact paired randomization over all ${2 ** r.segments} swap patterns of ${r.segments} segments`
+          : `paired approximate randomization, ${r.n} trials`;
     lines.push(`${what}, seed ${r.seed}: * marks p <= ${alpha} (the difference to the baseline is unlikely under the null hypothesis)`);
   }
+  if (r.lowUnits) lines.push(lowSegmentsWarning(r.segments));
   return lines.join('\n') + '\n';
 }

@@ -4,6 +4,7 @@
  * reference length (shorter wins ties) for the brevity penalty, and clipped counts against the
  * per-n-gram maximum over all references. mwzeval calls it this way, so do we.
  */
+import { formatFields, type SignatureField } from '../../util/signature.js';
 import { bleuTokenizer, tokenize13a, type BleuTokenizerName } from './bleu-tokenizers.js';
 import { isPyWhitespace, pyRstrip } from './py-string.js';
 
@@ -114,19 +115,24 @@ export function bleuFromStats(
 }
 
 export function bleuSignature(nrefs: number, opts: BleuOptions): string {
+  return formatFields(bleuSignatureFields(nrefs, opts));
+}
+
+/** sacreBLEU's signature fields in its order: nrefs, case, eff, tok, smooth, version. */
+export function bleuSignatureFields(nrefs: number, opts: BleuOptions): SignatureField[] {
   const method = opts.smoothMethod ?? 'exp';
   let smooth: string = method;
   if (method === 'floor' || method === 'add-k') {
     smooth += `[${(opts.smoothValue ?? DEFAULT_SMOOTH_VALUE[method]).toFixed(2)}]`;
   }
   return [
-    `nrefs:${nrefs < 0 ? 'var' : nrefs}`,
-    `case:${opts.lowercase ? 'lc' : 'mixed'}`,
-    `eff:${opts.effectiveOrder ? 'yes' : 'no'}`,
-    `tok:${opts.tokenize ?? '13a'}`,
-    `smooth:${smooth}`,
-    'version:2.x',
-  ].join('|');
+    ['nrefs', nrefs < 0 ? 'var' : nrefs],
+    ['case', opts.lowercase ? 'lc' : 'mixed'],
+    ['eff', opts.effectiveOrder ? 'yes' : 'no'],
+    ['tok', opts.tokenize ?? '13a'],
+    ['smooth', smooth],
+    ['version', '2.x'],
+  ];
 }
 
 /**

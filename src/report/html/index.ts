@@ -1,4 +1,5 @@
-import { runSignificance, type RunSignificance, type RunSignificanceOptions } from '../run-significance.js';
+import { runSteps, type Steps } from '../../metrics/significance/steps.js';
+import { runSignificanceSteps, type RunSignificance, type RunSignificanceOptions } from '../run-significance.js';
 import { reportCharts } from './charts.js';
 import { buildPageData, type PageData } from './page-data.js';
 import { renderReportHtml } from './render.js';
@@ -27,21 +28,28 @@ export interface HtmlReportInput {
 }
 
 /** Run reports (+ per-turn files) -> the HTML text of one self-contained report. */
-export function buildHtmlReport(input: HtmlReportInput): {
+export interface HtmlReport {
   html: string;
   runs: ReportRun[];
   turnsByRun: Map<number, TurnsFile>;
   listedTurns: number;
   data: PageData;
   significance: RunSignificance | null;
-} {
+}
+
+export function buildHtmlReport(input: HtmlReportInput): HtmlReport {
+  return runSteps(buildHtmlReportSteps(input));
+}
+
+/** buildHtmlReport as steps: its resampling (the significance columns) pauses between blocks (steps.ts). */
+export function* buildHtmlReportSteps(input: HtmlReportInput): Steps<HtmlReport> {
   const runs = input.runs.map(loadRun);
   uniqueNames(runs);
   const turnsByRun = matchTurnsToRuns(runs, (input.turns ?? []).map(loadTurns));
   let significance: RunSignificance | null = null;
   if (input.significance !== false) {
     const sources = runItemSources(runs, turnsByRun, input.items ?? []);
-    significance = runSignificance(runs.map((r, i) => ({ name: r.name, source: sources[i], confidence: r.confidence })), input.significance ?? {});
+    significance = yield* runSignificanceSteps(runs.map((r, i) => ({ name: r.name, source: sources[i], confidence: r.confidence })), input.significance ?? {});
   }
   const data = buildPageData(runs, turnsByRun, input.title ?? 'todeval report', significance);
   const html = renderReportHtml(data, reportCharts(runs, turnsByRun));

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { MIN_BOOTSTRAP_UNITS } from '../../metrics/significance/units.js';
 import { turnOutcome } from '../../metrics/sgsacc/outcome.js';
 import { COLUMN_METRICS, significanceCaption, type RunSignificance } from '../run-significance.js';
 import { RUN_COLUMNS, type RunColumn } from './columns.js';
@@ -174,10 +175,12 @@ function figureText(s: RunSignificance, run: number, id: string, standin: boolea
   const c = s.runs[run].confidence?.[id];
   const p = s.runs[run].pValues?.[id];
   const parts: string[] = [];
-  if (c) parts.push(`μ = ${c.mean.toFixed(2)} ± ${c.ci.toFixed(2)} (95% [${c.low.toFixed(2)}, ${c.high.toFixed(2)}])`);
+  const low = s.runs[run].lowUnits?.includes(id) === true;
+  if (c) parts.push(`μ = ${c.mean.toFixed(2)} ± ${c.ci.toFixed(2)} (95% [${c.low.toFixed(2)}, ${c.high.toFixed(2)}])${c.lowUnits ? ' †' : ''}`);
   if (run === s.baseline && s.runs.length > 1) parts.push('baseline');
-  else if (p !== undefined) parts.push(`p = ${p.toFixed(4)}${p <= s.alpha ? ' *' : ''}`);
+  else if (p !== undefined) parts.push(`p = ${p.toFixed(4)}${p <= s.alpha ? ' *' : ''}${low ? ' †' : ''}`);
   if (parts.length === 0) return null;
+  if (c?.lowUnits || low) parts.push(`† ${c?.units ?? ''} ${c?.unit ?? 'unit'}s: too few for a bootstrap (fewer than ${MIN_BOOTSTRAP_UNITS}; docs/significance.md)`.replace('†  ', '† '));
   return parts.join('; ') + (standin && SGSACC_METRICS.has(id) ? ' (stand-in model: not SGSAcc)' : '');
 }
 
