@@ -47,7 +47,7 @@ describe('todeval bleu', () => {
   it('--paired-bs --json: the shape in docs/significance.md, with sacreBLEU numbers', async () => {
     const t = fixture.tests.find((x) => x.test === 'bs' && x.seed === 12345)!;
     const r = json(await runCli(['bleu', '-r', refs[0], '-r', refs[1], '-i', ...names.map((n) => sys[n]), '--paired-bs', '--json']));
-    expect(Object.keys(r)).toEqual(['metric', 'test', 'n', 'seed', 'signature', 'systems']);
+    expect(Object.keys(r)).toEqual(['metric', 'test', 'n', 'seed', 'segments', 'signature', 'systems']);
     expect({ metric: r.metric, test: r.test, n: r.n, seed: r.seed }).toEqual({ metric: 'BLEU', test: 'bs', n: 1000, seed: 12345 });
     expect(r.signature).toBe('nrefs:2|bs:1000|seed:12345|case:mixed|eff:no|tok:13a|smooth:exp|version:2.x');
     r.systems.forEach((s, i) => {

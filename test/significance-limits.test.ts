@@ -171,11 +171,12 @@ const refs = path.join(T, 'ref.txt');
 const sysA = path.join(T, 'a.txt');
 const sysB = path.join(T, 'b.txt');
 {
-  // 3,000 segments of a small vocabulary, from a fixed linear congruential sequence.
+  // 300 segments of a small vocabulary, from a fixed linear congruential sequence: read and
+  // tokenized in moments, so a signal lands in the resampling (3 million resamples: minutes).
   let x = 12345;
   const next = () => (x = (x * 1103515245 + 12345) % 2 ** 31);
   const words = 'the a cat dog sat on mat hotel booked for two nights at restaurant please'.split(' ');
-  const text = () => Array.from({ length: 3000 }, () => Array.from({ length: 12 }, () => words[next() % words.length]).join(' ')).join('\n') + '\n';
+  const text = () => Array.from({ length: 300 }, () => Array.from({ length: 12 }, () => words[next() % words.length]).join(' ')).join('\n') + '\n';
   writeFileSync(refs, text());
   writeFileSync(sysA, text());
   writeFileSync(sysB, text());

@@ -27,7 +27,7 @@ export function register(program: Command): void {
     .requiredOption('-i, --input <files...>', 'system output file(s), one segment per line; the first is the baseline of a paired test; - reads stdin')
     .addOption(new Option('--tokenize <name>', "sacreBLEU's tokenizer").choices([...BLEU_TOKENIZERS]).default('13a'))
     .option('--lowercase', 'case-insensitive BLEU')
-    .option('--json', 'print {metric, test, n, seed, signature, systems} as JSON')
+    .option('--json', 'print {metric, test, n, seed, segments, signature, systems} as JSON (exact, lowUnits when true)')
     .option('-w, --width <n>', 'decimals of the scores printed (as sacreBLEU)', positiveInt('--width', true), 1);
   addPairedTestOptions(addConfidenceOptions(cmd, 'bootstrap 95% intervals of each system (with --paired-ar: of the systems compared too)'));
   cmd.action((flags: BleuFlags) => runBleu(flags));
