@@ -98,15 +98,16 @@ describe.skipIf(!HAS_BUILT_CLI)('todeval report: the ± and vs-baseline columns'
       const other = rowCells(html, 'ground-truth');
       expect(base['vs baseline'].text).toBe('baseline');
       const p = sgsacc.systems[1].pValue!;
-      expect(other['vs baseline'].text).toBe(`${p.toFixed(4)}${p <= 0.05 ? ' *' : ''}`);
+      // † where compare flags the bootstrap's units as too few (issue 31); randomization is exact here.
+      expect(other['vs baseline'].text).toBe(`${p.toFixed(4)}${p <= 0.05 ? ' *' : ''}${(sgsacc as { lowUnits?: boolean }).lowUnits ? ' †' : ''}`);
 
       // ±: each run's own --confidence interval, as score prints it with the same flags.
       for (const [k, run] of [runs.system, runs.gold].entries()) {
         const conf = runBuiltCli(['score', ...scoreArgs(run.turns), '--confidence', ...confidenceFlags, '--json']);
         expect(conf.code, conf.stderr).toBe(0);
-        const block = (JSON.parse(conf.stdout) as { confidence: { metrics: Record<string, { ci: number; mean: number; low: number; high: number }> } }).confidence;
+        const block = (JSON.parse(conf.stdout) as { confidence: { metrics: Record<string, { ci: number; mean: number; low: number; high: number; lowUnits?: boolean }> } }).confidence;
         expect(data.runs[k].values.ci).toBe(block.metrics.sgsacc.ci);
-        expect(rowCells(html, data.runs[k].name)['± 95%'].text).toBe(`± ${fixed(block.metrics.sgsacc.ci)}`);
+        expect(rowCells(html, data.runs[k].name)['± 95%'].text).toBe(`± ${fixed(block.metrics.sgsacc.ci)}${block.metrics.sgsacc.lowUnits ? ' †' : ''}`);
         // Every metric in the detail row: its interval, and against the baseline its p-value.
         for (const c of cmp.comparisons) {
           const m = block.metrics[c.id];
@@ -157,9 +158,11 @@ describe.skipIf(!HAS_BUILT_CLI)('todeval report: the ± and vs-baseline columns'
 
     const { html, stdout } = reportHtml(args, out);
     // The command says the same, run by run.
-    expect(stdout).toMatch(/\n  ground-truth +[\d.]+ ± [\d.]+  baseline\n  gold-copy +[\d.]+ ± [\d.]+  p = 1\.0000\n  all-unfaithful +0\.00 ± 0\.00  p = 0\.0010 \*\n$/);
-    expect(rowCells(html, 'gold-copy')['vs baseline']).toEqual({ text: '1.0000', cls: 'nonsig', title: 'stand-in model: not SGSAcc; not significant at α = 0.05' });
-    expect(rowCells(html, 'all-unfaithful')['vs baseline']).toEqual({ text: '0.0010 *', cls: 'sig', title: 'stand-in model: not SGSAcc; significant at α = 0.05' });
+    // Three dialogues: the bootstrap's p-values and ± are marked † as resting on too few units (issue 31).
+    expect(stdout).toMatch(/\n  ground-truth +[\d.]+ ± [\d.]+  baseline †\n  gold-copy +[\d.]+ ± [\d.]+  p = 1\.0000 †\n  all-unfaithful +0\.00 ± 0\.00  p = 0\.0010 \* †\nsignificance: † 3 dialogues: too few for a bootstrap \(fewer than 18\)[^\n]*\n$/);
+    const low = '3 dialogues: too few units for a bootstrap (fewer than 18): it claims more than it shows (docs/significance.md)';
+    expect(rowCells(html, 'gold-copy')['vs baseline']).toEqual({ text: '1.0000 †', cls: 'nonsig', title: `stand-in model: not SGSAcc; not significant at α = 0.05; ${low}` });
+    expect(rowCells(html, 'all-unfaithful')['vs baseline']).toEqual({ text: '0.0010 * †', cls: 'sig', title: `stand-in model: not SGSAcc; significant at α = 0.05; ${low}` });
     expect(rowCells(html, 'ground-truth')['vs baseline'].text).toBe('baseline');
     // The copy's interval is the baseline's.
     const data = embeddedData(html);

@@ -101,7 +101,7 @@ describe.skipIf(!HAS_BUILT_CLI)('todeval report (HTML)', () => {
     expect(ok.code).toBe(0);
     expect(ok.stdout).toMatch(/^report: .*r\.html \(\d+\.\d\d MiB; 2 runs, \d+ listed turns; [\d.]+ s\)\n/);
     // Both runs have per-turn files: the significance columns (test/report-significance.test.ts) are said in a line.
-    expect(ok.stdout.split('\n').slice(1).join('\n')).toMatch(/^significance: sgsacc \(a stand-in model's: not SGSAcc\): ± of 2 of 2 runs, p-values of 1 of 1 against the first \(paired bootstrap, 1000 resamples, alpha 0\.05\); seed 12345, by dialogue\n  predictions +\d+\.\d\d ± \d+\.\d\d  baseline\n  ground-truth +\d+\.\d\d ± \d+\.\d\d  p = [01]\.\d{4}( \*)?\n$/);
+    expect(ok.stdout.split('\n').slice(1).join('\n')).toMatch(/^significance: sgsacc \(a stand-in model's: not SGSAcc\): ± of 2 of 2 runs, p-values of 1 of 1 against the first \(paired bootstrap, 1000 resamples, alpha 0\.05\); seed 12345, by dialogue\n  predictions +\d+\.\d\d ± \d+\.\d\d  baseline †\n  ground-truth +\d+\.\d\d ± \d+\.\d\d  p = [01]\.\d{4}( \*)? †\nsignificance: † 3 dialogues: too few for a bootstrap \(fewer than 18\)[^\n]*\n$/);
     expect(readFileSync(out, 'utf8')).toMatch(/^<!doctype html>/);
     // --csv: the failing turns (some run unfaithful), one row per turn and run, as the page's button gives them.
     const csvFile = path.join(runs.dir, 'failing.csv');

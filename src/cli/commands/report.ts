@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { runStepsAsync } from '../../metrics/significance/steps.js';
 import { buildHtmlReportSteps, defaultTurnsCsv } from '../../report/html/index.js';
-import { lowUnitsNote } from '../../metrics/significance/confidence.js';
+import { MIN_BOOTSTRAP_UNITS } from '../../metrics/significance/units.js';
 import type { RunSignificance } from '../../report/run-significance.js';
 import { writeFileAtomic } from '../../util/atomic-write.js';
 import { InputError } from '../../util/errors.js';
@@ -114,10 +114,19 @@ function significanceLine(s: RunSignificance, names: readonly string[], standin:
       const vs = k === s.baseline ? (runs > 1 ? '  baseline' : '') : p === undefined ? '  p –' : `  p = ${p.toFixed(4)}${p <= s.alpha ? ' *' : ''}`;
       return `  ${names[k].padEnd(width)}  ${ci}${vs}${low ? ' †' : ''}`;
     }),
-    ...(s.runs.some((r) => r.confidence?.[s.metric]?.lowUnits || r.lowUnits?.includes(s.metric))
-      ? [`significance: † ${lowUnitsNote(s.runs.flatMap((r) => (r.confidence?.[s.metric] ? [r.confidence[s.metric]] : [])).filter((c) => c.lowUnits)) || 'too few units for a bootstrap'}`]
-      : []),
+    ...lowUnitsLine(s),
     ...s.notes.map((n) => `significance: ${n}`),
   ];
   return lines.join('\n') + '\n';
+}
+
+/** One line for the runs whose ± or p-value rests on too few units (marked † above), if any. */
+function lowUnitsLine(s: RunSignificance): string[] {
+  const low = s.runs.find((r) => r.confidence?.[s.metric]?.lowUnits || r.lowUnits?.includes(s.metric));
+  if (!low) return [];
+  const c = s.runs.map((r) => r.confidence?.[s.metric]).find((x) => x !== undefined);
+  const units = c ? `${c.units} ${c.unit}${c.units === 1 ? '' : 's'}` : 'these units';
+  return [
+    `significance: † ${units}: too few for a bootstrap (fewer than ${MIN_BOOTSTRAP_UNITS}): its ± and p-values claim more than they show (docs/significance.md); --paired-ar counts every swap pattern on so few`,
+  ];
 }

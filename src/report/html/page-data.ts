@@ -206,9 +206,16 @@ function significanceColumns(s: RunSignificance, runs: ReportRun[], rows: PageRu
   if (runs.length > 1) {
     added.push({ key: 'pValue', label: 'vs baseline', format: 'pvalue', alpha: s.alpha, baseline: base, sgsacc, title: `${metricLabel(s, columns)}: p-value against ${base} (${test}, seed ${s.seed}, by ${level}); * marks p ≤ ${s.alpha}` });
   }
+  const lowNote = `too few units for a bootstrap (fewer than ${MIN_BOOTSTRAP_UNITS}): it claims more than it shows (docs/significance.md)`;
   rows.forEach((r, i) => {
-    r.values.ci = s.runs[i].confidence?.[s.metric]?.ci ?? null;
-    if (runs.length > 1) r.values.pValue = s.runs[i].pValues?.[s.metric] ?? null;
+    const c = s.runs[i].confidence?.[s.metric];
+    r.values.ci = c?.ci ?? null;
+    // † on the table's own cells too, not only in the detail row: the figure most read is the one marked.
+    r.values.ciLow = c?.lowUnits ? `${c.units} ${c.unit}s: ${lowNote}` : null;
+    if (runs.length > 1) {
+      r.values.pValue = s.runs[i].pValues?.[s.metric] ?? null;
+      r.values.pValueLow = s.runs[i].lowUnits?.includes(s.metric) ? `${c?.units ?? ''} ${c?.unit ?? 'unit'}s: ${lowNote}`.trim() : null;
+    }
   });
   const ids = [...new Set(s.runs.flatMap((r) => [...Object.keys(r.confidence ?? {}), ...Object.keys(r.pValues ?? {})]))];
   const order = COLUMN_METRICS.map(([, id]) => id);

@@ -75,6 +75,11 @@ function runsTableHtml(runs, columns, sort) {
           notes.push(significant ? 'significant at α = ' + c.alpha : 'not significant at α = ' + c.alpha);
         } else if (r.name === c.baseline) text = 'baseline';
       }
+      var low = r.values[c.key + 'Low'];
+      if (low && typeof v === 'number') {
+        text += ' †';
+        notes.push(low);
+      }
       html += '<td data-label="' + esc(c.label) + '"' + cls + (notes.length ? ' title="' + esc(notes.join('; ')) + '"' : '') + '>' + esc(text) + '</td>';
     });
     html += '</tr><tr class="detail" data-run="' + esc(r.name) + '"><td colspan="' + (main.length + 1) + '"><ul class="facts">';
