@@ -170,7 +170,7 @@ describe.skipIf(!HAS_BUILT_CLI)('todeval report: the ± and vs-baseline columns'
 
     // Below p, nothing is marked.
     const strict = reportHtml([...args, '--alpha', '0.0005'], out).html;
-    expect(rowCells(strict, 'all-unfaithful')['vs baseline']).toMatchObject({ text: '0.0010', cls: 'nonsig' });
+    expect(rowCells(strict, 'all-unfaithful')['vs baseline']).toMatchObject({ text: '0.0010 †', cls: 'nonsig' });
     expect(strict).toContain('* marks p ≤ 0.0005');
   }, 120_000);
 

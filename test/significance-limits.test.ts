@@ -6,6 +6,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { runConfidence } from '../src/metrics/significance/confidence.js';
 import { metricItems, ratioMetric } from '../src/metrics/significance/items.js';
@@ -256,6 +257,19 @@ describe('todeval bleu and compare as commands', () => {
       expect(help, cmd).not.toMatch(/\(default[ :][^)]*\)\s*\(default: /);
     }
   }, 240_000);
+
+  it('a .gz file that is not gzip, or is cut short, is one line in words (not Z_DATA_ERROR)', async () => {
+    const bad = path.join(T, 'bad.gz');
+    writeFileSync(bad, 'plain text, not gzip\n');
+    const r = await runCli(['bleu', '-r', bad, '-i', path.join(T, 'a3.txt')]);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim()).toBe(`todeval: ${bad}: cannot read reference: not valid gzip data (named .gz, but corrupt or not compressed)`);
+    const cut = path.join(T, 'cut.gz');
+    writeFileSync(cut, gzipSync(readFileSync(refs)).subarray(0, 200));
+    const c = await runCli(['bleu', '-r', cut, '-i', path.join(T, 'a3.txt')]);
+    expect(c.code).toBe(2);
+    expect(c.stderr.trim()).toBe(`todeval: ${cut}: cannot read reference: gzip data cut short (the file is truncated)`);
+  }, 60_000);
 
   it('the memory bound as a command: one line, exit 2', async () => {
     const r = await runCli(['bleu', '-r', path.join(T, 'r3.txt'), '-i', path.join(T, 'a3.txt'), path.join(T, 'b3.txt'), '--paired-bs', '--paired-bs-n', '100000000'], { TODEVAL_RESAMPLE_MEMORY: String(2 ** 30) });

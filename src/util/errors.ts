@@ -41,6 +41,9 @@ const ERRNO_WORDS: Record<string, string> = {
   EROFS: 'read-only file system',
   ENAMETOOLONG: 'file name too long',
   EDQUOT: 'disk quota exceeded',
+  // zlib's, for a file named .gz that is not gzip data or was cut short.
+  Z_DATA_ERROR: 'not valid gzip data (named .gz, but corrupt or not compressed)',
+  Z_BUF_ERROR: 'gzip data cut short (the file is truncated)',
 };
 
 /** A file-system error code in words ("EISDIR" -> "is a directory, expected a file"); unknown codes as they are. */
