@@ -366,5 +366,6 @@ export function sentenceChrf(hypothesis: string, references: readonly string[], 
 export function chrfStatMetric(opts: ChrfOptions = {}): StatMetric {
   const score = makeChrfScorer(opts);
   const score32 = makeChrfScorer(opts, true);
-  return { name: chrfName(opts), width: chrfStatsWidth(opts), score: (sums, offset) => score(sums, offset), scoreFloat32: (sums, offset) => score32(sums, offset) };
+  // float32: sacreBLEU's tests sum every metric's statistics in float32; so does every test of ours (StatMetric.float32).
+  return { name: chrfName(opts), width: chrfStatsWidth(opts), float32: true, score: (sums, offset) => score(sums, offset), scoreFloat32: (sums, offset) => score32(sums, offset) };
 }
