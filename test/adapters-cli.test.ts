@@ -82,8 +82,8 @@ describe.skipIf(!HAS_BUILT_CLI)('todeval refs CLI', () => {
     expect(r.code).toBe(0);
     const listed = r.stderr.trim().split('\n');
     expect(listed).toEqual([
-      expect.stringMatching(/^todeval: skipped invalid input: .*two-bad\.json: mini_001\/1: unknown service/),
-      expect.stringMatching(/^todeval: skipped invalid input: .*two-bad\.json: mini_003\/1: system turn has no utterance/),
+      expect.stringMatching(/^todeval: warning: skipped invalid input: .*two-bad\.json: mini_001\/1: unknown service/),
+      expect.stringMatching(/^todeval: warning: skipped invalid input: .*two-bad\.json: mini_003\/1: system turn has no utterance/),
     ]);
     expect(r.stdout).toMatch(/7 system turns/);
     expect(r.stdout).toMatch(/invalid items skipped: 2/);

@@ -82,8 +82,8 @@ describe.skipIf(!HAS_BUILT_CLI)('CLI conventions', () => {
       expect(r.code).toBe(0);
       const lines = r.stderr.trim().split('\n');
       expect(lines).toHaveLength(2);
-      expect(lines[0]).toBe(`todeval: skipped invalid input: ${file}: ${second}: expected ${all[second].length} system turns, got ${all[second].length - 1}`);
-      expect(lines[1]).toMatch(new RegExp(`^todeval: skipped invalid input: ${file}: .*not_a_dialogue`));
+      expect(lines[0]).toBe(`todeval: warning: skipped invalid input: ${file}: ${second}: expected ${all[second].length} system turns, got ${all[second].length - 1}`);
+      expect(lines[1]).toMatch(new RegExp(`^todeval: warning: skipped invalid input: ${file}: .*not_a_dialogue`));
     },
   );
 });

@@ -36,7 +36,7 @@ describe('wrong types in dataset inputs are one-line errors, not silent drops', 
     );
     const skipped = await runCli(['refs', '--dialogues', file, '--schema', path.join(MINI, 'schema.json'), '--summary', '--skip-invalid']);
     expect(skipped.code).toBe(0);
-    expect(skipped.stderr).toContain(`todeval: skipped invalid input: ${file}: ${d.dialogue_id}/${ti}: `);
+    expect(skipped.stderr).toContain(`todeval: warning: skipped invalid input: ${file}: ${d.dialogue_id}/${ti}: `);
   });
 
   it('gcdf1: a dialogue id seen twice is refused (was: one of them silently dropped); --skip-invalid lists the later copy', () => {

@@ -180,8 +180,9 @@ export function addLimitOption(cmd: Command, what: string): Command {
 
 /**
  * What --skip-invalid dropped, one stderr line each, worded the same by every command:
- * `todeval: skipped invalid <kind>: <file>: <where>: <message>`.
+ * `todeval: warning: skipped invalid <kind>: <file>: <where>: <message>` (a warning line, as tools reading
+ * stderr, the Python package included, pick warnings out by that prefix).
  */
 export function reportSkipped(kind: 'input' | 'prediction' | 'item', errors: readonly Pick<InputError, 'oneLine'>[]): void {
-  for (const e of errors) process.stderr.write(`todeval: skipped invalid ${kind}: ${e.oneLine()}\n`);
+  for (const e of errors) process.stderr.write(`todeval: warning: skipped invalid ${kind}: ${e.oneLine()}\n`);
 }

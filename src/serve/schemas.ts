@@ -14,6 +14,9 @@ export function bodySchemas(limits: ServeLimits): { shared: JsonSchema[]; rerank
   const item = structuredClone(readPackageJson<JsonSchema>('schemas', 'rerank-input.schema.json'));
   delete item.$schema;
   item.$id = ITEM_ID;
+  // Unknown keys are refused, as in score items and candidates: a misspelt "contxt" would otherwise
+  // be dropped without a word and the item scored without its context.
+  item.additionalProperties = false;
   item.properties!.candidates.maxItems = limits.maxCandidates;
   item.properties!.actions.maxItems = limits.maxActions;
   const actions = item.properties!.actions;

@@ -116,10 +116,10 @@ describe('positiveInt', () => {
 
 describe('reportSkipped', () => {
   afterEach(() => vi.restoreAllMocks());
-  it('writes one `todeval: skipped invalid <kind>:` line per item to stderr', () => {
+  it('writes one `todeval: warning: skipped invalid <kind>:` line per item to stderr', () => {
     const write = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
     reportSkipped('prediction', [new InputError('no utterance', { file: 'p.jsonl', where: 'line 3' })]);
-    expect(write.mock.calls.map((c) => c[0])).toEqual(['todeval: skipped invalid prediction: p.jsonl: line 3: no utterance\n']);
+    expect(write.mock.calls.map((c) => c[0])).toEqual(['todeval: warning: skipped invalid prediction: p.jsonl: line 3: no utterance\n']);
   });
 });
 
