@@ -1,7 +1,6 @@
-import { Command, CommanderError } from 'commander';
-import { TODEVAL_VERSION } from '../version.js';
+import { CommanderError } from 'commander';
 import { describeErrno, isInputError } from '../util/errors.js';
-import { commands } from './commands/index.js';
+import { buildProgram } from './program.js';
 import { interruptNotice } from '../util/interrupt-notice.js';
 import { exitWithParent } from '../report/worker-progress.js';
 
@@ -11,17 +10,10 @@ process.stdout.on('error', (e: NodeJS.ErrnoException) => {
   throw e;
 });
 
-const program = new Command();
-program
-  .name('todeval')
-  .description('Faithfulness (SGSAcc, SER), reranking, MultiWOZ metrics and GCDF1 for task-oriented dialogue')
-  .version(TODEVAL_VERSION)
-  .exitOverride();
+const program = buildProgram();
 
 /** Commander's errors where the one line it printed says all (a flag's value: what is allowed is in it). */
 const SELF_EXPLAINED = new Set(['commander.invalidArgument']);
-
-for (const register of commands) register(program);
 
 /**
  * A file-system failure on a path the user named (a file where a folder was expected, say) is bad

@@ -1,0 +1,108 @@
+import { createInterface } from 'node:readline';
+import { CommanderError, type Command } from 'commander';
+import { describeErrno, isInputError } from '../util/errors.js';
+
+/**
+ * `todeval stdio`: the CLI kept running for a caller that runs many commands (the Python package's
+ * warm Evaluator), so Node starts and loads its modules once instead of per call. One JSON object
+ * per line on stdin, `{"id": ..., "args": ["evaluate", "-i", "/abs/file.json", "--json", ...]}`;
+ * one per line on stdout, `{"id": ..., "code": 0, "stdout": "...", "stderr": "..."}`: what the
+ * same command run alone would have printed and its exit code. Requests run one at a time, in
+ * order, each through a program of its own, so its flags, output and errors are those of a
+ * one-shot run (the same command code, not a second implementation).
+ */
+
+/** The commands a request may run: those that print one JSON result and hold nothing open after it. */
+export const STDIO_COMMANDS: readonly string[] = ['evaluate', 'compare'];
+
+interface StdioRequest {
+  id: unknown;
+  args: string[];
+}
+
+interface StdioAnswer {
+  id: unknown;
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** What a one-shot run prints for an error and exits with (src/cli/main.ts's exitOn, without exiting). */
+function failure(e: unknown): { line: string; code: number } {
+  if (e instanceof CommanderError) {
+    // Commander printed its own line; usage errors point at --help as main.ts does.
+    return { line: e.exitCode !== 0 && e.code !== 'commander.invalidArgument' ? '(run with --help for usage)' : '', code: e.exitCode === 0 ? 0 : 2 };
+  }
+  if (isInputError(e)) return { line: `todeval: ${e.oneLine()}`, code: 2 };
+  const err = e as NodeJS.ErrnoException;
+  if (e instanceof Error && typeof err.code === 'string' && typeof err.path === 'string') return { line: `todeval: ${err.path}: ${describeErrno(err)}`, code: 2 };
+  return { line: `todeval: ${(e as Error).message ?? String(e)} (set TODEVAL_DEBUG=1 for a stack trace)`, code: 2 };
+}
+
+function parseRequest(line: string): StdioRequest | { id: unknown; error: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch (e) {
+    return { id: null, error: `not JSON: ${(e as Error).message}` };
+  }
+  const req = value as Partial<StdioRequest>;
+  if (typeof value !== 'object' || value === null || !Array.isArray(req.args) || !req.args.every((a) => typeof a === 'string')) {
+    return { id: (req as { id?: unknown } | null)?.id ?? null, error: 'expected {"id": ..., "args": [strings]}' };
+  }
+  if (!STDIO_COMMANDS.includes(req.args[0] ?? '')) return { id: req.id ?? null, error: `args[0] must be one of ${STDIO_COMMANDS.join(', ')}, got ${JSON.stringify(req.args[0] ?? null)}` };
+  return { id: req.id ?? null, args: req.args };
+}
+
+/**
+ * Runs one request with stdout and stderr captured. The writes of the command are taken over for
+ * the duration of the request (requests never overlap): the commands print through
+ * process.stdout/stderr, and the protocol owns the real stdout.
+ */
+async function runRequest(req: StdioRequest, build: () => Command): Promise<StdioAnswer> {
+  let out = '';
+  let err = '';
+  const stdout = process.stdout.write;
+  const stderr = process.stderr.write;
+  const capture = (append: (s: string) => void) =>
+    function (chunk: string | Uint8Array, ...rest: unknown[]): boolean {
+      append(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
+      const done = rest.find((r) => typeof r === 'function') as (() => void) | undefined;
+      done?.();
+      return true;
+    };
+  process.stdout.write = capture((s) => (out += s)) as typeof process.stdout.write;
+  process.stderr.write = capture((s) => (err += s)) as typeof process.stderr.write;
+  let code = 0;
+  try {
+    await build().parseAsync(['node', 'todeval', ...req.args]);
+  } catch (e) {
+    const f = failure(e);
+    if (f.line) err += f.line + '\n';
+    code = f.code;
+  } finally {
+    process.stdout.write = stdout;
+    process.stderr.write = stderr;
+  }
+  return { id: req.id, code, stdout: out, stderr: err };
+}
+
+/** Reads requests until stdin closes; answers each on one line. */
+export async function runStdio(build: () => Command): Promise<void> {
+  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+  for await (const line of lines) {
+    if (!line.trim()) continue;
+    const req = parseRequest(line);
+    const answer: StdioAnswer = 'error' in req ? { id: req.id, code: 2, stdout: '', stderr: `todeval: stdio: ${req.error}\n` } : await runRequest(req, build);
+    process.stdout.write(JSON.stringify(answer) + '\n');
+  }
+}
+
+export function registerStdio(program: Command, build: () => Command): void {
+  program
+    .command('stdio')
+    .description(`run ${STDIO_COMMANDS.join(' and ')} requests read as JSON lines on stdin, answering each on stdout, in one process (the Python package's warm Evaluator)`)
+    .action(async () => {
+      await runStdio(build);
+    });
+}
