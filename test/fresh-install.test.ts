@@ -83,9 +83,8 @@ describe('the packed tarball as a dependency', () => {
     const help = await runInGroup('npx', ['todeval', '--help'], { cwd: proj, env, timeoutMs: 120_000 });
     expect(help.stdout).toContain('Usage: todeval');
 
-    // The lexical stand-in, built by the installed package from the tokenizer it ships.
-    const build = `const { buildLexicalStandin } = await import('todeval/dist/src/nli/onnx-builder/index.js'); buildLexicalStandin({ outDir: 'standin' });`;
-    await runInGroup(process.execPath, ['--input-type=module', '-e', build], { cwd: proj, env, timeoutMs: 120_000 });
+    // The lexical stand-in, built by the installed CLI from the tokenizer the package ships (README).
+    await runInGroup('npx', ['todeval', 'models', 'build-standin', 'lexical', '--out', 'standin'], { cwd: proj, env, timeoutMs: 120_000 });
     const own = ['--dataset', 'sgd', '--dialogues', path.join(EXAMPLE, 'dialogues.json'), '--schema', path.join(EXAMPLE, 'schema.json')];
     await runInGroup('npx', ['todeval', 'score', ...own, '-i', path.join(EXAMPLE, 'predictions.jsonl'), '--model', 'standin', '--device', 'cpu', '-o', 'score.json'], {
       cwd: proj,
@@ -100,5 +99,16 @@ describe('the packed tarball as a dependency', () => {
     const lib = `import { corpusBleu } from 'todeval'; console.log(corpusBleu(['the cat sat on the mat'], [['the cat sat on the mat']]).score);`;
     const bleu = await runInGroup(process.execPath, ['--input-type=module', '-e', lib], { cwd: proj, env, timeoutMs: 60_000 });
     expect(Number(bleu.stdout.trim())).toBeCloseTo(100, 9);
+
+    // CommonJS: the README's import() line, and require() where Node can require ES modules...
+    const cjs = `(async () => { const t = await import('todeval'); const r = require('todeval'); console.log(t.corpusBleu === r.corpusBleu); })();`;
+    const fromCjs = await runInGroup(process.execPath, ['--input-type=commonjs', '-e', cjs], { cwd: proj, env, timeoutMs: 60_000 });
+    expect(fromCjs.stdout.trim()).toBe('true');
+    // ...and where it cannot, an error that names import() (not ERR_PACKAGE_PATH_NOT_EXPORTED).
+    const refused = spawnSync(process.execPath, ['--no-experimental-require-module', '--input-type=commonjs', '-e', "require('todeval')"], { cwd: proj, env, encoding: 'utf8' });
+    expect(refused.status).not.toBe(0);
+    expect(refused.stderr).toContain("todeval is an ES module package (ESM only)");
+    expect(refused.stderr).toContain("await import('todeval')");
+    expect(refused.stderr).not.toContain('ERR_PACKAGE_PATH_NOT_EXPORTED');
   }, 600_000);
 });

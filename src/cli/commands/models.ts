@@ -1,5 +1,6 @@
+import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { Option, type Command } from 'commander';
+import { Argument, Option, type Command } from 'commander';
 import { DTYPE_CHOICES } from '../nli-options.js';
 import { DEFAULT_MODEL_ID, hubCacheDir, listCachedModels, parseDtype } from '../../nli/model-store.js';
 import { pullModel } from '../../nli/pull.js';
@@ -7,8 +8,16 @@ import { buildQ8 } from '../../nli/q8-build.js';
 import { progressBar } from '../../report/progress.js';
 import { mib } from '../../report/units.js';
 import { refuseUnwritableFolder } from '../output-guard.js';
+import { buildLexicalStandin, buildNullStandin } from '../../nli/onnx-builder/index.js';
+import { InputError } from '../../util/errors.js';
 
-/** `todeval models pull|list`: fetch the ONNX NLI model into the Hugging Face cache, show what is there. */
+const STANDINS = ['lexical', 'null'] as const;
+
+/**
+ * `todeval models pull|list|quantize|build-standin`: fetch the ONNX NLI model into the Hugging Face cache, build its q8 file,
+ * show what is there, or build a stand-in model (not a language model) from the tokenizer the
+ * package ships, so a project that depends on todeval can run it end to end without the download.
+ */
 export function register(program: Command): void {
   const models = program.command('models').description('download and list NLI models (Hugging Face cache layout)');
 
@@ -63,6 +72,19 @@ export function register(program: Command): void {
       if (flags.output) refuseUnwritableFolder('--output', path.dirname(path.resolve(flags.output)));
       const r = buildQ8(flags.model, flags.output);
       process.stdout.write(`built ${r.out} ${mib(r.bytes)} sha256 ${r.sha256.slice(0, 12)} from ${r.from}: ${r.matmuls} MatMuls, ${r.gathers} embedding tables in int8 (q8-row)\n`);
+    });
+
+  models
+    .command('build-standin')
+    .description('build a stand-in NLI model into a folder for --model DIR: lexical (decides by token overlap) or null (always the same label); NOT language models, for demos and tests')
+    .addArgument(new Argument('<kind>', 'which stand-in').choices(STANDINS))
+    .requiredOption('--out <dir>', 'the folder to write the model into (then --model DIR)')
+    .action((kind: (typeof STANDINS)[number], flags: { out: string }) => {
+      refuseUnwritableFolder('--out', path.dirname(path.resolve(flags.out)));
+      if (existsSync(flags.out) && readdirSync(flags.out).length > 0) throw new InputError(`--out ${flags.out}: the folder is not empty; give a new or empty one`);
+      const out = path.resolve(flags.out);
+      const built = kind === 'lexical' ? buildLexicalStandin({ outDir: out }) : buildNullStandin({ outDir: out });
+      process.stdout.write(`wrote ${path.join(flags.out, built.onnxFile)} (${kind} stand-in, NOT a language model): --model ${flags.out}\n`);
     });
 
   models
