@@ -1,6 +1,7 @@
 import { createInterface } from 'node:readline';
 import { CommanderError, type Command } from 'commander';
 import { describeErrno, isInputError } from '../util/errors.js';
+import { holdMwzData } from '../metrics/mwz/held-data.js';
 
 /**
  * `todeval stdio`: the CLI kept running for a caller that runs many commands (the Python package's
@@ -89,6 +90,8 @@ async function runRequest(req: StdioRequest, build: () => Command): Promise<Stdi
 
 /** Reads requests until stdin closes; answers each on one line. */
 export async function runStdio(build: () => Command): Promise<void> {
+  // Every request would parse the same MultiWOZ files again: kept once, frozen (held-data.ts).
+  holdMwzData();
   const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
   for await (const line of lines) {
     if (!line.trim()) continue;

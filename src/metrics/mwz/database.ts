@@ -1,3 +1,5 @@
+import { statSync } from 'node:fs';
+import { holdingMwzData } from './held-data.js';
 import path from 'node:path';
 import { dataFile } from '../../data/data-dir.js';
 import { readJsonFile } from '../../util/json-file.js';
@@ -49,6 +51,9 @@ const isVenueDomain = (d: string): d is VenueDomain => (VENUE_DOMAINS as readonl
  * agrees (times as arrive-by/leave-after bounds, fuzzy names), '?' cells match anything, and the
  * result is the list of venue ids (train ids for trains). Results are memoized per query.
  */
+/** The databases this process loaded, by their files' identity (MwzDatabase.load). */
+const heldDatabases = new Map<string, MwzDatabase>();
+
 export class MwzDatabase {
   readonly rows: Record<VenueDomain, Row[]>;
   readonly columns: Record<VenueDomain, string[]>;
@@ -77,8 +82,30 @@ export class MwzDatabase {
     }
   }
 
-  /** Load `<dataDir>/multiwoz/db/{restaurant,hotel,attraction,train}_db.json`. */
+  /**
+   * Load `<dataDir>/multiwoz/db/{restaurant,hotel,attraction,train}_db.json`. While holdMwzData is
+   * on (`todeval stdio`), the database is kept by its files' paths, sizes and mtimes and loaded once
+   * (its query caches depend on the rows only, so sharing them is sharing answers).
+   */
   static load(dataDir: string): MwzDatabase {
+    if (!holdingMwzData()) return MwzDatabase.read(dataDir);
+    const files = VENUE_DOMAINS.map((domain) => dataFile(dataDir, 'multiwoz', 'db', `${domain}_db.json`));
+    const key = files.map((f) => {
+      try {
+        const st = statSync(f);
+        return `${path.resolve(f)}|${st.size}|${st.mtimeMs}`;
+      } catch {
+        return f; // missing: MwzDatabase.read names it
+      }
+    }).join('\n');
+    const held = heldDatabases.get(key);
+    if (held) return held;
+    const db = MwzDatabase.read(dataDir);
+    heldDatabases.set(key, db);
+    return db;
+  }
+
+  private static read(dataDir: string): MwzDatabase {
     const rows = {} as Record<VenueDomain, Row[]>;
     for (const domain of VENUE_DOMAINS) {
       const file = dataFile(dataDir, 'multiwoz', 'db', `${domain}_db.json`);

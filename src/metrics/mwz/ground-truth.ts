@@ -5,6 +5,7 @@ import path from 'node:path';
 import { dataFile } from '../../data/data-dir.js';
 import { InputError } from '../../util/errors.js';
 import { readJsonFile } from '../../util/json-file.js';
+import { deepFreeze, fileStamp, holdingMwzData } from './held-data.js';
 import { type BeliefState, normalizeState, normalizeStateSlotName, normalizeStateSlotValue } from './normalize-state.js';
 
 /**
@@ -334,6 +335,9 @@ function buildFromMwz22(dataDir: string, goals: Record<string, MwzGoal>): Record
   return out;
 }
 
+/** Ground truths read from the cache while holdMwzData is on, by cache file (see held-data.ts). */
+const heldGroundTruth = new Map<string, { stamp: string; gt: GroundTruth }>();
+
 function inputsDigest(files: string[]): string {
   const h = createHash('sha256');
   for (const f of files) {
@@ -388,9 +392,12 @@ export function loadGroundTruth(dataDir: string, opts: LoadGroundTruthOptions = 
     `mwz-ground-truth-${source}-v${GROUND_TRUTH_BUILDER_VERSION}-${digest}.json`,
   );
   if (!opts.noCache && existsSync(cacheFile)) {
+    const held = holdingMwzData() ? heldGroundTruth.get(cacheFile) : undefined;
+    if (held && held.stamp === fileStamp(cacheFile)) return { ...held.gt, cacheFile };
     try {
       const cached = JSON.parse(readFileSync(cacheFile, 'utf8')) as GroundTruth;
       if (cached.builderVersion === GROUND_TRUTH_BUILDER_VERSION && cached.inputsDigest === digest) {
+        if (holdingMwzData()) heldGroundTruth.set(cacheFile, { stamp: fileStamp(cacheFile), gt: deepFreeze(cached) });
         return { ...cached, cacheFile };
       }
     } catch {
@@ -417,7 +424,22 @@ export function loadGroundTruth(dataDir: string, opts: LoadGroundTruthOptions = 
   return { ...gt, cacheFile };
 }
 
+/** Booked-domain files read while holdMwzData is on, by path (see held-data.ts). */
+const heldBooked = new Map<string, { stamp: string; booked: Record<string, string[][]> }>();
+
 /** mwzeval's booked_domains.json: per dialogue and system turn, domains booked so far. */
 export function loadBookedDomains(dataDir: string): Record<string, string[][]> {
-  return readJsonFile<Record<string, string[][]>>(dataFile(dataDir, 'multiwoz', 'booked_domains.json'));
+  const file = path.resolve(dataFile(dataDir, 'multiwoz', 'booked_domains.json'));
+  if (!holdingMwzData()) return readJsonFile<Record<string, string[][]>>(file);
+  let stamp: string | undefined;
+  try {
+    stamp = fileStamp(file);
+  } catch {
+    // missing: readJsonFile below names it
+  }
+  const held = heldBooked.get(file);
+  if (held && held.stamp === stamp) return held.booked;
+  const booked = deepFreeze(readJsonFile<Record<string, string[][]>>(file));
+  if (stamp !== undefined) heldBooked.set(file, { stamp, booked });
+  return booked;
 }
