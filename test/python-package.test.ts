@@ -1,5 +1,5 @@
 import { execFile, spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { mkdirSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnServe, type ServeProcess } from '../scripts/lib/serve-process.js';
@@ -7,6 +7,8 @@ import { BUILT_CLI } from './helpers/cli.js';
 import { getLexicalStandinDir } from './helpers/lexical-standin.js';
 import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
 import { getTinyModelDir } from './helpers/tiny-model.js';
+import { runInGroup } from './helpers/process-group.js';
+import { suiteTempDir } from './helpers/temp.js';
 
 // The Python package (python/) tested by its own unittest suite (python/tests), started from here
 // so that `npm test` runs it; the servers the client tests talk to are real `todeval serve`
@@ -74,27 +76,31 @@ describe.skipIf(!PYTHON || !hasData('sgd', 'test', 'dialogues_017.json'))(
   () => {
     let main: ServeProcess | undefined;
     let overload: ServeProcess | undefined;
+    let big: ServeProcess | undefined;
     let env: NodeJS.ProcessEnv = {};
 
     beforeAll(async () => {
       const lexical = getLexicalStandinDir();
       const data = ['--data-dir', DATA_DIR, '--dialogues', path.join(DATA_DIR, 'sgd', 'test', 'dialogues_017.json'), '--device', 'cpu', '--threads', '1', '--log-level', 'warn'];
       try {
-        [main, overload] = await Promise.all([
+        [main, overload, big] = await Promise.all([
           // The lexical stand-in (real choices in the examples), a token, three items per request.
           spawnServe(['--model', lexical, ...data, '--max-items', '3'], { TODEVAL_TOKEN: TOKEN }, 120_000, { built: true }),
           // The tiny model one pair at a time: a request of OVERLOAD_PENDING long pairs holds the
           // whole admission budget for about a second, so the next request is refused (503).
           spawnServe(['--model', await getTinyModelDir(), ...data, '--batch-size', '1', '--max-pending-pairs', String(OVERLOAD_PENDING)], { TODEVAL_TOKEN: undefined }, 120_000, { built: true }),
+          // The default limits (1 MiB bodies, 64 items): the large-body tests are about exactly those.
+          spawnServe(['--model', lexical, ...data], { TODEVAL_TOKEN: undefined }, 120_000, { built: true }),
         ]);
       } catch (e) {
-        await Promise.all([main?.stop(), overload?.stop()]);
+        await Promise.all([main?.stop(), overload?.stop(), big?.stop()]);
         throw e;
       }
       env = {
         TODEVAL_TEST_URL: main.url,
         TODEVAL_TEST_TOKEN: TOKEN,
         TODEVAL_TEST_OVERLOAD_URL: overload.url,
+        TODEVAL_TEST_BIG_URL: big.url,
         TODEVAL_TEST_OVERLOAD_PENDING: String(OVERLOAD_PENDING),
         TODEVAL_TEST_MODEL: lexical,
         TODEVAL_DATA: DATA_DIR,
@@ -102,7 +108,7 @@ describe.skipIf(!PYTHON || !hasData('sgd', 'test', 'dialogues_017.json'))(
     }, 180_000);
 
     afterAll(async () => {
-      await Promise.all([main?.stop(), overload?.stop()]);
+      await Promise.all([main?.stop(), overload?.stop(), big?.stop()]);
     });
 
     it('finds the CLI in the documented order and raises its one-line errors (fake CLIs)', async () => {
@@ -161,3 +167,76 @@ describe.skipIf(!PYTHON || !hasData('sgd', 'test', 'dialogues_017.json'))(
     }, 300_000);
   },
 );
+
+/** Whether `python3 -m venv` can make a venv with pip here (Debian splits it into python3-venv). */
+function canMakeVenv(): boolean {
+  const r = spawnSync(PYTHON ?? 'python3', ['-c', 'import venv, ensurepip'], { encoding: 'utf8' });
+  return r.status === 0;
+}
+
+const FRESH_DATA = hasData('multiwoz', 'predictions', 'damd.json');
+if (PYTHON && !canMakeVenv()) console.warn('[skip] python3 cannot make a venv with pip (Debian: apt-get install python3-venv): the fresh-venv install test is skipped');
+if (PYTHON && !FRESH_DATA) console.warn(`[skip] no ${path.join(DATA_DIR, 'multiwoz', 'predictions', 'damd.json')}: the fresh-venv install test is skipped`);
+
+describe.skipIf(!PYTHON || !canMakeVenv() || !FRESH_DATA)('pip install ./python in a fresh venv, offline', () => {
+  const dir = suiteTempDir('python-venv');
+
+  it('from another folder, with no environment variable set, Evaluator finds the CLI the package came with and scores DAMD as the CLI does', async () => {
+    const venv = path.join(dir, 'venv');
+    const python = path.join(venv, 'bin', 'python');
+    // No TODEVAL_*, no PYTHONPATH, and no node_modules/.bin on PATH (npm test puts ours there): the
+    // CLI must be found as the package's own, not by chance.
+    const env: NodeJS.ProcessEnv = {
+      PATH: (process.env.PATH ?? '').split(path.delimiter).filter((p) => !p.includes('node_modules')).join(path.delimiter),
+      HOME: dir,
+      LANG: 'C.UTF-8',
+      PIP_NO_INDEX: '1', // offline: nothing may come from a package index
+      PIP_DISABLE_PIP_VERSION_CHECK: '1',
+      PYTHONDONTWRITEBYTECODE: '1',
+    };
+    await runInGroup(PYTHON!, ['-m', 'venv', venv], { cwd: dir, env, timeoutMs: 240_000 });
+    await runInGroup(path.join(venv, 'bin', 'pip'), ['install', path.join(REPO_ROOT, 'python')], { cwd: dir, env, timeoutMs: 240_000 });
+    const damd = path.join(DATA_DIR, 'multiwoz', 'predictions', 'damd.json');
+    const script = [
+      'import json, sys',
+      'from todeval.mwzeval import Evaluator',
+      'from todeval.cli import find_cli',
+      'e = Evaluator(bleu=True, success=True, richness=True, data_dir=sys.argv[2])',
+      'r = e.evaluate(sys.argv[1])',
+      'print(json.dumps({"cli": find_cli(), "module": __import__("todeval").__file__, "bleu": r["bleu"], "success": r["success"], "richness": r["richness"]}))',
+    ].join('\n');
+    const other = path.join(dir, 'elsewhere');
+    mkdirSync(other);
+    const ran = await runInGroup(python, ['-c', script, damd, DATA_DIR], { cwd: other, env, timeoutMs: 240_000 });
+    const got = JSON.parse(ran.stdout) as { cli: string[]; module: string; bleu: unknown; success: unknown; richness: Record<string, unknown> };
+    // Imported from the venv, not the checkout; running the checkout's CLI under node.
+    expect(got.module.startsWith(venv)).toBe(true);
+    expect(got.cli.slice(1)).toEqual([path.join(REPO_ROOT, 'bin', 'todeval.js')]);
+    const direct = spawnSync(process.execPath, [BUILT_CLI, 'evaluate', '-i', damd, '--bleu', '--success', '--richness', '--json', '--data-dir', DATA_DIR], { encoding: 'utf8', maxBuffer: 1 << 26 });
+    expect(direct.status, direct.stderr).toBe(0);
+    const report = JSON.parse(direct.stdout) as { bleu: unknown; success: { inform: unknown; success: unknown }; richness: Record<string, unknown> };
+    expect(got.bleu).toEqual(report.bleu);
+    expect(got.success).toEqual({ inform: report.success.inform, success: report.success.success });
+    for (const [k, v] of Object.entries(got.richness)) expect(v, k).toEqual(report.richness[k]);
+  }, 600_000);
+});
+
+/** An interpreter that has mypy (Debian's python3-mypy installs it for /usr/bin/python3), or undefined. */
+function mypyPython(): string | undefined {
+  for (const name of ['python3', '/usr/bin/python3']) {
+    if (spawnSync(name, ['-m', 'mypy', '--version'], { encoding: 'utf8' }).status === 0) return name;
+  }
+  return undefined;
+}
+
+const MYPY = PYTHON ? mypyPython() : undefined;
+if (PYTHON && !MYPY) console.warn('[skip] no mypy (Debian: apt-get install python3-mypy): the package is not type-checked');
+
+describe.skipIf(!MYPY)('mypy --strict', () => {
+  it('reports nothing in the package (python/todeval)', () => {
+    const r = spawnSync(MYPY!, ['-m', 'mypy', '--strict', '--no-incremental', '--cache-dir', '/dev/null', '-p', 'todeval'], { cwd: path.join(REPO_ROOT, 'python'), encoding: 'utf8' });
+    expect(r.status, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^Success: no issues found/m);
+  }, 300_000);
+});
+

@@ -18,6 +18,8 @@ SYSTEMS = ("damd", "hdsa", "augpt", "uniconv", "lava")
 SERVER_URL = os.environ.get("TODEVAL_TEST_URL")
 SERVER_TOKEN = os.environ.get("TODEVAL_TEST_TOKEN")
 OVERLOAD_URL = os.environ.get("TODEVAL_TEST_OVERLOAD_URL")
+#: A server with todeval serve's default limits (1 MiB bodies, 64 items), for the large-body tests.
+BIG_URL = os.environ.get("TODEVAL_TEST_BIG_URL")
 OVERLOAD_PENDING = int(os.environ.get("TODEVAL_TEST_OVERLOAD_PENDING", "0"))
 MODEL = os.environ.get("TODEVAL_TEST_MODEL")
 
@@ -26,6 +28,7 @@ needs_data = unittest.skipUnless(
     f"{PREDICTIONS} lacks the five systems' predictions: set TODEVAL_DATA to the data dir",
 )
 needs_server = unittest.skipUnless(SERVER_URL and OVERLOAD_URL, "no live server: npm test (test/python-package.test.ts) sets TODEVAL_TEST_URL and TODEVAL_TEST_OVERLOAD_URL")
+needs_big_server = unittest.skipUnless(BIG_URL, "no live server with the default limits: npm test (test/python-package.test.ts) sets TODEVAL_TEST_BIG_URL")
 needs_model = unittest.skipUnless(MODEL, "no NLI model: npm test (test/python-package.test.ts) sets TODEVAL_TEST_MODEL to the lexical stand-in")
 
 

@@ -1,5 +1,6 @@
 """todeval.cli: which CLI runs, and how its failures reach Python. Uses fake CLIs (small scripts)."""
 
+import json
 import os
 import shutil
 import sys
@@ -11,8 +12,9 @@ from typing import Dict, Optional
 from unittest import mock
 
 from support import REPO
-from todeval import CliError, CliNotFoundError, CommandUnavailableError, TodevalWarning
-from todeval.cli import find_cli, run_json
+from todeval import CliError, CliNotFoundError, CommandUnavailableError, TodevalError, TodevalWarning
+from todeval.cli import bundled_cli, find_cli, run_json
+from todeval.errors import InvalidArgumentError
 from todeval.mwzeval import Evaluator
 
 
@@ -40,27 +42,46 @@ class FindCli(unittest.TestCase):
         self.addCleanup(self.env.stop)
         os.environ.pop("TODEVAL_BIN", None)
 
-    def test_order_argument_env_node_modules_path_checkout(self) -> None:
+    def test_order_argument_bundled_path_env(self) -> None:
         project = self.dir / "project"
         local = fake_cli(project / "node_modules" / ".bin")
         on_path = fake_cli(self.dir / "on-path")
         env_bin = fake_cli(self.dir / "env")
         given = fake_cli(self.dir / "given")
+        node = fake_cli(self.dir / "on-path", name="node")
         (project / "src" / "deep").mkdir(parents=True)
         os.chdir(project / "src" / "deep")  # node_modules is found from a subfolder too
-
         os.environ["TODEVAL_BIN"] = str(env_bin)
+
+        # 0. The argument, whatever else there is.
         self.assertEqual(find_cli(given), [str(given)])
         self.assertEqual(find_cli(["node", "x.js"]), ["node", "x.js"])
-        self.assertEqual(find_cli(), [str(env_bin)])
-        del os.environ["TODEVAL_BIN"]
-        self.assertEqual(Path(find_cli()[0]).resolve(), local.resolve())
-        os.chdir(self.dir)
-        self.assertEqual(find_cli(), [str(on_path)])
-        on_path.unlink()
-        # Last: bin/todeval.js of the checkout this package was imported from, under node.
-        node = fake_cli(self.dir / "on-path", name="node")
+        # 1. The CLI the package came with: this checkout's bin/todeval.js (it has node_modules), under node.
+        self.assertEqual(bundled_cli(), REPO / "bin" / "todeval.js")
         self.assertEqual(find_cli(), [str(node), str(REPO / "bin" / "todeval.js")])
+        with mock.patch("todeval.cli.bundled_cli", return_value=None):
+            # 2. `todeval` on PATH, a project's node_modules/.bin first (as npx runs it).
+            self.assertEqual(Path(find_cli()[0]).resolve(), local.resolve())
+            os.chdir(self.dir)
+            self.assertEqual(find_cli(), [str(on_path)])
+            on_path.unlink()
+            # 3. TODEVAL_BIN.
+            self.assertEqual(find_cli(), [str(env_bin)])
+            del os.environ["TODEVAL_BIN"]
+            with self.assertRaises(CliNotFoundError) as caught:
+                find_cli()
+        message = str(caught.exception)
+        for way in ("not beside this package", "`todeval` on PATH", "TODEVAL_BIN", "pip install ./python"):
+            self.assertIn(way, message)
+
+    def test_todeval_bin_a_folder(self) -> None:
+        node = fake_cli(self.dir / "on-path", name="node")
+        with mock.patch("todeval.cli.bundled_cli", return_value=None):
+            os.environ["TODEVAL_BIN"] = str(REPO)  # a todeval folder: its bin/todeval.js
+            self.assertEqual(find_cli(), [str(node), str(REPO / "bin" / "todeval.js")])
+            os.environ["TODEVAL_BIN"] = str(self.dir)
+            with self.assertRaisesRegex(CliNotFoundError, "is a directory, not the todeval CLI"):
+                find_cli()
 
     def test_js_entry_runs_under_node(self) -> None:
         node = fake_cli(self.dir / "on-path", name="node")
@@ -70,9 +91,8 @@ class FindCli(unittest.TestCase):
             find_cli("/opt/todeval/bin/todeval.js")
 
     def test_a_missing_cli_is_named(self) -> None:
-        os.environ["TODEVAL_BIN"] = str(self.dir / "nope" / "todeval")
         with self.assertRaises(CliNotFoundError) as caught:
-            run_json(["evaluate"])
+            run_json(["evaluate"], todeval=self.dir / "nope" / "todeval")
         self.assertIn(str(self.dir / "nope" / "todeval"), str(caught.exception))
         self.assertIsInstance(caught.exception, FileNotFoundError)
 
@@ -117,6 +137,96 @@ class Failures(unittest.TestCase):
             Evaluator(bleu=True, todeval=no_command).compare({"sng0073": []}, {"sng0073": []})
         self.assertIn("has no `compare`", str(caught.exception))
         self.assertIn("todeval compare", str(caught.exception))
+
+    def test_a_node_crash_names_the_error_not_the_footer(self) -> None:
+        crash = (
+            "file:///opt/todeval/dist/src/cli/main.js:12\n  throw new TypeError('x is not a function');\n  ^\n\n"
+            "TypeError: x is not a function\n    at main (file:///opt/todeval/dist/src/cli/main.js:12:9)\n\nNode.js v20.20.2\n"
+        )
+        with self.assertRaises(CliError) as caught:
+            run_json(["evaluate"], todeval=self.fake(stderr=crash, code=1, stdout=""))
+        self.assertEqual(caught.exception.line, "todeval evaluate: TypeError: x is not a function")
+        self.assertIn("crashed", caught.exception.hint or "")
+
+    def test_killed_by_a_signal(self) -> None:
+        path = self.dir / "killed"
+        path.write_text(f"#!{sys.executable}\nimport os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n", encoding="utf-8")
+        path.chmod(0o755)
+        with self.assertRaisesRegex(CliError, "todeval evaluate: killed by SIGKILL") as caught:
+            run_json(["evaluate"], todeval=path)
+        self.assertIn("out of memory", caught.exception.hint or "")
+
+    def test_not_executable(self) -> None:
+        path = self.dir / "plain"
+        path.write_text("not a program", encoding="utf-8")
+        with self.assertRaisesRegex(CliNotFoundError, "cannot run .*plain: Permission denied"):
+            run_json(["evaluate"], todeval=path)
+
+    def test_skip_invalid_warns_with_the_count_and_the_first_reason(self) -> None:
+        lines = "".join(f"todeval: warning: skipped invalid input: predictions: d{i}: expected 4 system turns, got 1\n" for i in range(3))
+        cli = self.fake(stdout='{"bleu": {"mwz21": 1.0}, "success": null, "richness": null, "dst": null}', stderr=lines + "todeval: warning: another\n")
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            Evaluator(bleu=True, skip_invalid=True, todeval=cli).evaluate({"sng0073": [{"response": "hi"}]})
+        self.assertEqual(
+            [str(w.message) for w in seen if w.category is TodevalWarning],
+            ["todeval: warning: skip_invalid left out 3 invalid dialogues (the first: input: predictions: d0: expected 4 system turns, got 1)", "todeval: warning: another"],
+        )
+
+    def test_predictions_as_json_text_or_a_missing_file(self) -> None:
+        cli = self.fake()
+        text = json.dumps({"sng0073": [{"response": "hi"}] * 5000})
+        with self.assertRaises(InvalidArgumentError) as caught:
+            Evaluator(bleu=True, todeval=cli).evaluate(text)
+        self.assertIn("json.loads", str(caught.exception))
+        self.assertLess(len(str(caught.exception)), 300)  # not the whole JSON
+        with self.assertRaisesRegex(InvalidArgumentError, "no such file: .*nope.json"):
+            Evaluator(bleu=True, todeval=cli).evaluate(str(self.dir / "nope.json"))
+        with self.assertRaises(TodevalError):
+            Evaluator(bleu=True, todeval=cli).evaluate(42)  # type: ignore[arg-type]
+
+    def test_extra_args_as_one_string(self) -> None:
+        self.assertEqual(Evaluator(bleu=True, extra_args="--strict --limit 10").extra_args, ["--strict", "--limit", "10"])
+        self.assertEqual(Evaluator(bleu=True, extra_args=["--strict"]).extra_args, ["--strict"])
+        self.assertIn("timeout", Evaluator.__doc__ or "")
+
+    def test_a_cli_without_stdio_is_run_once_per_call(self) -> None:
+        # An older todeval: `todeval stdio` is an unknown command; the warm Evaluator falls back.
+        path = self.dir / "old"
+        path.write_text(
+            f"#!{sys.executable}\nimport sys\n"
+            "if sys.argv[1] == 'stdio':\n    sys.stderr.write(\"error: unknown command 'stdio'\\n\")\n    sys.exit(1)\n"
+            "sys.stdout.write('{\"bleu\": {\"mwz21\": 2.0}, \"success\": null, \"richness\": null, \"dst\": null}')\n",
+            encoding="utf-8",
+        )
+        path.chmod(0o755)
+        with Evaluator(bleu=True, todeval=path) as e:
+            self.assertEqual(e.evaluate({"sng0073": []})["bleu"], {"mwz21": 2.0})
+            self.assertEqual(e.evaluate({"sng0073": []})["bleu"], {"mwz21": 2.0})
+            assert e._warm is not None
+            self.assertFalse(e._warm.supported)
+
+    def test_a_warm_process_that_dies_is_named_and_replaced(self) -> None:
+        # A stdio CLI that answers once, then crashes the way Node does.
+        path = self.dir / "crashy"
+        marker = self.dir / "crashed"
+        answer = {"id": 1, "code": 0, "stdout": '{"bleu": {"mwz21": 3.0}, "success": null, "richness": null, "dst": null}', "stderr": ""}
+        path.write_text(
+            f"#!{sys.executable}\nimport json, os, sys\n"
+            "for n, line in enumerate(sys.stdin):\n"
+            f"    if n == 1 and not os.path.exists({str(marker)!r}):\n"
+            f"        open({str(marker)!r}, 'w').close()\n"
+            "        sys.stderr.write('TypeError: boom\\n    at x (y.js:1:1)\\n\\nNode.js v20.20.2\\n')\n        sys.exit(1)\n"
+            f"    a = {answer!r}\n    a['id'] = json.loads(line)['id']\n    print(json.dumps(a), flush=True)\n",
+            encoding="utf-8",
+        )
+        path.chmod(0o755)
+        with Evaluator(bleu=True, todeval=path) as e:
+            self.assertEqual(e.evaluate({"sng0073": []})["bleu"], {"mwz21": 3.0})
+            with self.assertRaises(CliError) as caught:
+                e.evaluate({"sng0073": []})
+            self.assertEqual(caught.exception.line, "todeval evaluate: TypeError: boom")
+            self.assertEqual(e.evaluate({"sng0073": []})["bleu"], {"mwz21": 3.0})  # a new process
 
     def test_temporary_files_are_removed(self) -> None:
         seen: Dict[str, Optional[str]] = {}

@@ -2,6 +2,7 @@
 
 import re
 import socket
+import struct
 import threading
 import time
 import unittest
@@ -9,9 +10,10 @@ import urllib.request
 import uuid
 from typing import Any, Dict, List, Optional
 
-from support import OVERLOAD_PENDING, OVERLOAD_URL, SERVER_TOKEN, SERVER_URL, needs_server
-from todeval import BadRequestError, ConnectionFailedError, OverloadedError, UnauthorizedError
-from todeval.client import Client
+from support import BIG_URL, OVERLOAD_PENDING, OVERLOAD_URL, SERVER_TOKEN, SERVER_URL, needs_big_server, needs_server
+from todeval import BadRequestError, ConnectionFailedError, OverloadedError, PayloadTooLargeError, TodevalError, UnauthorizedError
+from todeval.client import Client, _dumps
+from todeval.errors import InvalidArgumentError, ProtocolError
 
 MAX_ITEMS = 3  # the main server's --max-items (test/python-package.test.ts)
 
@@ -185,6 +187,196 @@ class Overload(unittest.TestCase):
         finally:
             blocker.join()
         self.assertEqual(len(outcome["results"]), OVERLOAD_PENDING)
+
+
+def big_item(i: int, size: int) -> Dict[str, Any]:
+    """A rerank item of about `size` bytes as JSON: candidate "a" is a long text, all items alike but their ids."""
+    item = alarm_item(i, "7 am")
+    sentence = "Shall I set an alarm for 7 am? "
+    item["candidates"][0]["text"] = sentence * max(1, (size - len(_dumps(item))) // len(sentence))
+    return item
+
+
+#: How often each large-body case runs: the closed-while-sending race must lose every time, not once.
+RUNS = 20
+
+
+@needs_big_server
+class LargeBodies(unittest.TestCase):
+    """A server with the default limits (1 MiB bodies, 64 items): requests sized to them, and a 413 or a close split."""
+
+    def setUp(self) -> None:
+        self.client = Client(BIG_URL)
+        self.max_bytes = self.client.limits()["maxBodyBytes"]
+        self.assertEqual(self.max_bytes, 1 << 20)  # the default (docs/serve.md), which the sizes below are about
+
+    def items_of(self, total: int, size: int) -> List[Dict[str, Any]]:
+        one = len(_dumps(big_item(0, size)))
+        return [big_item(i, size) for i in range(max(1, round(total / one)))]
+
+    def run_case(self, client: Client, items: List[Dict[str, Any]], requests: Optional[int]) -> None:
+        body = len(_dumps({"items": items}))
+        for run in range(RUNS):
+            with self.subTest(body=body, items=len(items), run=run):
+                ok = requests_total(BIG_URL, "/v1/rerank", 200)
+                results = client.rerank(items)  # any error, "cannot reach" included, fails the test
+                self.assertEqual([r["id"] for r in results], [it["id"] for it in items])
+                self.assertTrue(all(r["chosen"]["system"] == "a" for r in results))
+                if requests is not None:
+                    self.assertEqual(requests_total(BIG_URL, "/v1/rerank", 200) - ok, requests)
+
+    def test_sized_from_healthz(self) -> None:
+        # 0.9 MB fits one request; 1.1 MB needs two and 3 MB three (each about 1 MiB full); 64 items
+        # of 20 KB (1.3 MB) are within --max-items but not the bytes: two requests. No 413 is needed.
+        too_large = requests_total(BIG_URL, "/v1/rerank", 413)
+        for total, size, requests in ((900_000, 50_000, 1), (1_100_000, 50_000, 2), (3_000_000, 50_000, 3)):
+            self.run_case(self.client, self.items_of(total, size), requests)
+        items = [big_item(i, 20_000) for i in range(64)]
+        self.assertGreater(len(_dumps({"items": items})), self.max_bytes)
+        self.run_case(self.client, items, 2)
+        self.assertEqual(requests_total(BIG_URL, "/v1/rerank", 413) - too_large, 0)
+
+    def test_a_client_that_believes_larger_limits_still_splits(self) -> None:
+        # The server closes the connection on a body past its limit, often while the client is
+        # still sending: the client reads the server's 413 if it arrived, or sees the server up on
+        # /healthz, and splits in halves either way. Never "cannot reach".
+        client = Client(BIG_URL)
+        client._limits = {**client.limits(), "maxBodyBytes": 1 << 30, "maxItems": 1000}
+        for total, size in ((900_000, 50_000), (1_100_000, 50_000), (3_000_000, 50_000), (64 * 20_000, 20_000)):
+            self.run_case(client, self.items_of(total, size), None)
+
+    def test_one_item_larger_than_the_limit(self) -> None:
+        item = big_item(0, 1_100_000)
+        with self.assertRaises(PayloadTooLargeError) as caught:
+            self.client.rerank([big_item(1, 1000), item])
+        self.assertIn("body/items/1 alone makes a", caught.exception.message)
+        self.assertIn("--max-body-bytes", str(caught.exception))
+        believer = Client(BIG_URL)
+        believer._limits = {**believer.limits(), "maxBodyBytes": 1 << 30}
+        for run in range(RUNS):
+            with self.subTest(run=run), self.assertRaises(PayloadTooLargeError) as caught:
+                believer.rerank(item)
+            self.assertEqual(caught.exception.status, 413)
+            self.assertNotIn("cannot reach", str(caught.exception))
+
+
+@needs_server
+class RefusedArguments(unittest.TestCase):
+    """Mistakes in what is passed: a TodevalError naming the argument, before or from the server."""
+
+    def setUp(self) -> None:
+        self.client = Client(SERVER_URL, SERVER_TOKEN)
+
+    def test_rerank_takes_items_not_text(self) -> None:
+        for bad in ("hello", 3, ["hello"]):
+            with self.subTest(bad=bad), self.assertRaises(InvalidArgumentError) as caught:
+                self.client.rerank(bad)  # type: ignore[arg-type]
+            self.assertIsInstance(caught.exception, TodevalError)
+            self.assertIsInstance(caught.exception, ValueError)
+        with self.assertRaisesRegex(InvalidArgumentError, "systems=\\['a'\\]"):
+            self.client.rerank(alarm_item(0, "7 am"), systems="a")
+
+    def test_nli_pairs_are_two_texts(self) -> None:
+        with self.assertRaisesRegex(InvalidArgumentError, "expected a list of .premise, hypothesis. pairs, got str"):
+            self.client.nli("abc")  # type: ignore[arg-type]
+        with self.assertRaisesRegex(InvalidArgumentError, r"body/pairs/0: .* got 'abc'"):
+            self.client.nli(["abc"])  # type: ignore[list-item]
+        with self.assertRaisesRegex(InvalidArgumentError, r"body/pairs/1: .* got a tuple of 3"):
+            self.client.nli([("a", "b"), ("a", "b", "c")])  # type: ignore[list-item]
+
+    def test_unknown_rerank_item_keys_are_refused(self) -> None:
+        item = alarm_item(0, "7 am")
+        item["contxt"] = item.pop("context")
+        with self.assertRaises(BadRequestError) as caught:
+            self.client.rerank(item)
+        self.assertIn("body/items/0 must NOT have additional properties", caught.exception.message)
+
+
+class NotTodevalServe(unittest.TestCase):
+    def serve_once(self, answer: bytes) -> str:
+        """A loopback server that answers every connection with `answer` (then closes); its URL."""
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(4)
+        listener.settimeout(10)
+        self.addCleanup(listener.close)
+
+        def serve() -> None:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            with conn:
+                conn.recv(65536)
+                conn.sendall(answer)
+
+        thread = threading.Thread(target=serve, daemon=True)
+        thread.start()
+        self.addCleanup(thread.join, 10)
+        return f"http://127.0.0.1:{listener.getsockname()[1]}"
+
+    def test_not_http(self) -> None:
+        with self.assertRaisesRegex(ProtocolError, "did not answer in HTTP") as caught:
+            Client(self.serve_once(b"SSH-2.0-OpenSSH_9.2\r\n")).health()
+        self.assertIn("hint:", str(caught.exception))
+
+    def test_http_but_not_json(self) -> None:
+        page = b"<html>hello</html>"
+        answer = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(page), page)
+        with self.assertRaisesRegex(ProtocolError, "not JSON"):
+            Client(self.serve_once(answer)).health()
+
+    def hang_up_then(self, health: bool) -> str:
+        """A loopback server that resets the first connection after 1 KB of it, then answers /healthz (or not)."""
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(4)
+        listener.settimeout(10)
+        self.addCleanup(listener.close)
+
+        def serve() -> None:
+            try:
+                conn, _ = listener.accept()
+                conn.recv(1024)
+                conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # RST, no answer
+                conn.close()
+                if health:
+                    conn, _ = listener.accept()
+                    with conn:
+                        conn.recv(65536)
+                        body = b'{"status":"ok"}'
+                        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body))
+                else:
+                    listener.close()
+            except OSError:
+                return
+
+        thread = threading.Thread(target=serve, daemon=True)
+        thread.start()
+        self.addCleanup(thread.join, 10)
+        return f"http://127.0.0.1:{listener.getsockname()[1]}"
+
+    def closed_while_sending(self, url: str) -> TodevalError:
+        client = Client(url, timeout=10)
+        client._limits = {"maxBodyBytes": 1 << 30, "maxItems": 64, "maxCandidates": 16, "maxActions": 32, "maxPairs": 512, "maxPendingPairs": 8192, "timeoutMs": 60000}
+        with self.assertRaises(TodevalError) as caught:
+            client.rerank(big_item(0, 32 << 20))  # far more than the socket buffers hold: the send fails
+        return caught.exception
+
+    def test_closed_while_sending_by_a_server_that_is_up(self) -> None:
+        e = self.closed_while_sending(self.hang_up_then(health=True))
+        self.assertIsInstance(e, PayloadTooLargeError)
+        self.assertIn("closed the connection while the", str(e))
+        self.assertNotIn("cannot reach", str(e))
+
+    def test_closed_while_sending_by_a_server_that_is_gone(self) -> None:
+        e = self.closed_while_sending(self.hang_up_then(health=False))
+        self.assertIsInstance(e, ConnectionFailedError)
+        self.assertIn("/healthz does not answer", str(e))
+
+    def test_not_a_url(self) -> None:
+        with self.assertRaises(InvalidArgumentError):
+            Client("ftp://example.org")
 
 
 class Unreachable(unittest.TestCase):

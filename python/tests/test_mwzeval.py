@@ -187,3 +187,48 @@ class SignificanceExtras(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+@needs_data
+class Warm(unittest.TestCase):
+    """One todeval process for the Evaluator's lifetime: every call answered by it, as a one-shot run answers."""
+
+    def test_one_process_serves_every_call_with_the_one_shot_results(self) -> None:
+        damd = str(PREDICTIONS / "damd.json")
+        metrics = dict(bleu=True, success=True, richness=True, dst=True, data_dir=DATA)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TodevalWarning)
+            one_shot = Evaluator(**metrics, warm=False).evaluate(damd)
+            bad = {"sng0073": [{"response": "hi"}]}
+            with self.assertRaises(CliError) as one_shot_error:
+                Evaluator(**metrics, warm=False).evaluate(bad)
+            with Evaluator(**metrics) as e:
+                first = e.evaluate(damd)
+                assert e._warm is not None and e._warm._proc is not None
+                proc = e._warm._proc
+                second = e.evaluate(load_predictions("damd"))  # a dict, through a temporary file
+                with self.assertRaises(CliError) as warm_error:  # an error leaves the process serving
+                    e.evaluate(bad)
+                third = e.evaluate(damd)
+                self.assertIs(e._warm._proc, proc)
+                self.assertIsNone(proc.poll())
+            self.assertIsNotNone(proc.poll())  # the with block ended it
+        for got in (first, second, third):
+            self.assertEqual(got, one_shot)
+            self.assertEqual(got.report, one_shot.report)
+        self.assertEqual(str(warm_error.exception), str(one_shot_error.exception))
+        self.assertEqual(warm_error.exception.exit_code, one_shot_error.exception.exit_code)
+
+    def test_close_then_evaluate_starts_another(self) -> None:
+        e = Evaluator(bleu=True, data_dir=DATA)
+        self.addCleanup(e.close)
+        one = {k: v for k, v in list(load_predictions("damd").items())[:1]}
+        a = e.evaluate(one)
+        assert e._warm is not None and e._warm._proc is not None
+        first = e._warm._proc
+        e.close()
+        self.assertIsNotNone(first.poll())
+        self.assertEqual(e.evaluate(one), a)
+        assert e._warm is not None and e._warm._proc is not None
+        self.assertIsNot(e._warm._proc, first)
+

@@ -11,11 +11,13 @@ todeval's whole report (optimistic rates, details, signature) is on the result's
 
 import json
 import os
+import shlex
 import shutil
 import tempfile
-from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
-from .cli import Command, run_json
+from .cli import Command, WarmCli, find_cli, json_result, run_json
+from .errors import CliError, InvalidArgumentError
 
 #: Keys of mwzeval's results, and of each section, as its README documents them.
 RESULT_KEYS = ("bleu", "success", "richness", "dst")
@@ -29,7 +31,7 @@ _COMPARE_PROVIDER = "paired significance tests need a todeval CLI that has `tode
 Predictions = Union[Mapping[str, Any], str, "os.PathLike[str]"]
 
 
-class Evaluation(dict):
+class Evaluation(Dict[str, Any]):
     """
     mwzeval's result dict (bleu, success, richness, dst; plus `sgsacc` and the confidence section
     when asked for). `report` is todeval's full JSON report for the same run.
@@ -42,10 +44,12 @@ class Evaluation(dict):
     @property
     def signature(self) -> Dict[str, Any]:
         """The configuration the numbers hold for (tool version, data source, BLEU settings, ...)."""
-        return self.report.get("signature", {})
+        signature: Dict[str, Any] = self.report.get("signature", {})
+        return signature
 
 
 def _pick(section: Optional[Mapping[str, Any]], keys: Iterable[str]) -> Optional[Dict[str, Any]]:
+    """The keys of `section` among `keys`, in that order; None for no section."""
     return None if section is None else {k: section[k] for k in keys if k in section}
 
 
@@ -64,14 +68,30 @@ def mwzeval_view(report: Mapping[str, Any], *, bleu: bool = True, success: bool 
     }
 
 
+def _predictions_path(predictions: Union[str, "os.PathLike[str]"], name: str) -> str:
+    """A path argument, checked: a JSON text passed where a path goes is named as such, not opened."""
+    path = os.fspath(predictions)
+    if isinstance(predictions, str) and path.lstrip()[:1] in ("{", "["):
+        raise InvalidArgumentError(
+            f"{name}: a str is read as the path of a JSON file, and this one is JSON text ({len(path):,} characters starting {path[:24]!r})",
+            hint="pass json.loads(text) (a dict), or the file's path",
+        )
+    if not os.path.isfile(path):
+        shown = path if len(path) <= 200 else path[:200] + "..."
+        raise InvalidArgumentError(f"{name}: no such file: {shown}" if not os.path.isdir(path) else f"{name}: {shown} is a directory, not a predictions file")
+    return os.path.abspath(path)  # the warm process keeps the working directory it started in
+
+
 class _InputFile:
     """A predictions dict written to a temporary JSON file for the CLI (removed on exit), or a path."""
 
     def __init__(self, predictions: Predictions, name: str):
         self.name = name
         self.dir: Optional[str] = None
+        self.given = name
         if isinstance(predictions, (str, os.PathLike)):
-            self.path = os.fspath(predictions)
+            self.path = _predictions_path(predictions, name)
+            self.given = os.fspath(predictions)
         elif isinstance(predictions, Mapping):
             self.dir = tempfile.mkdtemp(prefix="todeval-py-")
             self.path = os.path.join(self.dir, f"{name}.json")
@@ -82,7 +102,7 @@ class _InputFile:
                 shutil.rmtree(self.dir, ignore_errors=True)
                 raise
         else:
-            raise TypeError(f"{name}: expected a dict of dialogue id -> turns, or a path to a JSON file; got {type(predictions).__name__}")
+            raise InvalidArgumentError(f"{name}: expected a dict of dialogue id -> turns, or a path to a JSON file; got {type(predictions).__name__}")
 
     def __enter__(self) -> "_InputFile":
         return self
@@ -94,7 +114,10 @@ class _InputFile:
     @property
     def rename(self) -> Dict[str, str]:
         """Messages name a dict by the argument it came from, not by its temporary file."""
-        return {self.path: self.name} if self.dir is not None else {}
+        if self.dir is not None:
+            return {self.path: self.name}
+        # A relative path was made absolute for the CLI: messages name it as it was given.
+        return {self.path: self.given} if self.given != self.path else {}
 
 
 class Evaluator:
@@ -108,9 +131,16 @@ class Evaluator:
     - confidence: confidence intervals as `todeval evaluate --confidence --json` reports them.
     - data_dir, ground_truth ("auto", "mwz21", "mwz22"), domains_from_slots, strict, skip_invalid:
       the `todeval evaluate` flags of the same names.
-    - todeval: the CLI to run (a path, or an argv list); default: $TODEVAL_BIN,
-      node_modules/.bin, PATH, then this checkout's bin/todeval.js.
-    - extra_args: more `todeval evaluate` flags, passed as given.
+    - todeval: the CLI to run (a path, a todeval folder, or an argv list); default: the CLI the
+      package came with, then `todeval` on PATH, then $TODEVAL_BIN (docs/python.md).
+    - timeout: seconds one CLI run may take (None: no limit); past it, CliError.
+    - warm: keep one todeval process for the object's lifetime (default True): the first
+      `evaluate()` starts it, later calls reuse it, so one dialogue is answered in a fraction of a
+      second instead of a Node start. The results are those of a one-shot CLI run. Use the
+      Evaluator as a context manager or call `close()` to end the process sooner; it also ends
+      when the object is collected or Python exits. warm=False runs the CLI once per call.
+    - extra_args: more `todeval evaluate` flags: a list (["--limit", "10"]) or one string, split as
+      a shell would ("--limit 10").
     """
 
     def __init__(
@@ -133,13 +163,14 @@ class Evaluator:
         skip_invalid: bool = False,
         todeval: Optional[Command] = None,
         timeout: Optional[float] = None,
-        extra_args: Sequence[str] = (),
+        extra_args: Union[str, Sequence[str]] = (),
+        warm: bool = True,
     ):
         if not enable_normalization:
             # todeval always normalizes as mwzeval does by default; scoring raw text would be another metric.
-            raise ValueError("todeval: enable_normalization=False is not supported: todeval always normalizes responses and states as mwzeval does by default")
+            raise InvalidArgumentError("todeval: enable_normalization=False is not supported: todeval always normalizes responses and states as mwzeval does by default")
         if (model or device or dtype) and not sgsacc:
-            raise ValueError("todeval: model, device and dtype choose the NLI model of sgsacc=True; give sgsacc=True")
+            raise InvalidArgumentError("todeval: model, device and dtype choose the NLI model of sgsacc=True; give sgsacc=True")
         self.bleu, self.success, self.richness, self.dst = bool(bleu), bool(success), bool(richness), bool(dst)
         self.sgsacc = bool(sgsacc)
         self.confidence = bool(confidence)
@@ -149,12 +180,53 @@ class Evaluator:
         self.domains_from_slots, self.strict, self.skip_invalid = domains_from_slots, strict, skip_invalid
         self.todeval = todeval
         self.timeout = timeout
-        self.extra_args = list(extra_args)
+        # A string is one command line's worth of flags, not a sequence of one-character flags.
+        self.extra_args = shlex.split(extra_args) if isinstance(extra_args, str) else [str(a) for a in extra_args]
+        self.warm = bool(warm)
+        self._warm: Optional[WarmCli] = None
 
-    def _common_flags(self) -> list:
-        flags: list = []
+    def __enter__(self) -> "Evaluator":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        warm = getattr(self, "_warm", None)
+        if warm is not None:
+            warm.close()
+
+    def close(self) -> None:
+        """Ends the warm todeval process, if one runs (a later `evaluate()` starts another)."""
+        if self._warm is not None:
+            self._warm.close()
+            self._warm = None
+
+    def _run(self, args: List[str], rename: Mapping[str, str], needs: Mapping[str, str]) -> Dict[str, Any]:
+        """`todeval ARGS` as JSON: by the warm process when there is (or can be) one, else one CLI run."""
+        if self.warm:
+            if self._warm is None:
+                self._warm = WarmCli(find_cli(self.todeval))
+            if self._warm.supported:
+                prefix = self._warm.prefix
+                try:
+                    code, stdout, stderr = self._warm.run(args, timeout=self.timeout)
+                except CliError:
+                    if self._warm.supported:
+                        raise
+                    # No `todeval stdio` (an older CLI), or a process that could not start: one run
+                    # per call, as before, which also names any real failure the same way.
+                else:
+                    for path, name in rename.items():
+                        stderr = stderr.replace(path, name)
+                    return json_result(args, prefix, code, stdout, stderr, needs=needs, command=prefix + args, stacklevel=4)
+        return run_json(args, todeval=self.todeval, rename=rename, needs=needs, timeout=self.timeout)
+
+    def _common_flags(self) -> List[str]:
+        """The flags `evaluate` and `compare` share (data dir, ground truth, input handling)."""
+        flags: List[str] = []
         if self.data_dir is not None:
-            flags += ["--data-dir", os.fspath(self.data_dir)]
+            flags += ["--data-dir", os.path.abspath(os.fspath(self.data_dir))]  # the warm process keeps its own cwd
         if self.ground_truth is not None:
             flags += ["--ground-truth", self.ground_truth]
         if self.domains_from_slots:
@@ -185,9 +257,9 @@ class Evaluator:
         if self.confidence:
             flags.append("--confidence")
         with _InputFile(input_data, "predictions") as file:
-            report = run_json(
+            report = self._run(
                 ["evaluate", "-i", file.path, "--json", *flags, *self._common_flags(), *self.extra_args],
-                todeval=self.todeval, rename=file.rename, needs={"--confidence": _CONFIDENCE_PROVIDER}, timeout=self.timeout,
+                file.rename, {"--confidence": _CONFIDENCE_PROVIDER},
             )
         results = mwzeval_view(report, bleu=self.bleu, success=self.success, richness=self.richness, dst=self.dst)
         if self.sgsacc:
@@ -203,7 +275,4 @@ class Evaluator:
         more `todeval compare` flags.
         """
         with _InputFile(baseline, "baseline") as b, _InputFile(system, "system") as s:
-            return run_json(
-                ["compare", b.path, s.path, "--json", *self._common_flags(), *args],
-                todeval=self.todeval, rename={**b.rename, **s.rename}, needs={"compare": _COMPARE_PROVIDER}, timeout=self.timeout,
-            )
+            return self._run(["compare", b.path, s.path, "--json", *self._common_flags(), *args], {**b.rename, **s.rename}, {"compare": _COMPARE_PROVIDER})

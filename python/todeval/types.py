@@ -11,11 +11,15 @@ FourWayLabel = Literal["ok", "omission", "hallucination", "both"]
 
 
 class NliPair(TypedDict):
+    """A premise and a hypothesis, as /v1/nli takes them."""
+
     premise: str
     hypothesis: str
 
 
 class NliResult(TypedDict):
+    """One pair's probabilities and its argmax label, as /v1/nli answers."""
+
     entailment: float
     neutral: float
     contradiction: float
@@ -23,6 +27,8 @@ class NliResult(TypedDict):
 
 
 class Action(TypedDict, total=False):
+    """A dialogue action: act, slot, values, and the service when it is not the item's."""
+
     act: str
     slot: str
     values: List[str]
@@ -30,6 +36,8 @@ class Action(TypedDict, total=False):
 
 
 class RerankCandidate(TypedDict, total=False):
+    """One system's candidate utterance, with its likelihood (higher is better)."""
+
     system: str
     text: str
     likelihood: float
@@ -47,6 +55,8 @@ class RerankItem(TypedDict, total=False):
 
 
 class CandidateFidelity(TypedDict, total=False):
+    """A candidate as the answer reports it: how many actions it realises, which, and its label."""
+
     system: str
     text: str
     likelihood: float
@@ -57,6 +67,8 @@ class CandidateFidelity(TypedDict, total=False):
 
 
 class RerankResult(TypedDict):
+    """An item's answer: the chosen candidate, the number of actions, every candidate scored."""
+
     id: str
     chosen: CandidateFidelity
     actions: int
@@ -76,6 +88,8 @@ class ScoreItem(TypedDict, total=False):
 
 
 class ActionScore(TypedDict, total=False):
+    """One action of a scored turn: its reference, entailment scores and status."""
+
     actionId: str
     service: str
     act: str
@@ -122,6 +136,8 @@ class Limits(TypedDict):
 
 
 class Health(TypedDict, total=False):
+    """GET /healthz: the model, device, dataset, pending pairs and the limits."""
+
     status: str
     model: str
     revision: Optional[str]
