@@ -36,12 +36,15 @@ def _project() -> Dict[str, Any]:
         project: Dict[str, Any] = tomllib.loads(text)["project"]
         return project
     except ImportError:
-        section = re.search(r"^\[project\]\n(.*?)(?=^\[)", text, re.MULTILINE | re.DOTALL)
+        section = re.search(r"^\[project\]\n(.*?)(?=^\[|\Z)", text, re.MULTILINE | re.DOTALL)
         body = section.group(1) if section else ""
         found: Dict[str, Any] = dict(re.findall(r'^([\w-]+) = "([^"]*)"', body, re.MULTILINE))
         licence = re.search(r'^license = \{ text = "([^"]*)" \}', body, re.MULTILINE)
         if licence:
             found["license"] = {"text": licence.group(1)}
+        classifiers = re.search(r"^classifiers = \[(.*?)\]", body, re.MULTILINE | re.DOTALL)
+        if classifiers:
+            found["classifiers"] = re.findall(r'"([^"]*)"', classifiers.group(1))
         return found
 
 
