@@ -8,6 +8,7 @@ import {
   type TurnScore,
 } from '../src/metrics/sgsacc/index.js';
 import { turnItemStats } from '../src/metrics/sgsacc/item-stats.js';
+import { pickBest, rerank, type RerankItem } from '../src/rerank/rerank.js';
 import { FakeWordOverlapNli } from './sgsacc-fake-nli.js';
 
 // FakeWordOverlapNli (a fake) "entails" when every 4+-letter word of the hypothesis is in the
@@ -157,5 +158,47 @@ describe('the sentence-level rate', () => {
   it('turn-level item statistics are unchanged without sentences', async () => {
     const { scores } = await run(turns, replies, { granularity: undefined });
     expect(Object.keys(turnItemStats(scores as TurnScore[], { validation: true })).filter((k) => k.includes('sentences'))).toEqual([]);
+  });
+});
+
+describe('rerank --rank-by omission-sentences (fake NLI scorer)', () => {
+  const actions: RerankItem['actions'] = [
+    { id: 'a0', service: 'Restaurants_1', act: 'INFORM', slot: 'restaurant_name', values: ['Tanpopo'], candidates: ['The restaurant is Tanpopo.'], slotDescription: '' },
+    { id: 'a1', service: 'Restaurants_1', act: 'INFORM', slot: 'cuisine', values: ['Japanese'], candidates: ['The food is Japanese.'], slotDescription: '' },
+  ];
+  const item: RerankItem = {
+    id: 'x',
+    actions,
+    context: 'Find me a place.',
+    candidates: [
+      // Both realise every action and both "hallucinate" at turn level (the courtesy sentence is
+      // not in the facts); only sentence granularity tells them apart.
+      { system: 'invents', text: 'The restaurant is Tanpopo. The food is Japanese. Breakfast is free. Anything else?', likelihood: -1 },
+      { system: 'polite', text: 'The restaurant is Tanpopo. The food is Japanese. Is there anything else I can help you with?', likelihood: -3 },
+    ],
+  };
+
+  it('chooses the candidate with fewer unsupported sentences; omission-hallucination cannot tell them apart', async () => {
+    const [bySentence] = await rerank([item], { scorer: new FakeWordOverlapNli(), rankBy: 'omission-sentences' });
+    expect(bySentence.chosen.system).toBe('polite');
+    expect(bySentence.candidates.map((c) => c.sentences?.unsupported)).toEqual([['Breakfast is free.'], []]);
+    expect(bySentence.candidates.map((c) => c.hallucinated)).toEqual([true, true]);
+    const [byLabel] = await rerank([item], { scorer: new FakeWordOverlapNli(), rankBy: 'omission-hallucination' });
+    expect(byLabel.chosen.system).toBe('invents'); // both hallucinate: the likelier wins
+    expect(byLabel.candidates[0].sentences).toBeUndefined();
+  });
+
+  it('no omission still comes first', () => {
+    const c = (system: string, fidelity: number, unsupported: number, likelihood: number) => ({
+      system,
+      text: system,
+      fidelity,
+      realised: [true, fidelity === 2],
+      likelihood,
+      sentences: { check: 'checked' as const, sentences: [], unsupported: Array.from({ length: unsupported }, (_, k) => `s${k}`) },
+    });
+    const cands = [c('omits', 1, 0, 0), c('two', 2, 2, 1), c('one', 2, 1, -1), c('one-less-likely', 2, 1, -2)];
+    expect(pickBest(cands, undefined, 'omission-sentences').system).toBe('one');
+    expect(pickBest(cands.filter((x) => x.fidelity === 1), undefined, 'omission-sentences').system).toBe('omits');
   });
 });

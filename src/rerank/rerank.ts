@@ -3,7 +3,8 @@ import { argmaxLabel, type NliScorer } from '../nli/types.js';
 import { PairBatch } from '../metrics/sgsacc/batch.js';
 import { checkEntailment, fourWayLabel, hallucinationJob, planPremise, type EntailmentJob, type EntailmentVerdict } from '../metrics/sgsacc/hallucination.js';
 import { contextPremise, controlPremise } from '../metrics/sgsacc/premise.js';
-import type { FourWayLabel, SgsaccAction } from '../metrics/sgsacc/types.js';
+import { checkSentences, type TurnSentences } from '../metrics/sgsacc/sentence-check.js';
+import type { FourWayLabel, SgsaccAction, SgsaccTurn, TurnReferences } from '../metrics/sgsacc/types.js';
 
 export interface RerankCandidate {
   system: string;
@@ -26,8 +27,12 @@ export interface RerankItem {
  * - 'fidelity' (paper Sec. 3): most actions realised, then likelihood, then system order;
  * - 'omission-hallucination': no omission (every action realised), then no hallucination, then
  *   likelihood, then system order. Needs the hallucination check, so it turns it on.
+ * - 'omission-sentences': no omission, then the fewest sentences no fact supports (sentence
+ *   granularity, docs/sgsacc.md), then likelihood, then system order: a long candidate with one
+ *   invented sentence loses to one without, and a courtesy sentence costs nothing. Turns on the
+ *   hallucination check and the sentence check.
  */
-export const RANK_BY = ['fidelity', 'omission-hallucination'] as const;
+export const RANK_BY = ['fidelity', 'omission-hallucination', 'omission-sentences'] as const;
 export type RankBy = (typeof RANK_BY)[number];
 
 export interface RerankOptions {
@@ -72,6 +77,8 @@ export interface CandidateFidelity {
   hallucinated?: boolean | null;
   /** With hallucination: ok / omission / hallucination / both. */
   label?: FourWayLabel | null;
+  /** With rankBy 'omission-sentences': each sentence's verdict against the facts it realised, and the unsupported ones. */
+  sentences?: TurnSentences;
 }
 
 export interface RerankResult {
@@ -111,7 +118,8 @@ export async function rerank(items: RerankItem[], options: RerankOptions): Promi
 async function rerankChunk(items: RerankItem[], options: RerankOptions): Promise<RerankResult[]> {
   const useContext = options.context ?? true;
   const controlOn = useContext && (options.contextControl ?? true);
-  const hallucination = options.hallucination === true || options.rankBy === 'omission-hallucination';
+  const bySentence = options.rankBy === 'omission-sentences';
+  const hallucination = options.hallucination === true || options.rankBy === 'omission-hallucination' || bySentence;
   const first = new PairBatch();
   // handles[item][candidate][action] = pair handles for each candidate reference
   const handles = items.map((item) =>
@@ -180,6 +188,7 @@ async function rerankChunk(items: RerankItem[], options: RerankOptions): Promise
     }),
   );
   const verdicts = await checkEntailment(jobs, options.scorer);
+  const sentences = bySentence ? await candidateSentences(items, judgedBy, options.scorer, useContext, controlOn) : undefined;
 
   return items.map((item, i) => {
     const candidates: CandidateFidelity[] = item.candidates.map((cand, c) => ({
@@ -190,6 +199,7 @@ async function rerankChunk(items: RerankItem[], options: RerankOptions): Promise
       realised: realised[i][c],
       contextOnly: contextOnly[i][c],
       ...(hallucination ? halluc(realised[i][c], jobOf[i][c] === null ? null : hallucinated(verdicts[jobOf[i][c]!], controlOn)) : {}),
+      ...(sentences ? { sentences: sentences.get(`${i}/${c}`)! } : {}),
     }));
     const best = pickBest(candidates, options.systemOrder, options.rankBy);
     return {
@@ -205,6 +215,44 @@ async function rerankChunk(items: RerankItem[], options: RerankOptions): Promise
       candidates,
     };
   });
+}
+
+/**
+ * Each candidate's sentences against its facts: the references it was judged by (as its
+ * hallucination premise), the item's context as the user turn. One set of passes for the chunk.
+ */
+async function candidateSentences(
+  items: RerankItem[],
+  judgedBy: (string | null)[][][],
+  scorer: NliScorer,
+  context: boolean,
+  contextControl: boolean,
+): Promise<Map<string, TurnSentences>> {
+  const turns: SgsaccTurn[] = [];
+  const refs = new Map<string, TurnReferences>();
+  const texts = new Map<string, string>();
+  items.forEach((item, i) =>
+    item.candidates.forEach((cand, c) => {
+      const id = `${i}/${c}`;
+      const actions = item.actions.map((a) => ({ ...a, negatives: [] }));
+      const services = [...new Set(item.actions.map((a) => a.service))];
+      turns.push({ id, services, utterance: cand.text, previousUserUtterance: item.context ?? '', actions });
+      const plan = planPremise({ previousUserUtterance: item.context ?? '' }, item.actions.map((a, k) => ({ act: a.act, reference: judgedBy[i][c][k] })), { context });
+      refs.set(id, {
+        id,
+        services,
+        actions: item.actions.map((a, k) => ({ actionId: a.id, service: a.service, act: a.act, slot: a.slot, reference: judgedBy[i][c][k], referenceEntailment: null, contextUsed: false, status: 'unchecked' })),
+        hallucination: { ...plan, status: 'unchecked', goldEntailed: null, goldEntailment: null, goldContextUsed: false },
+      });
+      texts.set(id, cand.text);
+    }),
+  );
+  return checkSentences(turns, refs, texts, scorer, { context, contextControl });
+}
+
+/** Sentences no fact supports (unsupported or contradicted); 0 when not checked. */
+function unsupportedCount(c: CandidateFidelity): number {
+  return c.sentences?.unsupported.length ?? 0;
 }
 
 function entails(batch: PairBatch, handle: number): boolean {
@@ -232,6 +280,7 @@ function halluc(realised: boolean[], hallucinated: boolean | null): Pick<Candida
  * 'fidelity': highest fidelity, then highest likelihood (absent counts as lowest), then earliest
  * system. 'omission-hallucination': no omission, then no hallucination, then likelihood, then
  * earliest system (fidelity below "every action" does not count: an omission is an omission).
+ * 'omission-sentences': no omission, then fewest unsupported sentences, then likelihood, then system.
  */
 export function pickBest(candidates: CandidateFidelity[], systemOrder?: string[], rankBy: RankBy = 'fidelity'): CandidateFidelity {
   if (candidates.length === 0) throw new Error('rerank: item without candidates');
@@ -245,7 +294,9 @@ export function pickBest(candidates: CandidateFidelity[], systemOrder?: string[]
   const first =
     rankBy === 'fidelity'
       ? (x: CandidateFidelity, y: CandidateFidelity) => y.fidelity - x.fidelity
-      : (x: CandidateFidelity, y: CandidateFidelity) => noOmission(y) - noOmission(x) || noHallucination(y) - noHallucination(x);
+      : rankBy === 'omission-sentences'
+        ? (x: CandidateFidelity, y: CandidateFidelity) => noOmission(y) - noOmission(x) || unsupportedCount(x) - unsupportedCount(y)
+        : (x: CandidateFidelity, y: CandidateFidelity) => noOmission(y) - noOmission(x) || noHallucination(y) - noHallucination(x);
   indexed.sort(
     (x, y) =>
       first(x.c, y.c) ||

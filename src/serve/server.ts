@@ -91,7 +91,7 @@ export async function startServer(cfg: ServerConfig): Promise<RunningServer> {
     contextControl: cfg.contextControl ?? true,
     validation: cfg.validation,
     referenceSelection: cfg.referenceSelection,
-    hallucination: cfg.hallucination === true || cfg.rankBy === 'omission-hallucination' || cfg.granularity === 'sentence',
+    hallucination: cfg.hallucination === true || cfg.rankBy === 'omission-hallucination' || cfg.rankBy === 'omission-sentences' || cfg.granularity === 'sentence',
     ...(cfg.granularity === 'sentence' ? { granularity: cfg.granularity } : {}),
     rankBy: cfg.rankBy,
     references: cfg.references,

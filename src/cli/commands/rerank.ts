@@ -58,7 +58,7 @@ export function register(program: Command): void {
     .option('--no-context', 'do not retry with context + slot description in the premise')
     .option('--systems <names>', 'comma-separated tie-break order of systems (default: order of each item\'s candidates)')
     .option('--hallucination', 'also check facts => text per candidate: the references it realised must entail it (four-way label)')
-    .option('--rank-by <order>', `${RANK_BY.join(' | ')}: most actions realised, or no omission then no hallucination (implies --hallucination); then likelihood`, 'fidelity');
+    .option('--rank-by <order>', `${RANK_BY.join(' | ')}: most actions realised, or no omission then no hallucination, or no omission then fewest unsupported sentences (both imply --hallucination); then likelihood`, 'fidelity');
   addContextControlOptions(cmd, true);
   addShardOptions(cmd, 'items');
   cmd.addOption(progressOption());
@@ -87,7 +87,7 @@ async function runRerank(flags: RerankFlags): Promise<void> {
     throw new InputError(`--rank-by must be one of ${RANK_BY.join(', ')} (got "${flags.rankBy}")`);
   }
   const rankBy = flags.rankBy as RankBy;
-  const hallucination = flags.hallucination === true || rankBy === 'omission-hallucination';
+  const hallucination = flags.hallucination === true || rankBy === 'omission-hallucination' || rankBy === 'omission-sentences';
   const contextControl = flags.context && flags.contextControl;
   refuseOutputOverInput(
     { '--turns': flags.turns, '-o/--output': reportFileFrom(flags), '--cache': flags.cache },

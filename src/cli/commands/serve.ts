@@ -46,7 +46,7 @@ export function register(program: Command): void {
     .option('--no-validation', '/v1/score keeps turns whose ground truth fails validation')
     .option('--hallucination', 'also check facts => text (references entail the utterance) in /v1/score and /v1/rerank: four-way labels')
     .addOption(new Option('--granularity <unit>', '/v1/score: sentence also checks each sentence of the utterance against each fact (implies --hallucination)').choices(GRANULARITIES))
-    .option('--rank-by <order>', `/v1/rerank order: ${RANK_BY.join(' | ')} (omission-hallucination implies --hallucination)`, 'fidelity')
+    .option('--rank-by <order>', `/v1/rerank order: ${RANK_BY.join(' | ')} (omission-hallucination and omission-sentences imply --hallucination)`, 'fidelity')
     .addOption(referenceSelectionOption());
   addContextControlOptions(cmd, true);
   for (const l of LIMIT_FLAGS) cmd.option(`${l.flag} <n>`, l.help, l.max ? boundedInt(l.flag, l.max.value, l.max.why) : positiveInt(l.flag), DEFAULT_LIMITS[l.key]);
