@@ -14,7 +14,9 @@
  *
  * Both systems run twice, side by side: without and with --hallucination (each mode builds its own
  * references file, so the hallucination premises of the ground truth are part of its cost and the
- * second system reuses them), and the ratios with/without are printed.
+ * second system reuses them), and the ratios with/without are printed. Then the second system once
+ * more with --granularity sentence on the hallucination references (its cost: its own turn and
+ * sentence pairs), against its --hallucination run. The whole SGD test's figure is bench:sentences'.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -51,8 +53,8 @@ const { utterances: swapped, swaps } = swapOneValuePerTurn(turns, buildValueInde
 
 const dir = mkdtempSync(path.join(tmpdir(), 'bench-score-'));
 
-async function system(name: string, utterances: Map<string, string>, groundTruth: boolean, hallucination: boolean) {
-  const options = { validation: true, context: true, hallucination };
+async function system(name: string, utterances: Map<string, string>, groundTruth: boolean, hallucination: boolean, granularity?: 'sentence') {
+  const options = { validation: true, context: true, hallucination, ...(granularity ? { granularity } : {}) };
   const refsFile = path.join(dir, hallucination ? 'refs-hallucination.jsonl' : 'refs.jsonl');
   const runner = await createNliRunner({ model: modelDir, device: 'cpu', threads: o.threads });
   const sig = makeSignature({ metric: 'sgsacc-references', model: runner.modelSignature.modelId, revision: runner.modelSignature.revision, rules: data.rulesHash, validation: true, context: true });
@@ -69,6 +71,7 @@ async function system(name: string, utterances: Map<string, string>, groundTruth
   const fig = {
     system: name,
     hallucination,
+    granularity: granularity ?? 'turn',
     hallucinationChecked: h?.counts.checked ?? null,
     hallucinationContentFree: h?.counts.contentFree ?? null,
     turns: turns.length,
@@ -101,8 +104,10 @@ const gold = await system('ground truth (+refs)', goldText, true, false);
 const second = await system('value-swapped system', swapped, false, false);
 const goldH = await system('ground truth (+refs) --hallucination', goldText, true, true);
 const secondH = await system('value-swapped --hallucination', swapped, false, true);
+const secondS = await system('value-swapped --granularity sentence', swapped, false, true, 'sentence');
 console.log(`checked for hallucination: ${goldH.hallucinationChecked} of ${turns.length} turns (${goldH.hallucinationContentFree} content-free)`);
 const ratio = (a: { pairsIssued: number }, b: { pairsIssued: number }) => (a.pairsIssued / b.pairsIssued).toFixed(3);
 console.log(`second system / ground truth pairs issued: ${ratio(second, gold)} without, ${ratio(secondH, goldH)} with --hallucination`);
 console.log(`with / without --hallucination pairs issued: ground truth ${ratio(goldH, gold)}, second system ${ratio(secondH, second)}`);
-if (o.json) writeFileSync(o.json, JSON.stringify({ gold, second, goldHallucination: goldH, secondHallucination: secondH }, null, 2) + '\n');
+console.log(`sentence / turn granularity pairs issued (second system, stored references): ${ratio(secondS, secondH)}; wall time ${(secondS.seconds / secondH.seconds).toFixed(2)}x`);
+if (o.json) writeFileSync(o.json, JSON.stringify({ gold, second, goldHallucination: goldH, secondHallucination: secondH, secondSentences: secondS }, null, 2) + '\n');
