@@ -107,7 +107,7 @@ describe('todeval bleu', () => {
     const short = file('short.txt', fixture.corpus.systems['sys-base'].slice(1));
     const cases: [string[], RegExp][] = [
       [['bleu', '-r', refs[0], '-i', short], new RegExp(`^todeval: ${short.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: 239 lines, the references have 240\\n$`)],
-      [['bleu', '-i', sys['sys-base']], /^todeval: give at least one reference file: -r REF\.txt\n$/],
+      [['bleu', '-i', sys['sys-base']], /^todeval: give at least one reference file: todeval bleu REF\.txt -i SYSTEM\.txt \(or -r REF\.txt\)\n$/],
       [['bleu', '-r', refs[0], '-i', sys['sys-base'], '--paired-bs'], /^todeval: --paired-bs compares systems with the first one: give at least two -i files\n$/],
       [['bleu', '-r', refs[0], '-i', sys['sys-base'], path.join(tmp, 'missing.txt')], /^todeval: .*missing\.txt: cannot read system output: no such file or directory\n$/],
       [['bleu', '-r', refs[0], '-i', sys['sys-base'], sys['sys-base']], /given twice/],

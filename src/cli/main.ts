@@ -1,6 +1,7 @@
 import { CommanderError } from 'commander';
 import { describeErrno, isInputError } from '../util/errors.js';
 import { buildProgram } from './program.js';
+import { spellOutSacrebleuFlags } from './commands/bleu.js';
 import { interruptNotice } from '../util/interrupt-notice.js';
 import { exitWithParent } from '../report/worker-progress.js';
 
@@ -62,7 +63,8 @@ exitWithParent();
 process.on('uncaughtException', exitOn);
 
 try {
-  await program.parseAsync(process.argv);
+  // sacreBLEU's multi-letter short flags (-tok, -lc, ...) for `bleu`, which commander cannot parse.
+  await program.parseAsync(spellOutSacrebleuFlags(process.argv));
 } catch (e) {
   exitOn(e);
 }

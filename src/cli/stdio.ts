@@ -2,6 +2,7 @@ import { createInterface } from 'node:readline';
 import { CommanderError, type Command } from 'commander';
 import { describeErrno, isInputError } from '../util/errors.js';
 import { holdMwzData } from '../metrics/mwz/held-data.js';
+import { spellOutSacrebleuFlags } from './commands/bleu.js';
 
 /**
  * `todeval stdio`: the CLI kept running for a caller that runs many commands (the Python package's
@@ -76,7 +77,7 @@ async function runRequest(req: StdioRequest, build: () => Command): Promise<Stdi
   process.stderr.write = capture((s) => (err += s)) as typeof process.stderr.write;
   let code = 0;
   try {
-    await build().parseAsync(['node', 'todeval', ...req.args]);
+    await build().parseAsync(spellOutSacrebleuFlags(['node', 'todeval', ...req.args]));
   } catch (e) {
     const f = failure(e);
     if (f.line) err += f.line + '\n';

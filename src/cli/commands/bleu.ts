@@ -1,9 +1,10 @@
 import path from 'node:path';
 import { Option, type Command } from 'commander';
-import { BLEU_TOKENIZERS, type BleuTokenizerName } from '../../metrics/text/bleu-tokenizers.js';
 import { runStepsAsync } from '../../metrics/significance/steps.js';
-import { compareBleuSteps, formatBleuComparison, lowSegmentsWarning } from '../../metrics/text/bleu-significance.js';
+import { lowSegmentsWarning } from '../../metrics/text/bleu-significance.js';
+import { BLEU_TOKENIZERS, type BleuTokenizerName } from '../../metrics/text/bleu-tokenizers.js';
 import { pyRstrip } from '../../metrics/text/py-string.js';
+import { compareTextMetricsSteps, formatTextComparisons, TEXT_METRICS, type TextMetricKey } from '../../metrics/text/text-compare.js';
 import { InputError } from '../../util/errors.js';
 import { preloadStdin, STDIN } from '../../util/json-file.js';
 import { readTextLines } from '../../util/text-lines.js';
@@ -12,61 +13,117 @@ import { positiveInt } from '../options.js';
 
 interface BleuFlags extends SignificanceFlags {
   reference: string[];
-  input: string[];
+  input?: string[];
+  metrics: TextMetricKey[];
   tokenize: BleuTokenizerName;
   lowercase?: boolean;
+  chrfCharOrder: number;
+  chrfWordOrder: number;
+  chrfBeta: number;
+  chrfWhitespace?: boolean;
+  chrfLowercase?: boolean;
+  chrfEpsSmoothing?: boolean;
+  terCaseSensitive?: boolean;
+  terAsianSupport?: boolean;
+  terNoPunct?: boolean;
+  terNormalized?: boolean;
+  scoreOnly?: boolean;
+  format?: 'json' | 'text';
   json?: boolean;
   width: number;
+  testSet?: string;
+  languagePair?: string;
+}
+
+/**
+ * sacreBLEU's short flags of more than one letter, which commander cannot take as they are (it
+ * reads `-tok` as `-t ok`): spelled out before parsing, for `bleu` and its alias only.
+ */
+const SACREBLEU_SHORT: Record<string, string> = {
+  '-tok': '--tokenize',
+  '-lc': '--lowercase',
+  '-cc': '--chrf-char-order',
+  '-cw': '--chrf-word-order',
+  '-ci': '--confidence',
+  '-cin': '--confidence-n',
+  '-pbs': '--paired-bs',
+  '-par': '--paired-ar',
+  '-pbsn': '--paired-bs-n',
+  '-parn': '--paired-ar-n',
+};
+
+/** argv with sacreBLEU's multi-letter short flags spelled out when the command is `bleu` or `sacrebleu`. */
+export function spellOutSacrebleuFlags(argv: readonly string[]): string[] {
+  const command = argv.slice(2).find((a) => !a.startsWith('-'));
+  if (command !== 'bleu' && command !== 'sacrebleu') return [...argv];
+  return argv.map((a) => SACREBLEU_SHORT[a] ?? a);
 }
 
 export function register(program: Command): void {
   const cmd = program
     .command('bleu')
-    .description("corpus BLEU of plain-text system outputs, sacreBLEU's scores and statistical tests (paired bootstrap, approximate randomization, confidence)")
+    .alias('sacrebleu')
+    .description("sacreBLEU's BLEU, chrF/chrF++ and TER of plain-text system outputs, with its statistical tests (paired bootstrap, approximate randomization, confidence); takes sacreBLEU's command line for local files")
+    .argument('[refs...]', 'reference file(s), one segment per line, before -i (as sacreBLEU takes them)')
     .option('-r, --reference <file>', 'reference file, one segment per line (repeat for more references)', (v: string, prev: string[]) => [...prev, v], [] as string[])
-    .requiredOption('-i, --input <files...>', 'system output file(s), one segment per line; the first is the baseline of a paired test; - reads stdin')
-    .addOption(new Option('--tokenize <name>', "sacreBLEU's tokenizer").choices([...BLEU_TOKENIZERS]).default('13a'))
-    .option('--lowercase', 'case-insensitive BLEU')
-    .option('--json', 'print {metric, test, n, seed, segments, signature, systems} as JSON (exact, lowUnits when true)')
-    .option('-w, --width <n>', 'decimals of the scores printed (as sacreBLEU)', positiveInt('--width', true), 1);
+    .option('-i, --input <files...>', 'system output file(s), one segment per line; the first is the baseline of a paired test; - or none: stdin (tab-separated columns are systems, as in sacreBLEU)')
+    .addOption(new Option('-m, --metrics <names...>', 'metrics to compute, printed and signed each').choices([...TEXT_METRICS]).default(['bleu']))
+    .addOption(new Option('--tokenize <name>', "BLEU's tokenizer (sacreBLEU -tok)").choices([...BLEU_TOKENIZERS]).default('13a'))
+    .option('--lowercase', 'case-insensitive BLEU (sacreBLEU -lc)')
+    .option('--chrf-char-order <n>', 'chrF character n-gram order (-cc)', positiveInt('--chrf-char-order', true), 6)
+    .option('--chrf-word-order <n>', 'chrF word n-gram order (-cw); 2 is chrF++', positiveInt('--chrf-word-order', true), 0)
+    .option('--chrf-beta <n>', "chrF's weight of recall against precision", positiveInt('--chrf-beta', true), 2)
+    .option('--chrf-whitespace', 'keep whitespace in chrF character n-grams')
+    .option('--chrf-lowercase', 'case-insensitive chrF')
+    .option('--chrf-eps-smoothing', "chrF++.py's epsilon smoothing instead of the effective order")
+    .option('--ter-case-sensitive', 'case-sensitive TER')
+    .option('--ter-asian-support', 'TER: split CJK characters (with --ter-normalized), remove CJK punctuation (with --ter-no-punct)')
+    .option('--ter-no-punct', 'TER: remove punctuation')
+    .option('--ter-normalized', "TER: Tercom's normalization and tokenization")
+    .option('-b, --score-only', 'print only the scores, one a line')
+    .addOption(new Option('-f, --format <format>', 'output format (sacreBLEU prints JSON for one system by default; we print text)').choices(['json', 'text']))
+    .option('--json', 'the same as --format json: {metric, test, n, seed, segments, signature, systems}, a list of them for several metrics')
+    .option('-w, --width <n>', 'decimals of the scores printed (as sacreBLEU)', positiveInt('--width', true), 1)
+    // sacreBLEU's test-set download, taken only to say what to do instead.
+    .addOption(new Option('-t, --test-set <name>').hideHelp())
+    .addOption(new Option('-l, --language-pair <pair>').hideHelp());
   addPairedTestOptions(addConfidenceOptions(cmd, 'bootstrap 95% intervals of each system (with --paired-ar: of the systems compared too)'));
-  cmd.action((flags: BleuFlags) => runBleu(flags));
+  cmd.action((refs: string[], flags: BleuFlags) => runBleu(refs, flags));
 }
 
-async function runBleu(flags: BleuFlags): Promise<void> {
-  if (flags.reference.length === 0) throw new InputError('give at least one reference file: -r REF.txt');
+async function runBleu(positional: string[], flags: BleuFlags): Promise<void> {
+  if (flags.testSet !== undefined || flags.languagePair !== undefined) {
+    const flag = flags.testSet !== undefined ? '-t/--test-set' : '-l/--language-pair';
+    throw new InputError(`${flag}: todeval does not download test sets; pass the reference file(s) instead: todeval bleu REF.txt -i SYSTEM.txt`);
+  }
+  const refFiles = [...positional, ...flags.reference];
+  if (refFiles.length === 0) throw new InputError('give at least one reference file: todeval bleu REF.txt -i SYSTEM.txt (or -r REF.txt)');
+  if (flags.format !== undefined && flags.json && flags.format !== 'json') throw new InputError('--json and --format text disagree: give one');
+  const asJson = flags.json === true || flags.format === 'json';
   const { test, samples } = pairedTestFrom(flags);
   const resampled = test !== null || flags.confidence === true;
   // A drawn seed is said before the inputs are read, so that it is on screen whatever follows.
   const seed = resampled ? seedFrom(flags.seed) : undefined;
+  const inputs = flags.input ?? [STDIN];
   // Read before anything else, without blocking: a silent pipe must not make the command deaf to signals.
-  if ([...flags.reference, ...flags.input].includes(STDIN)) await preloadStdin();
+  if ([...refFiles, ...inputs].includes(STDIN)) await preloadStdin();
   // sacreBLEU strips the end of every line it reads, references and systems alike.
-  const references = flags.reference.map((f) => readTextLines(f, 'reference').map(pyRstrip));
+  const references = refFiles.map((f) => readTextLines(f, 'reference').map(pyRstrip));
   // sacreBLEU scores an empty corpus as 0.0; a score of nothing is a mistake in the input, not a result.
-  if (references[0].length === 0) throw new InputError('the reference has no lines: there is nothing to score', { file: flags.reference[0] });
+  if (references[0].length === 0) throw new InputError('the reference has no lines: there is nothing to score', { file: refFiles[0] });
   references.forEach((ref, k) => {
-    if (ref.length !== references[0].length) {
-      throw new InputError(`${ref.length} lines, the first reference has ${references[0].length}`, { file: flags.reference[k] });
-    }
+    if (ref.length !== references[0].length) throw new InputError(`${ref.length} lines, the first reference has ${references[0].length}`, { file: refFiles[k] });
   });
-  const names = new Set<string>();
-  const systems = flags.input.map((file) => {
-    const name = file === STDIN ? 'stdin' : file;
-    if (names.has(name)) throw new InputError('given twice: each system needs its own file', { file });
-    names.add(name);
-    const lines = readTextLines(file, 'system output').map(pyRstrip);
-    if (lines.length !== references[0].length) {
-      throw new InputError(`${lines.length} lines, the references have ${references[0].length}`, { file });
-    }
-    return { name: file === STDIN ? 'stdin' : path.normalize(file), lines };
-  });
+  const systems = readSystems(inputs, flags.input === undefined, references[0].length);
   if (test && systems.length < 2) throw new InputError(`--paired-${test} compares systems with the first one: give at least two -i files`);
+  const metrics = TEXT_METRICS.filter((m) => flags.metrics.includes(m));
   // Resampled between turns of the event loop: Ctrl-C or SIGTERM ends the run within a second.
-  const result = await runStepsAsync(
-    compareBleuSteps(references, systems, {
-      tokenize: flags.tokenize,
-      lowercase: flags.lowercase === true,
+  const results = await runStepsAsync(
+    compareTextMetricsSteps(references, systems, {
+      metrics,
+      bleu: { tokenize: flags.tokenize, lowercase: flags.lowercase === true },
+      chrf: { charOrder: flags.chrfCharOrder, wordOrder: flags.chrfWordOrder, beta: flags.chrfBeta, whitespace: flags.chrfWhitespace === true, lowercase: flags.chrfLowercase === true, epsSmoothing: flags.chrfEpsSmoothing === true },
+      ter: { caseSensitive: flags.terCaseSensitive === true, asianSupport: flags.terAsianSupport === true, noPunct: flags.terNoPunct === true, normalized: flags.terNormalized === true },
       test,
       samples,
       confidence: flags.confidence === true,
@@ -74,6 +131,39 @@ async function runBleu(flags: BleuFlags): Promise<void> {
       seed,
     }),
   );
-  if (result.lowUnits && flags.json) process.stderr.write(`todeval: ${lowSegmentsWarning(result.segments)}\n`);
-  process.stdout.write(flags.json ? JSON.stringify(result, null, 2) + '\n' : formatBleuComparison(result, { width: flags.width, alpha: flags.alpha }));
+  if (asJson) {
+    if (results[0].lowUnits) process.stderr.write(`todeval: ${lowSegmentsWarning(results[0].segments)}\n`);
+    // One metric: its object (the shape `bleu --json` always had); several: a list, as sacreBLEU's JSON.
+    process.stdout.write(JSON.stringify(results.length === 1 ? results[0] : results, null, 2) + '\n');
+    return;
+  }
+  process.stdout.write(formatTextComparisons(results, { width: flags.width, alpha: flags.alpha, scoreOnly: flags.scoreOnly === true }));
+}
+
+/**
+ * The systems: one per -i file; from stdin without -i, one per tab-separated column (sacreBLEU's
+ * way of piping several systems, named System 1, System 2, ...).
+ */
+function readSystems(inputs: readonly string[], columns: boolean, segments: number): { name: string; lines: string[] }[] {
+  if (columns) {
+    const rows = readTextLines(STDIN, 'system output').map((l) => pyRstrip(l).split('\t'));
+    const width = rows[0]?.length ?? 1;
+    rows.forEach((r, k) => {
+      if (r.length !== width) {
+        throw new InputError(`line ${k + 1} has ${r.length} tab-separated systems, line 1 has ${width} (without -i, stdin's tab-separated columns are systems, as in sacreBLEU; -i - reads one system with tabs in it)`, { file: 'stdin' });
+      }
+    });
+    if (rows.length !== segments) throw new InputError(`${rows.length} lines, the references have ${segments}`, { file: 'stdin' });
+    if (width === 1) return [{ name: 'stdin', lines: rows.map((r) => r[0]) }];
+    return Array.from({ length: width }, (_, j) => ({ name: `System ${j + 1}`, lines: rows.map((r) => pyRstrip(r[j])) }));
+  }
+  const names = new Set<string>();
+  return inputs.map((file) => {
+    const name = file === STDIN ? 'stdin' : file;
+    if (names.has(name)) throw new InputError('given twice: each system needs its own file', { file });
+    names.add(name);
+    const lines = readTextLines(file, 'system output').map(pyRstrip);
+    if (lines.length !== segments) throw new InputError(`${lines.length} lines, the references have ${segments}`, { file });
+    return { name: file === STDIN ? 'stdin' : path.normalize(file), lines };
+  });
 }

@@ -10,7 +10,6 @@ import { resampleSpec, testFields, type PairedTestName, type ResampleSpec } from
 import { runSteps, type Steps } from '../significance/steps.js';
 import type { StatMetric, SystemResult } from '../significance/types.js';
 import { MIN_BOOTSTRAP_UNITS, tooFewForBootstrap } from '../significance/units.js';
-import { pyFixed } from './py-string.js';
 import { BLEU_MAX_ORDER, BLEU_STATS_WIDTH, BleuReferences, bleuFromSegmentStats, bleuSignatureFields, makeBleuScorer, type BleuOptions, type BleuResult } from './bleu.js';
 
 export type { PairedTestName } from '../significance/spec.js';
@@ -68,6 +67,28 @@ export function bleuStatMetric(opts: BleuOptions = {}): StatMetric {
 }
 
 /**
+ * Every system's score of `metric` with the test `spec` asks for (the first system the baseline of
+ * a paired test), from per-segment statistics: what `bleu` runs for each of its metrics.
+ */
+export function* resampleSystemsSteps(stats: readonly ArrayLike<number>[], metric: StatMetric, spec: ResampleSpec): Steps<{ results: SystemResult[]; exact: boolean }> {
+  const seed = spec.seed;
+  if (spec.test === 'bs') {
+    const r = yield* pairedBootstrapSteps(stats[0], stats.slice(1), metric, { samples: spec.n!, seed });
+    return { results: [r.baseline, ...r.systems], exact: false };
+  }
+  if (spec.test === 'ar') {
+    const r = yield* pairedApproximateRandomizationSteps(stats[0], stats.slice(1), metric, { trials: spec.n!, seed, confidenceSamples: spec.confidenceN ?? undefined });
+    return { results: [r.baseline, ...r.systems], exact: r.exact === true };
+  }
+  if (spec.confidenceN !== null) {
+    const results: SystemResult[] = [];
+    for (const s of stats) results.push({ pValue: null, ...(yield* bootstrapConfidenceSteps(s, metric, { samples: spec.confidenceN, seed })) });
+    return { results, exact: false };
+  }
+  return { results: stats.map((s) => ({ score: metric.score(columnSums(s, metric.width), 0), pValue: null, mean: null, ci: null, low: null, high: null })), exact: false };
+}
+
+/**
  * sacreBLEU's signature with the test's fields in its order: nrefs, bs, ar, seed, case, eff, tok,
  * smooth, version (the test's fields come from the resample spec).
  */
@@ -100,22 +121,7 @@ export function* compareBleuSteps(
   const stats = systems.map((s) => refs.segmentStats(s.lines));
   const metric = bleuStatMetric(opts);
   const resampled = spec.test !== null || spec.confidenceN !== null;
-  const seed = spec.seed;
-  let results: SystemResult[];
-  let exact = false;
-  if (spec.test === 'bs') {
-    const r = yield* pairedBootstrapSteps(stats[0], stats.slice(1), metric, { samples: spec.n!, seed });
-    results = [r.baseline, ...r.systems];
-  } else if (spec.test === 'ar') {
-    const r = yield* pairedApproximateRandomizationSteps(stats[0], stats.slice(1), metric, { trials: spec.n!, seed, confidenceSamples: spec.confidenceN ?? undefined });
-    results = [r.baseline, ...r.systems];
-    exact = r.exact === true;
-  } else if (spec.confidenceN !== null) {
-    results = [];
-    for (const s of stats) results.push({ pValue: null, ...(yield* bootstrapConfidenceSteps(s, metric, { samples: spec.confidenceN, seed })) });
-  } else {
-    results = stats.map((s) => ({ score: metric.score(columnSums(s, BLEU_STATS_WIDTH), 0), pValue: null, mean: null, ci: null, low: null, high: null }));
-  }
+  const { results, exact } = yield* resampleSystemsSteps(stats, metric, spec);
   const signature = bleuTestSignature(refs.nrefs, opts, resampled ? spec : null);
   const bootstrapped = spec.test === 'bs' || spec.confidenceN !== null;
   const segments = stats[0].length / BLEU_STATS_WIDTH;
@@ -147,34 +153,4 @@ export function* compareBleuSteps(
 /** The warning of a bootstrap over too few segments (what lowUnits flags). */
 export function lowSegmentsWarning(segments: number): string {
   return `warning: ${segments} segment${segments === 1 ? '' : 's'}: too few for a bootstrap 95% interval or p-value (fewer than ${MIN_BOOTSTRAP_UNITS}; it claims more than it shows, docs/significance.md); --paired-ar counts all 2^n swap patterns (an exact test) when 2^n is at most its trials: 13 segments at the default 10000`;
-}
-
-/**
- * sacreBLEU's text line per system: `name: BLEU|signature = 22.1 (μ = 22.1 ± 0.6) (p = 0.0010)*
- * 54.4/28.1/16.7/10.3 (BP = ...)`; p-values at or below `alpha` are marked with `*`.
- */
-export function formatBleuComparison(r: BleuComparison, opts: { width?: number; alpha?: number } = {}): string {
-  const w = opts.width ?? 1;
-  const alpha = opts.alpha ?? 0.05;
-  const names = r.systems.map((s, i) => (r.test && i === 0 ? `Baseline: ${s.name}` : s.name));
-  const pad = Math.max(...names.map((n) => n.length));
-  const lines = r.systems.map((s, i) => {
-    let score = pyFixed(s.score, w);
-    if (s.mean !== null && s.ci !== null) score += ` (μ = ${pyFixed(s.mean, w)} ± ${pyFixed(s.ci, w)})`;
-    if (s.pValue !== null) score += ` (p = ${pyFixed(s.pValue, 4)})${s.pValue <= alpha ? '*' : ''}`;
-    const prec = s.precisions.map((p) => pyFixed(p, 1)).join('/');
-    const ratio = s.refLen ? s.sysLen / s.refLen : 0;
-    return `${names[i].padEnd(pad)}: BLEU|${r.signature} = ${score} ${prec} (BP = ${pyFixed(s.bp, 3)} ratio = ${pyFixed(ratio, 3)} hyp_len = ${s.sysLen} ref_len = ${s.refLen})`;
-  });
-  if (r.test) {
-    const what =
-      r.test === 'bs'
-        ? `paired bootstrap resampling, ${r.n} resamples`
-        : r.exact
-          ? `exact paired randomization over all ${2 ** r.segments} swap patterns of ${r.segments} segments`
-          : `paired approximate randomization, ${r.n} trials`;
-    lines.push(`${what}, seed ${r.seed}: * marks p <= ${alpha} (the difference to the baseline is unlikely under the null hypothesis)`);
-  }
-  if (r.lowUnits) lines.push(lowSegmentsWarning(r.segments));
-  return lines.join('\n') + '\n';
 }

@@ -10,6 +10,7 @@
  *
  * Characters are Unicode code points (Python's str), not UTF-16 units, and whitespace is Python's.
  */
+import { formatFields, type SignatureField } from '../../util/signature.js';
 import type { StatMetric } from '../significance/types.js';
 import { isPyWhitespace, pySplit } from './py-string.js';
 
@@ -78,16 +79,21 @@ export function chrfName(opts: ChrfOptions = {}): string {
 }
 
 export function chrfSignature(nrefs: number, opts: ChrfOptions = {}): string {
+  return formatFields(chrfSignatureFields(nrefs, opts));
+}
+
+/** sacreBLEU's chrF signature fields in its order: nrefs, case, eff, nc, nw, space, version. */
+export function chrfSignatureFields(nrefs: number, opts: ChrfOptions = {}): SignatureField[] {
   const r = resolve(opts);
   return [
-    `nrefs:${nrefs < 0 ? 'var' : nrefs}`,
-    `case:${r.lowercase ? 'lc' : 'mixed'}`,
-    `eff:${r.epsSmoothing ? 'no' : 'yes'}`,
-    `nc:${r.charOrder}`,
-    `nw:${r.wordOrder}`,
-    `space:${r.whitespace ? 'yes' : 'no'}`,
-    'version:2.x',
-  ].join('|');
+    ['nrefs', nrefs < 0 ? 'var' : nrefs],
+    ['case', r.lowercase ? 'lc' : 'mixed'],
+    ['eff', r.epsSmoothing ? 'no' : 'yes'],
+    ['nc', r.charOrder],
+    ['nw', r.wordOrder],
+    ['space', r.whitespace ? 'yes' : 'no'],
+    ['version', '2.x'],
+  ];
 }
 
 const EPS = 1e-16;

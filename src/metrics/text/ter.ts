@@ -11,6 +11,7 @@
  * With several references a segment counts its fewest edits against any of them over their
  * average length. The corpus score sums both over segments.
  */
+import { formatFields, type SignatureField } from '../../util/signature.js';
 import type { StatMetric } from '../significance/types.js';
 import { isPyWhitespace, pyRstrip, pySplit } from './py-string.js';
 
@@ -40,16 +41,21 @@ export interface TerResult {
 export const TER_STATS_WIDTH = 2;
 
 export function terSignature(nrefs: number, opts: TerOptions = {}): string {
+  return formatFields(terSignatureFields(nrefs, opts));
+}
+
+/** sacreBLEU's TER signature fields in its order: nrefs, case, tok, norm, punct, asian, version. */
+export function terSignatureFields(nrefs: number, opts: TerOptions = {}): SignatureField[] {
   const yn = (b: boolean | undefined) => (b ? 'yes' : 'no');
   return [
-    `nrefs:${nrefs < 0 ? 'var' : nrefs}`,
-    `case:${opts.caseSensitive ? 'mixed' : 'lc'}`,
-    'tok:tercom',
-    `norm:${yn(opts.normalized)}`,
-    `punct:${yn(!opts.noPunct)}`,
-    `asian:${yn(opts.asianSupport)}`,
-    'version:2.x',
-  ].join('|');
+    ['nrefs', nrefs < 0 ? 'var' : nrefs],
+    ['case', opts.caseSensitive ? 'mixed' : 'lc'],
+    ['tok', 'tercom'],
+    ['norm', yn(opts.normalized)],
+    ['punct', yn(!opts.noPunct)],
+    ['asian', yn(opts.asianSupport)],
+    ['version', '2.x'],
+  ];
 }
 
 // ---- Tercom's normalizer (sacreBLEU's TercomTokenizer) ----

@@ -1,0 +1,194 @@
+/**
+ * Several of sacreBLEU's metrics (BLEU, chrF/chrF++, TER) over the same systems, each printed and
+ * signed on its own as `sacrebleu -m bleu chrf ter` does: the library behind `todeval bleu -m`.
+ * The resampling is resolved once (one seed, one test) and every metric runs it on its own
+ * per-segment statistics from a fresh generator, as sacreBLEU's PairedTest does per metric.
+ */
+import { formatFields } from '../../util/signature.js';
+import { resampleSpec, testFields, type ResampleSpec } from '../significance/spec.js';
+import { runSteps, type Steps } from '../significance/steps.js';
+import type { Seed } from '../significance/pcg64.js';
+import type { SystemResult } from '../significance/types.js';
+import { tooFewForBootstrap } from '../significance/units.js';
+import { compareBleuSteps, lowSegmentsWarning, resampleSystemsSteps, type BleuComparison, type BleuTestOptions } from './bleu-significance.js';
+import type { BleuOptions } from './bleu.js';
+import { ChrfReferences, chrfSignatureFields, chrfStatMetric, type ChrfOptions } from './chrf.js';
+import { pyFixed } from './py-string.js';
+import { TerReferences, terSignatureFields, terStatMetric, type TerOptions } from './ter.js';
+
+/** sacreBLEU's metric names as `-m` takes them, in the order it prints them (sorted). */
+export const TEXT_METRICS = ['bleu', 'chrf', 'ter'] as const;
+export type TextMetricKey = (typeof TEXT_METRICS)[number];
+
+export interface TextCompareOptions {
+  /** Which metrics (default: BLEU only); printed in TEXT_METRICS order whatever the order given. */
+  metrics?: readonly TextMetricKey[];
+  bleu?: BleuOptions;
+  chrf?: ChrfOptions;
+  ter?: TerOptions;
+  test?: BleuTestOptions['test'];
+  samples?: number;
+  confidence?: boolean;
+  confidenceSamples?: number;
+  seed?: Seed;
+}
+
+export interface ChrfSystemResult extends SystemResult {
+  name: string;
+}
+
+export interface TerSystemResult extends SystemResult {
+  name: string;
+  /** Summed edits and average reference lengths (sacreBLEU's num_edits, ref_length). */
+  numEdits: number;
+  refLength: number;
+}
+
+/** One metric's result: the same keys as `todeval bleu --json` has for BLEU (docs/significance.md). */
+export interface MetricComparison<S extends SystemResult & { name: string }> {
+  /** sacreBLEU's name: BLEU, chrF2, chrF2++, TER. */
+  metric: string;
+  test: BleuComparison['test'];
+  n: number | null;
+  seed: number | string | null;
+  segments: number;
+  exact?: true;
+  lowUnits?: true;
+  signature: string;
+  systems: S[];
+}
+
+export type TextMetricComparison = BleuComparison | MetricComparison<ChrfSystemResult> | MetricComparison<TerSystemResult>;
+
+type Systems = ReadonlyArray<{ name: string; lines: readonly string[] }>;
+type References = ReadonlyArray<ReadonlyArray<string | null>>;
+
+/** The common part of a non-BLEU metric's comparison, from its statistics. */
+function* compareStats<S extends SystemResult & { name: string }>(
+  metricName: string,
+  stats: ArrayLike<number>[],
+  width: number,
+  metric: Parameters<typeof resampleSystemsSteps>[1],
+  signatureOf: (spec: ResampleSpec | null) => string,
+  spec: ResampleSpec,
+  systems: Systems,
+  extra: (i: number) => Omit<S, keyof SystemResult | 'name'>,
+): Steps<MetricComparison<S>> {
+  const resampled = spec.test !== null || spec.confidenceN !== null;
+  const { results, exact } = yield* resampleSystemsSteps(stats, metric, spec);
+  const segments = stats[0].length / width;
+  const bootstrapped = spec.test === 'bs' || spec.confidenceN !== null;
+  return {
+    metric: metricName,
+    test: spec.test,
+    n: spec.n ?? spec.confidenceN,
+    seed: resampled ? spec.seedLabel : null,
+    segments,
+    ...(exact ? { exact: true as const } : {}),
+    ...(bootstrapped && tooFewForBootstrap(segments) ? { lowUnits: true as const } : {}),
+    signature: signatureOf(resampled ? spec : null),
+    systems: systems.map((s, i) => ({ name: s.name, ...results[i], ...extra(i) }) as S),
+  };
+}
+
+/** Signature fields with the test's after nrefs, as sacreBLEU orders them. */
+function withTest(fields: ReturnType<typeof chrfSignatureFields>, spec: ResampleSpec | null): string {
+  const [nrefs, ...rest] = fields;
+  return formatFields([nrefs, ...(spec ? testFields(spec) : []), ...rest]);
+}
+
+/**
+ * Each asked metric of each system against `references` (`references[k][i]`: the k-th reference
+ * of segment i), with the test asked for. The first system is the baseline of a paired test.
+ */
+export function* compareTextMetricsSteps(references: References, systems: Systems, opts: TextCompareOptions = {}): Steps<TextMetricComparison[]> {
+  if (systems.length === 0) throw new Error('no system to score');
+  const asked = new Set(opts.metrics ?? ['bleu']);
+  // One seed for every metric (a drawn one included), as sacreBLEU's SACREBLEU_SEED.
+  const spec = resampleSpec({ test: opts.test, samples: opts.samples, confidence: opts.confidence, confidenceSamples: opts.confidenceSamples, seed: opts.seed });
+  if (spec.test && systems.length < 2) throw new Error('a paired test needs a baseline and at least one system');
+  const resampling = { test: spec.test, samples: spec.n ?? undefined, confidence: spec.confidenceN !== null, confidenceSamples: spec.confidenceN ?? undefined, seed: spec.seed };
+  const out: TextMetricComparison[] = [];
+  if (asked.has('bleu')) out.push(yield* compareBleuSteps(references, systems, { ...opts.bleu, ...resampling }));
+  if (asked.has('chrf')) {
+    const o = opts.chrf ?? {};
+    const refs = new ChrfReferences(references, o);
+    const stats = systems.map((s) => refs.segmentStats(s.lines));
+    out.push(yield* compareStats<ChrfSystemResult>(refs.name, stats, refs.width, chrfStatMetric(o), (sp) => withTest(chrfSignatureFields(refs.nrefs, o), sp), spec, systems, () => ({})));
+  }
+  if (asked.has('ter')) {
+    const o = opts.ter ?? {};
+    const refs = new TerReferences(references, o);
+    const stats = systems.map((s) => refs.segmentStats(s.lines));
+    const totals = stats.map((st) => {
+      let e = 0;
+      let l = 0;
+      for (let i = 0; i < st.length; i += 2) {
+        e += st[i];
+        l += st[i + 1];
+      }
+      return { numEdits: e, refLength: l };
+    });
+    out.push(yield* compareStats<TerSystemResult>('TER', stats, refs.width, terStatMetric(), (sp) => withTest(terSignatureFields(refs.nrefs, o), sp), spec, systems, (i) => totals[i]));
+  }
+  return out;
+}
+
+export function compareTextMetrics(references: References, systems: Systems, opts: TextCompareOptions = {}): TextMetricComparison[] {
+  return runSteps(compareTextMetricsSteps(references, systems, opts));
+}
+
+function isBleu(r: TextMetricComparison): r is BleuComparison {
+  return r.metric === 'BLEU';
+}
+
+/** BLEU's details after its score, as sacreBLEU prints them; nothing for the other metrics. */
+function verbose(r: TextMetricComparison, i: number): string {
+  if (!isBleu(r)) return '';
+  const s = r.systems[i];
+  const prec = s.precisions.map((p) => pyFixed(p, 1)).join('/');
+  const ratio = s.refLen ? s.sysLen / s.refLen : 0;
+  return ` ${prec} (BP = ${pyFixed(s.bp, 3)} ratio = ${pyFixed(ratio, 3)} hyp_len = ${s.sysLen} ref_len = ${s.refLen})`;
+}
+
+/** A score as sacreBLEU's `-b` prints it: the score, and its interval when estimated. */
+function scoreText(s: SystemResult, w: number): string {
+  let text = pyFixed(s.score, w);
+  if (s.mean !== null && s.ci !== null) text += ` (μ = ${pyFixed(s.mean, w)} ± ${pyFixed(s.ci, w)})`;
+  return text;
+}
+
+/**
+ * sacreBLEU's text lines, one per system and metric: `name: chrF2|signature = 59.4 (μ = 59.4 ±
+ * 0.6) (p = 0.0010)*`, BLEU with its precisions and brevity penalty after; then one line saying
+ * which test ran (p-values at or below `alpha` marked *). With `scoreOnly` (sacreBLEU's -b): the
+ * scores alone, one a line, metric by metric.
+ */
+export function formatTextComparisons(results: readonly TextMetricComparison[], opts: { width?: number; alpha?: number; scoreOnly?: boolean } = {}): string {
+  const w = opts.width ?? 1;
+  const alpha = opts.alpha ?? 0.05;
+  if (results.length === 0) return '';
+  if (opts.scoreOnly) return results.flatMap((r) => (r.systems as SystemResult[]).map((s) => scoreText(s, w))).join('\n') + '\n';
+  const first = results[0];
+  const names = first.systems.map((s, i) => (first.test && i === 0 ? `Baseline: ${s.name}` : s.name));
+  const pad = Math.max(...names.map((n) => n.length));
+  const lines: string[] = [];
+  for (const r of results) {
+    (r.systems as (SystemResult & { name: string })[]).forEach((s, i) => {
+      let score = scoreText(s, w);
+      if (s.pValue !== null) score += ` (p = ${pyFixed(s.pValue, 4)})${s.pValue <= alpha ? '*' : ''}`;
+      lines.push(`${names[i].padEnd(pad)}: ${r.metric}|${r.signature} = ${score}${verbose(r, i)}`);
+    });
+  }
+  if (first.test) {
+    const what =
+      first.test === 'bs'
+        ? `paired bootstrap resampling, ${first.n} resamples`
+        : first.exact
+          ? `exact paired randomization over all ${2 ** first.segments} swap patterns of ${first.segments} segments`
+          : `paired approximate randomization, ${first.n} trials`;
+    lines.push(`${what}, seed ${first.seed}: * marks p <= ${alpha} (the difference to the baseline is unlikely under the null hypothesis)`);
+  }
+  if (first.lowUnits) lines.push(lowSegmentsWarning(first.segments));
+  return lines.join('\n') + '\n';
+}
