@@ -27,6 +27,7 @@ export { BLEU_TOKENIZERS, bleuTokenizer, type BleuTokenizerName } from './metric
 export { compareBleu, bleuStatMetric, type BleuComparison, type BleuTestOptions } from './metrics/text/bleu-significance.js';
 export { corpusChrf, sentenceChrf, ChrfReferences, chrfFromSegmentStats, chrfStatMetric, chrfStatsWidth, type ChrfOptions, type ChrfResult } from './metrics/text/chrf.js';
 export { corpusTer, sentenceTer, TerReferences, terFromSegmentStats, terStatMetric, tercomTokenize, TER_STATS_WIDTH, type TerOptions, type TerResult } from './metrics/text/ter.js';
+export { compareTextMetrics, TEXT_METRICS, type TextCompareOptions, type TextMetricComparison, type TextMetricKey } from './metrics/text/text-compare.js';
 export { lexicalRichness } from './metrics/text/richness.js';
 export { mosesTokenize, mosesDetokenize } from './metrics/text/moses.js';
 export { normalizeResponse } from './metrics/text/normalize-response.js';
