@@ -4,11 +4,11 @@
  * batched runner vs one pair at a time, in one run; plus the dedupe saving over the whole SGD
  * test candidate set (no model needed for that part).
  *
- *   npm run bench:nli -- [--model DIR] [--dtype fp32[,fp16][,q8]] [--pairs 96] [--passes 1] [--round N] [--threads N] [--budget 2048[,8192...]]
+ *   npm run bench:nli -- [--model DIR] [--dtype fp32[,fp16][,q8][,q8-tensor]] [--pairs 96] [--passes 1] [--round N] [--threads N] [--budget 2048[,8192...]]
  *     [--pad 0.15,1] [--batch-size 16] [--no-single] [--data-dir DIR] [--device cpu|auto|cuda] [--json FILE]
  *
  * The model defaults to .cache/models/large-random-roberta; each dtype's ONNX file (onnx/model.onnx,
- * onnx/model_fp16.onnx, onnx/model_quantized.onnx) is built into it when absent, with the random-model
+ * onnx/model_fp16.onnx, onnx/model_q8_row.onnx, onnx/model_quantized.onnx) is built into it when absent, with the random-model
  * builder and the size, seed and std of the model already there.
  * Every (dtype, budget, padding cap) is a contender, plus one pair at a time per dtype. On CPU each
  * contender runs the whole timed set in turn (switching sessions every 16 pairs cost ~15% by itself:
@@ -44,7 +44,7 @@ const program = new Command('bench-nli')
   .option('--pairs <n>', 'pairs in the timed set', (v) => Number(v), 96)
   .option('--threads <n>', 'intra-op threads (default: all cores)', (v) => Number(v))
   .option('--budget <list>', 'padded-token budget(s) per batch, comma-separated: a sweep', '2048')
-  .option('--dtype <list>', 'dtype(s) to compare side by side, comma-separated (fp32, fp16, q8; int8 = q8)', 'fp32')
+  .option('--dtype <list>', 'dtype(s) to compare side by side, comma-separated (fp32, fp16, q8, q8-tensor; int8 = q8)', 'fp32')
   .option('--no-single', 'leave out the one-pair-at-a-time contender')
   .option('--pad <list>', 'padding caps to try (share of a batch that may be padding; 1 = no cap)', '0.15,1')
   .option('--batch-size <n>', 'max pairs per batch', (v) => Number(v), 16)
@@ -154,6 +154,18 @@ async function timeOn(c: Contender, pairs: NliPair[]): Promise<void> {
   else c.probs.push(...(await c.runner.score(pairs)));
   c.seconds += (performance.now() - t) / 1000;
 }
+
+/** The x86 flags that pick ONNX Runtime's int8 kernels (docs/nli.md "q8 arithmetic"). */
+function int8CpuFlags(): string {
+  try {
+    const flags = new Set(readFileSync('/proc/cpuinfo', 'utf8').match(/^flags\s*:(.*)$/m)?.[1].trim().split(/\s+/) ?? []);
+    return ['avx2', 'avx512bw', 'avx512_vnni', 'avx_vnni', 'amx_int8'].filter((f) => flags.has(f)).join(' ') || 'none of avx2/avx512bw/vnni/amx';
+  } catch {
+    return 'unknown (no /proc/cpuinfo)';
+  }
+}
+const cpuFlags = int8CpuFlags();
+console.log(`cpu: ${os.cpus()[0]?.model} x ${os.cpus().length}, int8 flags: ${cpuFlags}; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
 
 const lengths = sample.map((p) => p.premise.length + p.hypothesis.length);
 console.log(
@@ -336,7 +348,25 @@ if (dtypes.length > 1) {
     );
   }
 }
+console.log(`load average at the end: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
 console.log(`max |prob diff| between contenders of one dtype: ${dtypes.map((d) => `${d} ${maxDiffByDtype[d].toExponential(1)}`).join(', ')}`);
+// The two int8 schemes side by side (issue #30: the per-row scheme must keep the per-tensor one's speed).
+let q8Schemes: { ratio: number; passRatios: number[]; single?: number } | undefined;
+{
+  const row = bestOf('q8');
+  const tensor = bestOf('q8-tensor');
+  if (row && tensor) {
+    const passRatios = passSeconds.map((secs) => secs[figures.indexOf(tensor)] / secs[figures.indexOf(row)]);
+    const rowOne = figures.find((f) => f.dtype === 'q8' && f.budget === undefined);
+    const tensorOne = figures.find((f) => f.dtype === 'q8-tensor' && f.budget === undefined);
+    q8Schemes = { ratio: row.pairsPerSec / tensor.pairsPerSec, passRatios, single: rowOne && tensorOne ? rowOne.pairsPerSec / tensorOne.pairsPerSec : undefined };
+    console.log(
+      `best q8 (per row) / best q8-tensor: ${q8Schemes.ratio.toFixed(3)}x pairs/s (${row.pairsPerSec.toFixed(2)} vs ${tensor.pairsPerSec.toFixed(2)}` +
+        `${passRatios.length > 1 ? `; per pass ${passRatios.map((r) => r.toFixed(3)).join(', ')}` : ''})` +
+        `${q8Schemes.single !== undefined ? `; one pair at a time ${q8Schemes.single.toFixed(3)}x` : ''}`,
+    );
+  }
+}
 const ratio = speedups[dtypes[0]];
 
 /** todeval vs the PyTorch peer: like for like (fp32 with fp32, q8 with int8, one at a time with batch 1). */
@@ -366,10 +396,11 @@ if (peerResult) {
   };
   for (const dtype of dtypes) {
     if (dtype === 'fp16') continue;
-    compare(bestOf(dtype), bestTorch(dtype === 'q8', false));
+    const int8 = dtype === 'q8' || dtype === 'q8-tensor';
+    compare(bestOf(dtype), bestTorch(int8, false));
     compare(
       figures.find((f) => f.dtype === dtype && f.budget === undefined),
-      bestTorch(dtype === 'q8', true),
+      bestTorch(int8, true),
     );
   }
 }
@@ -379,7 +410,7 @@ if (o.json) {
     o.json,
     JSON.stringify(
       {
-        machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model },
+        machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, int8Flags: cpuFlags },
         dedupe: { requested: cand.requested, distinct: all.length, ratio: all.length / cand.requested },
         sample: sample.length,
         device: o.device,
@@ -394,6 +425,8 @@ if (o.json) {
         comparisons,
         peerTorch: peerResult,
         peerComparisons,
+        q8Schemes,
+        loadAverage: os.loadavg(),
       },
       null,
       2,

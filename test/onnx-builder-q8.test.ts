@@ -206,7 +206,7 @@ describe('q8 random RoBERTa: activations per row, 7-bit weights (QuantizeLinear 
     }
   });
 
-  it('every MatMulInteger of the file keeps u8 x s8 pair sums inside int16 and dot products inside int32 (the per-tensor file does not)', () => {
+  it('every integer MatMul of the file keeps u8 x s8 pair sums inside int16 and dot products inside int32 (the per-tensor file does not)', () => {
     const bounds = matMulIntegerBoundsOfFile(path.join(dir, 'onnx', 'model_q8_row.onnx'));
     const { sizes } = manifest;
     // Q, K, V, attention output, intermediate, output per layer; the classifier's dense and out_proj.

@@ -59,7 +59,8 @@ export function oneMatMulFiles(dir: string): { fp32: string; row: string; row8: 
 
 /**
  * The row scheme computed plainly: float32 steps with Math.fround (a double result rounded to
- * float32 is the correctly rounded float32 result for one division or product), integer sums exact.
+ * float32 is the correctly rounded float32 result for one division or product), integer sums exact:
+ * s = max|x| / 127 and inv = 127 / max|x| per row, x_u8 = round(x inv) + 128, y = (sum * w_scale) * s.
  */
 export function rowReference(x: Float32Array, weightQmax: number): Float32Array {
   const { k, n } = ONE_MATMUL;
@@ -70,8 +71,10 @@ export function rowReference(x: Float32Array, weightQmax: number): Float32Array 
     const row = x.subarray(r * k, (r + 1) * k);
     let amax = 0;
     for (const v of row) amax = Math.max(amax, Math.abs(v));
-    const s = Math.fround(Math.max(amax, ROW_MIN_AMAX) / ROW_ACTIVATION_QMAX);
-    const q = Array.from(row, (v) => Math.min(255, Math.max(0, roundHalfEven(Math.fround(v / s)) + ROW_ZERO_POINT)));
+    const floor = Math.max(amax, ROW_MIN_AMAX);
+    const s = Math.fround(floor / ROW_ACTIVATION_QMAX);
+    const inv = Math.fround(ROW_ACTIVATION_QMAX / floor);
+    const q = Array.from(row, (v) => Math.min(255, Math.max(0, roundHalfEven(Math.fround(v * inv)) + ROW_ZERO_POINT)));
     for (let j = 0; j < n; j++) {
       let sum = 0;
       for (let i = 0; i < k; i++) sum += (q[i] - ROW_ZERO_POINT) * values[i * n + j];

@@ -11,6 +11,8 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 export interface ByteSource {
   readonly length: number;
   read(offset: number, length: number): Uint8Array;
+  /** Fills `target` from `offset`: weights go straight into their aligned array, with no copy to collect. */
+  readInto?(target: Uint8Array, offset: number): void;
 }
 
 export class FileSource implements ByteSource {
@@ -22,13 +24,16 @@ export class FileSource implements ByteSource {
   }
   read(offset: number, length: number): Uint8Array {
     const out = Buffer.allocUnsafe(length);
+    this.readInto(out, offset);
+    return out;
+  }
+  readInto(target: Uint8Array, offset: number): void {
     let got = 0;
-    while (got < length) {
-      const n = readSync(this.fd, out, got, length - got, offset + got);
+    while (got < target.length) {
+      const n = readSync(this.fd, target, got, target.length - got, offset + got);
       if (n === 0) throw new Error(`${this.file}: unexpected end of file at byte ${offset + got}`);
       got += n;
     }
-    return out;
   }
   close(): void {
     closeSync(this.fd);

@@ -7,7 +7,7 @@ export const INT32_MAX = 2 ** 31 - 1;
 /** Largest uint8 activation (the row scheme's values lie in [1, 255]; 255 bounds any uint8). */
 export const U8_MAX = 255;
 
-/** The integer range of one MatMulInteger of a file, from what the file itself holds. */
+/** The integer range of one integer MatMul of a file, from what the file itself holds. */
 export interface MatMulIntegerBound {
   node: string;
   /** Length of each dot product (rows of the weight). */
@@ -24,7 +24,10 @@ export interface MatMulIntegerBound {
   dotSum: number;
 }
 
-/** Every MatMulInteger of an ONNX model with the bounds of its integer sums (see docs/nli.md, "q8 arithmetic"). */
+/**
+ * Every integer MatMul of an ONNX model (MatMulInteger, and onnxruntime's MatMulIntegerToFloat, which
+ * the row scheme uses) with the bounds of its integer sums (see docs/nli.md, "q8 arithmetic").
+ */
 export function matMulIntegerBounds(src: ByteSource): MatMulIntegerBound[] {
   const graph = fieldsOf(src).find((f) => f.field === 7);
   if (!graph) throw new Error('not an ONNX model: no graph');
@@ -40,7 +43,7 @@ export function matMulIntegerBounds(src: ByteSource): MatMulIntegerBound[] {
   const producer = new Map<string, NodeInfo>();
   for (const n of nodes) for (const o of n.outputs) producer.set(o, n);
   const out: MatMulIntegerBound[] = [];
-  for (const n of nodes.filter((x) => x.opType === 'MatMulInteger')) {
+  for (const n of nodes.filter((x) => x.opType === 'MatMulInteger' || x.opType === 'MatMulIntegerToFloat')) {
     const w = tensors.get(n.inputs[1]);
     if (!w || w.dataType !== DataType.INT8 || w.dims.length !== 2 || !w.data) throw new Error(`${n.name}: weight ${n.inputs[1]} is not an int8 2-D initializer`);
     const values = new Int8Array(src.read(w.data.offset, w.data.length));
@@ -48,7 +51,8 @@ export function matMulIntegerBounds(src: ByteSource): MatMulIntegerBound[] {
     for (const v of values) maxAbsWeight = Math.max(maxAbsWeight, Math.abs(v));
     const from = producer.get(n.inputs[0]);
     // The activation type is the zero point's: a uint8 scalar initializer, or DynamicQuantizeLinear's uint8 output.
-    const zp = n.inputs[2] ? tensors.get(n.inputs[2]) : undefined;
+    const zpInput = n.opType === 'MatMulInteger' ? n.inputs[2] : n.inputs[4];
+    const zp = zpInput ? tensors.get(zpInput) : undefined;
     const activationType = from?.opType === 'DynamicQuantizeLinear' || zp?.dataType === DataType.UINT8 ? 'uint8' : zp?.dataType === DataType.INT8 ? 'int8' : 'unknown';
     const [k, cols] = w.dims;
     out.push({ node: n.name, k, n: cols, maxAbsWeight, activationFrom: from?.opType ?? 'graph input', activationType, pairSum: 2 * U8_MAX * maxAbsWeight, dotSum: k * U8_MAX * maxAbsWeight });

@@ -11,9 +11,9 @@ import { INT7_QMAX, INT8_QMAX, quantizePerColumn, quantizePerTensor } from './in
  * else is copied byte for byte. Two schemes:
  *
  * row (dtype q8, the default): a pair's probabilities depend on the pair and the file only.
- *   x [.., K] -> rows [M, K] -> s = max(max|x_row|, tiny) / 127 per row
- *   x_u8 = QuantizeLinear(x_row, s, zero point 128, per row)            in [1, 255]
- *   y = DequantizeLinear(MatMulInteger(x_u8, W_s7, 128), W_scale per column) * s  -> [.., N]
+ *   a = max(max|x_row|, tiny) per row (last axis), s = a / 127, r = 127 / a
+ *   x_u8 = QuantizeLinear(x * r, 1, zero point 128)                      in [1, 255]
+ *   y = MatMulIntegerToFloat(x_u8, W_s7, 1, W_scale per column, 128) * s   (onnxruntime contrib op)
  *   W: symmetric 7-bit per output column, |W_s7| <= 63.
  *   Each row's scale is a max over that row only (exact, order-free), so no other row of the batch,
  *   padding included, can move it; the u8 x s7 pair sums stay inside int16 on every x86 kernel, so
@@ -64,8 +64,10 @@ function copyOf(src: ByteSource, f: Field): Part {
 function floatsAt(src: ByteSource, t: TensorInfo): Float32Array {
   const { offset, length } = t.data!;
   const out = new Float32Array(length / 4);
-  // Copied into an aligned buffer; ONNX stores little-endian, as every x86 and ARM host reads it.
-  new Uint8Array(out.buffer).set(src.read(offset, length));
+  // Into an aligned buffer; ONNX stores little-endian, as every x86 and ARM host reads it.
+  const bytes = new Uint8Array(out.buffer);
+  if (src.readInto) src.readInto(bytes, offset);
+  else bytes.set(src.read(offset, length));
   return out;
 }
 
@@ -84,15 +86,18 @@ function sharedOnce<T>(make: () => T, users: number): () => T {
   };
 }
 
+/** onnxruntime's contrib operators (MatMulIntegerToFloat). */
+const MS_DOMAIN = 'com.microsoft';
+
+function opsetDomain(src: ByteSource, f: Field): string {
+  const g = fieldsOf(src, f.offset, f.end).find((x) => x.field === 1);
+  return g ? new TextDecoder().decode(src.read(g.offset, g.length)) : '';
+}
+
 function defaultOpset(src: ByteSource, top: Field[]): number {
   for (const f of top.filter((t) => t.field === MODEL_OPSET_IMPORT)) {
-    let domain = '';
-    let version = 0;
-    for (const g of fieldsOf(src, f.offset, f.end)) {
-      if (g.field === 1) domain = new TextDecoder().decode(src.read(g.offset, g.length));
-      else if (g.field === 2) version = g.value;
-    }
-    if (domain === '' || domain === 'ai.onnx') return version;
+    const domain = opsetDomain(src, f);
+    if (domain === '' || domain === 'ai.onnx') return fieldsOf(src, f.offset, f.end).find((g) => g.field === 2)?.value ?? 0;
   }
   throw new Error('the model imports no default-domain opset');
 }
@@ -164,9 +169,11 @@ export function quantizeModel(src: ByteSource, outFile: string, scheme: Q8Scheme
   const initializers: MessageWriter[] = [];
   let nodeCount = 0;
   let emit: MessageWriter[] = [];
-  const op = (opType: string, inputs: string[], attrs: Record<string, AttrValue> = {}, output?: string): string => {
+  let usesMsDomain = false;
+  const op = (opType: string, inputs: string[], attrs: Record<string, AttrValue> = {}, output?: string, domain?: string): string => {
     const out = output ?? fresh(`q8/${opType}_${nodeCount}`);
-    emit.push(nodeProto(opType, inputs, [out], fresh(`q8/${opType}_node_${nodeCount++}`), attrs));
+    const node = nodeProto(opType, inputs, [out], fresh(`q8/${opType}_node_${nodeCount++}`), attrs);
+    emit.push(domain ? node.string(7, domain) : node);
     return out;
   };
   const constants = new Map<string, string>();
@@ -185,7 +192,10 @@ export function quantizeModel(src: ByteSource, outFile: string, scheme: Q8Scheme
   const zeroPoint128 = () => constant('u8_128', (n) => tensorProto(n, DataType.UINT8, [], Uint8Array.of(ROW_ZERO_POINT)));
   // ReduceMax took its axes as an attribute until opset 18, as an input since.
   const reduceMaxLast = (x: string): string =>
-    opset >= 18 ? op('ReduceMax', [x, int64s([1])], { keepdims: 1 }) : op('ReduceMax', [x], { axes: [1], keepdims: 1 });
+    opset >= 18 ? op('ReduceMax', [x, int64s([-1])], { keepdims: 1 }) : op('ReduceMax', [x], { axes: [-1], keepdims: 1 });
+  const reduceMinLast = (x: string): string =>
+    opset >= 18 ? op('ReduceMin', [x, int64s([-1])], { keepdims: 1 }) : op('ReduceMin', [x], { axes: [-1], keepdims: 1 });
+  const one = () => float('one', 1);
 
   /** Quantized weights, by source name: one set per weight however many MatMuls read it. */
   const weights = new Map<string, { values: string; scale: string; zeroPoint?: string }>();
@@ -208,22 +218,24 @@ export function quantizeModel(src: ByteSource, outFile: string, scheme: Q8Scheme
 
   /** Row scheme: one per activation (Q, K and V read the same one). */
   interface RowQuantized {
+    /** uint8, the shape of x. */
     values: string;
+    /** float, the shape of x with the last axis 1: one scale per row. */
     scale: string;
-    lead: string;
   }
   const rowQuantized = new Map<string, RowQuantized>();
-  const quantizeRows = (x: string, k: number): RowQuantized => {
+  const quantizeRows = (x: string): RowQuantized => {
     const have = rowQuantized.get(x);
     if (have) return have;
-    const rows = op('Reshape', [x, int64s([-1, k])]);
-    const amax = op('Max', [reduceMaxLast(op('Abs', [rows])), float('row_min_amax', ROW_MIN_AMAX)]);
+    // max |x| of the row as max(max x, -min x): two reads of x, no |x| tensor written.
+    const amax = op('Max', [reduceMaxLast(x), op('Neg', [reduceMinLast(x)]), float('row_min_amax', ROW_MIN_AMAX)]);
     const scale = op('Div', [amax, float('row_qmax', ROW_ACTIVATION_QMAX)]);
-    const scaleFlat = op('Reshape', [scale, int64s([-1])]);
-    const zeroPoints = op('Expand', [zeroPoint128(), op('Shape', [scaleFlat])]);
-    const values = op('QuantizeLinear', [rows, scaleFlat, zeroPoints], { axis: 0 });
-    const lead = op('Slice', [op('Shape', [x]), int64s([0]), int64s([-1]), int64s([0])]);
-    const q = { values, scale, lead };
+    // x * (127 / amax) first (one IEEE product per element: the same on every CPU, and cheaper than a
+    // division), then QuantizeLinear with scale 1 (exact): a scale per row, which QuantizeLinear has
+    // only along one axis, so only after a reshape to [M, K] that would hide the [batch, sequence]
+    // dims from onnxruntime's shape inference, and with them its LayerNorm fusion downstream.
+    const values = op('QuantizeLinear', [op('Mul', [x, op('Div', [float('row_qmax', ROW_ACTIVATION_QMAX), amax])]), one(), zeroPoint128()]);
+    const q = { values, scale };
     rowQuantized.set(x, q);
     return q;
   };
@@ -250,11 +262,12 @@ export function quantizeModel(src: ByteSource, outFile: string, scheme: Q8Scheme
       const [k, cols] = t.dims;
       const w = matmulWeight(t);
       if (scheme === 'row') {
-        const x = quantizeRows(n.inputs[0], k);
-        const sums = op('MatMulInteger', [x.values, w.values, zeroPoint128()]);
-        const perColumn = op('DequantizeLinear', [sums, w.scale], { axis: 1 });
-        const scaled = op('Mul', [perColumn, x.scale]);
-        op('Reshape', [scaled, op('Concat', [x.lead, int64s([cols])], { axis: 0 })], {}, n.outputs[0]);
+        const x = quantizeRows(n.inputs[0]);
+        // onnxruntime's MatMulIntegerToFloat (the kernel its own fusions use, with the weight packed
+        // once at load): int32 sums of (x_u8 - 128) W_s7, times a_scale (1) * W's column scale, in float.
+        const perColumn = op('MatMulIntegerToFloat', [x.values, w.values, one(), w.scale, zeroPoint128()], {}, undefined, MS_DOMAIN);
+        op('Mul', [perColumn, x.scale], {}, n.outputs[0]);
+        usesMsDomain = true;
       } else {
         const x = quantizeTensor(n.inputs[0]);
         const sums = op('MatMulInteger', [x.values, w.values, x.zeroPoint, w.zeroPoint!]);
@@ -299,7 +312,13 @@ export function quantizeModel(src: ByteSource, outFile: string, scheme: Q8Scheme
   for (const t of initializers) graph.message(GRAPH_INITIALIZER, t);
 
   const model = new MessageWriter();
+  const importsMs = top.some((f) => f.field === MODEL_OPSET_IMPORT && opsetDomain(src, f) === MS_DOMAIN);
   for (const f of top) {
+    if (f.field === MODEL_OPSET_IMPORT && usesMsDomain && !importsMs && f === top.filter((t) => t.field === MODEL_OPSET_IMPORT).pop()) {
+      model.raw(copyOf(src, f));
+      model.message(MODEL_OPSET_IMPORT, new MessageWriter().string(1, MS_DOMAIN).varint(2, 1));
+      continue;
+    }
     if (f.field === MODEL_GRAPH) model.message(MODEL_GRAPH, graph);
     else if (f.field === MODEL_METADATA && readKey(src, f) === Q8_SCHEME_KEY) continue;
     else model.raw(copyOf(src, f));
