@@ -22,7 +22,7 @@ import { countParameters } from './roberta-weights.js';
  * Bump whenever the graph or the weight generation changes: caches of built models are keyed by it,
  * and it goes into random-model.json so signatures tell builds apart.
  */
-export const ONNX_BUILDER_VERSION = '3';
+export const ONNX_BUILDER_VERSION = '4';
 
 export const DEFAULT_SEED = 42;
 export const DEFAULT_STD = 0.02;
