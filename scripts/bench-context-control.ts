@@ -26,6 +26,7 @@ import { createNliRunner, type NliRunner } from '../src/nli/runner.js';
 import type { NliPair, NliProbs, NliScorer } from '../src/nli/types.js';
 import { buildValueIndex } from '../src/rules/value-index.js';
 import { swapOneValuePerTurn } from './lib/value-swap.js';
+import { memoryReferences as storeOf } from './lib/memory-references.js';
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(name);
@@ -137,10 +138,6 @@ try {
   rmSync(work, { recursive: true, force: true });
 }
 
-/** An in-memory references store (the RecordStore's `done` map is all runSgsacc reads). */
-function storeOf(refs: Map<string, TurnReferences>) {
-  return { done: refs, append: () => {} } as unknown as NonNullable<Parameters<typeof runSgsacc>[2]['references']>;
-}
 
 async function loadavg(): Promise<string[]> {
   const os = await import('node:os');

@@ -11,6 +11,7 @@ import { loadSgsaccData, runSgsacc, type SgsaccOptions, type SgsaccRun, type Tur
 import { buildLexicalStandin } from '../src/nli/onnx-builder/index.js';
 import { createNliRunner, type NliRunner } from '../src/nli/runner.js';
 import { buildSentenceTestSet, localisation } from './lib/sentence-testset.js';
+import { memoryReferences as storeOf } from './lib/memory-references.js';
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(name);
@@ -23,10 +24,6 @@ const work = mkdtempSync(path.join(tmpdir(), 'todeval-bench-sentences-'));
 const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
 const pct = (x: number) => `${(100 * x).toFixed(2)}%`;
 
-/** An in-memory references store (the RecordStore's `done` map is all runSgsacc reads). */
-function storeOf(refs: Map<string, TurnReferences>) {
-  return { done: refs, append: () => {} } as unknown as NonNullable<Parameters<typeof runSgsacc>[2]['references']>;
-}
 
 async function timed<T>(runner: NliRunner, f: () => Promise<T>): Promise<{ value: T; s: number; requested: number; issued: number }> {
   const before = runner.stats();

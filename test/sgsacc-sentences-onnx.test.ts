@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { loadSgsaccData, runSgsacc, type SgsaccRun, type TurnReferences } from '../src/metrics/sgsacc/index.js';
 import { createNliRunner } from '../src/nli/runner.js';
 import { buildSentenceTestSet, localisation } from '../scripts/lib/sentence-testset.js';
+import { memoryReferences } from '../scripts/lib/memory-references.js';
 import { loadItemSource } from '../src/report/item-files.js';
 import { runCli as run } from './helpers/cli.js';
 import { getLexicalStandinDir } from './helpers/lexical-standin.js';
@@ -146,7 +147,7 @@ describe.skipIf(!hasData('sgd', 'test', FILE))('the labelled test set (generator
       const gold = new Map(sgs.map((t) => [t.id, t.utterance]));
       const built = await runSgsacc(sgs, gold, { ...opts, groundTruthSystem: true, granularity: 'sentence' });
       const refs = new Map<string, TurnReferences>(built.references.map((r) => [r!.id, r!]));
-      const store = { done: refs, append: () => {} } as unknown as NonNullable<Parameters<typeof runSgsacc>[2]['references']>;
+      const store = memoryReferences(refs);
       const score = async (s: ReturnType<typeof buildSentenceTestSet>): Promise<SgsaccRun> => {
         const ids = new Set(s.turns.map((t) => t.id));
         return runSgsacc(sgs.filter((t) => ids.has(t.id)), new Map(s.turns.map((t) => [t.id, t.reply])), { ...opts, granularity: 'sentence', references: store });
