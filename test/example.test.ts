@@ -3,6 +3,9 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { resamplingUnits } from '../src/metrics/significance/confidence.js';
+import { loadItemSource } from '../src/report/item-files.js';
+import { runCli } from './helpers/cli.js';
 import { REPO_ROOT, TOKENIZER_DIR } from './helpers/shared.js';
 import { tempDir } from './helpers/temp.js';
 
@@ -114,6 +117,66 @@ describe('npm run example (lexical-standin model)', () => {
     expect(html).toMatch(/^<!doctype html>/);
     expect(html).toContain('id="warning-banner"');
   });
+
+  it('three dialogues: randomization is the exact enumeration of the 8 swap patterns, the bootstrap is marked as too few units (issue 31)', async () => {
+    const [gold, sys] = [out + '/turns-ground-truth.jsonl', out + '/turns.jsonl'];
+    const ar = await runCli(['compare', gold, sys, '--paired-ar', '--json']);
+    expect(ar.code, ar.stderr).toBe(0);
+    const j = JSON.parse(ar.stdout) as { comparisons: { id: string; exact?: boolean; units: number; systems: { pValue: number | null }[] }[] };
+    const [g, s] = [loadItemSource(gold), loadItemSource(sys)];
+    expect(j.comparisons.length).toBeGreaterThanOrEqual(3);
+    for (const c of j.comparisons) {
+      // Every pattern of which dialogue's statistics go to which side, counted here.
+      const [bu, su] = [resamplingUnits(g.items[c.id], 'dialogue'), resamplingUnits(s.items[c.id], 'dialogue')];
+      const n = bu.ids.length;
+      const w = bu.metric.width;
+      const stat = (mask: number) => {
+        const a = new Float64Array(w);
+        const b = new Float64Array(w);
+        for (let i = 0; i < n; i++) {
+          for (let k = 0; k < w; k++) {
+            const [x, y] = [bu.stats[i * w + k], su.stats[su.ids.indexOf(bu.ids[i]) * w + k]];
+            a[k] += (mask >> i) & 1 ? x : y;
+            b[k] += (mask >> i) & 1 ? y : x;
+          }
+        }
+        return Math.abs(bu.metric.score(a, 0) - bu.metric.score(b, 0));
+      };
+      const observed = stat(0);
+      let reach = 0;
+      for (let m = 0; m < 2 ** n; m++) if (stat(m) >= observed * (1 - 1e-9)) reach++;
+      expect(c.exact, c.id).toBe(true);
+      expect(c.units, c.id).toBe(3);
+      const p = c.systems[1].pValue!;
+      expect(p, c.id).toBe(reach / 2 ** n);
+      // No exact two-sided p-value of three units is below 2 of 8 patterns (sacreBLEU's draws gave 0.0001).
+      expect(p, c.id).toBeGreaterThanOrEqual(0.25);
+    }
+    const bs = await runCli(['compare', gold, sys, '--json']);
+    const jb = JSON.parse(bs.stdout) as { comparisons: { lowUnits?: boolean }[] };
+    expect(jb.comparisons.every((c) => c.lowUnits === true)).toBe(true);
+    expect(bs.stderr).toMatch(/warning: too few units for a bootstrap 95% interval \(fewer than 18/);
+    const text = await runCli(['compare', gold, sys]);
+    expect(text.stdout).toMatch(/\d\.\d{4}( \*)? †/);
+    const report = await runCli(['report', out + '/score-ground-truth.json', out + '/score.json', '--turns', gold, sys, '-o', out + '/report-issue31.html']);
+    expect(report.code, report.stderr).toBe(0);
+    expect(report.stdout).toMatch(/p = \d\.\d{4}( \*)? †/);
+    expect(report.stdout).toMatch(/significance: † 3 dialogues: too few for a bootstrap \(fewer than 18\)/);
+  }, 240_000);
+
+  it('report refuses a --turns file shorter than its run, unless --allow-partial marks it (issue 31)', async () => {
+    const short = out + '/turns-short.jsonl';
+    const lines = readFileSync(out + '/turns.jsonl', 'utf8').trim().split('\n');
+    writeFileSync(short, lines.slice(0, 4).join('\n') + '\n');
+    const args = ['report', out + '/score.json', '--turns', short, '-o', out + '/report-short.html'];
+    const refused = await runCli(args);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr.trim()).toBe(`todeval: ${short}: covers 3 of the ${SYSTEM_TURNS} turns of its run report ${out}/score.json: pass the complete per-turn file, or --allow-partial to show statistics of these turns only (marked partial)`);
+    expect(existsSync(out + '/report-short.html')).toBe(false);
+    const allowed = await runCli([...args, '--allow-partial']);
+    expect(allowed.code, allowed.stderr).toBe(0);
+    expect(allowed.stdout).toMatch(/partial: its ± and p-values come from 3 of its 9 turns/);
+  }, 120_000);
 
   it('reranks: a chosen candidate per item, never beaten on fidelity, likelihood breaking ties', () => {
     const doc = readJson<RerankDoc>(path.join(out, 'rerank.json'));

@@ -181,7 +181,11 @@ describe.skipIf(!HAS_BUILT_CLI)('todeval report: the ± and vs-baseline columns'
     const short = path.join(dir, 'short.turns.jsonl');
     writeFileSync(short, [header, ...lines.slice(0, -1)].join('\n') + '\n');
     const out = path.join(dir, 'why.html');
-    const base = [runs.gold.report, runs.system.report, '--turns', runs.gold.turns, short];
+    // A per-turn file shorter than its run report is refused without --allow-partial (issue 31).
+    const partialRefused = runBuiltCli(['report', runs.gold.report, runs.system.report, '--turns', runs.gold.turns, short, '-o', out]);
+    expect(partialRefused.code).toBe(2);
+    expect(partialRefused.stderr).toMatch(/short\.turns\.jsonl: covers \d+ of the \d+ turns of its run report .*system\.json: pass the complete per-turn file, or --allow-partial/);
+    const base = [runs.gold.report, runs.system.report, '--turns', runs.gold.turns, short, '--allow-partial'];
 
     const refused = reportHtml(base, out);
     expect(embeddedData(refused.html).runs[1].values.pValue).toBeNull();

@@ -2,6 +2,7 @@ import type { BatchLimits } from './batcher.js';
 import type { LabelIndex } from './labels.js';
 import type { NliDtype } from './model-store.js';
 import { stageClock } from '../util/stage-clock.js';
+import { modelContentName } from '../util/signature.js';
 import { PairCache } from './pair-cache.js';
 import type { LogitsSession, NliDevice } from './session.js';
 import type { TokenizerPool } from './tokenizer-pool.js';
@@ -114,7 +115,8 @@ export class BatchedNliRunner implements NliRunner {
     this.modelSignature = parts.signature;
     this.onProgress = parts.onProgress;
     const s = parts.signature;
-    this.cacheKey = `${s.modelId}@${s.revision}/${s.dtype}/max${parts.tokenizer.maxLength}`;
+    // The model by its bytes when it has a digest: the same file in another folder shares the cache.
+    this.cacheKey = `${modelContentName(s.modelId, s.revision)}/${s.dtype}/max${parts.tokenizer.maxLength}`;
     this.cache = new PairCache(this.cacheKey, parts.cacheFile);
     // One copy shared by the pool and the execution: an out-of-memory split shrinks both.
     const limits = { ...parts.limits };

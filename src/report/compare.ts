@@ -13,7 +13,7 @@ import type { SystemResult } from '../metrics/significance/types.js';
 import { tooFewForBootstrap } from '../metrics/significance/units.js';
 import { InputError } from '../util/errors.js';
 import type { ItemSource } from './item-files.js';
-import { formatSignature, type Signature } from '../util/signature.js';
+import { comparableSignature, formatProvenance, formatSignature, signatureDifferences, type Signature } from '../util/signature.js';
 
 export interface CompareOptions {
   /** 'bs' paired bootstrap (default), 'ar' approximate randomization. */
@@ -59,8 +59,10 @@ export interface CompareResult {
   unit: ResampleUnit;
   baseline: string;
   systems: string[];
-  /** The runs' shared signature, without the keys that name each system. */
+  /** The runs' shared signature as compared (by content), without the keys that name each system. */
   signature: string;
+  /** Where each run's inputs came from (paths, how the data directory was found): shown, never compared. */
+  provenance: Record<string, string>;
   comparisons: MetricComparison[];
 }
 
@@ -70,17 +72,18 @@ function sharedSignature(s: ItemSource): Signature {
   return out;
 }
 
-function differences(a: Signature, b: Signature): string[] {
-  const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
-  return keys.filter((k) => String(a[k]) !== String(b[k])).map((k) => `${k}: ${String(a[k])} vs ${String(b[k])}`);
+/** "a score-turns", "an evaluate-items": the kind of output with its article. */
+function aKind(kind: string): string {
+  return `${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind}`;
 }
 
 /** Refuses runs that are not comparable: another kind of output, or another configuration. */
 function checkComparable(sources: readonly ItemSource[]): void {
   const [base, ...rest] = sources;
   for (const s of rest) {
-    if (s.kind !== base.kind) throw new InputError(`is a ${s.kind} output, the baseline (${base.file}) a ${base.kind} one: compare runs of the same command`, { file: s.file });
-    const diff = differences(sharedSignature(base), sharedSignature(s));
+    if (s.kind !== base.kind) throw new InputError(`is ${aKind(s.kind)} output, the baseline (${base.file}) ${aKind(base.kind)} one: compare runs of the same command`, { file: s.file });
+    // By content: the same bytes compare from any folder, however the data directory was found.
+    const diff = signatureDifferences(sharedSignature(base), sharedSignature(s));
     if (diff.length > 0) {
       throw new InputError(`signature differs from the baseline's (${base.file}) apart from the system: ${diff.join(', ')}`, { file: s.file });
     }
@@ -184,7 +187,8 @@ export function* compareRunsSteps(sources: readonly ItemSource[], opts: CompareO
     unit,
     baseline: names[0],
     systems: names,
-    signature: formatSignature(sharedSignature(sources[0])),
+    signature: formatSignature(comparableSignature(sharedSignature(sources[0]))),
+    provenance: Object.fromEntries(sources.map((s, i) => [names[i], formatProvenance(s.signature)])),
     comparisons,
   };
 }
@@ -216,6 +220,9 @@ export function formatComparison(r: CompareResult, opts: { alpha?: number } = {}
     ...(exact.length > 0 ? [`exact randomization (every swap pattern counted, as few units allow no more): ${exact.join(', ')}`] : []),
     ...(low ? [`† ${low}; --paired-ar counts every swap pattern on so few units`] : []),
     `signature (shared): ${r.signature}`,
+    ...Object.entries(r.provenance ?? {})
+      .filter(([, v]) => v !== '')
+      .map(([name, v]) => `provenance of ${name} (not compared): ${v}`),
   ];
   return [...lines, '', ...notes].join('\n') + '\n';
 }

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { RecordStore, type StoreKind } from '../metrics/sgsacc/store.js';
-import { byContentSignature, formatSignature, normalizeSignature, sameConfiguration, type Signature } from '../util/signature.js';
+import { comparableSignature, formatSignature, normalizeSignature, sameConfiguration, type Signature } from '../util/signature.js';
 import { InputError } from '../util/errors.js';
 import { parseJsonText, readTextFile } from '../util/json-file.js';
 import { pathInReport, shardLabel, type ShardBlock } from './spec.js';
@@ -35,8 +35,8 @@ export function readShardReport(file: string): LoadedShard {
 
 /** The signature without the keys that may differ between shards of one run. */
 function comparable(sig: Signature, perShard: readonly string[]): string {
-  // Inputs by content: shards run on machines with other checkouts name the same file by other paths.
-  const rest = byContentSignature(sig);
+  // By content: shards run on machines with other checkouts name the same file by other paths.
+  const rest = comparableSignature(sig);
   for (const k of ['shard', ...perShard]) delete rest[k];
   return formatSignature(rest);
 }

@@ -121,9 +121,78 @@ export function formatSignature(sig: Signature): string {
     .join('|');
 }
 
-/** Short stable digest of a signature, for keying stored references and caches. */
+/**
+ * Short stable digest of what a signature compares (comparableSignature), for keying stored
+ * references and caches: the same bytes give the same key from any folder or machine.
+ */
 export function signatureDigest(sig: Signature): string {
-  return createHash('sha256').update(formatSignature(sig)).digest('hex').slice(0, 16);
+  return createHash('sha256').update(formatSignature(comparableSignature(sig))).digest('hex').slice(0, 16);
+}
+
+/**
+ * Keys that say where something came from, never what decides the numbers: how the data directory
+ * was found (`--data-dir`, `$TODEVAL_DATA`, ./data). Kept for people (provenance), never compared.
+ */
+export const PROVENANCE_KEYS: ReadonlySet<string> = new Set(['dataDir']);
+
+/** A model revision that is the digest of the model's bytes (a local export), not a hub commit. */
+const CONTENT_REVISION = /^sha256:[0-9a-f]+$/;
+
+/**
+ * The model as a comparison names it: by its bytes' digest when it has one (a local folder's name
+ * is where it lies, not what it is: the same file in two folders is one model), else by hub id and
+ * revision. Also the pair cache's model key, so cached pairs follow the bytes too.
+ */
+export function modelContentName(modelId: string, revision: string): string {
+  return CONTENT_REVISION.test(revision) ? revision : `${modelId}@${revision}`;
+}
+
+/**
+ * The part of a signature that decides the numbers and is compared everywhere (compare, report,
+ * merge, resumed files, caches): old key spellings renamed, each input by its content digest (not
+ * the path it was reached by), provenance keys dropped, and a local model by its bytes' digest (its
+ * folder name dropped). Two runs on the same bytes have equal comparable signatures from any folder,
+ * machine, `$TODEVAL_DATA` or `--data-dir`; one changed byte of an input, the model or the rules
+ * changes the field that names it.
+ */
+export function comparableSignature(sig: Signature): Signature {
+  const out = byContentSignature(normalizeSignature(sig)) as Record<string, SignatureValue>;
+  for (const k of PROVENANCE_KEYS) delete out[k];
+  if (typeof out.revision === 'string' && CONTENT_REVISION.test(out.revision)) delete out.model;
+  return out as Signature;
+}
+
+/**
+ * Where a run's inputs came from, for people: the provenance keys, a local model's folder name and
+ * each input's path (what comparableSignature leaves out). `dataDir:env|model:local:x|data:sgd:a/b.json`.
+ */
+export function formatProvenance(sig: Signature): string {
+  const norm = normalizeSignature(sig);
+  const fields: SignatureField[] = [];
+  for (const k of Object.keys(norm).sort()) {
+    const v = norm[k];
+    if (v === undefined || v === null) continue;
+    const compared = comparableSignature({ tool: norm.tool, version: norm.version, [k]: v, revision: norm.revision } as Signature)[k];
+    if (PROVENANCE_KEYS.has(k) || String(compared) !== String(v)) fields.push([k, String(v)]);
+  }
+  return formatFields(fields);
+}
+
+/** A signature value as a difference names it: a key one side lacks is "not set", not "undefined". */
+function shownValue(v: SignatureValue): string {
+  return v === undefined ? 'not set' : String(v);
+}
+
+/**
+ * The compared fields that differ, `key: a vs b`, in key order (empty when the configurations are
+ * the same). Decided on the comparable parts; shown as written (paths included), for people.
+ */
+export function signatureDifferences(a: Signature, b: Signature): string[] {
+  const ca = comparableSignature(a);
+  const cb = comparableSignature(b);
+  const [na, nb] = [normalizeSignature(a), normalizeSignature(b)];
+  const keys = [...new Set([...Object.keys(ca), ...Object.keys(cb)])].sort();
+  return keys.filter((k) => String(ca[k]) !== String(cb[k])).map((k) => `${k}: ${shownValue(na[k])} vs ${shownValue(nb[k])}`);
 }
 
 /**
@@ -135,12 +204,13 @@ export function fileSignature(file: string, dataDir?: string): string {
 }
 
 /**
- * Whether two signatures describe the same configuration: equal once old key spellings are renamed
- * and inputs are compared by content, not by the relative path they were reached by (a run resumed
- * from another working directory, shards run on machines with other checkouts).
+ * Whether two signatures describe the same configuration: equal comparable parts (comparableSignature:
+ * old key spellings renamed, inputs and local models by content, provenance left out), so a run
+ * resumed from another working directory, shards run on machines with other checkouts and runs of
+ * the same bytes found through `$TODEVAL_DATA` or `--data-dir` all match.
  */
 export function sameConfiguration(a: Signature, b: Signature): boolean {
-  return formatSignature(byContentSignature(normalizeSignature(a))) === formatSignature(byContentSignature(normalizeSignature(b)));
+  return formatSignature(comparableSignature(a)) === formatSignature(comparableSignature(b));
 }
 
 /** A signature with each input named by content only (byContent), for comparing. */

@@ -22,6 +22,7 @@ interface ReportFlags extends Omit<SignificanceFlags, 'confidence'> {
   significanceMetric?: string;
   unit: 'dialogue' | 'turn';
   commonItems?: boolean;
+  allowPartial?: boolean;
 }
 
 export function register(program: Command): void {
@@ -39,7 +40,8 @@ export function register(program: Command): void {
     .option('--significance-metric <id>', 'the metric of the ± and vs-baseline columns, a todeval compare metric id (default: the first column that has statistics)')
     .option('--confidence-n <n>', 'bootstrap resamples of each run\'s 95% interval, the ±', positiveInt('--confidence-n'), 1000)
     .addOption(unitOption())
-    .option('--common-items', 'compare a run with the baseline on the items both have, instead of leaving it without a p-value');
+    .option('--common-items', 'compare a run with the baseline on the items both have, instead of leaving it without a p-value')
+    .option('--allow-partial', 'accept a --turns file that covers fewer turns than its run report, its statistics marked partial (refused otherwise)');
   addPairedTestOptions(cmd, true);
   cmd.action((runs: string[], flags: ReportFlags, command: Command) => runReport(runs, flags, command.getOptionValueSource('output') === 'default'));
 }
@@ -63,6 +65,7 @@ async function runReport(runs: string[], flags: ReportFlags, defaultOutput: bool
     turns,
     items: flags.items,
     title: flags.title,
+    allowPartial: flags.allowPartial === true,
     significance: flags.significance
       ? {
           test: flags.pairedAr ? 'ar' : 'bs',

@@ -1,7 +1,7 @@
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { InputError } from '../../util/errors.js';
 import { repairJsonlTail } from '../../util/jsonl-append.js';
-import { formatSignature, normalizeSignature, sameConfiguration, signatureDigest, type Signature } from '../../util/signature.js';
+import { formatSignature, normalizeSignature, sameConfiguration, signatureDifferences, signatureDigest, type Signature } from '../../util/signature.js';
 import { inputLabel } from '../../util/input-label.js';
 import path from 'node:path';
 
@@ -115,14 +115,8 @@ function upgradeOldInputs(sig: Signature): Signature {
   return { ...sig, data: `${m[1]}:${inputLabel(m[2])}` };
 }
 
-/** A signature value as a difference names it; a key one side lacks is "not set", not "undefined". */
-const shown = (v: Signature[string]) => (v === undefined ? 'not set' : String(v));
-
 function describeDifference(stored: Signature | undefined, wanted: Signature): string {
   if (!stored) return 'no signature';
-  const keys = new Set([...Object.keys(stored), ...Object.keys(wanted)]);
-  const diffs = [...keys]
-    .filter((k) => String(stored[k]) !== String(wanted[k]))
-    .map((k) => `${k}: ${shown(stored[k])} vs ${shown(wanted[k])}`);
+  const diffs = signatureDifferences(stored, wanted);
   return diffs.length > 0 ? diffs.join(', ') : formatSignature(stored);
 }

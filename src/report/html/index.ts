@@ -1,3 +1,4 @@
+import { InputError } from '../../util/errors.js';
 import { runSteps, type Steps } from '../../metrics/significance/steps.js';
 import { runSignificanceSteps, type RunSignificance, type RunSignificanceOptions } from '../run-significance.js';
 import { reportCharts } from './charts.js';
@@ -25,6 +26,11 @@ export interface HtmlReportInput {
    * statistics; false leaves them out.
    */
   significance?: RunSignificanceOptions | false;
+  /**
+   * Accept a per-turn file that covers fewer turns than its run report (a run cut short), its
+   * statistics then marked partial; without it such a file is refused.
+   */
+  allowPartial?: boolean;
 }
 
 /** Run reports (+ per-turn files) -> the HTML text of one self-contained report. */
@@ -46,12 +52,36 @@ export function* buildHtmlReportSteps(input: HtmlReportInput): Steps<HtmlReport>
   const runs = input.runs.map(loadRun);
   uniqueNames(runs);
   const turnsByRun = matchTurnsToRuns(runs, (input.turns ?? []).map(loadTurns));
+  const partial = partialTurns(runs, turnsByRun, input.allowPartial === true);
   let significance: RunSignificance | null = null;
   if (input.significance !== false) {
     const sources = runItemSources(runs, turnsByRun, input.items ?? []);
     significance = yield* runSignificanceSteps(runs.map((r, i) => ({ name: r.name, source: sources[i], confidence: r.confidence })), input.significance ?? {});
+    significance?.notes.push(...partial);
   }
   const data = buildPageData(runs, turnsByRun, input.title ?? 'todeval report', significance);
   const html = renderReportHtml(data, reportCharts(runs, turnsByRun));
   return { html, runs, turnsByRun, listedTurns: data.turns.length, data, significance };
+}
+
+/**
+ * A per-turn file must cover its run: one with fewer turns than the run report counts (a run cut
+ * short, a file truncated) would put statistics of some turns beside the table's figure of all of
+ * them. Refused, naming both files and the counts, unless allowed; then one note per such run says
+ * its statistics are partial.
+ */
+function partialTurns(runs: readonly ReportRun[], turnsByRun: ReadonlyMap<number, TurnsFile>, allow: boolean): string[] {
+  const notes: string[] = [];
+  for (const [i, tf] of turnsByRun) {
+    const want = runs[i].counts?.turns;
+    if (want === undefined || tf.turns.length >= want) continue;
+    if (!allow) {
+      throw new InputError(
+        `covers ${tf.turns.length} of the ${want} turns of its run report ${runs[i].file}: pass the complete per-turn file, or --allow-partial to show statistics of these turns only (marked partial)`,
+        { file: tf.file },
+      );
+    }
+    notes.push(`${runs[i].name}: partial: its ± and p-values come from ${tf.turns.length} of its ${want} turns (--allow-partial; ${tf.file}), its table figures from all of them`);
+  }
+  return notes;
 }

@@ -1,0 +1,142 @@
+// Numbers that travel (issue 31): the same bytes give the same comparable signature from any
+// folder, any working directory, through $TODEVAL_DATA or --data-dir, with the model in a folder of
+// any name; compare and report accept such runs, and one changed byte of an input, the model or
+// the rules is refused, naming the field. Runs the built CLI (bin/todeval.js over dist/, built by
+// `npm test`) from working directories outside the repository.
+import { execFile } from 'node:child_process';
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { comparableSignature, formatSignature, signatureDigest, type Signature } from '../src/util/signature.js';
+import { BUILT_CLI, HAS_BUILT_CLI, type CliResult } from './helpers/cli.js';
+import { getLexicalStandinDir } from './helpers/lexical-standin.js';
+import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
+import { suiteTempDir } from './helpers/temp.js';
+
+function todeval(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  // Neither a data directory nor a model from the environment unless the test gives one.
+  const base = { ...process.env, TODEVAL_DATA: '', TODEVAL_MODEL: '', TODEVAL_RULES_DIR: '' };
+  return promisify(execFile)(process.execPath, [BUILT_CLI, ...args], { cwd, env: { ...base, ...env }, maxBuffer: 1 << 26 }).then(
+    (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
+    (e: CliResult) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
+  );
+}
+
+const ok = (r: CliResult, what: string) => expect(r.code, `${what}: ${r.stderr}`).toBe(0);
+const signatureOf = (file: string) => (JSON.parse(readFileSync(file, 'utf8')) as { signature: Signature }).signature;
+const compared = (s: Signature) => formatSignature(comparableSignature(s));
+
+describe.skipIf(!HAS_BUILT_CLI)('the same bytes from two folders: one signature (score on the example)', () => {
+  const root = suiteTempDir('travel');
+  const side = (s: 'a' | 'b' | 'c') => path.join(root, s);
+  /** score of the example from `<side>/work`, the example and the model beside it, by relative paths. */
+  const score = (s: 'a' | 'b' | 'c', model: string, out: string, how: 'env' | 'flag', env: NodeJS.ProcessEnv = {}, ex = 'ex') =>
+    todeval(
+      ['score', '--dataset', 'sgd', '--dialogues', `../${ex}/dialogues.json`, '--schema', `../${ex}/schema.json`, '-i', `../${ex}/predictions.jsonl`,
+        '--model', `../models/${model}`, '-o', `${out}.json`, '--turns', `${out}.turns.jsonl`, ...(how === 'flag' ? ['--data-dir', '../data'] : [])],
+      path.join(side(s), 'work'),
+      { ...(how === 'env' ? { TODEVAL_DATA: path.join(side(s), 'data') } : {}), ...env },
+    );
+  let a: CliResult;
+  let b: CliResult;
+
+  beforeAll(async () => {
+    const model = getLexicalStandinDir();
+    for (const [s, name] of [['a', 'standin-one'], ['b', 'standin-two']] as const) {
+      mkdirSync(path.join(side(s), 'work'), { recursive: true });
+      mkdirSync(path.join(side(s), 'data'), { recursive: true });
+      cpSync(path.join(REPO_ROOT, 'examples', 'sgd-mini'), path.join(side(s), 'ex'), { recursive: true });
+      cpSync(model, path.join(side(s), 'models', name), { recursive: true });
+    }
+    // b's second folder holds each one-byte change: the dialogues, the model, the rules.
+    cpSync(path.join(side('b'), 'ex'), path.join(side('b'), 'ex-changed'), { recursive: true });
+    const dialogues = path.join(side('b'), 'ex-changed', 'dialogues.json');
+    const text = readFileSync(dialogues, 'utf8');
+    const at = text.indexOf('Saturday');
+    expect(at).toBeGreaterThan(0);
+    writeFileSync(dialogues, text.slice(0, at) + 'S' + text.slice(at + 1).replace(/^a/, 'A'));
+    cpSync(model, path.join(side('b'), 'models', 'standin-changed'), { recursive: true });
+    const onnx = path.join(side('b'), 'models', 'standin-changed', 'onnx', 'model.onnx');
+    const bytes = readFileSync(onnx);
+    const doc = bytes.indexOf('NOT a language model');
+    expect(doc).toBeGreaterThan(0);
+    bytes[doc + 'NOT a language mode'.length] = 'L'.charCodeAt(0); // its description, not its weights
+    writeFileSync(onnx, bytes);
+    cpSync(path.join(REPO_ROOT, 'rules'), path.join(side('b'), 'rules'), { recursive: true });
+    const general = path.join(side('b'), 'rules', 'general.json');
+    writeFileSync(general, readFileSync(general, 'utf8') + '\n');
+    [a, b] = await Promise.all([score('a', 'standin-one', 'run', 'env'), score('b', 'standin-two', 'run', 'flag')]);
+  }, 300_000);
+
+  it('equal comparable signatures and digests; the provenance (model folder) differs, and is not compared', () => {
+    ok(a, 'a');
+    ok(b, 'b');
+    const sa = signatureOf(path.join(side('a'), 'work', 'run.json'));
+    const sb = signatureOf(path.join(side('b'), 'work', 'run.json'));
+    expect(sa.model).not.toBe(sb.model);
+    expect(compared(sa)).toBe(compared(sb));
+    expect(signatureDigest(sa)).toBe(signatureDigest(sb));
+  });
+
+  it('compare and report accept them', async () => {
+    const turns = ['a', 'b'].map((s) => path.join(side(s as 'a'), 'work', 'run.turns.jsonl'));
+    const c = await todeval(['compare', ...turns, '--json'], root);
+    ok(c, 'compare');
+    const j = JSON.parse(c.stdout) as { comparisons: { systems: { pValue: number | null }[] }[]; provenance: Record<string, string> };
+    expect(j.comparisons.length).toBeGreaterThan(0);
+    for (const x of j.comparisons) expect(x.systems[1].pValue).toBe(1);
+    expect(Object.values(j.provenance).join(' ')).toMatch(/standin-one.*standin-two/);
+    const reports = ['a', 'b'].map((s) => path.join(side(s as 'a'), 'work', 'run.json'));
+    const r = await todeval(['report', ...reports, '--turns', ...turns, '-o', path.join(root, 'report.html')], root);
+    ok(r, 'report');
+    expect(r.stdout).toMatch(/p-values of 1 of 1 against the first/);
+    expect(r.stdout).not.toMatch(/no p-value/);
+  });
+
+  it('one changed byte of an input, the model or the rules is refused, naming the field', async () => {
+    const runs = await Promise.all([
+      score('b', 'standin-two', 'input', 'flag', {}, 'ex-changed'),
+      score('b', 'standin-changed', 'model', 'flag'),
+      score('b', 'standin-two', 'rules', 'flag', { TODEVAL_RULES_DIR: path.join(side('b'), 'rules') }),
+    ]);
+    const base = path.join(side('a'), 'work', 'run.turns.jsonl');
+    for (const [r, name, field] of [[runs[0], 'input', 'data'], [runs[1], 'model', 'revision'], [runs[2], 'rules', 'rules']] as const) {
+      ok(r, name);
+      const c = await todeval(['compare', base, path.join(side('b'), 'work', `${name}.turns.jsonl`)], root);
+      expect(c.code, name).toBe(2);
+      expect(c.stderr.trim().split('\n'), name).toEqual([expect.stringMatching(new RegExp(`signature differs from the baseline's .* apart from the system: ${field}: \\S+ vs \\S+$`))]);
+    }
+  }, 300_000);
+});
+
+describe.skipIf(!HAS_BUILT_CLI || !hasData('multiwoz', 'predictions', 'augpt.json'))('the same MultiWOZ data through $TODEVAL_DATA and --data-dir (evaluate)', () => {
+  const root = suiteTempDir('travel-mwz');
+  let a: CliResult;
+  let b: CliResult;
+
+  beforeAll(async () => {
+    for (const s of ['a', 'b']) {
+      mkdirSync(path.join(root, s, 'work'), { recursive: true });
+      cpSync(path.join(DATA_DIR, 'multiwoz'), path.join(root, s, 'data', 'multiwoz'), { recursive: true });
+    }
+    const run = (s: string, how: 'env' | 'flag') =>
+      todeval(['evaluate', '-i', '../data/multiwoz/predictions/augpt.json', '--bleu', '--items', 'augpt.items.json', '--json', ...(how === 'flag' ? ['--data-dir', '../data'] : [])],
+        path.join(root, s, 'work'), how === 'env' ? { TODEVAL_DATA: path.join(root, s, 'data') } : {});
+    [a, b] = await Promise.all([run('a', 'env'), run('b', 'flag')]);
+  }, 600_000);
+
+  it('dataDir env vs flag is provenance: the signatures compare equal, and compare accepts the runs', async () => {
+    ok(a, 'a');
+    ok(b, 'b');
+    const sa = (JSON.parse(a.stdout) as { signature: Signature }).signature;
+    const sb = (JSON.parse(b.stdout) as { signature: Signature }).signature;
+    expect([sa.dataDir, sb.dataDir]).toEqual(['env', 'flag']);
+    expect(compared(sa)).toBe(compared(sb));
+    const c = await todeval(['compare', path.join(root, 'a', 'work', 'augpt.items.json'), path.join(root, 'b', 'work', 'augpt.items.json'), '--json'], root);
+    ok(c, 'compare');
+    const j = JSON.parse(c.stdout) as { comparisons: { id: string; systems: { pValue: number | null }[] }[]; provenance: Record<string, string> };
+    expect(j.comparisons.find((x) => x.id === 'bleu')!.systems[1].pValue).toBe(1);
+    expect(Object.values(j.provenance)).toEqual([expect.stringContaining('dataDir:env'), expect.stringContaining('dataDir:flag')]);
+  });
+});
