@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { lexicalizedText, mergeSgsacc } from '../src/metrics/mwz/sgsacc-merge.js';
+import { lexicalizedText } from '../src/metrics/mwz/sgsacc-merge.js';
+import { evaluateSgsacc } from '../src/pipeline/evaluate-sgsacc.js';
 import { DATA_DIR, hasData } from './helpers/shared.js';
 import { getTinyModelDir } from './helpers/tiny-model.js';
 
@@ -31,7 +32,7 @@ describe.skipIf(!hasData('multiwoz', 'convlab_mwz21_test.json'))(
         sng0580: sng0580.map((text, k) => ({ response: k === 2 ? 'The postcode is [value_postcode]' : text })),
         pmul4648: gold('PMUL4648').map((text) => ({ response: '[value_name] ok', utterance: text })),
       };
-      const r = await mergeSgsacc(input, { dataDir: DATA_DIR, nli: { model, device: 'cpu' } });
+      const r = await evaluateSgsacc(input, { dataDir: DATA_DIR, nli: { model, device: 'cpu' } });
       expect(r).not.toBeNull();
       expect(r!.counts.delexicalizedTurns).toBe(1);
       expect(r!.counts.lexicalizedTurns).toBe(sng0580.length - 1 + gold('PMUL4648').length);
@@ -39,7 +40,7 @@ describe.skipIf(!hasData('multiwoz', 'convlab_mwz21_test.json'))(
       expect(r!.model.modelId).toMatch(/tiny-random-roberta/);
 
       const dropped = { sng0580: sng0580.map((text) => ({ response: text.replace('Charlie Chan', 'It') })) };
-      const r2 = await mergeSgsacc(dropped, { dataDir: DATA_DIR, nli: { model, device: 'cpu' } });
+      const r2 = await evaluateSgsacc(dropped, { dataDir: DATA_DIR, nli: { model, device: 'cpu' } });
       expect(r2!.ser.errors).toBe(1);
     });
   },

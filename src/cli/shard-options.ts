@@ -44,15 +44,4 @@ export function applySlurmArrayShard(flags: ShardFlags, env: NodeJS.ProcessEnv =
   flags.shard = fromSlurm;
 }
 
-/** The shard block of a shard report, less the command's positions: which part, and its record files. */
-export function shardBlock(spec: ShardSpec, reportFile: string, files: { turns?: string; references?: string }): Omit<ShardBlock, 'positions'> {
-  return {
-    index: spec.index,
-    count: spec.count,
-    by: 'dialogue',
-    files: {
-      turns: files.turns ? pathFromReport(reportFile, files.turns) : undefined,
-      references: files.references ? pathFromReport(reportFile, files.references) : undefined,
-    },
-  };
-}
+export { shardBlock } from '../shard/spec.js';

@@ -1,20 +1,18 @@
 import { createHash } from 'node:crypto';
 import type { DatasetName } from '../adapters/load.js';
-import { BleuReferences, bleuFromSegmentStats, BLEU_STATS_WIDTH } from '../metrics/text/bleu.js';
+import type { Turn } from '../adapters/types.js';
+import { BleuReferences, bleuFromSegmentStats, BLEU_STATS_WIDTH, type BleuResult } from '../metrics/text/bleu.js';
 import { runConfidence, type ResampleUnit } from '../metrics/significance/confidence.js';
 import type { Seed } from '../metrics/significance/pcg64.js';
 import { turnItemStats } from '../metrics/sgsacc/item-stats.js';
-import { computeSer } from '../metrics/ser.js';
+import type { SerReport } from '../metrics/ser.js';
 import {
   aggregateHallucination,
   aggregateSentences,
   aggregateSgsacc,
   sentenceConfidence,
   bleuSummary,
-  contextControlSignature,
   RecordStore,
-  referencesSignature,
-  runSgsacc,
   tallyHallucination,
   tallySgsacc,
   type SgsaccData,
@@ -24,10 +22,11 @@ import {
   type TurnScore,
 } from '../metrics/sgsacc/index.js';
 import type { NliRunner } from '../nli/runner.js';
-import { formatSignature, makeSignature, type Signature } from '../util/signature.js';
+import { formatSignature, type Signature } from '../util/signature.js';
 import type { ScoreTallies } from '../shard/score-merge.js';
 import { shardLabel, type ShardSpec } from '../shard/spec.js';
 import type { ScoreSelection } from './score-selection.js';
+import { scoreSgsacc, serOfTurns, sgsaccOptions, sgsaccReferencesSignature, sgsaccResultSignature, type SgsaccScoring } from './sgsacc.js';
 
 export interface ScorePipelineOptions extends SgsaccOptions {
   data: SgsaccData;
@@ -79,6 +78,32 @@ function digest(text: string): string {
   return createHash('sha256').update(text).digest('hex').slice(0, 16);
 }
 
+/** The per-turn and references stores of a run, opened (and checked) before any scoring. */
+function openStores(o: ScorePipelineOptions, refsSig: Signature, turnsSig: Signature) {
+  // The per-turn file first: when it is refused, a kept references file is left as it was.
+  const results = o.turnsFile ? RecordStore.open<TurnScore>(o.turnsFile, 'todeval-sgsacc-turns', turnsSig) : undefined;
+  const references = o.referencesFile
+    ? RecordStore.open<TurnReferences>(o.referencesFile, 'todeval-sgsacc-references', refsSig, { replaceOtherConfiguration: o.referencesKept })
+    : undefined;
+  if (references?.replaced) o.hooks?.notice?.(`${o.referencesFile} held references of another configuration (${references.replaced}): started afresh`);
+  return { results, references };
+}
+
+/**
+ * SER and BLEU need no model: computed first, so each turn's share of them is stored with its
+ * SGSAcc result (`annotate`) and a paired test can resample all three from the per-turn file.
+ */
+function serAndBleu(turns: Turn[], data: SgsaccData, predictions: Map<string, string> | undefined, utterances: Map<string, string>) {
+  const { ser, slotErrors } = serOfTurns(turns, data, predictions);
+  const withGold = turns.filter((t) => t.utterance.trim() !== '');
+  const bleuRefs = withGold.length > 0 ? new BleuReferences([withGold.map((t) => t.utterance)]) : undefined;
+  const bleuStats = bleuRefs?.segmentStats(withGold.map((t) => utterances.get(t.id) ?? ''));
+  const bleuOf = new Map(withGold.map((t, i) => [t.id, Array.from(bleuStats!.subarray(i * BLEU_STATS_WIDTH, (i + 1) * BLEU_STATS_WIDTH))]));
+  const bleu = bleuRefs ? bleuFromSegmentStats(bleuStats!, {}, bleuRefs.signature) : undefined;
+  const annotate = (s: TurnScore): TurnScore => ({ ...s, slotError: slotErrors.get(s.id) ?? null, bleu: bleuOf.get(s.id) ?? null });
+  return { ser, bleu, annotate };
+}
+
 /**
  * `todeval score` as a library call: SGSAcc (validated and unvalidated, seen/unseen) of a system or
  * the ground truth over the selected turns, with SER and BLEU beside it, references and per-turn
@@ -91,67 +116,17 @@ export async function runScorePipeline(selection: ScoreSelection, o: ScorePipeli
   const sgsTurns = data.expand(turns);
   const utterances = new Map(turns.map((t) => [t.id, predictions ? predictions.get(t.id)! : t.utterance]));
   const shard = o.shard ? shardLabel(o.shard) : undefined;
-  const options: SgsaccOptions = {
-    validation: o.validation,
-    context: o.context,
-    referenceSelection: o.referenceSelection,
-    // Sentence granularity checks the facts => text direction per sentence: it needs the direction.
-    hallucination: o.hallucination === true || o.granularity === 'sentence',
-    ...(o.granularity === 'sentence' ? { granularity: 'sentence' as const } : {}),
-    // Without the context premise there is nothing for the control to check.
-    contextControl: o.context && o.contextControl === true,
-  };
-
-  // The references are shared by both directions: referencesSignature leaves hallucination out.
-  const refsSig: Signature = referencesSignature({
-    model: runner.modelSignature,
-    rulesHash: data.rulesHash,
-    dataset: o.dataset,
-    source: data.loaded.source,
-    schema: data.loaded.schemaLabel,
-    ...options,
-  });
-  const predictionsDigest = predictions ? digest(JSON.stringify([...predictions.entries()].sort())) : 'gold';
-  // The references are shared by both modes (a record gains its hallucination premise when first
-  // needed); per-turn results and reports are not, so the direction is part of their signatures.
-  const hallucinationSig = options.hallucination ? true : undefined;
-  // Absent unless asked for, so turn-level runs keep their signatures and digests.
-  const granularitySig = options.granularity === 'sentence' ? 'sentence' : undefined;
+  const options = sgsaccOptions(o);
+  // The references are shared by both directions: their signature leaves hallucination out.
+  const refsSig = sgsaccReferencesSignature(runner.modelSignature, data, o.dataset, options);
+  const who = { system: o.system, predictions: predictions ? digest(JSON.stringify([...predictions.entries()].sort())) : 'gold' };
   // A shard's records carry the shard, like its report; todeval merge writes them under the run's signature.
-  const controlSig = contextControlSignature(options.contextControl);
-  const turnsSig = makeSignature({
-    ...refsSig,
-    metric: 'sgsacc-turns',
-    system: o.system,
-    predictions: predictionsDigest,
-    hallucination: hallucinationSig,
-    granularity: granularitySig,
-    contextControl: controlSig,
-    shard,
-  });
-  // The per-turn file first: when it is refused, a kept references file is left as it was.
-  const results = o.turnsFile ? RecordStore.open<TurnScore>(o.turnsFile, 'todeval-sgsacc-turns', turnsSig) : undefined;
-  const references = o.referencesFile
-    ? RecordStore.open<TurnReferences>(o.referencesFile, 'todeval-sgsacc-references', refsSig, { replaceOtherConfiguration: o.referencesKept })
-    : undefined;
-  if (references?.replaced) o.hooks?.notice?.(`${o.referencesFile} held references of another configuration (${references.replaced}): started afresh`);
+  const { results, references } = openStores(o, refsSig, sgsaccResultSignature(refsSig, 'sgsacc-turns', options, who, { shard }));
   const saved = () => (results ? turns.filter((t) => results.done.has(t.id)).length : 0);
   o.hooks?.started?.({ resumed: saved(), total: turns.length, saved });
 
-  // SER and BLEU need no model: computed first, so each turn's share of them is stored with its
-  // SGSAcc result and a paired test can resample all three from the per-turn file.
-  const slotErrors = new Map<string, boolean | null>();
-  const ser = computeSer(turns, { predictions, isCategorical: data.isCategorical, onTurn: (id, error) => slotErrors.set(id, error) });
-  const withGold = turns.filter((t) => t.utterance.trim() !== '');
-  const bleuRefs = withGold.length > 0 ? new BleuReferences([withGold.map((t) => t.utterance)]) : undefined;
-  const bleuStats = bleuRefs?.segmentStats(withGold.map((t) => utterances.get(t.id) ?? ''));
-  const bleuOf = new Map(withGold.map((t, i) => [t.id, Array.from(bleuStats!.subarray(i * BLEU_STATS_WIDTH, (i + 1) * BLEU_STATS_WIDTH))]));
-  const bleu = bleuRefs ? bleuFromSegmentStats(bleuStats!, {}, bleuRefs.signature) : undefined;
-  const annotate = (s: TurnScore): TurnScore => ({ ...s, slotError: slotErrors.get(s.id) ?? null, bleu: bleuOf.get(s.id) ?? null });
-
-  const run = await runSgsacc(sgsTurns, utterances, {
-    ...options,
-    scorer: runner,
+  const { ser, bleu, annotate } = serAndBleu(turns, data, predictions, utterances);
+  const scoring = await scoreSgsacc(sgsTurns, utterances, data, runner, options, {
     chunkTurns: o.chunkTurns,
     references,
     results,
@@ -159,60 +134,69 @@ export async function runScorePipeline(selection: ScoreSelection, o: ScorePipeli
     annotate,
     onChunk: ({ turnsDone }) => o.hooks?.progress?.(turnsDone, turns.length),
   });
+  const gold = groundTruthOf(scoring, turns.length, o);
+  // The references' configuration, then what makes this system's scores its own; --allow-missing
+  // scores a subset: not comparable with a full run, whatever the digest says.
+  const missing = selection.missing;
+  const signature = sgsaccResultSignature(refsSig, 'sgsacc', options, { limit: o.limit ?? null, ...who }, { missingPredictions: missing.length > 0 ? missing.length : undefined, shard });
+  const report = scoreReport(o, selection, signature, scoring, gold, { ser, bleu }, options.hallucination);
+  if (o.confidence) {
+    // Turns resumed from an older per-turn file lack their SER and BLEU shares: added here.
+    report.confidence = runConfidence(turnItemStats(scoring.run.scores.map(annotate), { validation: options.validation }), o.confidence);
+  }
+  return { report, tallies: scoreTallies(scoring, gold, options.hallucination, bleu) };
+}
 
-  const aggregateOptions = { validation: options.validation, isUnseen: data.isUnseen };
-  const summary = aggregateSgsacc(run.scores, aggregateOptions);
-  // The ground truth as this run sees it (with the control applied when it is on).
-  const gold = run.groundTruth.filter((x): x is TurnScore => x !== undefined);
-  if (gold.length < turns.length) {
+/** The ground truth as this run sees it (with the control applied when it is on), and its premise-checked turns. */
+function groundTruthOf(scoring: SgsaccScoring, total: number, o: ScorePipelineOptions) {
+  const gold = scoring.run.groundTruth.filter((x): x is TurnScore => x !== undefined);
+  if (gold.length < total) {
     // Only when resuming --turns without --references: those turns' references were never stored.
     o.hooks?.warn?.(
-      `the ground-truth section covers ${gold.length} of ${turns.length} turns ` +
-        `(${turns.length - gold.length} were resumed from ${o.turnsFile} without stored references; pass --references FILE to keep them)`,
+      `the ground-truth section covers ${gold.length} of ${total} turns ` +
+        `(${total - gold.length} were resumed from ${o.turnsFile} without stored references; pass --references FILE to keep them)`,
     );
   }
-  const goldSummary = gold.length > 0 ? aggregateSgsacc(gold, aggregateOptions) : null;
-  const hallucination = options.hallucination ? aggregateHallucination(run.scores, aggregateOptions) : undefined;
   // Gold turns resumed from --turns without their references carry no premise check: left out, as above.
-  const goldChecked = gold.filter((g) => g.hallucination !== undefined);
-  const goldHallucination = options.hallucination && goldChecked.length > 0 ? aggregateHallucination(goldChecked, aggregateOptions) : undefined;
+  return { turns: gold, checked: gold.filter((g) => g.hallucination !== undefined) };
+}
 
+type GroundTruth = ReturnType<typeof groundTruthOf>;
 
+function scoreReport(
+  o: ScorePipelineOptions,
+  selection: ScoreSelection,
+  signature: Signature,
+  { run, summary, aggregate }: SgsaccScoring,
+  gold: GroundTruth,
+  text: { ser: SerReport; bleu: BleuResult | undefined },
+  hallucinationOn: boolean,
+): SgsaccReport {
+  const turns = selection.turns;
+  const goldSummary = gold.turns.length > 0 ? aggregateSgsacc(gold.turns, aggregate) : null;
+  const hallucination = hallucinationOn ? aggregateHallucination(run.scores, aggregate) : undefined;
+  const goldHallucination = hallucinationOn && gold.checked.length > 0 ? aggregateHallucination(gold.checked, aggregate) : undefined;
   const { counts, ...scores } = summary;
-  const missing = selection.missing;
-  // The references' configuration, then what makes this system's scores its own.
-  const signature = makeSignature({
-    ...refsSig,
-    metric: 'sgsacc',
-    limit: o.limit ?? null,
-    system: o.system,
-    predictions: predictionsDigest,
-    hallucination: hallucinationSig,
-    granularity: granularitySig,
-    contextControl: controlSig,
-    // --allow-missing scores a subset: not comparable with a full run, whatever the digest says.
-    missingPredictions: missing.length > 0 ? missing.length : undefined,
-    shard,
-  });
-  const stats = runner.stats();
-  const report: SgsaccReport = {
+  const { ser, bleu } = text;
+  const stats = o.runner.stats();
+  return {
     signature,
     signatureText: formatSignature(signature),
     system: o.system,
-    dataset: { name: o.dataset, source: data.loaded.source, turns: turns.length, limit: o.limit ?? null },
+    dataset: { name: o.dataset, source: o.data.loaded.source, turns: turns.length, limit: o.limit ?? null },
     sgsacc: scores,
-    counts: { ...counts, missingPredictions: missing.length },
+    counts: { ...counts, missingPredictions: selection.missing.length },
     groundTruth: goldSummary
       ? {
           sgsacc: { validated: goldSummary.validated, unvalidated: goldSummary.unvalidated },
           counts: goldSummary.counts,
           ...(goldHallucination ? { hallucination: goldHallucination } : {}),
-          coverage: { turns: gold.length, of: turns.length, complete: gold.length === turns.length },
+          coverage: { turns: gold.turns.length, of: turns.length, complete: gold.turns.length === turns.length },
         }
       : null,
     ...(hallucination ? { hallucination } : {}),
-    ...(options.granularity === 'sentence'
-      ? { sentences: { ...aggregateSentences(run.scores, aggregateOptions), confidence: sentenceConfidence(run.scores, { validation: options.validation, ...o.confidence }) } }
+    ...(o.granularity === 'sentence'
+      ? { sentences: { ...aggregateSentences(run.scores, aggregate), confidence: sentenceConfidence(run.scores, { validation: aggregate.validation, ...o.confidence }) } }
       : {}),
     ser: {
       ser: ser.ser,
@@ -224,7 +208,7 @@ export async function runScorePipeline(selection: ScoreSelection, o: ScorePipeli
       erroneousTurns: [...new Set(ser.erroneous.map((e) => e.id))],
     },
     bleu: bleu ? bleuSummary(bleu) : null,
-    predictions: { file: o.predictions?.file ?? null, missing, extra: selection.extra },
+    predictions: { file: o.predictions?.file ?? null, missing: selection.missing, extra: selection.extra },
     references: {
       file: o.referencesFile ?? null,
       reused: run.counts.referencesReused,
@@ -234,16 +218,15 @@ export async function runScorePipeline(selection: ScoreSelection, o: ScorePipeli
     resumed: run.counts.resumed,
     nli: { requested: stats.requested, issued: stats.issued, cacheHits: stats.cacheHits, batches: stats.batches },
   };
-  if (o.confidence) {
-    // Turns resumed from an older per-turn file lack their SER and BLEU shares: added here.
-    report.confidence = runConfidence(turnItemStats(run.scores.map(annotate), { validation: options.validation }), o.confidence);
-  }
-  const tallies: ScoreTallies = {
-    sgsacc: tallySgsacc(run.scores, aggregateOptions),
-    groundTruth: gold.length > 0 ? tallySgsacc(gold, aggregateOptions) : null,
-    ...(options.hallucination ? { hallucination: tallyHallucination(run.scores, aggregateOptions) } : {}),
-    ...(options.hallucination && goldChecked.length > 0 ? { groundTruthHallucination: tallyHallucination(goldChecked, aggregateOptions) } : {}),
+}
+
+/** What a shard report adds so that `todeval merge` gives the unsharded numbers exactly: counts, not percentages. */
+function scoreTallies({ run, aggregate }: SgsaccScoring, gold: GroundTruth, hallucination: boolean, bleu: BleuResult | undefined): ScoreTallies {
+  return {
+    sgsacc: tallySgsacc(run.scores, aggregate),
+    groundTruth: gold.turns.length > 0 ? tallySgsacc(gold.turns, aggregate) : null,
+    ...(hallucination ? { hallucination: tallyHallucination(run.scores, aggregate) } : {}),
+    ...(hallucination && gold.checked.length > 0 ? { groundTruthHallucination: tallyHallucination(gold.checked, aggregate) } : {}),
     bleu: bleu ? { counts: bleu.counts, totals: bleu.totals, sysLen: bleu.sysLen, refLen: bleu.refLen } : null,
   };
-  return { report, tallies };
 }

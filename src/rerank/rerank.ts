@@ -3,6 +3,7 @@ import { argmaxLabel, type NliScorer } from '../nli/types.js';
 import { PairBatch } from '../metrics/sgsacc/batch.js';
 import { checkEntailment, fourWayLabel, hallucinationJob, planPremise, type EntailmentJob, type EntailmentVerdict } from '../metrics/sgsacc/hallucination.js';
 import { contextPremise, controlPremise } from '../metrics/sgsacc/premise.js';
+import { contextControlOn } from '../metrics/sgsacc/context-control.js';
 import { checkSentences, type TurnSentences } from '../metrics/sgsacc/sentence-check.js';
 import type { FourWayLabel, SgsaccAction, SgsaccTurn, TurnReferences } from '../metrics/sgsacc/types.js';
 
@@ -117,7 +118,7 @@ export async function rerank(items: RerankItem[], options: RerankOptions): Promi
 
 async function rerankChunk(items: RerankItem[], options: RerankOptions): Promise<RerankResult[]> {
   const useContext = options.context ?? true;
-  const controlOn = useContext && (options.contextControl ?? true);
+  const controlOn = contextControlOn(useContext, options.contextControl ?? true);
   const bySentence = options.rankBy === 'omission-sentences';
   const hallucination = options.hallucination === true || options.rankBy === 'omission-hallucination' || bySentence;
   const first = new PairBatch();

@@ -1,6 +1,7 @@
 import type { NliModelSignature } from '../nli/types.js';
 import { makeSignature, type Signature } from '../util/signature.js';
 import { contextControlSignature } from '../metrics/sgsacc/signature.js';
+import { contextControlOn } from '../metrics/sgsacc/context-control.js';
 import type { RankBy } from './rerank.js';
 
 export interface RerankConfig {
@@ -31,7 +32,7 @@ export function rerankSignature(c: RerankConfig): Signature {
     dataset: c.dataset,
     context: c.context,
     // Present when on: files written before the control existed ran without it.
-    contextControl: contextControlSignature(c.context && c.contextControl),
+    contextControl: contextControlSignature(contextControlOn(c.context, c.contextControl)),
     systems: c.systems?.join(',') ?? 'item-order',
     // Absent in the default mode, so files written before these options existed stay valid.
     hallucination: c.hallucination ? true : undefined,

@@ -1,6 +1,7 @@
 import type { DestinationStream } from 'pino';
 import type { DatasetName } from '../adapters/load.js';
-import { RecordStore, referencesSignature, type Granularity, type ReferenceSelection, type SgsaccData, type TurnReferences } from '../metrics/sgsacc/index.js';
+import { sgsaccOptions, sgsaccReferencesSignature } from '../pipeline/sgsacc.js';
+import { RecordStore, type Granularity, type ReferenceSelection, type SgsaccData, type TurnReferences } from '../metrics/sgsacc/index.js';
 import { createNliRunner, type NliRunner, type NliRunnerOptions } from '../nli/runner.js';
 import type { RankBy } from '../rerank/index.js';
 import { ReopeningRunner } from './reopening-runner.js';
@@ -71,7 +72,7 @@ export async function serveFaithfulness(o: ServeOptions): Promise<ServingFaithfu
       ? RecordStore.open<TurnReferences>(
           o.referencesFile,
           'todeval-sgsacc-references',
-          referencesSignature({ model: runner.modelSignature, rulesHash: o.data.rulesHash, dataset: o.dataset, source: o.data.loaded.source, schema: o.data.loaded.schemaLabel, validation, context, referenceSelection }),
+          sgsaccReferencesSignature(runner.modelSignature, o.data, o.dataset, sgsaccOptions({ validation, context, referenceSelection })),
         )
       : undefined;
     server = await startServer({

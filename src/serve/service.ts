@@ -1,9 +1,10 @@
 import type { DatasetName } from '../adapters/load.js';
 import type { Turn } from '../adapters/types.js';
-import { checkSentences, contextControlSignature, referencesSignature, runSgsacc, type Granularity, type ReferenceSelection, scoreTurns, selectReferences, type RecordStore, type SgsaccData, type SgsaccTurn, type TurnReferences, type TurnScore } from '../metrics/sgsacc/index.js';
+import { checkSentences, runSgsacc, type Granularity, type ReferenceSelection, scoreTurns, selectReferences, type RecordStore, type SgsaccData, type SgsaccTurn, type TurnReferences, type TurnScore } from '../metrics/sgsacc/index.js';
 import type { NliRunner } from '../nli/runner.js';
 import { argmaxLabel, type NliLabel, type NliPair, type NliProbs } from '../nli/types.js';
 import { makeSignature, type Signature } from '../util/signature.js';
+import { sgsaccOptions, sgsaccReferencesSignature, sgsaccResultSignature } from '../pipeline/sgsacc.js';
 import { addHallucinationPremises } from '../metrics/sgsacc/hallucination.js';
 import { itemWhere, refuseUncoveredActs, rerank, rerankSignature, resolveRerankItem, turnFromRawItem, type RankBy, type RawRerankItem, type RerankResolver, type RerankResult } from '../rerank/index.js';
 import { splitSentences } from '../metrics/text/sentences.js';
@@ -93,13 +94,9 @@ export class FaithfulnessService {
 
   async score(raws: RawScoreItem[]): Promise<{ signature: Signature; items: TurnScore[] }> {
     refuseDuplicateIds(raws);
-    const options = {
-      validation: this.config.validation,
-      context: this.config.context,
-      referenceSelection: this.config.referenceSelection,
-      hallucination: this.config.hallucination,
-      contextControl: this.config.context && this.config.contextControl,
-    };
+    // Sentence granularity is the service's own step below (checkSentences), not a run option here.
+    const { validation, context, referenceSelection, hallucination, contextControl } = this.config;
+    const options = sgsaccOptions({ validation, context, referenceSelection, hallucination, contextControl });
     const resolved = raws.map((raw, i) => {
       const at = `body/items/${i}`;
       const turn = turnFromRawItem(raw, this.resolver, BODY, at, raw.ground_truth ?? '');
@@ -151,13 +148,8 @@ export class FaithfulnessService {
       const bySentence = sentences ? await checkSentences(turns, refs, utterances, this.runner, options) : undefined;
       return scores.map((s, i) => ({ ...s, id: raws[i].id, ...(bySentence ? { sentences: bySentence.get(s.id)! } : {}) }));
     });
-    const signature = makeSignature({
-      ...referencesSignature({ model: this.runner.modelSignature, rulesHash: this.config.data.rulesHash, dataset: this.config.dataset, source: this.config.data.loaded.source, schema: this.config.data.loaded.schemaLabel, ...options }),
-      metric: 'sgsacc-turns',
-      hallucination: options.hallucination ? true : undefined,
-      granularity: sentences ? 'sentence' : undefined,
-      contextControl: contextControlSignature(options.contextControl),
-    });
+    const refsSig = sgsaccReferencesSignature(this.runner.modelSignature, this.config.data, this.config.dataset, options);
+    const signature = sgsaccResultSignature(refsSig, 'sgsacc-turns', { ...options, granularity: sentences ? 'sentence' : undefined });
     return { signature, items };
   }
 

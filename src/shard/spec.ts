@@ -77,3 +77,16 @@ export function shardFromSlurmArray(env: SlurmArrayEnv): ShardSpec | undefined {
   if (count < 1 || id > count - 1) throw new InputError(`SLURM_ARRAY_TASK_ID=${id} is outside the array's ${count} tasks (0-${count - 1})`);
   return { index: id + 1, count };
 }
+
+/** The shard block of a shard report, less the command's positions: which part, and its record files. */
+export function shardBlock(spec: ShardSpec, reportFile: string, files: { turns?: string; references?: string }): Omit<ShardBlock, 'positions'> {
+  return {
+    index: spec.index,
+    count: spec.count,
+    by: 'dialogue',
+    files: {
+      turns: files.turns ? pathFromReport(reportFile, files.turns) : undefined,
+      references: files.references ? pathFromReport(reportFile, files.references) : undefined,
+    },
+  };
+}

@@ -17,11 +17,12 @@ const RANK: Record<string, number> = {
   metrics: 4,
   rerank: 5,
   report: 6,
-  serve: 7,
   shard: 7,
+  // One library pipeline per product, which the service runs as the commands do.
   pipeline: 8,
-  cli: 9,
-  'index.ts': 10,
+  serve: 9,
+  cli: 10,
+  'index.ts': 11,
 };
 const SAME_RANK_ALLOWED = new Set(['adapters>schema', 'schema>adapters']);
 

@@ -1,10 +1,7 @@
 import type { Turn } from '../../adapters/types.js';
-import { createNliRunner, type NliRunnerOptions } from '../../nli/runner.js';
-import { computeSer } from '../ser.js';
-import { aggregateSgsacc, loadSgsaccData, runSgsacc, tallySgsacc, type ReferenceSelection, type SgsaccSummary, type SgsaccTally } from '../sgsacc/index.js';
+import type { ReferenceSelection, SgsaccData, SgsaccSummary, SgsaccTally } from '../sgsacc/index.js';
 import { shardPositions, type ShardSpec } from '../../util/shard-split.js';
 import { dialogueKey } from './ground-truth.js';
-import { turnItemStats } from '../sgsacc/item-stats.js';
 import type { RunItems } from '../significance/items.js';
 import type { MwzPredictions } from './input.js';
 
@@ -15,22 +12,6 @@ const PLACEHOLDER = /\[[^\]\n]+\]/;
 export function lexicalizedText(turn: { response: string; utterance?: string }): string | undefined {
   if (turn.utterance !== undefined) return turn.utterance;
   return PLACEHOLDER.test(turn.response) ? undefined : turn.response;
-}
-
-export interface SgsaccMergeOptions {
-  dataDir: string;
-  nli: NliRunnerOptions;
-  validation?: boolean;
-  context?: boolean;
-  referenceSelection?: ReferenceSelection;
-  /** The context-only control (SgsaccOptions.contextControl); off by default. */
-  contextControl?: boolean;
-  chunkTurns?: number;
-  /** Score only the dialogues of this part (`evaluate --sgsacc --shard K/N`), and return the tally that merges. */
-  shard?: ShardSpec;
-  /** Also return each turn's sufficient statistics (SGSAcc, SER) for intervals and paired tests. */
-  items?: boolean;
-  onProgress?: (p: { turnsDone: number; turnsTotal: number }) => void;
 }
 
 export interface SgsaccMergeResult {
@@ -59,21 +40,19 @@ export function shardDialogues(dialogues: MwzPredictions, shard: ShardSpec): Mwz
 }
 
 /**
- * SGSAcc and SER of the lexicalized turns of an mwzeval-format input, scored against the system
- * dialogue acts of the MultiWOZ test set (ConvLab 2.1 annotations) with the MultiWOZ 2.2 schema
- * descriptions, by the same code as `todeval score --dataset multiwoz`. Delexicalized turns are
- * left out and counted.
+ * The turns of an mwzeval-format input that SGSAcc scores: its lexicalized turns (`utterance`, or a
+ * response without placeholders) matched to the system dialogue acts of the MultiWOZ test set
+ * (ConvLab 2.1 annotations), with their texts; delexicalized or unmatched turns are counted. The
+ * scoring itself is the SGSAcc pipeline's (src/pipeline/evaluate-sgsacc.ts): metrics never open a runner.
  */
-export async function mergeSgsacc(dialogues: MwzPredictions, opts: SgsaccMergeOptions): Promise<SgsaccMergeResult | null> {
-  const data = loadSgsaccData({ dataset: 'multiwoz', dataDir: opts.dataDir, split: 'test' });
+export function mwzSgsaccTurns(dialogues: MwzPredictions, data: SgsaccData, shard?: ShardSpec): { turns: Turn[]; utterances: Map<string, string>; delexicalized: number } {
   // ConvLab turn ids are `<DIALOGUE>/<log index>`; system turn k of mwzeval's input is log index 2k+1
   const byKey = new Map<string, Turn>();
   for (const t of data.loaded.turns) byKey.set(`${dialogueKey(t.dialogueId)}/${(t.turnIndex - 1) / 2}`, t);
-
   const turns: Turn[] = [];
   const utterances = new Map<string, string>();
   let delexicalized = 0;
-  const part = opts.shard ? shardDialogues(dialogues, opts.shard) : dialogues;
+  const part = shard ? shardDialogues(dialogues, shard) : dialogues;
   for (const [id, dial] of Object.entries(part)) {
     dial.forEach((t, k) => {
       const text = lexicalizedText(t);
@@ -86,37 +65,5 @@ export async function mergeSgsacc(dialogues: MwzPredictions, opts: SgsaccMergeOp
       utterances.set(turn.id, text);
     });
   }
-  if (turns.length === 0) return null;
-
-  const runner = await createNliRunner(opts.nli);
-  try {
-    const context = opts.context ?? true;
-    const options = { validation: opts.validation ?? true, context, referenceSelection: opts.referenceSelection ?? 'entailed', contextControl: context && opts.contextControl === true };
-    const run = await runSgsacc(data.expand(turns), utterances, {
-      ...options,
-      scorer: runner,
-      chunkTurns: opts.chunkTurns,
-      onChunk: opts.onProgress,
-    });
-    const aggregateOptions = { validation: options.validation, isUnseen: data.isUnseen };
-    const { counts, ...scores } = aggregateSgsacc(run.scores, aggregateOptions);
-    const slotErrors = new Map<string, boolean | null>();
-    const ser = computeSer(turns, { predictions: utterances, isCategorical: data.isCategorical, onTurn: (id, error) => slotErrors.set(id, error) });
-    return {
-      sgsacc: scores,
-      counts: { ...counts, lexicalizedTurns: turns.length, delexicalizedTurns: delexicalized },
-      ser: { ser: ser.ser, errors: ser.errors, utterancesWithValues: ser.utterancesWithValues, perService: ser.perService },
-      referenceSelection: options.referenceSelection,
-      contextControl: options.contextControl,
-      model: {
-        modelId: runner.modelSignature.modelId,
-        revision: String(runner.modelSignature.revision),
-        dtype: String(runner.modelSignature.dtype),
-      },
-      ...(opts.shard ? { tally: tallySgsacc(run.scores, aggregateOptions) } : {}),
-      ...(opts.items ? { items: turnItemStats(run.scores.map((s) => ({ ...s, slotError: slotErrors.get(s.id) ?? null })), { validation: options.validation }) } : {}),
-    };
-  } finally {
-    await runner.close();
-  }
+  return { turns, utterances, delexicalized };
 }

@@ -13,6 +13,14 @@ import type { ActionReferenceChoice, ExclusionReason, HallucinationExclusionReas
  */
 
 /**
+ * Whether the control withdraws context-only credit: asked for, and the context pass on (without
+ * the context premise there is nothing for it to check). Every caller applies the rule through here.
+ */
+export function contextControlOn(context: boolean | undefined, contextControl: boolean | undefined): boolean {
+  return context === true && contextControl === true;
+}
+
+/**
  * Checks the context alone against each context-rescued reference choice that lacks the verdict
  * (fresh choices, and records stored before the control existed): one pair per such action. Sets
  * `contextOnly` on the choices; returns how many it checked.

@@ -1,7 +1,7 @@
 // SGSAcc (schema-guided semantic accuracy): reference selection, validation, context rescue, scoring.
 export * from './types.js';
 export { contextPremise, controlPremise } from './premise.js';
-export { applyContextControl, controlReferenceChoices } from './context-control.js';
+export { applyContextControl, contextControlOn, controlReferenceChoices } from './context-control.js';
 export { turnOutcome } from './outcome.js';
 export type { TurnOutcome } from './outcome.js';
 export { PairBatch } from './batch.js';

@@ -1,0 +1,140 @@
+import { resolveDataDir } from '../data/data-dir.js';
+import type { EvaluationText } from '../report/evaluate-text.js';
+import { Evaluator, type EvaluatorOptions, type MwzEvaluation } from '../metrics/mwz/evaluator.js';
+import { mwzItemStats } from '../metrics/mwz/item-stats.js';
+import { shardDialogues, type SgsaccMergeResult } from '../metrics/mwz/sgsacc-merge.js';
+import { runConfidence, type ConfidenceBlock, type ResampleUnit } from '../metrics/significance/confidence.js';
+import type { Seed } from '../metrics/significance/pcg64.js';
+import { contextControlSignature, type ReferenceSelection } from '../metrics/sgsacc/index.js';
+import type { NliRunnerOptions } from '../nli/runner.js';
+import { itemsFileJson } from '../report/item-files.js';
+import type { EvaluateShardReport } from '../shard/evaluate-merge.js';
+import { shardBlock, shardLabel, type ShardSpec } from '../shard/spec.js';
+import { writeFileAtomic, writeJsonAtomic } from '../util/atomic-write.js';
+import type { InputError } from '../util/errors.js';
+import { readJsonFile } from '../util/json-file.js';
+import { fileSignature, makeSignature } from '../util/signature.js';
+import { evaluateSgsacc } from './evaluate-sgsacc.js';
+
+export type EvaluateResult = EvaluationText;
+
+export interface EvaluatePipelineOptions {
+  /** The mwzeval-format predictions file. */
+  input: string;
+  /** The metrics; none given: BLEU, Inform & Success and richness, as mwzeval's main three. */
+  bleu?: boolean;
+  success?: boolean;
+  richness?: boolean;
+  dst?: boolean;
+  dataDir?: string;
+  /** Which ground truth (undefined: the one the data dir has, as --ground-truth auto). */
+  groundTruth?: EvaluatorOptions['groundTruth'];
+  strict?: boolean;
+  skipInvalid?: boolean;
+  rebuildGroundTruth?: boolean;
+  domainsFromSlots?: boolean;
+  /** The first N dialogues of the input. */
+  limit?: number;
+  /** SGSAcc and SER of the lexicalized turns (`--sgsacc`), with these NLI options. */
+  sgsacc?: { nli: NliRunnerOptions; referenceSelection?: ReferenceSelection; contextControl?: boolean; shard?: ShardSpec };
+  /** Write the report here (JSON, atomically). */
+  output?: string;
+  /** Write every metric's per-item statistics here (`--items`). */
+  itemsFile?: string;
+  confidence?: { samples?: number; seed?: Seed; unit?: ResampleUnit };
+  hooks?: EvaluateHooks;
+}
+
+export interface EvaluateHooks {
+  warn?(message: string): void;
+  /** An invalid dialogue skipped under `skipInvalid`. */
+  skipped?(error: InputError): void;
+  /** SGSAcc progress: `done` of `total` lexicalized turns. */
+  progress?(done: number, total: number): void;
+}
+
+/** --limit: the first N dialogues of an mwzeval input object (anything else is left for validation to name). */
+function limitDialogues(input: unknown, limit: number | undefined): unknown {
+  if (limit === undefined || typeof input !== 'object' || input === null || Array.isArray(input)) return input;
+  return Object.fromEntries(Object.entries(input).slice(0, limit));
+}
+
+/**
+ * `todeval evaluate` as a library call: mwzeval's metrics of an input file (BLEU, Inform & Success,
+ * richness, DST), with `sgsacc` SGSAcc and SER of its lexicalized turns, per-item statistics and
+ * intervals; a shard's report (sgsacc.shard) carries the counts `todeval merge` adds up.
+ */
+export async function runEvaluatePipeline(o: EvaluatePipelineOptions): Promise<EvaluateResult> {
+  let { bleu, success, richness, dst } = o;
+  if (!bleu && !success && !richness && !dst) {
+    // mwzeval refuses to run without a metric; defaulting to its three main ones is friendlier
+    bleu = success = richness = true;
+  }
+  const data = resolveDataDir(o.dataDir);
+  const input = limitDialogues(readJsonFile(o.input), o.limit);
+  const evaluator = new Evaluator({
+    bleu,
+    success,
+    richness,
+    dst,
+    dataDir: data.dir,
+    dataDirSource: data.source,
+    groundTruth: o.groundTruth,
+    strict: o.strict,
+    skipInvalid: o.skipInvalid,
+    noCache: o.rebuildGroundTruth,
+    domainsFromSlots: o.domainsFromSlots,
+    onWarning: (m) => o.hooks?.warn?.(m),
+    onSkipped: (e) => o.hooks?.skipped?.(e),
+  });
+  const predictions = evaluator.validate(input, o.input);
+  const wantItems = o.confidence !== undefined || o.itemsFile !== undefined;
+  const { items: mwzItems, ...evaluation } = evaluator.evaluateValidated(predictions, o.input, { items: wantItems });
+  const result: EvaluateResult = evaluation;
+  const shard = o.sgsacc?.shard;
+  if (o.sgsacc) {
+    result.sgsacc = await evaluateSgsacc(predictions.dialogues, {
+      dataDir: data.dir,
+      nli: o.sgsacc.nli,
+      referenceSelection: o.sgsacc.referenceSelection,
+      contextControl: o.sgsacc.contextControl,
+      shard,
+      items: wantItems,
+      onProgress: ({ turnsDone, turnsTotal }) => o.hooks?.progress?.(turnsDone, turnsTotal),
+    });
+    if (!result.sgsacc) {
+      const where = shard ? ` in the dialogues of shard ${shardLabel(shard)}` : '';
+      o.hooks?.warn?.(`--sgsacc: no turn${where} carries lexicalized text ("utterance", or a response without placeholders)`);
+    } else {
+      result.signature = makeSignature({
+        ...result.signature,
+        model: result.sgsacc.model.modelId,
+        revision: result.sgsacc.model.revision,
+        dtype: result.sgsacc.model.dtype,
+        referenceSelection: result.sgsacc.referenceSelection,
+        contextControl: contextControlSignature(result.sgsacc.contextControl),
+      });
+    }
+  }
+  // Per-item statistics: the intervals of --confidence, the file of --items; never in the report itself.
+  const sgsaccItems = result.sgsacc?.items;
+  if (result.sgsacc) delete result.sgsacc.items;
+  if (wantItems) {
+    const items = { ...mwzItemStats(mwzItems!), ...(sgsaccItems ?? {}) };
+    // One line: a machine file of thousands of rows (pretty-printed it would be three times the size).
+    if (o.itemsFile) writeFileAtomic(o.itemsFile, JSON.stringify(itemsFileJson(makeSignature({ ...result.signature, predictions: fileSignature(o.input) }), items)) + '\n');
+    if (o.confidence) result.confidence = runConfidence(items, o.confidence);
+  }
+  if (shard && o.output) {
+    // The shard's part of the SGSAcc section travels as counts, which todeval merge adds up exactly.
+    const tally = result.sgsacc?.tally ?? null;
+    if (result.sgsacc) delete result.sgsacc.tally;
+    result.signature = makeSignature({ ...result.signature, shard: shardLabel(shard) });
+    const turns = result.sgsacc
+      ? { lexicalized: result.sgsacc.counts.lexicalizedTurns, delexicalized: result.sgsacc.counts.delexicalizedTurns }
+      : { lexicalized: 0, delexicalized: Object.values(shardDialogues(predictions.dialogues, shard)).reduce((n, d) => n + d.length, 0) };
+    (result as EvaluateShardReport).shard = { ...shardBlock(shard, o.output, {}), positions: [], tally, turns };
+  }
+  if (o.output) writeJsonAtomic(o.output, result);
+  return result;
+}
