@@ -1,4 +1,4 @@
-import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { formatSignature, type Signature } from '../util/signature.js';
 import type { RawRerankItem } from '../rerank/index.js';
@@ -45,48 +45,8 @@ export function buildApp(opts: AppOptions): FastifyInstance {
   const schemas = bodySchemas(limits);
   for (const s of schemas.shared) app.addSchema(s);
 
-  let inFlight = 0;
-  metrics.setInFlight(() => inFlight);
-  app.addHook('onRequest', async (req, reply) => {
-    inFlight++;
-    // 'close' comes once per response, sent or aborted by the client.
-    reply.raw.once('close', () => inFlight--);
-    if (opts.token !== undefined && !OPEN_ROUTES.has(req.routeOptions.url ?? '') && !bearerMatches(req.headers.authorization, opts.token)) {
-      return reply.code(401).header('WWW-Authenticate', 'Bearer').send({ error: 'unauthorized', message: 'missing or wrong Authorization: Bearer <token>' });
-    }
-  });
-  // Once closing, answers in flight end their connection: a client's idle keep-alive socket would
-  // otherwise hold close() open after its last answer (only sockets idle at the start are closed).
-  let closing = false;
-  app.addHook('preClose', async () => {
-    closing = true;
-  });
-  app.addHook('onSend', async (_req, reply) => {
-    if (closing) reply.header('connection', 'close');
-  });
-  app.addHook('onResponse', async (req, reply) => {
-    const route = req.routeOptions.url ?? 'unmatched';
-    const seconds = reply.elapsedTime / 1000;
-    metrics.requests.inc({ route, status: String(reply.statusCode) });
-    metrics.latency.observe({ route }, seconds);
-    req.log.info({ method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
-  });
-
-  app.setErrorHandler((err: FastifyError, req, reply) => {
-    if (err.validation) return reply.code(400).send({ error: 'bad_request', message: err.message });
-    if (isInputError(err)) return reply.code(400).send({ error: 'bad_request', message: err.oneLine() });
-    if (err instanceof OverloadedError) return reply.code(503).header('Retry-After', String(err.retryAfterSeconds)).send({ error: 'overloaded', message: err.message });
-    if (err instanceof TooLargeError) return reply.code(413).send({ error: 'too_large', message: err.message });
-    if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-      return reply.code(415).send({ error: err.code, message: `content-type ${req.headers['content-type'] ?? '(none)'} is not accepted: send the body as JSON (content-type: application/json)` });
-    }
-    // Fastify's own client errors: bad JSON, body too large, unsupported content type...
-    if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
-      return reply.code(err.statusCode).send({ error: err.code ?? 'bad_request', message: err.message });
-    }
-    req.log.error({ err }, 'internal error');
-    return reply.code(500).send({ error: 'internal', message: 'internal error (logged by the server)' });
-  });
+  addRequestHooks(app, opts);
+  app.setErrorHandler(answerError);
   app.setNotFoundHandler((req, reply) => reply.code(404).send({ error: 'not_found', message: `no route ${req.method} ${req.url}` }));
 
   app.get('/healthz', async () => {
@@ -133,4 +93,52 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     return signed(await service.nli(body.pairs));
   });
   return app;
+}
+
+/** Auth, the in-flight gauge, closing connections once closing, and one log line and metric per request. */
+function addRequestHooks(app: FastifyInstance, opts: AppOptions): void {
+  const { metrics } = opts;
+  let inFlight = 0;
+  metrics.setInFlight(() => inFlight);
+  app.addHook('onRequest', async (req, reply) => {
+    inFlight++;
+    // 'close' comes once per response, sent or aborted by the client.
+    reply.raw.once('close', () => inFlight--);
+    if (opts.token !== undefined && !OPEN_ROUTES.has(req.routeOptions.url ?? '') && !bearerMatches(req.headers.authorization, opts.token)) {
+      return reply.code(401).header('WWW-Authenticate', 'Bearer').send({ error: 'unauthorized', message: 'missing or wrong Authorization: Bearer <token>' });
+    }
+  });
+  // Once closing, answers in flight end their connection: a client's idle keep-alive socket would
+  // otherwise hold close() open after its last answer (only sockets idle at the start are closed).
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_req, reply) => {
+    if (closing) reply.header('connection', 'close');
+  });
+  app.addHook('onResponse', async (req, reply) => {
+    const route = req.routeOptions.url ?? 'unmatched';
+    const seconds = reply.elapsedTime / 1000;
+    metrics.requests.inc({ route, status: String(reply.statusCode) });
+    metrics.latency.observe({ route }, seconds);
+    req.log.info({ method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
+  });
+}
+
+/** Errors as answers: bad input 400, overload 503 with Retry-After, too large 413, anything else 500 (logged). */
+function answerError(err: FastifyError, req: FastifyRequest, reply: FastifyReply) {
+    if (err.validation) return reply.code(400).send({ error: 'bad_request', message: err.message });
+    if (isInputError(err)) return reply.code(400).send({ error: 'bad_request', message: err.oneLine() });
+    if (err instanceof OverloadedError) return reply.code(503).header('Retry-After', String(err.retryAfterSeconds)).send({ error: 'overloaded', message: err.message });
+    if (err instanceof TooLargeError) return reply.code(413).send({ error: 'too_large', message: err.message });
+    if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+      return reply.code(415).send({ error: err.code, message: `content-type ${req.headers['content-type'] ?? '(none)'} is not accepted: send the body as JSON (content-type: application/json)` });
+    }
+    // Fastify's own client errors: bad JSON, body too large, unsupported content type...
+    if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
+      return reply.code(err.statusCode).send({ error: err.code ?? 'bad_request', message: err.message });
+    }
+    req.log.error({ err }, 'internal error');
+    return reply.code(500).send({ error: 'internal', message: 'internal error (logged by the server)' });
 }

@@ -3,8 +3,8 @@ import { Option, type Command } from 'commander';
 import type { DatasetName } from '../../adapters/load.js';
 import { keptReferencesFile } from '../../metrics/sgsacc/kept-references.js';
 import { formatSgsaccReport, GRANULARITIES, loadSgsaccData, type Granularity, type ReferenceSelection, type SgsaccReport } from '../../metrics/sgsacc/index.js';
-import { createNliRunner } from '../../nli/runner.js';
-import { runScorePipeline } from '../../pipeline/score.js';
+import { createNliRunner, type NliRunner } from '../../nli/runner.js';
+import { runScorePipeline, type ScorePipelineHooks } from '../../pipeline/score.js';
 import { refuseWeakerReport, scoreReportCoverage } from '../../pipeline/report-guard.js';
 import { selectScoreTurns, type ScoreSelection } from '../../pipeline/score-selection.js';
 import { progressBar, progressOption, type ProgressMode } from '../../report/progress.js';
@@ -141,18 +141,8 @@ async function runScore(flags: ScoreFlags): Promise<void> {
   const system = flags.system ?? (flags.input ? path.basename(flags.input).replace(/\.(jsonl?|json)$/, '') : 'ground-truth');
   const total = selection.turns.length;
 
-  const bar = progressBar('score |{bar}| {value}/{total} turns | {pairs} pairs | {rate} pairs/s | ETA {eta_formatted}', { etaBuffer: 50 }, flags.progress);
-  const started = Date.now();
-  let lastDone = 0;
   const runner = await createNliRunner(nliOptionsFrom(flags));
-  const updateBar = (turnsDone?: number) => {
-    if (!bar) return;
-    const issued = runner.stats().issued;
-    const secs = Math.max(0.001, (Date.now() - started) / 1000);
-    lastDone = turnsDone ?? lastDone;
-    bar.update(lastDone, { pairs: issued, rate: (issued / secs).toFixed(1) });
-  };
-  let ticker: NodeJS.Timeout | undefined;
+  const progress = scoreProgress(flags, total, runner);
   try {
     const { report, tallies } = await runScorePipeline(selection, {
       data,
@@ -173,40 +163,58 @@ async function runScore(flags: ScoreFlags): Promise<void> {
       referencesKept: kept !== undefined,
       turnsFile: flags.turns,
       confidence: runConfidenceFrom(flags),
-      hooks: {
-        started: ({ resumed, saved }) => {
-          setInterruptNotice(savedTurnsNotice('turns', flags.turns, saved, total));
-          if (resumed > 0) process.stderr.write(`todeval: resuming ${flags.turns}: ${resumed} of ${total} turns already scored\n`);
-          // Started only now: a notice or a refused store above would otherwise print into the bar's line.
-          lastDone = resumed;
-          bar?.start(total, resumed, { pairs: 0, rate: '0.0' });
-          reportToParent(resumed, total);
-          ticker = bar ? setInterval(() => updateBar(), 1000) : undefined;
-        },
-        progress: (done) => {
-          updateBar(done);
-          reportToParent(done, total);
-        },
-        notice: (message) => process.stderr.write(`todeval: ${message}\n`),
-        warn: (message) => {
-          if (ticker) clearInterval(ticker);
-          bar?.stop();
-          process.stderr.write(`todeval: warning: ${message}\n`);
-        },
-      },
+      hooks: progress.hooks,
     });
-    if (ticker) clearInterval(ticker);
-    bar?.stop();
+    progress.stop();
     // Its references were kept, so the ground truth covers every turn; checked again on what was computed.
     refuseWeakerReport(reportFile, scoreReportCoverage(report), flags.force, flags.turns ? `; this run's per-turn results are in ${flags.turns}` : '');
     const written = flags.shard && reportFile ? shardReport(report, tallies, selection, flags.shard, reportFile, { turns: flags.turns, references: referencesFile }) : report;
     if (reportFile) writeJsonAtomic(reportFile, written);
     process.stdout.write(jsonToStdout(flags) ? JSON.stringify(written, null, 2) + '\n' : formatSgsaccReport(written));
   } finally {
-    if (ticker) clearInterval(ticker);
-    bar?.stop();
+    progress.stop();
     await runner.close();
   }
+}
+
+/** The progress bar (on a terminal), the line for Ctrl-C and the parent's progress of a --workers shard, as pipeline hooks. */
+function scoreProgress(flags: ScoreFlags, total: number, runner: NliRunner): { hooks: ScorePipelineHooks; stop: () => void } {
+  const bar = progressBar('score |{bar}| {value}/{total} turns | {pairs} pairs | {rate} pairs/s | ETA {eta_formatted}', { etaBuffer: 50 }, flags.progress);
+  const started = Date.now();
+  let lastDone = 0;
+  const updateBar = (turnsDone?: number) => {
+    if (!bar) return;
+    const issued = runner.stats().issued;
+    const secs = Math.max(0.001, (Date.now() - started) / 1000);
+    lastDone = turnsDone ?? lastDone;
+    bar.update(lastDone, { pairs: issued, rate: (issued / secs).toFixed(1) });
+  };
+  let ticker: NodeJS.Timeout | undefined;
+  const stop = () => {
+    if (ticker) clearInterval(ticker);
+    bar?.stop();
+  };
+  const hooks: ScorePipelineHooks = {
+    started: ({ resumed, saved }) => {
+      setInterruptNotice(savedTurnsNotice('turns', flags.turns, saved, total));
+      if (resumed > 0) process.stderr.write(`todeval: resuming ${flags.turns}: ${resumed} of ${total} turns already scored\n`);
+      // Started only now: a notice or a refused store above would otherwise print into the bar's line.
+      lastDone = resumed;
+      bar?.start(total, resumed, { pairs: 0, rate: '0.0' });
+      reportToParent(resumed, total);
+      ticker = bar ? setInterval(() => updateBar(), 1000) : undefined;
+    },
+    progress: (done) => {
+      updateBar(done);
+      reportToParent(done, total);
+    },
+    notice: (message) => process.stderr.write(`todeval: ${message}\n`),
+    warn: (message) => {
+      stop();
+      process.stderr.write(`todeval: warning: ${message}\n`);
+    },
+  };
+  return { hooks, stop };
 }
 
 /** A shard's report adds what todeval merge needs to give the unsharded numbers exactly: counts, not percentages. */
