@@ -40,6 +40,11 @@ export { makeEvaluator as makeGcdf1Evaluator, evaluateDialogue as evaluateGcdf1D
 // `todeval score` as one call: the turns it covers, then the run (stores, scoring, report).
 export { selectScoreTurns, type ScoreSelection } from './pipeline/score-selection.js';
 export { runScorePipeline, type ScorePipelineOptions, type ScorePipelineHooks, type ScorePipelineResult } from './pipeline/score.js';
+// The SGSAcc pipeline score, evaluate --sgsacc and serve share; the evaluate and rerank pipelines.
+export { sgsaccOptions, scoreSgsacc, sgsaccReferencesSignature, sgsaccResultSignature, serOfTurns, type SgsaccSettings, type SgsaccScoring } from './pipeline/sgsacc.js';
+export { runEvaluatePipeline, type EvaluatePipelineOptions, type EvaluateHooks, type EvaluateResult } from './pipeline/evaluate.js';
+export { evaluateSgsacc, type EvaluateSgsaccOptions } from './pipeline/evaluate-sgsacc.js';
+export { runRerankPipeline, type RerankPipelineOptions, type RerankHooks } from './pipeline/rerank.js';
 
 // Significance: sacreBLEU's paired tests and intervals over any metric of summed per-item
 // statistics, with NumPy's generator for its exact draws (docs/significance.md).
