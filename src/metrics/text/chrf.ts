@@ -11,6 +11,7 @@
  * Characters are Unicode code points (Python's str), not UTF-16 units, and whitespace is Python's.
  */
 import { formatFields, type SignatureField } from '../../util/signature.js';
+import { columnSums } from '../significance/paired.js';
 import type { StatMetric } from '../significance/types.js';
 import { isPyWhitespace, pySplit } from './py-string.js';
 
@@ -338,10 +339,9 @@ function sumValues(m: Map<string, number>): number {
   return s;
 }
 
+// Corpus statistics are the column sums the paired tests use, as a plain array for the result.
 function sumRows(stats: ArrayLike<number>, width: number): number[] {
-  const sums = new Array<number>(width).fill(0);
-  for (let i = 0; i < stats.length; i++) sums[i % width] += stats[i];
-  return sums;
+  return Array.from(columnSums(stats, width));
 }
 
 /** Corpus chrF from per-segment rows (as `ChrfReferences.segmentStats` returns them). */
