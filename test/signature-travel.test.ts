@@ -8,7 +8,7 @@ import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { comparableSignature, formatSignature, signatureDigest, type Signature } from '../src/util/signature.js';
+import { comparableSignature, formatSignature, sameConfiguration, signatureDifferences, signatureDigest, type Signature } from '../src/util/signature.js';
 import { BUILT_CLI, HAS_BUILT_CLI, type CliResult } from './helpers/cli.js';
 import { getLexicalStandinDir } from './helpers/lexical-standin.js';
 import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
@@ -139,4 +139,38 @@ describe.skipIf(!HAS_BUILT_CLI || !hasData('multiwoz', 'predictions', 'augpt.jso
     expect(j.comparisons.find((x) => x.id === 'bleu')!.systems[1].pValue).toBe(1);
     expect(Object.values(j.provenance)).toEqual([expect.stringContaining('dataDir:env'), expect.stringContaining('dataDir:flag')]);
   });
+});
+
+describe.skipIf(!HAS_BUILT_CLI)('a data directory is named by content too (ser on a data dir made of the example)', () => {
+  const root = suiteTempDir('travel-datadir');
+  /** A data dir `<root>/<name>` whose sgd/test split is the example's dialogues and schema. */
+  const dataDir = (name: string, change = false): string => {
+    const split = path.join(root, name, 'sgd', 'test');
+    mkdirSync(split, { recursive: true });
+    cpSync(path.join(REPO_ROOT, 'examples', 'sgd-mini', 'schema.json'), path.join(split, 'schema.json'));
+    const text = readFileSync(path.join(REPO_ROOT, 'examples', 'sgd-mini', 'dialogues.json'), 'utf8');
+    // One byte of an utterance: the turns, and so SER's inputs, keep their shape.
+    writeFileSync(path.join(split, 'dialogues_001.json'), change ? text.replace('Saturday', 'saturday') : text);
+    return path.join(root, name);
+  };
+  const ser = (data: string, cwd: string, how: 'env' | 'flag', out: string) =>
+    todeval(['ser', '--dataset', 'sgd', '-i', path.join(REPO_ROOT, 'examples', 'sgd-mini', 'predictions.jsonl'), '-o', out, ...(how === 'flag' ? ['--data-dir', data] : [])],
+      cwd, how === 'env' ? { TODEVAL_DATA: data } : {});
+
+  it('the same bytes in two folders (TODEVAL_DATA vs --data-dir) compare equal; one changed byte in the data dir is refused, naming data', async () => {
+    const [one, two, changed] = [dataDir('one'), dataDir('two'), dataDir('changed', true)];
+    mkdirSync(path.join(root, 'cwd'), { recursive: true });
+    const outs = ['one.json', 'two.json', 'changed.json'].map((f) => path.join(root, f));
+    const runs = await Promise.all([ser(one, root, 'env', outs[0]), ser(two, path.join(root, 'cwd'), 'flag', outs[1]), ser(changed, root, 'flag', outs[2])]);
+    runs.forEach((r, i) => ok(r, outs[i]));
+    const [s1, s2, s3] = outs.map(signatureOf);
+    expect(s1.data).toMatch(/^sgd:test@[0-9a-f]{12}$/);
+    expect(compared(s1)).toBe(compared(s2));
+    expect(signatureDigest(s1)).toBe(signatureDigest(s2));
+    // What compare, report, merge and resume decide by (SER's report has no per-item output to run
+    // compare itself on).
+    expect(sameConfiguration(s1, s2)).toBe(true);
+    expect(sameConfiguration(s1, s3)).toBe(false);
+    expect(signatureDifferences(s1, s3).join(' ')).toMatch(/^data: /);
+  }, 120_000);
 });

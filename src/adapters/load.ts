@@ -2,7 +2,7 @@ import path from 'node:path';
 import { dataFile } from '../data/data-dir.js';
 import { loadSchemaFile, type SchemaIndex } from '../schema/schema-index.js';
 import { InputError, MissingResourceError } from '../util/errors.js';
-import { inputLabel } from '../util/input-label.js';
+import { inputLabel, inputsContentDigest } from '../util/input-label.js';
 import { InvalidCollector } from './collect.js';
 import { readGenericTurns } from './generic.js';
 import { readMultiwozTurns } from './multiwoz.js';
@@ -70,9 +70,13 @@ function readDataset(opts: LoadDatasetOptions): LoadedDataset {
     case 'sgd': {
       const schemaFile = opts.schemaFile ?? dataFile(needDataDir(opts), 'sgd', split, 'schema.json');
       const schema = loadSchemaFile(schemaFile);
-      const files = sgdDialogueFiles(opts.input ?? dataFile(needDataDir(opts), 'sgd', split));
+      const splitDir = opts.input ?? dataFile(needDataDir(opts), 'sgd', split);
+      const files = sgdDialogueFiles(splitDir);
       const turns = readSgdTurns(files, schema, collector, opts.limit);
-      return { turns, schema, invalid: collector.invalid, source: opts.input ? `sgd:${inputLabel(opts.input, opts.dataDir)}` : `sgd:${split}` };
+      // The data dir's split is named by content too (its folder holds the dialogues and the
+      // schema): a changed byte there must not pass as the same `sgd:test`.
+      const source = opts.input ? `sgd:${inputLabel(opts.input, opts.dataDir)}` : `sgd:${split}@${inputsContentDigest([splitDir, schemaFile])}`;
+      return { turns, schema, invalid: collector.invalid, source };
     }
     case 'multiwoz': {
       const schemaFile = opts.schemaFile ?? dataFile(needDataDir(opts), 'multiwoz', 'schema.json');
@@ -94,7 +98,7 @@ function readDataset(opts: LoadDatasetOptions): LoadedDataset {
         turns,
         schema,
         invalid: collector.invalid,
-        source: opts.input ? `multiwoz:${inputLabel(opts.input, opts.dataDir)}` : `multiwoz:${path.basename(input)}`,
+        source: opts.input ? `multiwoz:${inputLabel(opts.input, opts.dataDir)}` : `multiwoz:${path.basename(input)}@${inputsContentDigest([input, schemaFile])}`,
       };
     }
     case 'generic': {

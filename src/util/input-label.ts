@@ -26,9 +26,44 @@ export function inputPath(file: string, dataDir?: string): string {
 
 /** First 12 hex digits of the sha256 of a file's bytes, or of a folder's files (relative names and bytes, in name order). */
 export function contentDigest(file: string): string {
-  if (!statSync(file).isDirectory()) return sha12(fileBytes(file));
+  // A long-lived process (serve, stdio) names the same data-dir files on every request: their
+  // digest is kept while every file keeps its size and mtime.
+  const key = `${path.resolve(file)}\0${stampOf(file)}`;
+  const known = digestMemo.get(key);
+  if (known !== undefined) return known;
+  let digest: string;
+  if (!statSync(file).isDirectory()) digest = sha12(fileBytes(file));
+  else {
+    const hash = createHash('sha256');
+    for (const rel of filesUnder(file)) hash.update(`${rel}\0`).update(fileBytes(path.join(file, rel))).update('\0');
+    digest = hash.digest('hex').slice(0, 12);
+  }
+  digestMemo.set(key, digest);
+  return digest;
+}
+
+const digestMemo = new Map<string, string>();
+
+function stampOf(file: string): string {
+  const st = statSync(file);
+  if (!st.isDirectory()) return `${st.size}|${st.mtimeMs}`;
+  return filesUnder(file)
+    .map((rel) => {
+      const f = statSync(path.join(file, rel));
+      return `${rel}|${f.size}|${f.mtimeMs}`;
+    })
+    .join('\0');
+}
+
+/**
+ * One digest for several inputs read together (a data-dir dataset's dialogues and its schema, the
+ * MultiWOZ ground truth's files): each input's contentDigest, in the order given. A single input
+ * keeps its own digest.
+ */
+export function inputsContentDigest(files: readonly string[]): string {
+  if (files.length === 1) return contentDigest(files[0]);
   const hash = createHash('sha256');
-  for (const rel of filesUnder(file)) hash.update(`${rel}\0`).update(fileBytes(path.join(file, rel))).update('\0');
+  for (const f of files) hash.update(`${contentDigest(f)}\0`);
   return hash.digest('hex').slice(0, 12);
 }
 

@@ -10,6 +10,7 @@ import type { MwzItems } from './item-stats.js';
 import {
   GROUND_TRUTH_BUILDER_VERSION,
   loadBookedDomains,
+  groundTruthLabel,
   loadGroundTruth,
   type GroundTruth,
   type GroundTruthSource,
@@ -295,7 +296,7 @@ export class Evaluator {
 
     result.signature = makeSignature({
       metric: 'mwz-evaluate',
-      data: gt.source,
+      data: groundTruthLabel(this.opts.dataDir, gt.source),
       groundTruthBuilder: GROUND_TRUTH_BUILDER_VERSION,
       bleu: result.details.bleu?.signature.replaceAll('|', ','),
       dbFuzzyRatio: success ? 90 : undefined,

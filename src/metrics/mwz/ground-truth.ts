@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { dataFile } from '../../data/data-dir.js';
 import { InputError } from '../../util/errors.js';
+import { inputsContentDigest } from '../../util/input-label.js';
 import { readJsonFile } from '../../util/json-file.js';
 import { deepFreeze, fileStamp, holdingMwzData } from './held-data.js';
 import { type BeliefState, normalizeState, normalizeStateSlotName, normalizeStateSlotValue } from './normalize-state.js';
@@ -375,6 +376,24 @@ export function resolveSource(dataDir: string, requested?: GroundTruthSource): G
     );
   }
   return requested ?? (hasMwz22(dataDir) ? 'multiwoz22' : 'multiwoz21-convlab');
+}
+
+/**
+ * The evaluation data as a signature names it: the ground truth's source and the content digest of
+ * every data-dir file the evaluation reads (the files the ground truth is built from, the venue
+ * database, the booked domains), so that runs on the same bytes compare from any folder and a
+ * changed byte in any of them does not.
+ */
+export function groundTruthLabel(dataDir: string, source: GroundTruthSource): string {
+  const files = [dataFile(dataDir, 'multiwoz', 'convlab_mwz21_test.json')];
+  if (source === 'multiwoz22') {
+    const dir = mwz22Dir(dataDir);
+    files.push(path.join(dir, 'dialog_acts.json'), ...mwz22DialogueFiles(dir));
+  }
+  for (const extra of [dataFile(dataDir, 'multiwoz', 'db'), dataFile(dataDir, 'multiwoz', 'booked_domains.json')]) {
+    if (existsSync(extra)) files.push(extra);
+  }
+  return `${source}@${inputsContentDigest(files)}`;
 }
 
 /** Build (or read from cache) the ground truth for the test set. */
