@@ -131,8 +131,8 @@ describe('the row scheme on one Linear layer: exact against a plain reference, w
     const x = oneMatMulInput();
     expect(out[files.row]).toEqual(Array.from(rowReference(x, INT7_QMAX)));
     // The emulation really runs the saturating path: with 8-bit weights the all-+1 row's column 0
-    // (pairs of 2 * 255 * 127 = 64770) comes out wrong there, though it is exact natively here.
-    expect(Array.from(await run(files.row8, x))).toEqual(Array.from(rowReference(x, 127)));
+    // (pairs of 2 * 255 * 127 = 64770) comes out wrong there (on a VNNI host it is exact natively;
+    // not asserted, as an AVX2-only host saturates natively too).
     expect(out[files.row8]).not.toEqual(Array.from(rowReference(x, 127)));
   }, 300_000);
 });

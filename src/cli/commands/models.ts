@@ -65,7 +65,7 @@ export function register(program: Command): void {
 
   models
     .command('quantize')
-    .description('build the q8 file (int8, activations per row, 7-bit weights: the same score in any batch and on any x86 CPU) from a model\'s fp32 ONNX export')
+    .description('build the q8 file (int8, activations per row, 7-bit weights: the same score in any batch, integer sums exact on every x86 CPU) from a model\'s fp32 ONNX export')
     .option('--model <id|dir>', 'hub id (in the hub cache) or directory holding the fp32 export (default $TODEVAL_MODEL, else Xenova/roberta-large-mnli)')
     .option('-o, --output <file>', 'where to write it (default: onnx/model_q8_row.onnx beside the fp32 file, where --dtype q8 finds it)')
     .action((flags: { model?: string; output?: string }) => {

@@ -107,7 +107,7 @@ export function formatDoctor(r: DoctorReport): string {
   for (const m of r.models.present) {
     row('model', `${m.id}@${m.revision.slice(0, 12)} (${m.dtypes.join(', ')}) in ${m.dir}`);
     // The two int8 schemes score differently; say which one --dtype q8 will load (docs/nli.md "q8").
-    if (m.dtypes.includes('q8')) row('  q8', 'per-row int8 (signature q8-row): a pair scores the same in any batch and on any x86 CPU');
+    if (m.dtypes.includes('q8')) row('  q8', 'per-row int8 (signature q8-row): a pair scores the same in any batch; its integer sums are exact on every x86 CPU');
     else if (m.dtypes.includes('q8-tensor')) {
       row('  q8', `only the hub's per-tensor int8 file (signature q8-tensor): its scores move with the batch and the CPU; \`${quantizeCommand(m.id)}\` builds the per-row one`);
     }
