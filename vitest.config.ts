@@ -7,8 +7,10 @@ export default defineConfig({
     globalSetup: ['./test/leaks/global-setup.ts'],
     testTimeout: 120_000,
     hookTimeout: 300_000,
-    // CI has two cores; model-backed suites each hold an ONNX session.
-    maxWorkers: 2,
+    // CI has two cores; model-backed suites each hold an ONNX session. A third worker because several
+    // suites mostly wait (the Slurm cluster's scheduling, pip and npm installs, servers, Chromium)
+    // while their child processes, not the worker, use the CPU: with two, such a suite idles a core.
+    maxWorkers: 3,
     minWorkers: 1,
     reporters: ['default', './test/helpers/plain-summary-reporter.ts'],
     // Commands run by tests have no terminal, so they would print a progress line every 30 s: on a
