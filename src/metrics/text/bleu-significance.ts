@@ -109,6 +109,31 @@ export function compareBleu(
   return runSteps(compareBleuSteps(references, systems, opts));
 }
 
+/** Whether a spec resamples at all (a paired test, or intervals only): its seed and count are then signed. */
+export function resampledBy(spec: ResampleSpec): boolean {
+  return spec.test !== null || spec.confidenceN !== null;
+}
+
+/**
+ * The keys every text metric's comparison shares (BleuComparison's test, n, seed, segments, exact,
+ * lowUnits), from the spec, the segments resampled and whether randomization was exact.
+ */
+export function comparisonHeader(
+  spec: ResampleSpec,
+  segments: number,
+  exact: boolean,
+): Pick<BleuComparison, 'test' | 'n' | 'seed' | 'segments' | 'exact' | 'lowUnits'> {
+  const bootstrapped = spec.test === 'bs' || spec.confidenceN !== null;
+  return {
+    test: spec.test,
+    n: spec.n ?? spec.confidenceN,
+    seed: resampledBy(spec) ? spec.seedLabel : null,
+    segments,
+    ...(exact ? { exact: true as const } : {}),
+    ...(bootstrapped && tooFewForBootstrap(segments) ? { lowUnits: true as const } : {}),
+  };
+}
+
 export function* compareBleuSteps(
   references: ReadonlyArray<ReadonlyArray<string | null>>,
   systems: ReadonlyArray<{ name: string; lines: readonly string[] }>,
@@ -120,19 +145,11 @@ export function* compareBleuSteps(
   const refs = new BleuReferences(references, opts);
   const stats = systems.map((s) => refs.segmentStats(s.lines));
   const metric = bleuStatMetric(opts);
-  const resampled = spec.test !== null || spec.confidenceN !== null;
   const { results, exact } = yield* resampleSystemsSteps(stats, metric, spec);
-  const signature = bleuTestSignature(refs.nrefs, opts, resampled ? spec : null);
-  const bootstrapped = spec.test === 'bs' || spec.confidenceN !== null;
-  const segments = stats[0].length / BLEU_STATS_WIDTH;
+  const signature = bleuTestSignature(refs.nrefs, opts, resampledBy(spec) ? spec : null);
   return {
     metric: 'BLEU',
-    test: spec.test,
-    n: spec.n ?? spec.confidenceN,
-    seed: resampled ? spec.seedLabel : null,
-    segments,
-    ...(exact ? { exact: true as const } : {}),
-    ...(bootstrapped && tooFewForBootstrap(segments) ? { lowUnits: true as const } : {}),
+    ...comparisonHeader(spec, stats[0].length / BLEU_STATS_WIDTH, exact),
     signature,
     systems: systems.map((s, i) => {
       const b = bleuFromSegmentStats(stats[i], opts, signature);

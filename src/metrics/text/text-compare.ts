@@ -9,8 +9,7 @@ import { resampleSpec, testFields, type ResampleSpec } from '../significance/spe
 import { runSteps, type Steps } from '../significance/steps.js';
 import type { Seed } from '../significance/pcg64.js';
 import type { SystemResult } from '../significance/types.js';
-import { tooFewForBootstrap } from '../significance/units.js';
-import { compareBleuSteps, lowSegmentsWarning, resampleSystemsSteps, type BleuComparison, type BleuTestOptions } from './bleu-significance.js';
+import { compareBleuSteps, comparisonHeader, lowSegmentsWarning, resampledBy, resampleSystemsSteps, type BleuComparison, type BleuTestOptions } from './bleu-significance.js';
 import type { BleuOptions } from './bleu.js';
 import { ChrfReferences, chrfSignatureFields, chrfStatMetric, type ChrfOptions } from './chrf.js';
 import { pyFixed } from './py-string.js';
@@ -74,19 +73,11 @@ function* compareStats<S extends SystemResult & { name: string }>(
   systems: Systems,
   extra: (i: number) => Omit<S, keyof SystemResult | 'name'>,
 ): Steps<MetricComparison<S>> {
-  const resampled = spec.test !== null || spec.confidenceN !== null;
   const { results, exact } = yield* resampleSystemsSteps(stats, metric, spec);
-  const segments = stats[0].length / width;
-  const bootstrapped = spec.test === 'bs' || spec.confidenceN !== null;
   return {
     metric: metricName,
-    test: spec.test,
-    n: spec.n ?? spec.confidenceN,
-    seed: resampled ? spec.seedLabel : null,
-    segments,
-    ...(exact ? { exact: true as const } : {}),
-    ...(bootstrapped && tooFewForBootstrap(segments) ? { lowUnits: true as const } : {}),
-    signature: signatureOf(resampled ? spec : null),
+    ...comparisonHeader(spec, stats[0].length / width, exact),
+    signature: signatureOf(resampledBy(spec) ? spec : null),
     systems: systems.map((s, i) => ({ name: s.name, ...results[i], ...extra(i) }) as S),
   };
 }
