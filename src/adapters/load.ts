@@ -2,7 +2,7 @@ import path from 'node:path';
 import { dataFile } from '../data/data-dir.js';
 import { loadSchemaFile, type SchemaIndex } from '../schema/schema-index.js';
 import { InputError, MissingResourceError } from '../util/errors.js';
-import { inputLabel, inputsContentDigest } from '../util/input-label.js';
+import { contentDigest, inputLabel, inputsContentDigest } from '../util/input-label.js';
 import { InvalidCollector } from './collect.js';
 import { readGenericTurns } from './generic.js';
 import { readMultiwozTurns } from './multiwoz.js';
@@ -74,8 +74,8 @@ function readDataset(opts: LoadDatasetOptions): LoadedDataset {
       const files = sgdDialogueFiles(splitDir);
       const turns = readSgdTurns(files, schema, collector, opts.limit);
       // The data dir's split is named by content too (its folder holds the dialogues and the
-      // schema): a changed byte there must not pass as the same `sgd:test`.
-      const source = opts.input ? `sgd:${inputLabel(opts.input, opts.dataDir)}` : `sgd:${split}@${inputsContentDigest([splitDir, schemaFile])}`;
+      // schema; a --schema of one's own is signed apart): a changed byte there must not pass as the same `sgd:test`.
+      const source = opts.input ? `sgd:${inputLabel(opts.input, opts.dataDir)}` : `sgd:${split}@${contentDigest(splitDir)}`;
       return { turns, schema, invalid: collector.invalid, source };
     }
     case 'multiwoz': {

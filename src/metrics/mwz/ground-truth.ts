@@ -378,6 +378,16 @@ export function resolveSource(dataDir: string, requested?: GroundTruthSource): G
   return requested ?? (hasMwz22(dataDir) ? 'multiwoz22' : 'multiwoz21-convlab');
 }
 
+/** The files the ground truth is built from: the 2.1 ConvLab test file first, then 2.2's acts and dialogues. */
+function groundTruthInputs(dataDir: string, source: GroundTruthSource): string[] {
+  const files = [dataFile(dataDir, 'multiwoz', 'convlab_mwz21_test.json')];
+  if (source === 'multiwoz22') {
+    const dir = mwz22Dir(dataDir);
+    files.push(path.join(dir, 'dialog_acts.json'), ...mwz22DialogueFiles(dir));
+  }
+  return files;
+}
+
 /**
  * The evaluation data as a signature names it: the ground truth's source and the content digest of
  * every data-dir file the evaluation reads (the files the ground truth is built from, the venue
@@ -385,11 +395,7 @@ export function resolveSource(dataDir: string, requested?: GroundTruthSource): G
  * changed byte in any of them does not.
  */
 export function groundTruthLabel(dataDir: string, source: GroundTruthSource): string {
-  const files = [dataFile(dataDir, 'multiwoz', 'convlab_mwz21_test.json')];
-  if (source === 'multiwoz22') {
-    const dir = mwz22Dir(dataDir);
-    files.push(path.join(dir, 'dialog_acts.json'), ...mwz22DialogueFiles(dir));
-  }
+  const files = groundTruthInputs(dataDir, source);
   for (const extra of [dataFile(dataDir, 'multiwoz', 'db'), dataFile(dataDir, 'multiwoz', 'booked_domains.json')]) {
     if (existsSync(extra)) files.push(extra);
   }
@@ -399,12 +405,8 @@ export function groundTruthLabel(dataDir: string, source: GroundTruthSource): st
 /** Build (or read from cache) the ground truth for the test set. */
 export function loadGroundTruth(dataDir: string, opts: LoadGroundTruthOptions = {}): GroundTruth & { cacheFile?: string } {
   const source = resolveSource(dataDir, opts.source);
-  const convlab = dataFile(dataDir, 'multiwoz', 'convlab_mwz21_test.json');
-  const inputs = [convlab];
-  if (source === 'multiwoz22') {
-    const dir = mwz22Dir(dataDir);
-    inputs.push(path.join(dir, 'dialog_acts.json'), ...mwz22DialogueFiles(dir));
-  }
+  const inputs = groundTruthInputs(dataDir, source);
+  const convlab = inputs[0];
   const digest = inputsDigest(inputs);
   const cacheFile = path.join(
     groundTruthCacheDir(dataDir),
