@@ -45,6 +45,8 @@ export { sgsaccOptions, scoreSgsacc, sgsaccReferencesSignature, sgsaccResultSign
 export { runEvaluatePipeline, type EvaluatePipelineOptions, type EvaluateHooks, type EvaluateResult } from './pipeline/evaluate.js';
 export { evaluateSgsacc, type EvaluateSgsaccOptions } from './pipeline/evaluate-sgsacc.js';
 export { runRerankPipeline, type RerankPipelineOptions, type RerankHooks } from './pipeline/rerank.js';
+// `todeval compare`: the runs' per-item files read, then the paired tests (resampling that yields to signals).
+export { runComparePipeline, loadCompareRuns, type ComparePipelineOptions, type CompareHooks } from './pipeline/compare.js';
 
 // Significance: sacreBLEU's paired tests and intervals over any metric of summed per-item
 // statistics, with NumPy's generator for its exact draws (docs/significance.md).

@@ -27,10 +27,10 @@ async function runExample(code: string, env: NodeJS.ProcessEnv): Promise<{ code:
 
 describe('docs/library.md examples run', () => {
   it('the page has the examples this test expects (a parsing slip would run nothing)', () => {
-    expect(blocks.map((b) => b.name.split(' (')[0])).toEqual(['score pipeline', 'rerank pipeline', 'evaluate pipeline', 'text metrics', 'ser and references', 'sgsacc', 'serve', 'mwz and gcdf1', 'significance']);
+    expect(blocks.map((b) => b.name.split(' (')[0])).toEqual(['score pipeline', 'rerank pipeline', 'evaluate pipeline', 'compare pipeline', 'text metrics', 'ser and references', 'sgsacc', 'serve', 'mwz and gcdf1', 'significance']);
     // Every API the brief names appears in a run example.
     const all = blocks.map((b) => b.code).join('\n');
-    for (const api of ['corpusBleu', 'sentenceBleu', 'corpusChrf', 'corpusTer', 'mosesTokenize', 'mosesDetokenize', 'lexicalRichness', 'Evaluator', 'aggregateGcdf1', 'runSgsacc', 'rerank', 'createNliRunner', 'serveFaithfulness', 'pairedBootstrap', 'pairedApproximateRandomization', 'bootstrapConfidence', 'NumpyGenerator', 'Pcg64', 'compareBleu', 'compareRuns', 'runScorePipeline', 'selectScoreTurns', 'runRerankPipeline', 'runEvaluatePipeline']) {
+    for (const api of ['corpusBleu', 'sentenceBleu', 'corpusChrf', 'corpusTer', 'mosesTokenize', 'mosesDetokenize', 'lexicalRichness', 'Evaluator', 'aggregateGcdf1', 'runSgsacc', 'rerank', 'createNliRunner', 'serveFaithfulness', 'pairedBootstrap', 'pairedApproximateRandomization', 'bootstrapConfidence', 'NumpyGenerator', 'Pcg64', 'compareBleu', 'compareRuns', 'runScorePipeline', 'selectScoreTurns', 'runRerankPipeline', 'runEvaluatePipeline', 'runComparePipeline']) {
       expect(all).toContain(api);
     }
   });

@@ -1,0 +1,63 @@
+import { resolveDataDir } from '../data/data-dir.js';
+import { Evaluator, type EvaluatorOptions } from '../metrics/mwz/evaluator.js';
+import { runStepsAsync } from '../metrics/significance/steps.js';
+import { compareRunsSteps, type CompareOptions, type CompareResult } from '../report/compare.js';
+import { loadItemSource, type ItemSource } from '../report/item-files.js';
+import type { InputError } from '../util/errors.js';
+
+export interface ComparePipelineOptions extends CompareOptions {
+  /** The baseline's per-item output, then each system's (what `loadItemSource` reads). */
+  runs: readonly string[];
+  /** For mwzeval predictions among the runs: where `multiwoz/` is (default: as resolveDataDir finds it). */
+  dataDir?: string;
+  /** Which ground truth (undefined: the one the data dir has, as --ground-truth auto). */
+  groundTruth?: EvaluatorOptions['groundTruth'];
+  strict?: boolean;
+  skipInvalid?: boolean;
+  domainsFromSlots?: boolean;
+  hooks?: CompareHooks;
+}
+
+export interface CompareHooks {
+  warn?(message: string): void;
+  /** An invalid dialogue of mwzeval predictions left out under `skipInvalid`. */
+  skipped?(error: InputError): void;
+}
+
+/**
+ * The runs' per-item outputs read (mwzeval predictions evaluated with one Evaluator, whose ground
+ * truth is loaded only if a run needs it, and then once).
+ */
+export function loadCompareRuns(o: Omit<ComparePipelineOptions, keyof CompareOptions>): ItemSource[] {
+  let evaluator: Evaluator | undefined;
+  const lazyEvaluator = (): Evaluator => {
+    if (!evaluator) {
+      const data = resolveDataDir(o.dataDir);
+      evaluator = new Evaluator({
+        dataDir: data.dir,
+        dataDirSource: data.source,
+        groundTruth: o.groundTruth,
+        strict: o.strict,
+        skipInvalid: o.skipInvalid,
+        domainsFromSlots: o.domainsFromSlots,
+        onWarning: (m) => o.hooks?.warn?.(m),
+        onSkipped: o.hooks?.skipped ? (e) => o.hooks!.skipped!(e) : undefined,
+      });
+    }
+    return evaluator;
+  };
+  return o.runs.map((file) => loadItemSource(file, { evaluator: lazyEvaluator }));
+}
+
+/**
+ * `todeval compare` as a library call: the runs read, then sacreBLEU's paired tests of each system
+ * against the baseline on every metric all runs have. The resampling yields to the event loop
+ * every few milliseconds (runStepsAsync), so a signal handler (Ctrl-C, SIGTERM) still runs within
+ * a second of arriving; `compareRuns` is the synchronous form over runs already read.
+ */
+export async function runComparePipeline(o: ComparePipelineOptions): Promise<CompareResult> {
+  const sources = loadCompareRuns(o);
+  return runStepsAsync(
+    compareRunsSteps(sources, { test: o.test, samples: o.samples, seed: o.seed, unit: o.unit, commonItems: o.commonItems, metrics: o.metrics }),
+  );
+}
