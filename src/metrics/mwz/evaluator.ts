@@ -166,45 +166,7 @@ export class Evaluator {
   evaluateValidated({ dialogues, invalid, unknownSlots }: ValidatedPredictions, file?: string, opts: { items?: boolean } = {}): MwzEvaluation & { items?: MwzItems } {
     const { bleu, success, richness, dst } = this.opts;
     const gt = this.groundTruth();
-    const warn = this.opts.onWarning ?? (() => undefined);
-
-    // normalize responses (and states) once, like mwzeval's normalize_data
-    const unknown: { where: string; placeholders: string[] }[] = [];
-    const responses: Record<string, string[]> = {};
-    const predictedStates: Record<string, BeliefState[]> = {};
-    let allStates = true;
-    let allDomains = true;
-    let turns = 0;
-    for (const [id, dial] of Object.entries(dialogues)) {
-      responses[id] = dial.map((t, i) => {
-        const n = normalizeResponse(t.response);
-        if (n.unknownPlaceholders.length > 0) {
-          const where = `${id}/turn ${i}`;
-          const list = [...new Set(n.unknownPlaceholders)];
-          const problem = `unknown slot placeholder(s) ${list.map((p) => `[${p}]`).join(', ')}`;
-          if (this.opts.strict) throw new InputError(problem, { file, where });
-          unknown.push({ where, placeholders: list });
-        }
-        return n.text;
-      });
-      predictedStates[id] = dial.map((t) => (t.state ? normalizeState(t.state) : {}));
-      if (dial.some((t) => t.state === undefined)) allStates = false;
-      if (this.opts.domainsFromSlots) {
-        for (const t of dial) t.active_domains = domainsFromSlotNames(t.response);
-      }
-      if (dial.some((t) => t.active_domains === undefined)) allDomains = false;
-      turns += dial.length;
-    }
-    // One line each, however many turns: the placeholders dropped, and lexicalized responses.
-    const prefix = file ? `${file}: ` : '';
-    const dropped = unknownPlaceholdersWarning(unknown);
-    if (dropped) warn(prefix + dropped);
-    const lexicalized = lexicalizedWarning(
-      Object.entries(dialogues).flatMap(([id, dial]) => dial.map((t, i) => ({ response: t.response, reference: gt.dialogues[id].references[i] }))),
-      { bleu, success, richness },
-    );
-    if (lexicalized) warn(prefix + lexicalized);
-
+    const input = this.normalizeInput(dialogues, file);
     const items: MwzItems | undefined = opts.items ? Object.fromEntries(Object.keys(dialogues).map((id) => [id, {}])) : undefined;
     const result: MwzEvaluation & { items?: MwzItems } = {
       bleu: null,
@@ -213,87 +175,22 @@ export class Evaluator {
       dst: null,
       details: {
         dialogues: Object.keys(dialogues).length,
-        turns,
-        unknown_placeholders: unknown,
+        turns: input.turns,
+        unknown_placeholders: input.unknown,
         unknown_state_slots: countSlots(unknownSlots),
         invalid: invalid.map((e) => e.oneLine()),
         ground_truth_cache: gt.cacheFile,
       },
       signature: makeSignature({}),
     };
-
     if (bleu) {
-      const hyps: string[] = [];
-      const refs: string[] = [];
-      for (const [id, rs] of Object.entries(responses)) {
-        rs.forEach((h, i) => {
-          hyps.push(h);
-          refs.push(this.normalizedReference(id, i, gt.dialogues[id].references[i]));
-        });
-      }
-      const references = new BleuReferences([refs]);
-      const stats = references.segmentStats(hyps);
-      const b = bleuFromSegmentStats(stats, {}, references.signature);
+      const b = this.scoreBleu(input, items);
       result.bleu = { [referenceSetName(gt.source)]: b.score };
       result.details.bleu = b;
-      if (items) {
-        let row = 0;
-        for (const [id, rs] of Object.entries(responses)) {
-          items[id].bleu = rs.map(() => Array.from(stats.subarray(row * BLEU_STATS_WIDTH, ++row * BLEU_STATS_WIDTH)));
-        }
-      }
     }
-
-    if (success) {
-      const states = (id: string): BeliefState[] => (allStates ? predictedStates[id] : gt.dialogues[id].states);
-      const run = (optimistic: boolean): SuccessRates => {
-        const outcomes = Object.entries(dialogues).map(([id, dial]) => {
-          const st = states(id);
-          const activeDomains = optimistic
-            ? gt.dialogues[id].goldDomains
-            : allDomains
-              ? dial.map((t) => t.active_domains!)
-              : estimateActiveDomains(st);
-          const outcome = dialogueSuccess(
-            gt.dialogues[id].goal,
-            { responses: responses[id], states: st, activeDomains, bookedDomains: this.bookedDomains()[id] ?? [] },
-            this.database(),
-            optimistic ? OPTIMISTIC : STANDARD,
-          );
-          // The reported Inform and Success are the standard setting's `total`.
-          if (items && !optimistic) {
-            items[id].inform = outcome.match.total === true;
-            items[id].success = outcome.success.total === true;
-          }
-          return outcome;
-        });
-        return aggregateSuccess(outcomes);
-      };
-      result.success = {
-        ...run(false),
-        optimistic: run(true),
-        state_source: allStates ? 'predicted' : 'gold',
-        domain_source: this.opts.domainsFromSlots ? 'slot-names' : allDomains ? 'predicted' : 'estimated-from-state',
-      };
-    }
-
-    if (richness) result.richness = lexicalRichness(Object.values(responses).flat());
-
-    if (dst) {
-      if (!allStates) {
-        // mwzeval prints an error and reports zeros; a null score cannot be mistaken for a result
-        warn('dst: skipped, not every turn has a "state" prediction');
-      } else {
-        const pairs = Object.keys(dialogues).flatMap((id) =>
-          predictedStates[id].map((hyp, i) => ({ hyp, ref: gt.dialogues[id].states[i] })),
-        );
-        result.dst = dstScores(pairs);
-        if (items) {
-          for (const id of Object.keys(dialogues)) items[id].jointCorrect = predictedStates[id].map((hyp, i) => dstTurn(hyp, gt.dialogues[id].states[i]).jointCorrect);
-        }
-      }
-    }
-
+    if (success) result.success = this.scoreSuccess(dialogues, input, items);
+    if (richness) result.richness = lexicalRichness(Object.values(input.responses).flat());
+    if (dst) result.dst = this.scoreDst(input, items);
     result.signature = makeSignature({
       metric: 'mwz-evaluate',
       data: groundTruthLabel(this.opts.dataDir, gt.source),
@@ -310,6 +207,149 @@ export class Evaluator {
     if (items) result.items = items;
     return result;
   }
+
+  /**
+   * Responses (and states) normalized once, like mwzeval's normalize_data; unknown placeholders
+   * dropped (or, under `strict`, an error), with one warning line each for them and for
+   * lexicalized responses however many turns have them.
+   */
+  private normalizeInput(dialogues: ValidatedPredictions['dialogues'], file?: string): NormalizedInput {
+    const gt = this.groundTruth();
+    const unknown: NormalizedInput['unknown'] = [];
+    const responses: Record<string, string[]> = {};
+    const states: Record<string, BeliefState[]> = {};
+    let allStates = true;
+    let allDomains = true;
+    let turns = 0;
+    for (const [id, dial] of Object.entries(dialogues)) {
+      responses[id] = dial.map((t, i) => {
+        const n = normalizeResponse(t.response);
+        if (n.unknownPlaceholders.length > 0) {
+          const where = `${id}/turn ${i}`;
+          const list = [...new Set(n.unknownPlaceholders)];
+          const problem = `unknown slot placeholder(s) ${list.map((p) => `[${p}]`).join(', ')}`;
+          if (this.opts.strict) throw new InputError(problem, { file, where });
+          unknown.push({ where, placeholders: list });
+        }
+        return n.text;
+      });
+      states[id] = dial.map((t) => (t.state ? normalizeState(t.state) : {}));
+      if (dial.some((t) => t.state === undefined)) allStates = false;
+      if (this.opts.domainsFromSlots) {
+        for (const t of dial) t.active_domains = domainsFromSlotNames(t.response);
+      }
+      if (dial.some((t) => t.active_domains === undefined)) allDomains = false;
+      turns += dial.length;
+    }
+    const warn = this.opts.onWarning ?? (() => undefined);
+    const prefix = file ? `${file}: ` : '';
+    const dropped = unknownPlaceholdersWarning(unknown);
+    if (dropped) warn(prefix + dropped);
+    const { bleu, success, richness } = this.opts;
+    const lexicalized = lexicalizedWarning(
+      Object.entries(dialogues).flatMap(([id, dial]) => dial.map((t, i) => ({ response: t.response, reference: gt.dialogues[id].references[i] }))),
+      { bleu, success, richness },
+    );
+    if (lexicalized) warn(prefix + lexicalized);
+    return { responses, states, allStates, allDomains, turns, unknown };
+  }
+
+  /**
+   * The strings mwzeval's BLEU scores: every turn's normalized response and its normalized
+   * reference, dialogue by dialogue in input order (one reference stream).
+   */
+  private bleuStrings(responses: Record<string, string[]>): { hyps: string[]; refs: string[] } {
+    const gt = this.groundTruth();
+    const hyps: string[] = [];
+    const refs: string[] = [];
+    for (const [id, rs] of Object.entries(responses)) {
+      rs.forEach((h, i) => {
+        hyps.push(h);
+        refs.push(this.normalizedReference(id, i, gt.dialogues[id].references[i]));
+      });
+    }
+    return { hyps, refs };
+  }
+
+  /** Corpus BLEU (sacreBLEU's defaults) over bleuStrings; with `items`, each turn's segment statistics. */
+  private scoreBleu(input: NormalizedInput, items?: MwzItems): NonNullable<MwzEvaluation['details']['bleu']> {
+    const { hyps, refs } = this.bleuStrings(input.responses);
+    const references = new BleuReferences([refs]);
+    const stats = references.segmentStats(hyps);
+    if (items) {
+      let row = 0;
+      for (const [id, rs] of Object.entries(input.responses)) {
+        items[id].bleu = rs.map(() => Array.from(stats.subarray(row * BLEU_STATS_WIDTH, ++row * BLEU_STATS_WIDTH)));
+      }
+    }
+    return bleuFromSegmentStats(stats, {}, references.signature);
+  }
+
+  /**
+   * Inform and Success, standard (the reported `total`, and the per-dialogue items) and optimistic
+   * (intersection matching, name/id-only search, gold domains). States are the predicted ones
+   * when every turn has one, else the gold ones; domains the predicted, else estimated from states.
+   */
+  private scoreSuccess(dialogues: ValidatedPredictions['dialogues'], input: NormalizedInput, items?: MwzItems): SuccessReport {
+    const gt = this.groundTruth();
+    const states = (id: string): BeliefState[] => (input.allStates ? input.states[id] : gt.dialogues[id].states);
+    const run = (optimistic: boolean): SuccessRates => {
+      const outcomes = Object.entries(dialogues).map(([id, dial]) => {
+        const st = states(id);
+        const activeDomains = optimistic
+          ? gt.dialogues[id].goldDomains
+          : input.allDomains
+            ? dial.map((t) => t.active_domains!)
+            : estimateActiveDomains(st);
+        const outcome = dialogueSuccess(
+          gt.dialogues[id].goal,
+          { responses: input.responses[id], states: st, activeDomains, bookedDomains: this.bookedDomains()[id] ?? [] },
+          this.database(),
+          optimistic ? OPTIMISTIC : STANDARD,
+        );
+        // The reported Inform and Success are the standard setting's `total`.
+        if (items && !optimistic) {
+          items[id].inform = outcome.match.total === true;
+          items[id].success = outcome.success.total === true;
+        }
+        return outcome;
+      });
+      return aggregateSuccess(outcomes);
+    };
+    return {
+      ...run(false),
+      optimistic: run(true),
+      state_source: input.allStates ? 'predicted' : 'gold',
+      domain_source: this.opts.domainsFromSlots ? 'slot-names' : input.allDomains ? 'predicted' : 'estimated-from-state',
+    };
+  }
+
+  /** Joint accuracy and slot scores; null (with a warning) unless every turn predicts a state. */
+  private scoreDst(input: NormalizedInput, items?: MwzItems): DstScores | null {
+    const gt = this.groundTruth();
+    if (!input.allStates) {
+      // mwzeval prints an error and reports zeros; a null score cannot be mistaken for a result
+      this.opts.onWarning?.('dst: skipped, not every turn has a "state" prediction');
+      return null;
+    }
+    const ids = Object.keys(input.states);
+    if (items) {
+      for (const id of ids) items[id].jointCorrect = input.states[id].map((hyp, i) => dstTurn(hyp, gt.dialogues[id].states[i]).jointCorrect);
+    }
+    return dstScores(ids.flatMap((id) => input.states[id].map((hyp, i) => ({ hyp, ref: gt.dialogues[id].states[i] }))));
+  }
+}
+
+/** The input as every metric reads it: normalized once. */
+interface NormalizedInput {
+  /** Dialogue id -> each turn's normalized response (unknown placeholders dropped). */
+  responses: Record<string, string[]>;
+  /** Dialogue id -> each turn's normalized predicted state ({} where none was given). */
+  states: Record<string, BeliefState[]>;
+  allStates: boolean;
+  allDomains: boolean;
+  turns: number;
+  unknown: { where: string; placeholders: string[] }[];
 }
 
 function countSlots(slots: UnknownStateSlot[] = []): Record<string, number> {
