@@ -1,7 +1,5 @@
 import type { Command } from 'commander';
-import { describeUnmatchedIds, loadPredictions } from '../metrics/predictions.js';
-import { InputError } from '../util/errors.js';
-import { addInputOption, reportSkipped } from './options.js';
+import { addInputOption } from './options.js';
 
 /** -i/--input (old name --predictions) and --allow-missing, for the commands that score a system's outputs (ser, score). */
 export function addPredictionsOptions(cmd: Command): Command {
@@ -10,58 +8,4 @@ export function addPredictionsOptions(cmd: Command): Command {
     'system outputs: JSONL {"id","utterance"}, a JSON array of those, or a JSON object id -> utterance (default: the ground truth)',
     { predictionsAlias: true },
   ).option('--allow-missing', 'score only the turns that have a prediction (missing ids are still listed)');
-}
-
-/** The --predictions file by turn id; with --skip-invalid, bad records are listed on stderr and left out. */
-export function readPredictionsFlag(file: string, skipInvalid: boolean | undefined): Map<string, string> {
-  const loaded = loadPredictions(file, { skipInvalid });
-  reportSkipped('prediction', loaded.invalid);
-  for (const note of loaded.oversize.slice(0, 3)) process.stderr.write(`todeval: warning: ${file}: ${note} (the NLI model reads 512 tokens)\n`);
-  if (loaded.oversize.length > 3) process.stderr.write(`todeval: warning: ${file}: ${loaded.oversize.length - 3} more utterances cut\n`);
-  return loaded.byId;
-}
-
-/**
- * Scores over fewer turns than the reference set are not comparable, so missing predictions stop
- * the run unless --allow-missing; ids that match no turn (a typo, another split, ids numbered by
- * system-turn order) stop it too unless --allow-missing or --skip-invalid, with the first few, the
- * nearest valid ids and what the ids should look like. The refusal comes before any notice so it is
- * the only line. Whatever the flags, predictions of which none names a turn to score are refused:
- * that is a wrong file or id scheme, never a score (it used to give a 0-turn report and exit 0).
- */
-export function checkPredictionIds(c: {
-  file: string;
-  missing: string[];
-  extra: string[];
-  source: string;
-  validIds: readonly string[];
-  /** Turns in the slice that have a prediction (what would be scored). */
-  matched: number;
-  /** `--limit N`, to say where the turns were looked for. */
-  limit?: number;
-  allowMissing?: boolean;
-  skipInvalid?: boolean;
-}): void {
-  if (c.matched === 0) {
-    const limit = c.limit !== undefined ? ` (--limit ${c.limit})` : '';
-    const why = c.extra.length > 0 ? `: ${c.extra.length} prediction ids match no turn of ${c.source} (${describeUnmatchedIds(c.extra, c.validIds)})` : '';
-    throw new InputError(`all ${c.missing.length} turns${limit} of ${c.source} have no prediction, nothing to score${why}`, { file: c.file });
-  }
-  if (c.extra.length > 0 && !c.allowMissing && !c.skipInvalid) {
-    const alsoMissing = c.missing.length > 0 ? `; ${c.missing.length} turns have no prediction` : '';
-    throw new InputError(
-      `${c.extra.length} prediction ids match no turn of ${c.source} (${describeUnmatchedIds(c.extra, c.validIds)})${alsoMissing}; ` +
-        'pass --allow-missing or --skip-invalid to score the others',
-      { file: c.file },
-    );
-  }
-  if (c.missing.length > 0 && !c.allowMissing) {
-    throw new InputError(
-      `${c.missing.length} turns have no prediction (first: ${c.missing.slice(0, 3).join(', ')}); pass --allow-missing to score the others`,
-      { file: c.file },
-    );
-  }
-  if (c.extra.length > 0) {
-    process.stderr.write(`todeval: ${c.extra.length} prediction ids match no turn of ${c.source} (first: ${c.extra.slice(0, 3).join(', ')})\n`);
-  }
 }

@@ -17,7 +17,9 @@ import { savedTurnsNotice, setInterruptNotice } from '../../util/interrupt-notic
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
 import { addDatasetOptions, addLimitOption, addReportFileOption, addTurnsOption, datasetDataDir, datasetLoadOptions, jsonToStdout, positiveInt, reportFileFrom, reportSkipped, type DatasetFlags } from '../options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
-import { addPredictionsOptions, checkPredictionIds, readPredictionsFlag } from '../predictions.js';
+import { addPredictionsOptions } from '../predictions.js';
+import { checkPredictionIds, readPredictions } from '../../pipeline/predictions.js';
+import { stderrHooks } from '../hooks.js';
 import { addContextControlOptions, referenceSelectionOption } from '../sgsacc-options.js';
 import { addShardOptions, applySlurmArrayShard, shardBlock, type ShardFlags } from '../shard-options.js';
 import { runCommandInWorkers } from '../workers-run.js';
@@ -118,7 +120,7 @@ async function runScore(flags: ScoreFlags): Promise<void> {
   refuseConfidenceInParts(flags);
   const data = loadSgsaccData(datasetLoadOptions(flags, datasetDataDir(flags)));
   reportSkipped('input', data.loaded.invalid);
-  const predictions = flags.input ? readPredictionsFlag(flags.input, flags.skipInvalid) : undefined;
+  const predictions = flags.input ? readPredictions(flags.input, flags.skipInvalid, stderrHooks) : undefined;
   const selection = selectScoreTurns(data.loaded.turns, { limit: flags.limit, shard: flags.shard, predictions });
   if (flags.input) {
     checkPredictionIds({
@@ -131,7 +133,7 @@ async function runScore(flags: ScoreFlags): Promise<void> {
       limit: flags.limit,
       allowMissing: flags.allowMissing,
       skipInvalid: flags.skipInvalid,
-    });
+    }, stderrHooks);
     if (selection.missing.length > 0) {
       process.stderr.write(`todeval: ${selection.missing.length} turns have no prediction and are not scored (listed in the JSON report)\n`);
     }
