@@ -124,12 +124,7 @@ describe.skipIf(!hasData('sgd', 'test', FILE))('score --granularity sentence (le
     expect(loadItemSource(path.join(dir, 'plain', 't.jsonl')).items).not.toHaveProperty('hallucination-sentences-all');
   });
 
-  it('--granularity sentence with --workers is one line and exit 2', async () => {
-    const res = await run([...base(), '--granularity', 'sentence', '--workers', '2', ...files('refused')]);
-    expect(res.code).toBe(2);
-    expect(res.stderr.trim().split('\n')).toHaveLength(1);
-    expect(res.stderr).toMatch(/--granularity sentence needs the whole run in one process/);
-  });
+  // --shard/--workers with --granularity sentence: test/sentence-shards.test.ts.
 });
 
 describe.skipIf(!hasData('sgd', 'test', FILE))('the labelled test set (generator from SGD test data, lexical stand-in)', () => {

@@ -8,13 +8,15 @@ import { turnItemStats } from '../metrics/sgsacc/item-stats.js';
 import type { SerReport } from '../metrics/ser.js';
 import {
   aggregateHallucination,
-  aggregateSentences,
   aggregateSgsacc,
   sentenceConfidence,
+  summarizeSentences,
+  tallySentences,
   bleuSummary,
   RecordStore,
   tallyHallucination,
   tallySgsacc,
+  type SentenceTally,
   type SgsaccData,
   type SgsaccOptions,
   type SgsaccReport,
@@ -23,7 +25,7 @@ import {
 } from '../metrics/sgsacc/index.js';
 import type { NliRunner } from '../nli/runner.js';
 import { formatSignature, type Signature } from '../util/signature.js';
-import type { ScoreTallies } from '../shard/score-merge.js';
+import { sentenceTallies, type ScoreTallies } from '../shard/score-merge.js';
 import { shardLabel, type ShardSpec } from '../shard/spec.js';
 import type { ScoreSelection } from './score-selection.js';
 import { scoreSgsacc, serOfTurns, sgsaccOptions, sgsaccReferencesSignature, sgsaccResultSignature, type SgsaccScoring } from './sgsacc.js';
@@ -139,12 +141,16 @@ export async function runScorePipeline(selection: ScoreSelection, o: ScorePipeli
   // scores a subset: not comparable with a full run, whatever the digest says.
   const missing = selection.missing;
   const signature = sgsaccResultSignature(refsSig, 'sgsacc', options, { limit: o.limit ?? null, ...who }, { missingPredictions: missing.length > 0 ? missing.length : undefined, shard });
-  const report = scoreReport(o, selection, signature, scoring, gold, { ser, bleu }, options.hallucination);
+  // The sentence counts once: the report's section and a shard's tallies (todeval merge) come from them.
+  const sentences = options.granularity === 'sentence' ? tallySentences(scoring.run.scores, scoring.aggregate) : undefined;
+  const report = scoreReport(o, selection, signature, scoring, gold, { ser, bleu }, options.hallucination, sentences);
   if (o.confidence) {
     // Turns resumed from an older per-turn file lack their SER and BLEU shares: added here.
     report.confidence = runConfidence(turnItemStats(scoring.run.scores.map(annotate), { validation: options.validation }), o.confidence);
   }
-  return { report, tallies: scoreTallies(scoring, gold, options.hallucination, bleu) };
+  const tallies = scoreTallies(scoring, gold, options.hallucination, bleu);
+  if (sentences) tallies.sentences = sentenceTallies(sentences, scoring.run.scores, { validation: scoring.aggregate.validation, positionOf: selection.positionOf });
+  return { report, tallies };
 }
 
 /** The ground truth as this run sees it (with the control applied when it is on), and its premise-checked turns. */
@@ -171,6 +177,7 @@ function scoreReport(
   gold: GroundTruth,
   text: { ser: SerReport; bleu: BleuResult | undefined },
   hallucinationOn: boolean,
+  sentences: SentenceTally | undefined,
 ): SgsaccReport {
   const turns = selection.turns;
   const goldSummary = gold.turns.length > 0 ? aggregateSgsacc(gold.turns, aggregate) : null;
@@ -195,8 +202,13 @@ function scoreReport(
         }
       : null,
     ...(hallucination ? { hallucination } : {}),
-    ...(o.granularity === 'sentence'
-      ? { sentences: { ...aggregateSentences(run.scores, aggregate), confidence: sentenceConfidence(run.scores, { validation: aggregate.validation, ...o.confidence }) } }
+    ...(sentences
+      ? {
+          sentences: {
+            ...summarizeSentences([sentences], aggregate.validation),
+            confidence: sentenceConfidence(run.scores, { validation: aggregate.validation, ...o.confidence }),
+          },
+        }
       : {}),
     ser: {
       ser: ser.ser,

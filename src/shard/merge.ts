@@ -120,7 +120,8 @@ export function mergeRecordFiles(shards: readonly LoadedShard[], which: keyof Sh
     const without = shards.find((s) => s.report.shard.files[which] === undefined)!;
     throw new InputError(`this shard was run without a ${which} file, so the merged ${which} file would be incomplete`, { file: without.file });
   }
-  const parts = named.map((s) => {
+  // In shard order, whatever order the reports were given in: a shard's turns all stand before the next shard's in the run.
+  const parts = byShardIndex(named).map((s) => {
     const file = pathInReport(s.file, s.report.shard.files[which]!);
     if (path.resolve(file) === path.resolve(outFile)) throw new InputError(`the merged ${which} file would overwrite a shard's own`, { file });
     return { file, ...readRecords(file, kind) };

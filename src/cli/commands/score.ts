@@ -98,10 +98,6 @@ async function runScoreInWorkers(flags: ScoreFlags): Promise<void> {
 
 /** An interval of part of the turns is not the run's: --confidence needs them all. */
 function refuseConfidenceInParts(flags: ScoreFlags): void {
-  // The sentence section carries intervals too, and todeval merge does not join it (yet).
-  if (flags.granularity === 'sentence' && (flags.shard || flags.workers !== undefined)) {
-    throw new InputError(`--granularity sentence needs the whole run in one process: drop ${flags.shard ? '--shard' : '--workers'}`);
-  }
   if (!flags.confidence || (!flags.shard && flags.workers === undefined)) return;
   throw new InputError(`--confidence needs the whole run in one process: drop ${flags.shard ? '--shard' : '--workers'}`);
 }

@@ -3,7 +3,7 @@ import type { CourtesyKind } from './courtesy.js';
 import { runConfidence, type ResampleUnit } from '../significance/confidence.js';
 import { dialogueOfTurn, metricItems, ratioMetric } from '../significance/items.js';
 import type { Seed } from '../significance/pcg64.js';
-import { sentenceRows, turnItemStats } from './item-stats.js';
+import { SGSACC_METRICS, sentenceRows } from './item-stats.js';
 import type { SentenceConfidence } from './report.js';
 import type { TurnScore } from './types.js';
 
@@ -107,6 +107,37 @@ export function summarizeSentences(tallies: readonly SentenceTally[], validation
 }
 
 /**
+ * One turn's part in the sentence-level rate: all its bootstrap needs. A shard report carries these
+ * (src/shard/score-merge.ts) so that todeval merge draws the whole run's intervals, which no sum of
+ * shard-level intervals gives.
+ */
+export interface SentenceTurn {
+  id: string;
+  services: string[];
+  /** The acts of the turn's actions, each once. */
+  acts: string[];
+  /** In the validated rate: the turn-level direction validated it, or the run has no validation. */
+  validated: boolean;
+  /** Checked sentences no fact supports (unsupported or contradicted). */
+  unsupported: number;
+  /** Sentences checked against the facts. */
+  checked: number;
+}
+
+/** Each turn's part in the sentence-level rate, in the run's order. */
+export function sentenceTurns(scores: readonly TurnScore[], opts: { validation: boolean }): SentenceTurn[] {
+  const rows = sentenceRows(scores, () => true);
+  return scores.map((s, i) => ({
+    id: s.id,
+    services: s.services,
+    acts: [...new Set(s.actions.map((a) => a.act))],
+    validated: !opts.validation || s.hallucination?.validation === 'validated',
+    unsupported: rows[i][0],
+    checked: rows[i][1],
+  }));
+}
+
+/**
  * Bootstrap 95% intervals of the sentence-level rate (resampling dialogues by default, through the
  * significance room): overall, and per service and per act over all checked sentences, each group
  * resampling the dialogues of its own turns.
@@ -115,29 +146,44 @@ export function sentenceConfidence(
   scores: readonly TurnScore[],
   opts: { validation: boolean; samples?: number; seed?: Seed; unit?: ResampleUnit },
 ): SentenceConfidence {
-  const all = turnItemStats(scores, opts);
+  return sentenceTurnsConfidence(sentenceTurns(scores, opts), opts);
+}
+
+/** sentenceConfidence from the turns' parts (sentenceTurns), in the run's order: the order resampling draws in. */
+export function sentenceTurnsConfidence(
+  turns: readonly SentenceTurn[],
+  opts: { validation: boolean; samples?: number; seed?: Seed; unit?: ResampleUnit },
+): SentenceConfidence {
+  const rowsOf = (members: readonly SentenceTurn[], inRate: (t: SentenceTurn) => boolean) => members.map((t) => (inRate(t) ? [t.unsupported, t.checked] : [0, 0]));
+  const items = (name: string, members: readonly SentenceTurn[], rows: number[][]) => {
+    const ids = members.map((t) => t.id);
+    return metricItems(ratioMetric(name), 'turn', ids, ids.map(dialogueOfTurn), rows);
+  };
+  // The rows score's per-turn file gives the paired tests (item-stats.ts turnItemStats), so the
+  // intervals here and compare's resamples agree.
   const overall = runConfidence(
-    Object.fromEntries(Object.entries(all).filter(([k]) => k.startsWith('hallucination-sentences'))),
+    {
+      ...(opts.validation ? { 'hallucination-sentences': items(SGSACC_METRICS['hallucination-sentences'], turns, rowsOf(turns, (t) => t.validated)) } : {}),
+      'hallucination-sentences-all': items(SGSACC_METRICS['hallucination-sentences-all'], turns, rowsOf(turns, () => true)),
+    },
     opts,
   );
   // A group resamples only its own turns (grouped by their dialogues): the same rate as zeroing the
   // rest, at the cost of its size rather than the run's (57 groups of the SGD test took 35 s the other way).
-  const group = (name: string, keep: (s: TurnScore) => boolean) => {
-    const members = scores.filter(keep);
-    const rows = sentenceRows(members, () => true);
+  const group = (name: string, keep: (t: SentenceTurn) => boolean) => {
+    const members = turns.filter(keep);
+    const rows = rowsOf(members, () => true);
     if (!rows.some((r) => r[1] > 0)) return undefined;
-    const ids = members.map((s) => s.id);
-    const block = runConfidence({ g: metricItems(ratioMetric(name), 'turn', ids, ids.map(dialogueOfTurn), rows) }, opts);
-    return block.metrics.g;
+    return runConfidence({ g: items(name, members, rows) }, opts).metrics.g;
   };
   const perService: SentenceConfidence['perService'] = {};
-  for (const svc of [...new Set(scores.flatMap((s) => s.services))].sort()) {
-    const c = group(`Hallucination (sentences, ${svc})`, (s) => s.services.includes(svc));
+  for (const svc of [...new Set(turns.flatMap((t) => t.services))].sort()) {
+    const c = group(`Hallucination (sentences, ${svc})`, (t) => t.services.includes(svc));
     if (c) perService[svc] = c;
   }
   const perAct: SentenceConfidence['perAct'] = {};
-  for (const act of [...new Set(scores.flatMap((s) => s.actions.map((a) => a.act)))].sort()) {
-    const c = group(`Hallucination (sentences, ${act})`, (s) => s.actions.some((a) => a.act === act));
+  for (const act of [...new Set(turns.flatMap((t) => t.acts))].sort()) {
+    const c = group(`Hallucination (sentences, ${act})`, (t) => t.acts.includes(act));
     if (c) perAct[act] = c;
   }
   return { overall, perService, perAct };
