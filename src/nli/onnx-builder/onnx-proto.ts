@@ -7,6 +7,11 @@ export type DataTypeCode = (typeof DataType)[keyof typeof DataType];
 
 const AttrType = { FLOAT: 1, INT: 2, STRING: 3, TENSOR: 4, FLOATS: 6, INTS: 7 } as const;
 
+/** The ModelProto fields this package writes or rewrites. */
+export const ModelField = { IR_VERSION: 1, PRODUCER_NAME: 2, PRODUCER_VERSION: 3, DOC_STRING: 6, GRAPH: 7, OPSET_IMPORT: 8, METADATA_PROPS: 14 } as const;
+/** The GraphProto fields this package writes or rewrites. */
+export const GraphField = { NODE: 1, NAME: 2, INITIALIZER: 5, INPUT: 11, OUTPUT: 12 } as const;
+
 export const IR_VERSION = 8;
 export const OPSET_VERSION = 17;
 
@@ -69,20 +74,20 @@ export interface GraphParts {
 
 export function graphProto(g: GraphParts): MessageWriter {
   const m = new MessageWriter();
-  for (const n of g.nodes) m.message(1, n);
-  m.string(2, g.name);
-  for (const t of g.initializers) m.message(5, t);
-  for (const i of g.inputs) m.message(11, i);
-  for (const o of g.outputs) m.message(12, o);
+  for (const n of g.nodes) m.message(GraphField.NODE, n);
+  m.string(GraphField.NAME, g.name);
+  for (const t of g.initializers) m.message(GraphField.INITIALIZER, t);
+  for (const i of g.inputs) m.message(GraphField.INPUT, i);
+  for (const o of g.outputs) m.message(GraphField.OUTPUT, o);
   return m;
 }
 
 export function modelProto(graph: MessageWriter, producer: { name: string; version: string }, docString = ''): MessageWriter {
   const opset = new MessageWriter().string(1, '').varint(2, OPSET_VERSION);
   const m = new MessageWriter()
-    .varint(1, IR_VERSION)
-    .string(2, producer.name)
-    .string(3, producer.version);
-  if (docString) m.string(6, docString);
-  return m.message(7, graph).message(8, opset);
+    .varint(ModelField.IR_VERSION, IR_VERSION)
+    .string(ModelField.PRODUCER_NAME, producer.name)
+    .string(ModelField.PRODUCER_VERSION, producer.version);
+  if (docString) m.string(ModelField.DOC_STRING, docString);
+  return m.message(ModelField.GRAPH, graph).message(ModelField.OPSET_IMPORT, opset);
 }

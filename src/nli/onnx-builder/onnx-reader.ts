@@ -1,4 +1,5 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { ModelField } from './onnx-proto.js';
 
 /**
  * Just enough of a protobuf reader to rewrite an ONNX export without holding it in memory: fields
@@ -115,6 +116,12 @@ export function fieldsOf(src: ByteSource, start = 0, end = src.length): Field[] 
 const utf8 = new TextDecoder();
 const text = (src: ByteSource, f: Field): string => utf8.decode(src.read(f.offset, f.length));
 
+/** String field `field` of the message `f` (its first occurrence), '' where absent as in proto3. */
+export function stringFieldOf(src: ByteSource, f: Field, field: number): string {
+  const g = fieldsOf(src, f.offset, f.end).find((x) => x.field === field);
+  return g ? text(src, g) : '';
+}
+
 /** A NodeProto's wiring; its bytes stay in the source for a verbatim copy. */
 export interface NodeInfo {
   opType: string;
@@ -173,7 +180,7 @@ export function readTensor(src: ByteSource, f: Field): TensorInfo {
 export function readMetadata(src: ByteSource): Map<string, string> {
   const out = new Map<string, string>();
   for (const f of fieldsOf(src)) {
-    if (f.field !== 14 || f.wire !== WIRE_LEN) continue;
+    if (f.field !== ModelField.METADATA_PROPS || f.wire !== WIRE_LEN) continue;
     const entry = bufferSource(src.read(f.offset, f.length));
     let key = '';
     let value = '';

@@ -1,4 +1,4 @@
-import { DataType } from './onnx-proto.js';
+import { DataType, GraphField, ModelField } from './onnx-proto.js';
 import { fieldsOf, FileSource, readNode, readTensor, type ByteSource, type NodeInfo, type TensorInfo } from './onnx-reader.js';
 
 /** int16, where AVX2's and AVX-512BW's vpmaddubsw adds each pair of u8 x s8 products (saturating). */
@@ -29,13 +29,13 @@ export interface MatMulIntegerBound {
  * the row scheme uses) with the bounds of its integer sums (see docs/nli.md, "q8 arithmetic").
  */
 export function matMulIntegerBounds(src: ByteSource): MatMulIntegerBound[] {
-  const graph = fieldsOf(src).find((f) => f.field === 7);
+  const graph = fieldsOf(src).find((f) => f.field === ModelField.GRAPH);
   if (!graph) throw new Error('not an ONNX model: no graph');
   const nodes: NodeInfo[] = [];
   const tensors = new Map<string, TensorInfo>();
   for (const f of fieldsOf(src, graph.offset, graph.end)) {
-    if (f.field === 1) nodes.push(readNode(src, f));
-    else if (f.field === 5) {
+    if (f.field === GraphField.NODE) nodes.push(readNode(src, f));
+    else if (f.field === GraphField.INITIALIZER) {
       const t = readTensor(src, f);
       tensors.set(t.name, t);
     }

@@ -1,7 +1,17 @@
 import { renameSync, rmSync } from 'node:fs';
-import { DataType, nodeProto, tensorProto, type AttrValue } from './onnx-proto.js';
+import { DataType, GraphField, ModelField, nodeProto, tensorProto, type AttrValue } from './onnx-proto.js';
 import { MessageWriter, writeMessageToFile, type LazyBytes, type Part } from './protobuf.js';
-import { fieldsOf, FileSource, readNode, readTensor, type ByteSource, type Field, type NodeInfo, type TensorInfo } from './onnx-reader.js';
+import {
+  fieldsOf,
+  FileSource,
+  readNode,
+  readTensor,
+  stringFieldOf,
+  type ByteSource,
+  type Field,
+  type NodeInfo,
+  type TensorInfo,
+} from './onnx-reader.js';
 import { INT7_QMAX, INT8_QMAX, quantizePerColumn, quantizePerTensor } from './int8.js';
 
 /**
@@ -48,14 +58,6 @@ export interface QuantizeResult {
   sha256: string;
 }
 
-const MODEL_OPSET_IMPORT = 8;
-const MODEL_GRAPH = 7;
-const MODEL_METADATA = 14;
-const GRAPH_NODE = 1;
-const GRAPH_INITIALIZER = 5;
-const GRAPH_INPUT = 11;
-const GRAPH_OUTPUT = 12;
-
 /** The whole field [start, end) of the source, read when written. */
 function copyOf(src: ByteSource, f: Field): Part {
   return { length: f.end - f.start, produce: () => src.read(f.start, f.end - f.start) };
@@ -89,22 +91,17 @@ function sharedOnce<T>(make: () => T, users: number): () => T {
 /** onnxruntime's contrib operators (MatMulIntegerToFloat). */
 const MS_DOMAIN = 'com.microsoft';
 
+/** The domain an OperatorSetIdProto names (field 1). */
 function opsetDomain(src: ByteSource, f: Field): string {
-  const g = fieldsOf(src, f.offset, f.end).find((x) => x.field === 1);
-  return g ? new TextDecoder().decode(src.read(g.offset, g.length)) : '';
+  return stringFieldOf(src, f, 1);
 }
 
 function defaultOpset(src: ByteSource, top: Field[]): number {
-  for (const f of top.filter((t) => t.field === MODEL_OPSET_IMPORT)) {
+  for (const f of top.filter((t) => t.field === ModelField.OPSET_IMPORT)) {
     const domain = opsetDomain(src, f);
     if (domain === '' || domain === 'ai.onnx') return fieldsOf(src, f.offset, f.end).find((g) => g.field === 2)?.value ?? 0;
   }
   throw new Error('the model imports no default-domain opset');
-}
-
-function valueInfoName(src: ByteSource, f: Field): string {
-  const name = fieldsOf(src, f.offset, f.end).find((g) => g.field === 1);
-  return name ? new TextDecoder().decode(src.read(name.offset, name.length)) : '';
 }
 
 function metadataEntry(key: string, value: string): MessageWriter {
@@ -122,222 +119,336 @@ export interface QuantizeOptions {
 /** Rewrites the model in `src` to `outFile` (via a temporary file, renamed into place when complete). */
 export function quantizeModel(src: ByteSource, outFile: string, scheme: Q8Scheme, options: QuantizeOptions = {}): QuantizeResult {
   const top = fieldsOf(src);
-  const graphField = top.find((f) => f.field === MODEL_GRAPH);
+  const graphField = top.find((f) => f.field === ModelField.GRAPH);
   if (!graphField) throw new Error('not an ONNX model: no graph');
   const opset = defaultOpset(src, top);
   // Per-axis QuantizeLinear / DequantizeLinear arrived in opset 13.
   if (opset < 13) throw new Error(`the model's opset is ${opset}; quantizing needs opset 13 or later (re-export it)`);
-  const graphFields = fieldsOf(src, graphField.offset, graphField.end);
+  const graph = indexGraph(src, fieldsOf(src, graphField.offset, graphField.end));
+  const weightQmax = options.weightQmax ?? (scheme === 'row' ? INT7_QMAX : INT8_QMAX);
+  const q8 = new Q8Writer(src, graph.used, scheme, opset, weightQmax);
+  const rewrite = rewriteNodes(graph, q8);
+  if (rewrite.matmuls === 0) throw new Error('no MatMul with a float weight initializer found: nothing to quantize (is this an fp32 export?)');
+  const model = writeModel(src, top, writeGraph(src, graph, rewrite, q8.initializers), scheme, q8.usesMsDomain);
+  return { scheme, matmuls: rewrite.matmuls, gathers: rewrite.gathers, ...writeModelFile(model, outFile) };
+}
 
-  const nodes = new Map<Field, NodeInfo>();
-  const tensors = new Map<string, TensorInfo>();
-  const tensorAt = new Map<Field, TensorInfo>();
-  const used = new Set<string>();
-  const graphIo = new Set<string>();
-  const uses = new Map<string, number>();
-  for (const f of graphFields) {
-    if (f.field === GRAPH_NODE) {
+/** The source graph as read: its nodes and initializers by field, and the names the rewrite must respect. */
+interface GraphIndex {
+  fields: Field[];
+  nodes: Map<Field, NodeInfo>;
+  tensors: Map<string, TensorInfo>;
+  tensorAt: Map<Field, TensorInfo>;
+  /** Every name in the graph: new ones must not clash with any. */
+  used: Set<string>;
+  /** The graph's inputs and outputs. */
+  graphIo: Set<string>;
+  /** How many node inputs read each name. */
+  uses: Map<string, number>;
+}
+
+function indexGraph(src: ByteSource, fields: Field[]): GraphIndex {
+  const g: GraphIndex = { fields, nodes: new Map(), tensors: new Map(), tensorAt: new Map(), used: new Set(), graphIo: new Set(), uses: new Map() };
+  for (const f of fields) {
+    if (f.field === GraphField.NODE) {
       const n = readNode(src, f);
-      nodes.set(f, n);
-      for (const i of n.inputs) uses.set(i, (uses.get(i) ?? 0) + 1);
-      for (const name of [...n.inputs, ...n.outputs, n.name]) used.add(name);
-    } else if (f.field === GRAPH_INITIALIZER) {
+      g.nodes.set(f, n);
+      for (const i of n.inputs) g.uses.set(i, (g.uses.get(i) ?? 0) + 1);
+      for (const name of [...n.inputs, ...n.outputs, n.name]) g.used.add(name);
+    } else if (f.field === GraphField.INITIALIZER) {
       const t = readTensor(src, f);
-      tensors.set(t.name, t);
-      tensorAt.set(f, t);
-      used.add(t.name);
-    } else if (f.field === GRAPH_INPUT || f.field === GRAPH_OUTPUT) {
-      const name = valueInfoName(src, f);
-      graphIo.add(name);
-      used.add(name);
+      g.tensors.set(t.name, t);
+      g.tensorAt.set(f, t);
+      g.used.add(t.name);
+    } else if (f.field === GraphField.INPUT || f.field === GraphField.OUTPUT) {
+      // a ValueInfoProto: its name is field 1
+      const name = stringFieldOf(src, f, 1);
+      g.graphIo.add(name);
+      g.used.add(name);
     }
   }
-  /** A weight we may replace: a float 2-D initializer held in the file, not overridable as a graph input. */
-  const weight = (name: string | undefined): TensorInfo | undefined => {
-    const t = name === undefined ? undefined : tensors.get(name);
-    if (!t || t.dataType !== DataType.FLOAT || t.dims.length !== 2 || graphIo.has(t.name)) return undefined;
-    if (t.external) throw new Error(`initializer ${t.name} is stored outside the file (external data); only self-contained exports can be quantized`);
-    return t.data && t.data.length === t.dims[0] * t.dims[1] * 4 ? t : undefined;
-  };
+  return g;
+}
 
-  const fresh = (base: string): string => {
-    let name = base;
-    for (let k = 1; used.has(name); k++) name = `${base}_${k}`;
-    used.add(name);
-    return name;
-  };
-  const initializers: MessageWriter[] = [];
-  let nodeCount = 0;
-  let emit: MessageWriter[] = [];
-  let usesMsDomain = false;
-  const op = (opType: string, inputs: string[], attrs: Record<string, AttrValue> = {}, output?: string, domain?: string): string => {
-    const out = output ?? fresh(`q8/${opType}_${nodeCount}`);
-    const node = nodeProto(opType, inputs, [out], fresh(`q8/${opType}_node_${nodeCount++}`), attrs);
-    emit.push(domain ? node.string(7, domain) : node);
-    return out;
-  };
-  const constants = new Map<string, string>();
-  const constant = (key: string, make: (name: string) => MessageWriter): string => {
-    let name = constants.get(key);
-    if (!name) {
-      name = fresh(`q8/const_${key}`);
-      initializers.push(make(name));
-      constants.set(key, name);
-    }
-    return name;
-  };
-  const int64s = (values: number[]) =>
-    constant(`i64_${values.join('_')}`, (n) => tensorProto(n, DataType.INT64, [values.length], new Uint8Array(BigInt64Array.from(values.map(BigInt)).buffer)));
-  const float = (key: string, v: number) => constant(key, (n) => tensorProto(n, DataType.FLOAT, [], new Uint8Array(Float32Array.of(v).buffer)));
-  const zeroPoint128 = () => constant('u8_128', (n) => tensorProto(n, DataType.UINT8, [], Uint8Array.of(ROW_ZERO_POINT)));
-  // ReduceMax took its axes as an attribute until opset 18, as an input since.
-  const reduceMaxLast = (x: string): string =>
-    opset >= 18 ? op('ReduceMax', [x, int64s([-1])], { keepdims: 1 }) : op('ReduceMax', [x], { axes: [-1], keepdims: 1 });
-  const reduceMinLast = (x: string): string =>
-    opset >= 18 ? op('ReduceMin', [x, int64s([-1])], { keepdims: 1 }) : op('ReduceMin', [x], { axes: [-1], keepdims: 1 });
-  const one = () => float('one', 1);
+/** A weight we may replace: a float 2-D initializer held in the file, not overridable as a graph input. */
+function replaceableWeight(g: GraphIndex, name: string | undefined): TensorInfo | undefined {
+  const t = name === undefined ? undefined : g.tensors.get(name);
+  if (!t || t.dataType !== DataType.FLOAT || t.dims.length !== 2 || g.graphIo.has(t.name)) return undefined;
+  if (t.external) throw new Error(`initializer ${t.name} is stored outside the file (external data); only self-contained exports can be quantized`);
+  return t.data && t.data.length === t.dims[0] * t.dims[1] * 4 ? t : undefined;
+}
 
-  /** Quantized weights, by source name: one set per weight however many MatMuls read it. */
-  const weights = new Map<string, { values: string; scale: string; zeroPoint?: string }>();
-  const matmulWeight = (t: TensorInfo): { values: string; scale: string; zeroPoint?: string } => {
-    const have = weights.get(t.name);
-    if (have) return have;
-    const [rows, cols] = t.dims;
-    const qmax = options.weightQmax ?? (scheme === 'row' ? INT7_QMAX : INT8_QMAX);
-    const q = sharedOnce(() => quantizePerColumn(floatsAt(src, t), rows, cols, qmax), 2);
-    const names = { values: fresh(`${t.name}_quantized`), scale: fresh(`${t.name}_scale`), zeroPoint: scheme === 'tensor' ? fresh(`${t.name}_zero_point`) : undefined };
-    const values: LazyBytes = { length: rows * cols, produce: () => bytesOf(q().values) };
-    const scales: LazyBytes = { length: cols * 4, produce: () => bytesOf(q().scales) };
-    initializers.push(tensorProto(names.values, DataType.INT8, [rows, cols], values));
-    initializers.push(tensorProto(names.scale, DataType.FLOAT, [cols], scales));
-    // quantize_dynamic writes W's zero points (all 0) explicitly; the row scheme leaves them out (0).
-    if (names.zeroPoint) initializers.push(tensorProto(names.zeroPoint, DataType.INT8, [cols], new Uint8Array(cols)));
-    weights.set(t.name, names);
-    return names;
-  };
+/** The nodes that replace source nodes, and how many readers of each float weight now read its int8 copy. */
+interface Rewrite {
+  replaced: Map<Field, MessageWriter[]>;
+  replacedUses: Map<string, number>;
+  matmuls: number;
+  gathers: number;
+}
 
-  /** Row scheme: one per activation (Q, K and V read the same one). */
-  interface RowQuantized {
-    /** uint8, the shape of x. */
-    values: string;
-    /** float, the shape of x with the last axis 1: one scale per row. */
-    scale: string;
-  }
-  const rowQuantized = new Map<string, RowQuantized>();
-  const quantizeRows = (x: string): RowQuantized => {
-    const have = rowQuantized.get(x);
-    if (have) return have;
-    // max |x| of the row as max(max x, -min x): two reads of x, no |x| tensor written.
-    const amax = op('Max', [reduceMaxLast(x), op('Neg', [reduceMinLast(x)]), float('row_min_amax', ROW_MIN_AMAX)]);
-    const scale = op('Div', [amax, float('row_qmax', ROW_ACTIVATION_QMAX)]);
-    // x * (127 / amax) first (one IEEE product per element: the same on every CPU, and cheaper than a
-    // division), then QuantizeLinear with scale 1 (exact): a scale per row, which QuantizeLinear has
-    // only along one axis, so only after a reshape to [M, K] that would hide the [batch, sequence]
-    // dims from onnxruntime's shape inference, and with them its LayerNorm fusion downstream.
-    const values = op('QuantizeLinear', [op('Mul', [x, op('Div', [float('row_qmax', ROW_ACTIVATION_QMAX), amax])]), one(), zeroPoint128()]);
-    const q = { values, scale };
-    rowQuantized.set(x, q);
-    return q;
-  };
-  const tensorQuantized = new Map<string, { values: string; scale: string; zeroPoint: string }>();
-  const quantizeTensor = (x: string) => {
-    let q = tensorQuantized.get(x);
-    if (!q) {
-      q = { values: fresh(`${x}_quantized`), scale: fresh(`${x}_scale`), zeroPoint: fresh(`${x}_zero_point`) };
-      emit.push(nodeProto('DynamicQuantizeLinear', [x], [q.values, q.scale, q.zeroPoint], fresh(`${x}_QuantizeLinear`)));
-      tensorQuantized.set(x, q);
-    }
-    return q;
-  };
-
-  const replacedUses = new Map<string, number>();
-  const replaced = new Map<Field, MessageWriter[]>();
-  let matmuls = 0;
-  let gathers = 0;
-  for (const [f, n] of nodes) {
+/** Every default-domain MatMul by a weight and Gather from a table, rewritten in the scheme of `q8`. */
+function rewriteNodes(g: GraphIndex, q8: Q8Writer): Rewrite {
+  const r: Rewrite = { replaced: new Map(), replacedUses: new Map(), matmuls: 0, gathers: 0 };
+  for (const [f, n] of g.nodes) {
     if (n.domain !== '' && n.domain !== 'ai.onnx') continue;
-    emit = [];
-    if (n.opType === 'MatMul' && n.inputs.length === 2 && weight(n.inputs[1])) {
-      const t = weight(n.inputs[1])!;
-      const [k, cols] = t.dims;
-      const w = matmulWeight(t);
-      if (scheme === 'row') {
-        const x = quantizeRows(n.inputs[0]);
-        // onnxruntime's MatMulIntegerToFloat (the kernel its own fusions use, with the weight packed
-        // once at load): int32 sums of (x_u8 - 128) W_s7, times a_scale (1) * W's column scale, in float.
-        const perColumn = op('MatMulIntegerToFloat', [x.values, w.values, one(), w.scale, zeroPoint128()], {}, undefined, MS_DOMAIN);
-        op('Mul', [perColumn, x.scale], {}, n.outputs[0]);
-        usesMsDomain = true;
-      } else {
-        const x = quantizeTensor(n.inputs[0]);
-        const sums = op('MatMulInteger', [x.values, w.values, x.zeroPoint, w.zeroPoint!]);
-        const asFloat = op('Cast', [sums], { to: DataType.FLOAT });
-        op('Mul', [asFloat, op('Mul', [x.scale, w.scale])], {}, n.outputs[0]);
-      }
-      matmuls++;
-    } else if (n.opType === 'Gather' && n.inputs.length === 2 && weight(n.inputs[0])) {
-      const t = weight(n.inputs[0])!;
-      const q = sharedOnce(() => quantizePerTensor(floatsAt(src, t)), 2);
-      const values = fresh(`${t.name}_quantized`);
-      const scale = fresh(`${t.name}_scale`);
-      const zeroPoint = fresh(`${t.name}_zero_point`);
-      initializers.push(tensorProto(values, DataType.INT8, t.dims, { length: t.dims[0] * t.dims[1], produce: () => bytesOf(q().values) }));
-      initializers.push(tensorProto(scale, DataType.FLOAT, [], { length: 4, produce: () => bytesOf(Float32Array.of(q().scale)) }));
-      initializers.push(tensorProto(zeroPoint, DataType.INT8, [], new Uint8Array(1)));
-      const rows = op('Gather', [values, n.inputs[1]], { axis: 0 });
-      op('DequantizeLinear', [rows, scale, zeroPoint], {}, n.outputs[0]);
-      gathers++;
+    if (n.opType === 'MatMul' && n.inputs.length === 2 && replaceableWeight(g, n.inputs[1])) {
+      const t = replaceableWeight(g, n.inputs[1])!;
+      r.replaced.set(f, q8.nodesFor(() => q8.matMul(n, t)));
+      r.matmuls++;
+    } else if (n.opType === 'Gather' && n.inputs.length === 2 && replaceableWeight(g, n.inputs[0])) {
+      const t = replaceableWeight(g, n.inputs[0])!;
+      r.replaced.set(f, q8.nodesFor(() => q8.gather(n, t)));
+      r.gathers++;
     } else {
       continue;
     }
     const w = n.opType === 'MatMul' ? n.inputs[1] : n.inputs[0];
-    replacedUses.set(w, (replacedUses.get(w) ?? 0) + 1);
-    replaced.set(f, emit);
+    r.replacedUses.set(w, (r.replacedUses.get(w) ?? 0) + 1);
   }
-  if (matmuls === 0) throw new Error('no MatMul with a float weight initializer found: nothing to quantize (is this an fp32 export?)');
+  return r;
+}
 
+/** A weight quantized per output column: one set per weight however many MatMuls read it. */
+interface QuantizedWeight {
+  values: string;
+  scale: string;
+  /** Written by the tensor scheme only (all 0, as quantize_dynamic writes them). */
+  zeroPoint?: string;
+}
+
+/** Row scheme: one per activation (Q, K and V read the same one). */
+interface RowQuantized {
+  /** uint8, the shape of x. */
+  values: string;
+  /** float, the shape of x with the last axis 1: one scale per row. */
+  scale: string;
+}
+
+/** Tensor scheme: DynamicQuantizeLinear's three outputs, one per activation. */
+interface TensorQuantized {
+  values: string;
+  scale: string;
+  zeroPoint: string;
+}
+
+/**
+ * What the rewrite adds to the graph, under names that clash with none of the source's: the nodes
+ * that stand in for each replaced node, and the initializers (quantized weights, shared constants).
+ * The order of the calls fixes every name and so the output bytes, which `todeval models quantize`
+ * and the random builder must agree on.
+ */
+class Q8Writer {
+  readonly initializers: MessageWriter[] = [];
+  /** Set once a node of onnxruntime's contrib domain is written: the model must then import it. */
+  usesMsDomain = false;
+  private emitted: MessageWriter[] = [];
+  private nodeCount = 0;
+  private readonly constants = new Map<string, string>();
+  private readonly weights = new Map<string, QuantizedWeight>();
+  private readonly rowQuantized = new Map<string, RowQuantized>();
+  private readonly tensorQuantized = new Map<string, TensorQuantized>();
+
+  constructor(
+    private readonly src: ByteSource,
+    private readonly used: Set<string>,
+    private readonly scheme: Q8Scheme,
+    private readonly opset: number,
+    private readonly weightQmax: number,
+  ) {}
+
+  /** The nodes that `write` emits: what stands in for one source node. */
+  nodesFor(write: () => void): MessageWriter[] {
+    this.emitted = [];
+    write();
+    return this.emitted;
+  }
+
+  /** x W, with the weight quantized per column and x per row (row scheme) or per tensor. */
+  matMul(n: NodeInfo, t: TensorInfo): void {
+    const w = this.quantizedWeight(t);
+    if (this.scheme === 'row') {
+      const x = this.quantizeRows(n.inputs[0]);
+      // onnxruntime's MatMulIntegerToFloat (the kernel its own fusions use, with the weight packed
+      // once at load): int32 sums of (x_u8 - 128) W_s7, times a_scale (1) * W's column scale, in float.
+      const perColumn = this.op('MatMulIntegerToFloat', [x.values, w.values, this.one(), w.scale, this.zeroPoint128()], {}, undefined, MS_DOMAIN);
+      this.op('Mul', [perColumn, x.scale], {}, n.outputs[0]);
+      this.usesMsDomain = true;
+    } else {
+      const x = this.quantizeTensor(n.inputs[0]);
+      const sums = this.op('MatMulInteger', [x.values, w.values, x.zeroPoint, w.zeroPoint!]);
+      const asFloat = this.op('Cast', [sums], { to: DataType.FLOAT });
+      this.op('Mul', [asFloat, this.op('Mul', [x.scale, w.scale])], {}, n.outputs[0]);
+    }
+  }
+
+  /** Rows of an embedding table: the table int8 per tensor, Gather then DequantizeLinear. */
+  gather(n: NodeInfo, t: TensorInfo): void {
+    const q = sharedOnce(() => quantizePerTensor(floatsAt(this.src, t)), 2);
+    const values = this.fresh(`${t.name}_quantized`);
+    const scale = this.fresh(`${t.name}_scale`);
+    const zeroPoint = this.fresh(`${t.name}_zero_point`);
+    this.initializers.push(tensorProto(values, DataType.INT8, t.dims, { length: t.dims[0] * t.dims[1], produce: () => bytesOf(q().values) }));
+    this.initializers.push(tensorProto(scale, DataType.FLOAT, [], { length: 4, produce: () => bytesOf(Float32Array.of(q().scale)) }));
+    this.initializers.push(tensorProto(zeroPoint, DataType.INT8, [], new Uint8Array(1)));
+    const rows = this.op('Gather', [values, n.inputs[1]], { axis: 0 });
+    this.op('DequantizeLinear', [rows, scale, zeroPoint], {}, n.outputs[0]);
+  }
+
+  private fresh(base: string): string {
+    let name = base;
+    for (let k = 1; this.used.has(name); k++) name = `${base}_${k}`;
+    this.used.add(name);
+    return name;
+  }
+
+  /** Emits one node; returns its output (a fresh name unless given). */
+  private op(opType: string, inputs: string[], attrs: Record<string, AttrValue> = {}, output?: string, domain?: string): string {
+    const out = output ?? this.fresh(`q8/${opType}_${this.nodeCount}`);
+    const node = nodeProto(opType, inputs, [out], this.fresh(`q8/${opType}_node_${this.nodeCount++}`), attrs);
+    this.emitted.push(domain ? node.string(7, domain) : node);
+    return out;
+  }
+
+  /** A constant initializer, written once under `key` however often it is used. */
+  private constant(key: string, make: (name: string) => MessageWriter): string {
+    let name = this.constants.get(key);
+    if (!name) {
+      name = this.fresh(`q8/const_${key}`);
+      this.initializers.push(make(name));
+      this.constants.set(key, name);
+    }
+    return name;
+  }
+
+  private int64s(values: number[]): string {
+    return this.constant(`i64_${values.join('_')}`, (n) =>
+      tensorProto(n, DataType.INT64, [values.length], new Uint8Array(BigInt64Array.from(values.map(BigInt)).buffer)),
+    );
+  }
+
+  private float(key: string, v: number): string {
+    return this.constant(key, (n) => tensorProto(n, DataType.FLOAT, [], new Uint8Array(Float32Array.of(v).buffer)));
+  }
+
+  private one(): string {
+    return this.float('one', 1);
+  }
+
+  private zeroPoint128(): string {
+    return this.constant('u8_128', (n) => tensorProto(n, DataType.UINT8, [], Uint8Array.of(ROW_ZERO_POINT)));
+  }
+
+  /** ReduceMax or ReduceMin over the last axis, kept: axes an attribute until opset 18, an input since. */
+  private reduceLast(opType: 'ReduceMax' | 'ReduceMin', x: string): string {
+    return this.opset >= 18 ? this.op(opType, [x, this.int64s([-1])], { keepdims: 1 }) : this.op(opType, [x], { axes: [-1], keepdims: 1 });
+  }
+
+  private quantizedWeight(t: TensorInfo): QuantizedWeight {
+    const have = this.weights.get(t.name);
+    if (have) return have;
+    const [rows, cols] = t.dims;
+    const q = sharedOnce(() => quantizePerColumn(floatsAt(this.src, t), rows, cols, this.weightQmax), 2);
+    const names: QuantizedWeight = {
+      values: this.fresh(`${t.name}_quantized`),
+      scale: this.fresh(`${t.name}_scale`),
+      zeroPoint: this.scheme === 'tensor' ? this.fresh(`${t.name}_zero_point`) : undefined,
+    };
+    const values: LazyBytes = { length: rows * cols, produce: () => bytesOf(q().values) };
+    const scales: LazyBytes = { length: cols * 4, produce: () => bytesOf(q().scales) };
+    this.initializers.push(tensorProto(names.values, DataType.INT8, [rows, cols], values));
+    this.initializers.push(tensorProto(names.scale, DataType.FLOAT, [cols], scales));
+    // quantize_dynamic writes W's zero points (all 0) explicitly; the row scheme leaves them out (0).
+    if (names.zeroPoint) this.initializers.push(tensorProto(names.zeroPoint, DataType.INT8, [cols], new Uint8Array(cols)));
+    this.weights.set(t.name, names);
+    return names;
+  }
+
+  private quantizeRows(x: string): RowQuantized {
+    const have = this.rowQuantized.get(x);
+    if (have) return have;
+    // max |x| of the row as max(max x, -min x): two reads of x, no |x| tensor written.
+    const amax = this.op('Max', [
+      this.reduceLast('ReduceMax', x),
+      this.op('Neg', [this.reduceLast('ReduceMin', x)]),
+      this.float('row_min_amax', ROW_MIN_AMAX),
+    ]);
+    const scale = this.op('Div', [amax, this.float('row_qmax', ROW_ACTIVATION_QMAX)]);
+    // x * (127 / amax) first (one IEEE product per element: the same on every CPU, and cheaper than a
+    // division), then QuantizeLinear with scale 1 (exact): a scale per row, which QuantizeLinear has
+    // only along one axis, so only after a reshape to [M, K] that would hide the [batch, sequence]
+    // dims from onnxruntime's shape inference, and with them its LayerNorm fusion downstream.
+    const scaled = this.op('Mul', [x, this.op('Div', [this.float('row_qmax', ROW_ACTIVATION_QMAX), amax])]);
+    const values = this.op('QuantizeLinear', [scaled, this.one(), this.zeroPoint128()]);
+    const q = { values, scale };
+    this.rowQuantized.set(x, q);
+    return q;
+  }
+
+  private quantizeTensor(x: string): TensorQuantized {
+    let q = this.tensorQuantized.get(x);
+    if (!q) {
+      q = { values: this.fresh(`${x}_quantized`), scale: this.fresh(`${x}_scale`), zeroPoint: this.fresh(`${x}_zero_point`) };
+      this.emitted.push(nodeProto('DynamicQuantizeLinear', [x], [q.values, q.scale, q.zeroPoint], this.fresh(`${x}_QuantizeLinear`)));
+      this.tensorQuantized.set(x, q);
+    }
+    return q;
+  }
+}
+
+/** The graph with the replaced nodes swapped for their int8 versions and the new initializers added. */
+function writeGraph(src: ByteSource, g: GraphIndex, r: Rewrite, added: MessageWriter[]): MessageWriter {
   const graph = new MessageWriter();
-  for (const f of graphFields) {
-    if (f.field === GRAPH_NODE && replaced.has(f)) {
-      for (const m of replaced.get(f)!) graph.message(GRAPH_NODE, m);
+  for (const f of g.fields) {
+    if (f.field === GraphField.NODE && r.replaced.has(f)) {
+      for (const m of r.replaced.get(f)!) graph.message(GraphField.NODE, m);
       continue;
     }
-    if (f.field === GRAPH_INITIALIZER) {
-      const t = tensorAt.get(f)!;
+    if (f.field === GraphField.INITIALIZER) {
+      const t = g.tensorAt.get(f)!;
       // Dropped once every reader of the float weight reads the int8 copy instead.
-      if ((replacedUses.get(t.name) ?? 0) > 0 && replacedUses.get(t.name) === uses.get(t.name)) continue;
+      if ((r.replacedUses.get(t.name) ?? 0) > 0 && r.replacedUses.get(t.name) === g.uses.get(t.name)) continue;
     }
     graph.raw(copyOf(src, f));
   }
-  for (const t of initializers) graph.message(GRAPH_INITIALIZER, t);
+  for (const t of added) graph.message(GraphField.INITIALIZER, t);
+  return graph;
+}
 
+/**
+ * The model around the new graph: onnxruntime's contrib domain imported after the last opset import
+ * where a node needs it, and the scheme named in metadata_props (replacing any earlier entry).
+ */
+function writeModel(src: ByteSource, top: Field[], graph: MessageWriter, scheme: Q8Scheme, usesMsDomain: boolean): MessageWriter {
   const model = new MessageWriter();
-  const importsMs = top.some((f) => f.field === MODEL_OPSET_IMPORT && opsetDomain(src, f) === MS_DOMAIN);
+  const importsMs = top.some((f) => f.field === ModelField.OPSET_IMPORT && opsetDomain(src, f) === MS_DOMAIN);
   for (const f of top) {
-    if (f.field === MODEL_OPSET_IMPORT && usesMsDomain && !importsMs && f === top.filter((t) => t.field === MODEL_OPSET_IMPORT).pop()) {
+    if (f.field === ModelField.OPSET_IMPORT && usesMsDomain && !importsMs && f === top.filter((t) => t.field === ModelField.OPSET_IMPORT).pop()) {
       model.raw(copyOf(src, f));
-      model.message(MODEL_OPSET_IMPORT, new MessageWriter().string(1, MS_DOMAIN).varint(2, 1));
+      model.message(ModelField.OPSET_IMPORT, new MessageWriter().string(1, MS_DOMAIN).varint(2, 1));
       continue;
     }
-    if (f.field === MODEL_GRAPH) model.message(MODEL_GRAPH, graph);
-    else if (f.field === MODEL_METADATA && readKey(src, f) === Q8_SCHEME_KEY) continue;
-    else model.raw(copyOf(src, f));
+    if (f.field === ModelField.GRAPH) {
+      model.message(ModelField.GRAPH, graph);
+      continue;
+    }
+    // an earlier entry naming the scheme (a StringStringEntryProto: its key is field 1) gives way to ours
+    if (f.field === ModelField.METADATA_PROPS && stringFieldOf(src, f, 1) === Q8_SCHEME_KEY) continue;
+    model.raw(copyOf(src, f));
   }
-  model.message(MODEL_METADATA, metadataEntry(Q8_SCHEME_KEY, scheme));
+  model.message(ModelField.METADATA_PROPS, metadataEntry(Q8_SCHEME_KEY, scheme));
+  return model;
+}
 
+/** Written to a temporary file and renamed into place once complete: an interrupted run leaves no model. */
+function writeModelFile(model: MessageWriter, outFile: string): { sha256: string; bytes: number } {
   const tmp = `${outFile}.partial-${process.pid}`;
   try {
     const written = writeMessageToFile(model, tmp);
     renameSync(tmp, outFile);
-    return { scheme, matmuls, gathers, ...written };
+    return written;
   } finally {
     rmSync(tmp, { force: true });
   }
-}
-
-function readKey(src: ByteSource, f: Field): string {
-  const key = fieldsOf(src, f.offset, f.end).find((g) => g.field === 1);
-  return key ? new TextDecoder().decode(src.read(key.offset, key.length)) : '';
 }
 
 /** quantizeModel from a file on disk. */
