@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { formatSummary } from '../../metrics/gcdf1/summary.js';
+import { formatGcdf1Report } from '../../report/gcdf1-text.js';
 import { formatSgsaccReport } from '../../metrics/sgsacc/report.js';
 import { formatRerankSummary } from '../../rerank/summary.js';
 import { formatSignature } from '../../util/signature.js';
@@ -50,9 +50,7 @@ export function register(program: Command): void {
       process.stdout.write(formatRerankSummary(merged.report.summary, merged.report.items.length, merged.report.signature.contextControl === true));
       process.stdout.write(`signature: ${formatSignature(merged.report.signature)}\n`);
     } else if (merged.kind === 'gcdf1') {
-      const { metadata, ...tables } = merged.report;
-      process.stdout.write(`GCDF1 over ${Number(metadata.signature.dialogues)} dialogues\n${formatSummary({ ...tables, counts: metadata.counts }, metadata.behaviour_counts)}\n`);
-      process.stdout.write(`\nsignature: ${metadata.signature_string}\n`);
+      process.stdout.write(formatGcdf1Report(merged.report));
     } else process.stdout.write(formatEvaluation(merged.report));
     process.stderr.write(`todeval: merged ${files.length} shards into ${flags.output}\n`);
   });
