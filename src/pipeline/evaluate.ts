@@ -5,7 +5,7 @@ import { mwzItemStats } from '../metrics/mwz/item-stats.js';
 import { shardDialogues, type SgsaccMergeResult } from '../metrics/mwz/sgsacc-merge.js';
 import { runConfidence, type ConfidenceBlock, type ResampleUnit } from '../metrics/significance/confidence.js';
 import type { Seed } from '../metrics/significance/pcg64.js';
-import { contextControlSignature, type ReferenceSelection } from '../metrics/sgsacc/index.js';
+import { contextControlSignature, type Granularity, type ReferenceSelection } from '../metrics/sgsacc/index.js';
 import type { NliRunnerOptions } from '../nli/runner.js';
 import { itemsFileJson } from '../report/item-files.js';
 import type { EvaluateShardReport } from '../shard/evaluate-merge.js';
@@ -36,7 +36,7 @@ export interface EvaluatePipelineOptions {
   /** The first N dialogues of the input. */
   limit?: number;
   /** SGSAcc and SER of the lexicalized turns (`--sgsacc`), with these NLI options. */
-  sgsacc?: { nli: NliRunnerOptions; referenceSelection?: ReferenceSelection; contextControl?: boolean; shard?: ShardSpec };
+  sgsacc?: { nli: NliRunnerOptions; referenceSelection?: ReferenceSelection; contextControl?: boolean; granularity?: Granularity; shard?: ShardSpec };
   /** Write the report here (JSON, atomically). */
   output?: string;
   /** Write every metric's per-item statistics here (`--items`). */
@@ -98,6 +98,8 @@ export async function runEvaluatePipeline(o: EvaluatePipelineOptions): Promise<E
       nli: o.sgsacc.nli,
       referenceSelection: o.sgsacc.referenceSelection,
       contextControl: o.sgsacc.contextControl,
+      granularity: o.sgsacc.granularity,
+      confidence: o.confidence,
       shard,
       items: wantItems,
       onProgress: ({ turnsDone, turnsTotal }) => o.hooks?.progress?.(turnsDone, turnsTotal),
@@ -113,6 +115,8 @@ export async function runEvaluatePipeline(o: EvaluatePipelineOptions): Promise<E
         dtype: result.sgsacc.model.dtype,
         referenceSelection: result.sgsacc.referenceSelection,
         contextControl: contextControlSignature(result.sgsacc.contextControl),
+        // Absent unless asked for, as in score's signature: evaluate --sgsacc keeps its digests.
+        granularity: result.sgsacc.sentences ? 'sentence' : undefined,
       });
     }
   }
@@ -128,12 +132,16 @@ export async function runEvaluatePipeline(o: EvaluatePipelineOptions): Promise<E
   if (shard && o.output) {
     // The shard's part of the SGSAcc section travels as counts, which todeval merge adds up exactly.
     const tally = result.sgsacc?.tally ?? null;
-    if (result.sgsacc) delete result.sgsacc.tally;
+    const sentences = result.sgsacc?.sentenceTally;
+    if (result.sgsacc) {
+      delete result.sgsacc.tally;
+      delete result.sgsacc.sentenceTally;
+    }
     result.signature = makeSignature({ ...result.signature, shard: shardLabel(shard) });
     const turns = result.sgsacc
       ? { lexicalized: result.sgsacc.counts.lexicalizedTurns, delexicalized: result.sgsacc.counts.delexicalizedTurns }
       : { lexicalized: 0, delexicalized: Object.values(shardDialogues(predictions.dialogues, shard)).reduce((n, d) => n + d.length, 0) };
-    (result as EvaluateShardReport).shard = { ...shardBlock(shard, o.output, {}), positions: [], tally, turns };
+    (result as EvaluateShardReport).shard = { ...shardBlock(shard, o.output, {}), positions: [], tally, turns, ...(sentences ? { sentences } : {}) };
   }
   if (o.output) writeJsonAtomic(o.output, result);
   return result;

@@ -10,6 +10,7 @@ import {
   aggregateHallucination,
   aggregateSgsacc,
   sentenceConfidence,
+  sentenceShardTally,
   summarizeSentences,
   tallySentences,
   bleuSummary,
@@ -25,7 +26,7 @@ import {
 } from '../metrics/sgsacc/index.js';
 import type { NliRunner } from '../nli/runner.js';
 import { formatSignature, type Signature } from '../util/signature.js';
-import { sentenceTallies, type ScoreTallies } from '../shard/score-merge.js';
+import type { ScoreTallies } from '../shard/score-merge.js';
 import { shardLabel, type ShardSpec } from '../shard/spec.js';
 import type { ScoreSelection } from './score-selection.js';
 import { scoreSgsacc, serOfTurns, sgsaccOptions, sgsaccReferencesSignature, sgsaccResultSignature, type SgsaccScoring } from './sgsacc.js';
@@ -149,7 +150,7 @@ export async function runScorePipeline(selection: ScoreSelection, o: ScorePipeli
     report.confidence = runConfidence(turnItemStats(scoring.run.scores.map(annotate), { validation: options.validation }), o.confidence);
   }
   const tallies = scoreTallies(scoring, gold, options.hallucination, bleu);
-  if (sentences) tallies.sentences = sentenceTallies(sentences, scoring.run.scores, { validation: scoring.aggregate.validation, positionOf: selection.positionOf });
+  if (sentences) tallies.sentences = sentenceShardTally(sentences, scoring.run.scores, { validation: scoring.aggregate.validation, positionOf: selection.positionOf });
   return { report, tallies };
 }
 

@@ -39,6 +39,17 @@ export function formatEvaluation(r: EvaluationText): string {
       ['ser', sg.ser.ser],
       ['turns', `${sg.counts.lexicalizedTurns} lexicalized, ${sg.counts.delexicalizedTurns} delexicalized (left out)`],
     ]);
+    const st = sg.sentences;
+    if (st) {
+      const ci = st.confidence.overall.metrics['hallucination-sentences-all'];
+      block('SENTENCES NO FACT SUPPORTS (lexicalized turns, percent of checked sentences)', [
+        ['unsupported', st.validated?.all ?? 'n/a'],
+        ['unsupp_unval', st.unvalidated.all ?? 'n/a'],
+        ...(ci ? ([['ci95_unval', `[${ci.low.toFixed(2)}, ${ci.high.toFixed(2)}], ${ci.units} ${ci.unit}s`]] as [string, unknown][]) : []),
+        ['sentences', `${st.counts.sentences}: checked ${st.counts.checked}, unsupported ${st.counts.unsupported}, contradicted ${st.counts.contradicted}, courtesy ${st.counts.courtesy}, unchecked ${st.counts.unchecked}`],
+        ['turns', `${st.counts.turnsWithUnsupported} with unsupported sentences`],
+      ]);
+    }
   }
   const confidence = r.confidence;
   if (confidence) lines.push(formatConfidence(confidence).trimEnd(), '');

@@ -2,6 +2,7 @@ import type { MwzEvaluation } from '../metrics/mwz/evaluator.js';
 import type { SgsaccMergeResult } from '../metrics/mwz/sgsacc-merge.js';
 import { serPercent } from '../metrics/ser.js';
 import { summarizeSgsacc, type SgsaccTally } from '../metrics/sgsacc/aggregate.js';
+import { mergeSentenceShards, type SentenceShardTally } from '../metrics/sgsacc/aggregate-sentences.js';
 import { InputError } from '../util/errors.js';
 import type { Signature } from '../util/signature.js';
 import { byShardIndex, checkShardSet, runSignature, signatureDifference, type LoadedShard } from './merge.js';
@@ -21,11 +22,13 @@ export interface EvaluateShardReport extends EvaluateReport {
     tally: SgsaccTally | null;
     /** This shard's turns with and without lexicalized text (kept even when it scored none). */
     turns: { lexicalized: number; delexicalized: number };
+    /** With --granularity sentence, when this shard scored turns (SentenceShardTally). */
+    sentences?: SentenceShardTally;
   };
 }
 
 /** Signature keys --sgsacc adds only when it scored something: a shard without lexicalized turns lacks them. */
-const SGSACC_KEYS = ['model', 'revision', 'dtype', 'referenceSelection', 'contextControl'];
+const SGSACC_KEYS = ['model', 'revision', 'dtype', 'referenceSelection', 'contextControl', 'granularity'];
 
 /**
  * The report one `evaluate --sgsacc` over the whole input gives: the mwzeval sections from shard 1
@@ -71,6 +74,8 @@ export function mergeEvaluateReports(loaded: readonly LoadedShard<EvaluateShardR
     // Shards written before the control existed ran without it.
     contextControl: parts[0].contextControl ?? false,
     model: parts[0].model,
+    // The sentence section as score's merge joins it: counts summed, intervals drawn again over all turns.
+    ...(base.signature.granularity === 'sentence' ? { sentences: mergeSentenceShards(scored.map((s) => ({ file: s.file, part: s.report.shard.sentences })), validation) } : {}),
   };
   return merged;
 }

@@ -2,9 +2,7 @@ import { bleuFromStats } from '../metrics/text/bleu.js';
 import { serPercent } from '../metrics/ser.js';
 import { summarizeHallucination, type HallucinationTally } from '../metrics/sgsacc/aggregate-hallucination.js';
 import { summarizeSgsacc, type SgsaccTally } from '../metrics/sgsacc/aggregate.js';
-import { sentenceTurns, sentenceTurnsConfidence, summarizeSentences, type SentenceTally, type SentenceTurn } from '../metrics/sgsacc/aggregate-sentences.js';
-import type { TurnScore } from '../metrics/sgsacc/types.js';
-import { InputError } from '../util/errors.js';
+import { mergeSentenceShards, type SentenceShardTally } from '../metrics/sgsacc/aggregate-sentences.js';
 import type { SgsaccReport } from '../metrics/sgsacc/report.js';
 import { formatSignature } from '../util/signature.js';
 import { byShardIndex, checkShardSet, runSignature, type LoadedShard } from './merge.js';
@@ -27,72 +25,8 @@ export interface ScoreTallies {
   hallucination?: HallucinationTally;
   groundTruthHallucination?: HallucinationTally;
   bleu: BleuStats | null;
-  /** With --granularity sentence (sentenceTallies). */
+  /** With --granularity sentence (sentenceShardTally). */
   sentences?: SentenceShardTally;
-}
-
-/**
- * A shard's sentence-level counts, and each of its turns' part in the sentence rate: the whole
- * run's bootstrap intervals resample all turns at once, so the merge needs the turns, not the
- * shard's intervals. Each turn is one JSON string `[position, id, services, acts, validated (0|1),
- * unsupported, checked]` (position: where the turn stands in the unsharded run), one line of the
- * report per turn rather than a dozen.
- */
-export interface SentenceShardTally {
-  tally: SentenceTally;
-  turns: string[];
-}
-
-/** What a shard report of a sentence-granularity run carries (see SentenceShardTally). */
-export function sentenceTallies(tally: SentenceTally, scores: readonly TurnScore[], opts: { validation: boolean; positionOf: ReadonlyMap<string, number> }): SentenceShardTally {
-  return {
-    tally,
-    turns: sentenceTurns(scores, opts).map((t) => JSON.stringify([opts.positionOf.get(t.id), t.id, t.services, t.acts, t.validated ? 1 : 0, t.unsupported, t.checked])),
-  };
-}
-
-function parseOr(text: unknown): unknown {
-  try {
-    return typeof text === 'string' ? JSON.parse(text) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The turns of every shard's SentenceShardTally, in the unsharded run's order. */
-function sentenceTurnsOf(shards: readonly LoadedShard<ScoreShardReport>[]): SentenceTurn[] {
-  const all: { at: number; turn: SentenceTurn }[] = [];
-  for (const { file, report } of shards) {
-    const part = report.shard.tallies.sentences;
-    if (!part || !Array.isArray(part.turns)) {
-      throw new InputError('this shard of a --granularity sentence run has no sentence tallies to merge (written by an older todeval): run the shard again', { file });
-    }
-    part.turns.forEach((line, i) => {
-      const t = parseOr(line);
-      const ok =
-        Array.isArray(t) && t.length === 7 && Number.isInteger(t[0]) && typeof t[1] === 'string' && Array.isArray(t[2]) && Array.isArray(t[3]) && [0, 1].includes(t[4] as number) && Number.isInteger(t[5]) && Number.isInteger(t[6]);
-      if (!ok) throw new InputError('damaged sentence tally: run the shard again', { file, where: `shard.tallies.sentences.turns[${i}]` });
-      const [at, id, services, acts, validated, unsupported, checked] = t as [number, string, string[], string[], number, number, number];
-      all.push({ at, turn: { id, services, acts, validated: validated === 1, unsupported, checked } });
-    });
-  }
-  return all.sort((a, b) => a.at - b.at).map((x) => x.turn);
-}
-
-/**
- * The sentence section of the whole run: counts and rates from the shards' summed counts, the
- * intervals drawn again over all the shards' turns in the run's order, as one process draws them
- * (a shard refuses --confidence, so they use the default resampling, as its own did).
- */
-function mergeSentences(shards: readonly LoadedShard<ScoreShardReport>[], validation: boolean): SgsaccReport['sentences'] {
-  const turns = sentenceTurnsOf(shards);
-  return {
-    ...summarizeSentences(
-      shards.map((s) => s.report.shard.tallies.sentences!.tally),
-      validation,
-    ),
-    confidence: sentenceTurnsConfidence(turns, { validation }),
-  };
 }
 
 /** `todeval score --shard K/N -o FILE` writes this: the report of its part, plus what merges. */
@@ -102,6 +36,14 @@ export interface ScoreShardReport extends SgsaccReport {
     erroneousAt: number[];
     tallies: ScoreTallies;
   };
+}
+
+/** The sentence section of the whole run (mergeSentenceShards), from the shards in run order. */
+function mergeSentences(shards: readonly LoadedShard<ScoreShardReport>[], validation: boolean): SgsaccReport['sentences'] {
+  return mergeSentenceShards(
+    shards.map((s) => ({ file: s.file, part: s.report.shard.tallies.sentences })),
+    validation,
+  );
 }
 
 /**

@@ -5,7 +5,7 @@ import { formatEvaluation } from '../../report/evaluate-text.js';
 import { addRunConfidenceOptions, runConfidenceFrom, type RunConfidenceFlags } from '../significance-options.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
 import { addDataDirOption, addInputOption, addLimitOption, reportSkipped } from '../options.js';
-import type { ReferenceSelection } from '../../metrics/sgsacc/index.js';
+import { GRANULARITIES, type Granularity, type ReferenceSelection } from '../../metrics/sgsacc/index.js';
 import { addContextControlOptions, referenceSelectionOption } from '../sgsacc-options.js';
 import { addMwzInputOptions, GROUND_TRUTH_SOURCES } from '../mwz-options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
@@ -31,6 +31,7 @@ interface EvaluateFlags extends NliCliFlags, ShardFlags, RunConfidenceFlags {
   domainsFromSlots?: boolean;
   referenceSelection: ReferenceSelection;
   contextControl: boolean;
+  granularity?: Granularity;
   progress: ProgressMode;
 }
 
@@ -54,7 +55,9 @@ export function register(program: Command): void {
   addLimitOption(cmd, 'dialogues of the input');
   // Only the SGSAcc scoring is split: the mwzeval metrics are cheap and every shard computes them whole.
   addShardOptions(cmd, 'dialogues scored for --sgsacc', { workers: false });
-  cmd.addOption(referenceSelectionOption());
+  cmd.addOption(referenceSelectionOption()).addOption(
+    new Option('--granularity <unit>', "with --sgsacc: 'sentence' also checks each sentence of the lexicalized turns against the facts (the sentence-level rate)").choices(GRANULARITIES),
+  );
   addContextControlOptions(cmd, false).addOption(progressOption());
   addNliOptions(cmd); // model flags for --sgsacc
   cmd.action(async (flags: EvaluateFlags) => {
@@ -70,6 +73,7 @@ export type { EvaluateResult };
 export async function runEvaluate(flags: EvaluateFlags): Promise<EvaluateResult> {
   refuseOutputOverInput({ '-o/--output': flags.output, '--items': flags.items, '--cache': flags.cache }, { '--input': flags.input });
   if (flags.shard && (flags.confidence || flags.items)) throw new InputError(`${flags.confidence ? '--confidence' : '--items'} needs the whole run in one process: drop --shard`);
+  if (flags.granularity && !flags.sgsacc) throw new InputError('--granularity sets how --sgsacc checks the turns: give --sgsacc');
   if (flags.shard && !flags.sgsacc) throw new InputError('--shard splits the SGSAcc scoring of --sgsacc: give --sgsacc (the other metrics are not split)');
   if (flags.shard && !flags.output) throw new InputError('--shard needs -o/--output: todeval merge joins the shard reports');
   // NLI scoring can take long on CPU: a progress bar on a terminal only; it starts on the first
@@ -80,7 +84,7 @@ export async function runEvaluate(flags: EvaluateFlags): Promise<EvaluateResult>
     result = await runEvaluatePipeline({
       ...flags,
       groundTruth: GROUND_TRUTH_SOURCES[flags.groundTruth],
-      sgsacc: flags.sgsacc ? { nli: nliOptionsFrom(flags), referenceSelection: flags.referenceSelection, contextControl: flags.contextControl, shard: flags.shard } : undefined,
+      sgsacc: flags.sgsacc ? { nli: nliOptionsFrom(flags), referenceSelection: flags.referenceSelection, contextControl: flags.contextControl, granularity: flags.granularity, shard: flags.shard } : undefined,
       itemsFile: flags.items,
       confidence: runConfidenceFrom(flags),
       hooks: {

@@ -1,5 +1,6 @@
 import type { Turn } from '../../adapters/types.js';
-import type { ReferenceSelection, SgsaccData, SgsaccSummary, SgsaccTally } from '../sgsacc/index.js';
+import type { ReferenceSelection, SentenceShardTally, SentenceSummary, SgsaccData, SgsaccSummary, SgsaccTally } from '../sgsacc/index.js';
+import type { SentenceConfidence } from '../sgsacc/report.js';
 import { shardPositions, type ShardSpec } from '../../util/shard-split.js';
 import { dialogueKey } from './ground-truth.js';
 import type { RunItems } from '../significance/items.js';
@@ -23,8 +24,12 @@ export interface SgsaccMergeResult {
   referenceSelection: ReferenceSelection;
   /** Whether context-only rescues were withdrawn (their count is in `counts.contextOnly` either way). */
   contextControl: boolean;
+  /** With granularity 'sentence': the sentence-level rate, as `score --granularity sentence` reports it. */
+  sentences?: SentenceSummary & { confidence: SentenceConfidence };
   /** With `shard`: the counts behind the percentages, which `todeval merge` adds across shards. */
   tally?: SgsaccTally;
+  /** With `shard` and granularity 'sentence': what `todeval merge` joins into the sentence section. */
+  sentenceTally?: SentenceShardTally;
   /** With `items`: per-turn statistics of SGSAcc and SER (in memory only: not part of the report). */
   items?: RunItems;
 }

@@ -6,6 +6,7 @@ import type { Seed } from '../significance/pcg64.js';
 import { SGSACC_METRICS, sentenceRows } from './item-stats.js';
 import type { SentenceConfidence } from './report.js';
 import type { TurnScore } from './types.js';
+import { InputError } from '../../util/errors.js';
 
 export interface SentenceCounts {
   /** Turns in the slice. */
@@ -187,4 +188,76 @@ export function sentenceTurnsConfidence(
     if (c) perAct[act] = c;
   }
   return { overall, perService, perAct };
+}
+
+/**
+ * A shard's sentence-level counts, and each of its turns' part in the sentence rate: the whole
+ * run's bootstrap intervals resample all turns at once, so a merge needs the turns, not the shard's
+ * intervals. Each turn is one JSON string `[position, id, services, acts, validated (0|1),
+ * unsupported, checked]` (position: where the turn stands in the unsharded run), one line of the
+ * report per turn rather than a dozen. `score` and `evaluate --sgsacc` shards carry it.
+ */
+export interface SentenceShardTally {
+  tally: SentenceTally;
+  turns: string[];
+}
+
+/** What a shard report of a sentence-granularity run carries (see SentenceShardTally). */
+export function sentenceShardTally(tally: SentenceTally, scores: readonly TurnScore[], opts: { validation: boolean; positionOf: ReadonlyMap<string, number> }): SentenceShardTally {
+  return {
+    tally,
+    turns: sentenceTurns(scores, opts).map((t) => JSON.stringify([opts.positionOf.get(t.id), t.id, t.services, t.acts, t.validated ? 1 : 0, t.unsupported, t.checked])),
+  };
+}
+
+function parseOrUndefined(text: unknown): unknown {
+  try {
+    return typeof text === 'string' ? JSON.parse(text) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The turns of every shard's SentenceShardTally, in the unsharded run's order. */
+function sentenceTurnsOf(parts: readonly { file: string; part: SentenceShardTally | undefined }[]): SentenceTurn[] {
+  const all: { at: number; turn: SentenceTurn }[] = [];
+  for (const { file, part } of parts) {
+    if (!part || !Array.isArray(part.turns)) {
+      throw new InputError('this shard of a --granularity sentence run has no sentence tallies to merge (written by an older todeval): run the shard again', { file });
+    }
+    part.turns.forEach((line, i) => {
+      const t = parseOrUndefined(line);
+      const ok =
+        Array.isArray(t) &&
+        t.length === 7 &&
+        Number.isInteger(t[0]) &&
+        typeof t[1] === 'string' &&
+        Array.isArray(t[2]) &&
+        Array.isArray(t[3]) &&
+        (t[4] === 0 || t[4] === 1) &&
+        Number.isInteger(t[5]) &&
+        Number.isInteger(t[6]);
+      if (!ok) throw new InputError('damaged sentence tally: run the shard again', { file, where: `turn ${i + 1} of its sentence tally` });
+      const [at, id, services, acts, validated, unsupported, checked] = t as [number, string, string[], string[], number, number, number];
+      all.push({ at, turn: { id, services, acts, validated: validated === 1, unsupported, checked } });
+    });
+  }
+  return all.sort((a, b) => a.at - b.at).map((x) => x.turn);
+}
+
+/**
+ * The sentence section of a whole run from its shards' SentenceShardTally, given in shard order:
+ * counts and rates from the summed counts, the intervals drawn again over all the shards' turns in
+ * the run's order, as one process draws them. Shards refuse --confidence, so the intervals use the
+ * default resampling, as each shard's own did.
+ */
+export function mergeSentenceShards(parts: readonly { file: string; part: SentenceShardTally | undefined }[], validation: boolean): SentenceSummary & { confidence: SentenceConfidence } {
+  const turns = sentenceTurnsOf(parts);
+  return {
+    ...summarizeSentences(
+      parts.map((p) => p.part!.tally),
+      validation,
+    ),
+    confidence: sentenceTurnsConfidence(turns, { validation }),
+  };
 }

@@ -31,6 +31,6 @@ export { courtesyKind, COURTESY_PATTERNS } from './courtesy.js';
 export type { CourtesyKind } from './courtesy.js';
 export { checkSentences, GRANULARITIES } from './sentence-check.js';
 export type { Granularity, SentenceFact, SentenceVerdict, SentenceVerdictLabel, TurnSentences } from './sentence-check.js';
-export { aggregateSentences, sentenceConfidence, sentenceTurns, sentenceTurnsConfidence, summarizeSentences, tallySentences } from './aggregate-sentences.js';
-export type { SentenceCounts, SentenceSummary, SentenceTally, SentenceTurn } from './aggregate-sentences.js';
+export { aggregateSentences, mergeSentenceShards, sentenceConfidence, sentenceShardTally, sentenceTurns, sentenceTurnsConfidence, summarizeSentences, tallySentences } from './aggregate-sentences.js';
+export type { SentenceCounts, SentenceShardTally, SentenceSummary, SentenceTally, SentenceTurn } from './aggregate-sentences.js';
 export type { SentenceConfidence } from './report.js';
