@@ -1,7 +1,7 @@
 import { CommanderError } from 'commander';
 import { describeErrno, isInputError } from '../util/errors.js';
 import { buildProgram } from './program.js';
-import { spellOutSacrebleuFlags } from './commands/bleu.js';
+import { spellOutSacrebleuFlags } from './sacrebleu-flags.js';
 import { interruptNotice } from '../util/interrupt-notice.js';
 import { exitWithParent } from '../report/worker-progress.js';
 

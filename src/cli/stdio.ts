@@ -2,7 +2,7 @@ import { createInterface } from 'node:readline';
 import { CommanderError, type Command } from 'commander';
 import { describeErrno, isInputError } from '../util/errors.js';
 import { holdMwzData } from '../metrics/mwz/held-data.js';
-import { spellOutSacrebleuFlags } from './commands/bleu.js';
+import { spellOutSacrebleuFlags } from './sacrebleu-flags.js';
 
 /**
  * `todeval stdio`: the CLI kept running for a caller that runs many commands (the Python package's

@@ -1,13 +1,9 @@
-import path from 'node:path';
 import { Option, type Command } from 'commander';
-import { runStepsAsync } from '../../metrics/significance/steps.js';
 import { lowSegmentsWarning } from '../../metrics/text/bleu-significance.js';
 import { BLEU_TOKENIZERS, type BleuTokenizerName } from '../../metrics/text/bleu-tokenizers.js';
-import { pyRstrip } from '../../metrics/text/py-string.js';
-import { compareTextMetricsSteps, formatTextComparisons, TEXT_METRICS, type TextMetricKey } from '../../metrics/text/text-compare.js';
+import { formatTextComparisons, TEXT_METRICS, type TextMetricKey } from '../../metrics/text/text-compare.js';
 import { InputError } from '../../util/errors.js';
-import { preloadStdin, STDIN } from '../../util/json-file.js';
-import { readTextLines } from '../../util/text-lines.js';
+import { runTextMetricsPipeline } from '../../pipeline/text-metrics.js';
 import { addConfidenceOptions, addPairedTestOptions, pairedTestFrom, seedFrom, type SignificanceFlags } from '../significance-options.js';
 import { positiveInt } from '../options.js';
 
@@ -33,30 +29,6 @@ interface BleuFlags extends SignificanceFlags {
   width: number;
   testSet?: string;
   languagePair?: string;
-}
-
-/**
- * sacreBLEU's short flags of more than one letter, which commander cannot take as they are (it
- * reads `-tok` as `-t ok`): spelled out before parsing, for `bleu` and its alias only.
- */
-const SACREBLEU_SHORT: Record<string, string> = {
-  '-tok': '--tokenize',
-  '-lc': '--lowercase',
-  '-cc': '--chrf-char-order',
-  '-cw': '--chrf-word-order',
-  '-ci': '--confidence',
-  '-cin': '--confidence-n',
-  '-pbs': '--paired-bs',
-  '-par': '--paired-ar',
-  '-pbsn': '--paired-bs-n',
-  '-parn': '--paired-ar-n',
-};
-
-/** argv with sacreBLEU's multi-letter short flags spelled out when the command is `bleu` or `sacrebleu`. */
-export function spellOutSacrebleuFlags(argv: readonly string[]): string[] {
-  const command = argv.slice(2).find((a) => !a.startsWith('-'));
-  if (command !== 'bleu' && command !== 'sacrebleu') return [...argv];
-  return argv.map((a) => SACREBLEU_SHORT[a] ?? a);
 }
 
 export function register(program: Command): void {
@@ -91,79 +63,35 @@ export function register(program: Command): void {
   cmd.action((refs: string[], flags: BleuFlags) => runBleu(refs, flags));
 }
 
+/** Flags -> the text-metrics pipeline -> sacreBLEU's lines (or JSON) on stdout. */
 async function runBleu(positional: string[], flags: BleuFlags): Promise<void> {
   if (flags.testSet !== undefined || flags.languagePair !== undefined) {
     const flag = flags.testSet !== undefined ? '-t/--test-set' : '-l/--language-pair';
     throw new InputError(`${flag}: todeval does not download test sets; pass the reference file(s) instead: todeval bleu REF.txt -i SYSTEM.txt`);
   }
-  const refFiles = [...positional, ...flags.reference];
-  if (refFiles.length === 0) throw new InputError('give at least one reference file: todeval bleu REF.txt -i SYSTEM.txt (or -r REF.txt)');
+  const references = [...positional, ...flags.reference];
+  if (references.length === 0) throw new InputError('give at least one reference file: todeval bleu REF.txt -i SYSTEM.txt (or -r REF.txt)');
   if (flags.format !== undefined && flags.json && flags.format !== 'json') throw new InputError('--json and --format text disagree: give one');
-  const asJson = flags.json === true || flags.format === 'json';
   const { test, samples } = pairedTestFrom(flags);
-  const resampled = test !== null || flags.confidence === true;
-  // A drawn seed is said before the inputs are read, so that it is on screen whatever follows.
-  const seed = resampled ? seedFrom(flags.seed) : undefined;
-  const inputs = flags.input ?? [STDIN];
-  // Read before anything else, without blocking: a silent pipe must not make the command deaf to signals.
-  if ([...refFiles, ...inputs].includes(STDIN)) await preloadStdin();
-  // sacreBLEU strips the end of every line it reads, references and systems alike.
-  const references = refFiles.map((f) => readTextLines(f, 'reference').map(pyRstrip));
-  // sacreBLEU scores an empty corpus as 0.0; a score of nothing is a mistake in the input, not a result.
-  if (references[0].length === 0) throw new InputError('the reference has no lines: there is nothing to score', { file: refFiles[0] });
-  references.forEach((ref, k) => {
-    if (ref.length !== references[0].length) throw new InputError(`${ref.length} lines, the first reference has ${references[0].length}`, { file: refFiles[k] });
+  const results = await runTextMetricsPipeline({
+    references,
+    systems: flags.input,
+    metrics: TEXT_METRICS.filter((m) => flags.metrics.includes(m)),
+    bleu: { tokenize: flags.tokenize, lowercase: flags.lowercase === true },
+    chrf: { charOrder: flags.chrfCharOrder, wordOrder: flags.chrfWordOrder, beta: flags.chrfBeta, whitespace: flags.chrfWhitespace === true, lowercase: flags.chrfLowercase === true, epsSmoothing: flags.chrfEpsSmoothing === true },
+    ter: { caseSensitive: flags.terCaseSensitive === true, asianSupport: flags.terAsianSupport === true, noPunct: flags.terNoPunct === true, normalized: flags.terNormalized === true },
+    test,
+    samples,
+    confidence: flags.confidence === true,
+    confidenceSamples: flags.confidenceN,
+    // A drawn seed is said before the inputs are read, so that it is on screen whatever follows.
+    seed: test !== null || flags.confidence === true ? seedFrom(flags.seed) : undefined,
   });
-  const systems = readSystems(inputs, flags.input === undefined, references[0].length);
-  if (test && systems.length < 2) throw new InputError(`--paired-${test} compares systems with the first one: give at least two -i files`);
-  const metrics = TEXT_METRICS.filter((m) => flags.metrics.includes(m));
-  // Resampled between turns of the event loop: Ctrl-C or SIGTERM ends the run within a second.
-  const results = await runStepsAsync(
-    compareTextMetricsSteps(references, systems, {
-      metrics,
-      bleu: { tokenize: flags.tokenize, lowercase: flags.lowercase === true },
-      chrf: { charOrder: flags.chrfCharOrder, wordOrder: flags.chrfWordOrder, beta: flags.chrfBeta, whitespace: flags.chrfWhitespace === true, lowercase: flags.chrfLowercase === true, epsSmoothing: flags.chrfEpsSmoothing === true },
-      ter: { caseSensitive: flags.terCaseSensitive === true, asianSupport: flags.terAsianSupport === true, noPunct: flags.terNoPunct === true, normalized: flags.terNormalized === true },
-      test,
-      samples,
-      confidence: flags.confidence === true,
-      confidenceSamples: flags.confidenceN,
-      seed,
-    }),
-  );
-  if (asJson) {
+  if (flags.json === true || flags.format === 'json') {
     if (results[0].lowUnits) process.stderr.write(`todeval: ${lowSegmentsWarning(results[0].segments)}\n`);
     // One metric: its object (the shape `bleu --json` always had); several: a list, as sacreBLEU's JSON.
     process.stdout.write(JSON.stringify(results.length === 1 ? results[0] : results, null, 2) + '\n');
     return;
   }
   process.stdout.write(formatTextComparisons(results, { width: flags.width, alpha: flags.alpha, scoreOnly: flags.scoreOnly === true }));
-}
-
-/**
- * The systems: one per -i file; from stdin without -i, one per tab-separated column (sacreBLEU's
- * way of piping several systems, named System 1, System 2, ...).
- */
-function readSystems(inputs: readonly string[], columns: boolean, segments: number): { name: string; lines: string[] }[] {
-  if (columns) {
-    const rows = readTextLines(STDIN, 'system output').map((l) => pyRstrip(l).split('\t'));
-    const width = rows[0]?.length ?? 1;
-    rows.forEach((r, k) => {
-      if (r.length !== width) {
-        throw new InputError(`line ${k + 1} has ${r.length} tab-separated systems, line 1 has ${width} (without -i, stdin's tab-separated columns are systems, as in sacreBLEU; -i - reads one system with tabs in it)`, { file: 'stdin' });
-      }
-    });
-    if (rows.length !== segments) throw new InputError(`${rows.length} lines, the references have ${segments}`, { file: 'stdin' });
-    if (width === 1) return [{ name: 'stdin', lines: rows.map((r) => r[0]) }];
-    return Array.from({ length: width }, (_, j) => ({ name: `System ${j + 1}`, lines: rows.map((r) => pyRstrip(r[j])) }));
-  }
-  const names = new Set<string>();
-  return inputs.map((file) => {
-    const name = file === STDIN ? 'stdin' : file;
-    if (names.has(name)) throw new InputError('given twice: each system needs its own file', { file });
-    names.add(name);
-    const lines = readTextLines(file, 'system output').map(pyRstrip);
-    if (lines.length !== segments) throw new InputError(`${lines.length} lines, the references have ${segments}`, { file });
-    return { name: file === STDIN ? 'stdin' : path.normalize(file), lines };
-  });
 }
