@@ -1,4 +1,4 @@
-import { DataType, graphProto, modelProto, nodeProto, tensorProto, valueInfoProto } from './onnx-proto.js';
+import { DataType, nodeProto, tensorProto } from './onnx-proto.js';
 import type { MessageWriter } from './protobuf.js';
 import { ATTENTION_MASK, GraphBuilder, INPUT_IDS, LOGITS } from './roberta-graph.js';
 import type { LexicalTables } from './lexical-vocab.js';
@@ -105,17 +105,10 @@ export function buildLexicalModel(
   const columns = (Object.keys(byLabel) as (keyof LogitOrder)[]).sort((a, b) => order[a] - order[b]).map((k) => byLabel[k]);
   g.nodes.push(nodeProto('Concat', columns, [LOGITS], 'logits_output', { axis: 1 }));
 
-  const dynamic = ['batch_size', 'sequence_length'];
-  const graph = graphProto({
-    name: 'lexical_standin',
-    nodes: g.nodes,
-    initializers: g.initializers,
-    inputs: [valueInfoProto(INPUT_IDS, DataType.INT64, dynamic), valueInfoProto(ATTENTION_MASK, DataType.INT64, dynamic)],
-    outputs: [valueInfoProto(LOGITS, DataType.FLOAT, ['batch_size', 3])],
-  });
-  return modelProto(
-    graph,
-    { name: 'todeval-onnx-builder', version: producerVersion },
+  return g.nliModel(
+    'lexical_standin',
+    3,
+    producerVersion,
     `lexical-standin: token-overlap NLI stand-in, NOT a language model (threshold ${decision.threshold})`,
   );
 }

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { TODEVAL_VERSION } from '../../version.js';
 import { MissingResourceError } from '../../util/errors.js';
 import { packageFile } from '../../util/package-file.js';
-import { writeMessageToFile } from './protobuf.js';
+import { labelIndexFromConfig, type LabelIndex } from '../labels.js';
+import { writeMessageToFile, type MessageWriter } from './protobuf.js';
 import {
   applyOverrides,
   configWithSizes,
@@ -96,6 +97,67 @@ export function copyTokenizerFiles(from: string, outDir: string): void {
     copyFileSync(src, dest);
     chmodSync(dest, 0o644); // sources may be read-only; a rebuild must be able to overwrite the copy
   }
+}
+
+/**
+ * A stand-in's base config: config.json of the tokenizer directory (else roberta-large-mnli's) and
+ * the label order it gives, in which the stand-in's graph writes its logit columns (the runner reads
+ * the same order from id2label).
+ */
+export function standinBaseConfig(tokenizerDir: string): { base: Record<string, unknown>; order: LabelIndex } {
+  const configFile = path.join(tokenizerDir, 'config.json');
+  const base = existsSync(configFile) ? readConfigFile(configFile) : ROBERTA_LARGE_MNLI_CONFIG;
+  return { base, order: labelIndexFromConfig(base, configFile) };
+}
+
+/** What every stand-in's manifest holds: what it is, which build, and the ONNX file written. */
+export interface StandinManifest<K extends string> {
+  kind: K;
+  builderVersion: string;
+  producer: string;
+  /** Slash-separated, relative to the model directory. */
+  onnxFile: string;
+  bytes: number;
+  sha256: string;
+}
+
+export interface StandinBuild<K extends string, D extends object> {
+  kind: K;
+  /** The stand-in's build version: in its manifest and in the ONNX file's producer version. */
+  version: string;
+  manifestFile: string;
+  outDir: string;
+  tokenizerDir: string;
+  /** The graph, given the producer version it records. */
+  model: (producerVersion: string) => MessageWriter;
+  /** config.json. No RoBERTa architecture in it: a config that said so would make the directory pass for a real model. */
+  config: Record<string, unknown>;
+  /** What the manifest says of this stand-in, between its build and its file. */
+  details: D;
+}
+
+/**
+ * Writes a stand-in's model directory in the hub layout (onnx/model.onnx, the real tokenizer, its
+ * config.json), which `--model DIR` loads like the real export; the manifest last, as its presence
+ * marks a complete directory. Returns the manifest.
+ */
+export function writeStandinDir<K extends string, D extends object>(b: StandinBuild<K, D>): StandinManifest<K> & D {
+  const onnxFile = path.join('onnx', 'model.onnx');
+  mkdirSync(path.join(b.outDir, 'onnx'), { recursive: true });
+  const written = writeMessageToFile(b.model(`${TODEVAL_VERSION}+${b.kind}${b.version}`), path.join(b.outDir, onnxFile));
+  copyTokenizerFiles(b.tokenizerDir, b.outDir);
+  writeFileSync(path.join(b.outDir, 'config.json'), JSON.stringify(b.config, null, 2) + '\n');
+  const manifest = {
+    kind: b.kind,
+    builderVersion: b.version,
+    producer: `todeval ${TODEVAL_VERSION}`,
+    ...b.details,
+    onnxFile: onnxFile.split(path.sep).join('/'),
+    bytes: written.bytes,
+    sha256: written.sha256,
+  };
+  writeFileSync(path.join(b.outDir, b.manifestFile), JSON.stringify(manifest, null, 2) + '\n');
+  return manifest;
 }
 
 /** The row-scheme q8 file: not on the hub; `todeval models quantize` and the random builder write it. */

@@ -81,6 +81,23 @@ export class GraphBuilder {
     this.initializers.push(tensorProto(spec.name, DataType.FLOAT, spec.shape, lazy));
     return spec.name;
   }
+
+  /**
+   * The collected graph as a model with the hub export's interface (input_ids and attention_mask,
+   * int64 [batch, sequence], in; float logits [batch, numLabels] out): what lets `--model DIR` load
+   * any of our builds like the real export.
+   */
+  nliModel(name: string, numLabels: number, producerVersion: string, docString: string): MessageWriter {
+    const dynamic = ['batch_size', 'sequence_length'];
+    const graph = graphProto({
+      name,
+      nodes: this.nodes,
+      initializers: this.initializers,
+      inputs: [valueInfoProto(INPUT_IDS, DataType.INT64, dynamic), valueInfoProto(ATTENTION_MASK, DataType.INT64, dynamic)],
+      outputs: [valueInfoProto(LOGITS, DataType.FLOAT, ['batch_size', numLabels])],
+    });
+    return modelProto(graph, { name: 'todeval-onnx-builder', version: producerVersion }, docString);
+  }
 }
 
 /** float32 most-negative value: HF's additive mask is (1 - mask) * finfo(float32).min. */
@@ -166,17 +183,10 @@ export function buildRobertaModel(s: RobertaSizes, opts: RobertaGraphOptions): M
   if (fp16) g.nodes.push(nodeProto('Cast', [logitsRaw], [LOGITS], 'logits_output', { to: DataType.FLOAT }));
   else g.nodes.push(nodeProto('Identity', [logitsRaw], [LOGITS], 'logits_output'));
 
-  const dynamic = ['batch_size', 'sequence_length'];
-  const graph = graphProto({
-    name: 'roberta_random',
-    nodes: g.nodes,
-    initializers: g.initializers,
-    inputs: [valueInfoProto(INPUT_IDS, DataType.INT64, dynamic), valueInfoProto(ATTENTION_MASK, DataType.INT64, dynamic)],
-    outputs: [valueInfoProto(LOGITS, DataType.FLOAT, ['batch_size', s.numLabels])],
-  });
-  return modelProto(
-    graph,
-    { name: 'todeval-onnx-builder', version: opts.producerVersion },
+  return g.nliModel(
+    'roberta_random',
+    s.numLabels,
+    opts.producerVersion,
     `RobertaForSequenceClassification with random weights (seed ${opts.seed}, std ${opts.std}, ${opts.dtype})`,
   );
 }
