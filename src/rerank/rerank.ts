@@ -116,106 +116,164 @@ export async function rerank(items: RerankItem[], options: RerankOptions): Promi
   return out;
 }
 
-async function rerankChunk(items: RerankItem[], options: RerankOptions): Promise<RerankResult[]> {
+/** The options as the passes read them: context and control, and which checks the ranking needs. */
+interface ChunkSettings {
+  useContext: boolean;
+  controlOn: boolean;
+  bySentence: boolean;
+  hallucination: boolean;
+}
+
+function chunkSettings(options: RerankOptions): ChunkSettings {
   const useContext = options.context ?? true;
-  const controlOn = contextControlOn(useContext, options.contextControl ?? true);
   const bySentence = options.rankBy === 'omission-sentences';
-  const hallucination = options.hallucination === true || options.rankBy === 'omission-hallucination' || bySentence;
+  return {
+    useContext,
+    controlOn: contextControlOn(useContext, options.contextControl ?? true),
+    bySentence,
+    hallucination: options.hallucination === true || options.rankBy === 'omission-hallucination' || bySentence,
+  };
+}
+
+/** What the passes found, indexed [item][candidate][action]. */
+interface ActionVerdicts {
+  realised: boolean[][][];
+  /**
+   * The reference each action is judged by, per candidate: the most entailed one of the pass that
+   * decided (the context pass when only it realised the action). It builds the hallucination premise.
+   */
+  judgedBy: (string | null)[][][];
+  /** Realised through the context premise only, and the context alone entails it too. */
+  contextOnly: boolean[][][];
+}
+
+/**
+ * One chunk of items, each pass one scorer call for all of them: candidate => references, the
+ * context retry and its control, facts => candidate, and the sentences when ranked by them.
+ */
+async function rerankChunk(items: RerankItem[], options: RerankOptions): Promise<RerankResult[]> {
+  const settings = chunkSettings(options);
+  const verdicts = await candidatePass(items, options.scorer);
+  if (settings.useContext) await contextPass(items, verdicts, options.scorer, settings.controlOn);
+  const hallucinated = await hallucinationPass(items, verdicts.judgedBy, options.scorer, settings);
+  const sentences = settings.bySentence
+    ? await candidateSentences(items, verdicts.judgedBy, options.scorer, settings.useContext, settings.controlOn)
+    : undefined;
+  return items.map((item, i) => {
+    const candidates: CandidateFidelity[] = item.candidates.map((cand, c) => ({
+      system: cand.system,
+      text: cand.text,
+      ...(cand.likelihood !== undefined ? { likelihood: cand.likelihood } : {}),
+      fidelity: verdicts.realised[i][c].filter(Boolean).length,
+      realised: verdicts.realised[i][c],
+      contextOnly: verdicts.contextOnly[i][c],
+      ...(settings.hallucination ? halluc(verdicts.realised[i][c], hallucinated[i][c]) : {}),
+      ...(sentences ? { sentences: sentences.get(`${i}/${c}`)! } : {}),
+    }));
+    return itemResult(item, candidates, pickBest(candidates, options.systemOrder, options.rankBy));
+  });
+}
+
+/** The first pass: each candidate as the premise of each action's references. */
+async function candidatePass(items: RerankItem[], scorer: NliScorer): Promise<ActionVerdicts> {
   const first = new PairBatch();
   // handles[item][candidate][action] = pair handles for each candidate reference
   const handles = items.map((item) =>
     item.candidates.map((cand) => item.actions.map((a) => a.candidates.map((ref) => first.add(cand.text, ref)))),
   );
-  await first.run(options.scorer);
-  const realised = items.map((item, i) =>
-    item.candidates.map((_, c) => item.actions.map((_, a) => handles[i][c][a].some((h) => entails(first, h)))),
-  );
-  // The reference each action is judged by, per candidate: the most entailed one of the pass that
-  // decided (the context pass when only it realised the action). It builds the hallucination premise.
-  const judgedBy = items.map((item, i) =>
-    item.candidates.map((_, c) => item.actions.map((action, a) => mostEntailed(action.candidates, handles[i][c][a], first))),
-  );
+  await first.run(scorer);
+  return {
+    realised: items.map((item, i) => item.candidates.map((_, c) => item.actions.map((_, a) => handles[i][c][a].some((h) => entails(first, h))))),
+    judgedBy: items.map((item, i) =>
+      item.candidates.map((_, c) => item.actions.map((action, a) => mostEntailed(action.candidates, handles[i][c][a], first))),
+    ),
+    contextOnly: items.map((item) => item.candidates.map(() => item.actions.map(() => false))),
+  };
+}
 
-  const contextOnly = items.map((item) => item.candidates.map(() => item.actions.map(() => false)));
-  if (useContext) {
-    const second = new PairBatch();
-    const retry: Array<{ i: number; c: number; a: number; hs: number[] }> = [];
-    items.forEach((item, i) =>
-      item.candidates.forEach((cand, c) =>
-        item.actions.forEach((action, a) => {
-          if (realised[i][c][a]) return;
-          const premise = contextPremise(item.context ?? '', action.slotDescription, cand.text);
-          retry.push({ i, c, a, hs: action.candidates.map((ref) => second.add(premise, ref)) });
-        }),
-      ),
-    );
-    await second.run(options.scorer);
-    // The control: the context alone against each reference the context premise entailed. Its
-    // pairs do not depend on the candidate, so the candidates of an item share them.
-    const third = new PairBatch();
-    const rescued = retry
-      .map((r) => {
-        const { context = '', actions } = items[r.i];
-        const control = controlPremise(context, actions[r.a].slotDescription);
-        const entailed = r.hs.flatMap((h, k) => (entails(second, h) ? [{ h, ref: actions[r.a].candidates[k] }] : []));
-        return { ...r, entailed: entailed.map((e) => ({ ...e, alone: control === '' ? null : third.add(control, e.ref) })) };
-      })
-      .filter((r) => r.entailed.length > 0);
-    await third.run(options.scorer);
-    for (const r of rescued) {
-      // Credit comes from the references the candidate adds something to: those the context alone does not entail.
-      const earned = r.entailed.filter((e) => e.alone === null || !entails(third, e.alone));
-      contextOnly[r.i][r.c][r.a] = earned.length === 0;
-      const credited = earned.length > 0 ? earned : controlOn ? [] : r.entailed;
-      if (credited.length === 0) continue;
-      realised[r.i][r.c][r.a] = true;
-      judgedBy[r.i][r.c][r.a] = mostEntailed(credited.map((e) => e.ref), credited.map((e) => e.h), second);
-    }
+/**
+ * Actions the first pass left unrealised, retried with the context and slot description in the
+ * premise; then the control, which withdraws the credit (with it on) where the context alone
+ * entails every reference the retry entailed. Updates `v` in place.
+ */
+async function contextPass(items: RerankItem[], v: ActionVerdicts, scorer: NliScorer, controlOn: boolean): Promise<void> {
+  const second = new PairBatch();
+  const retry: Array<{ i: number; c: number; a: number; hs: number[] }> = [];
+  items.forEach((item, i) =>
+    item.candidates.forEach((cand, c) =>
+      item.actions.forEach((action, a) => {
+        if (v.realised[i][c][a]) return;
+        const premise = contextPremise(item.context ?? '', action.slotDescription, cand.text);
+        retry.push({ i, c, a, hs: action.candidates.map((ref) => second.add(premise, ref)) });
+      }),
+    ),
+  );
+  await second.run(scorer);
+  // The control: the context alone against each reference the context premise entailed. Its
+  // pairs do not depend on the candidate, so the candidates of an item share them.
+  const third = new PairBatch();
+  const rescued = retry
+    .map((r) => {
+      const { context = '', actions } = items[r.i];
+      const control = controlPremise(context, actions[r.a].slotDescription);
+      const entailed = r.hs.flatMap((h, k) => (entails(second, h) ? [{ h, ref: actions[r.a].candidates[k] }] : []));
+      return { ...r, entailed: entailed.map((e) => ({ ...e, alone: control === '' ? null : third.add(control, e.ref) })) };
+    })
+    .filter((r) => r.entailed.length > 0);
+  await third.run(scorer);
+  for (const r of rescued) {
+    // Credit comes from the references the candidate adds something to: those the context alone does not entail.
+    const earned = r.entailed.filter((e) => e.alone === null || !entails(third, e.alone));
+    v.contextOnly[r.i][r.c][r.a] = earned.length === 0;
+    const credited = earned.length > 0 ? earned : controlOn ? [] : r.entailed;
+    if (credited.length === 0) continue;
+    v.realised[r.i][r.c][r.a] = true;
+    v.judgedBy[r.i][r.c][r.a] = mostEntailed(credited.map((e) => e.ref), credited.map((e) => e.h), second);
   }
+}
 
-  // Facts => text: one job per candidate with something to check.
+/**
+ * Facts => text, one job per candidate with something to check (none unless the ranking or the
+ * caller asks for it): per [item][candidate], whether the candidate is hallucinated, null where not checked.
+ */
+async function hallucinationPass(
+  items: RerankItem[],
+  judgedBy: (string | null)[][][],
+  scorer: NliScorer,
+  settings: ChunkSettings,
+): Promise<(boolean | null)[][]> {
   const jobs: EntailmentJob[] = [];
   const jobOf = items.map((item, i) =>
     item.candidates.map((cand, c) => {
-      if (!hallucination) return null;
+      if (!settings.hallucination) return null;
       const plan = planPremise(
         { previousUserUtterance: item.context ?? '' },
         item.actions.map((action, a) => ({ act: action.act, reference: judgedBy[i][c][a] })),
-        { context: useContext },
+        { context: settings.useContext },
       );
       if (plan.check !== 'checked') return null;
       jobs.push(hallucinationJob(plan, item.context ?? '', cand.text));
       return jobs.length - 1;
     }),
   );
-  const verdicts = await checkEntailment(jobs, options.scorer);
-  const sentences = bySentence ? await candidateSentences(items, judgedBy, options.scorer, useContext, controlOn) : undefined;
+  const verdicts = await checkEntailment(jobs, scorer);
+  return jobOf.map((row) => row.map((job) => (job === null ? null : hallucinated(verdicts[job], settings.controlOn))));
+}
 
-  return items.map((item, i) => {
-    const candidates: CandidateFidelity[] = item.candidates.map((cand, c) => ({
-      system: cand.system,
-      text: cand.text,
-      ...(cand.likelihood !== undefined ? { likelihood: cand.likelihood } : {}),
-      fidelity: realised[i][c].filter(Boolean).length,
-      realised: realised[i][c],
-      contextOnly: contextOnly[i][c],
-      ...(hallucination ? halluc(realised[i][c], jobOf[i][c] === null ? null : hallucinated(verdicts[jobOf[i][c]!], controlOn)) : {}),
-      ...(sentences ? { sentences: sentences.get(`${i}/${c}`)! } : {}),
-    }));
-    const best = pickBest(candidates, options.systemOrder, options.rankBy);
-    return {
-      id: item.id,
-      chosen: {
-        system: best.system,
-        text: best.text,
-        fidelity: best.fidelity,
-        ...(best.likelihood !== undefined ? { likelihood: best.likelihood } : {}),
-        ...(best.label !== undefined ? { label: best.label } : {}),
-      },
-      actions: item.actions.length,
-      candidates,
-    };
-  });
+/** An item's result: the chosen candidate's summary and every candidate's verdicts. */
+function itemResult(item: RerankItem, candidates: CandidateFidelity[], best: CandidateFidelity): RerankResult {
+  return {
+    id: item.id,
+    chosen: {
+      system: best.system,
+      text: best.text,
+      fidelity: best.fidelity,
+      ...(best.likelihood !== undefined ? { likelihood: best.likelihood } : {}),
+      ...(best.label !== undefined ? { label: best.label } : {}),
+    },
+    actions: item.actions.length,
+    candidates,
+  };
 }
 
 /**
