@@ -34,9 +34,8 @@ export interface BleuSystemResult extends SystemResult, Pick<BleuResult, 'counts
   name: string;
 }
 
-/** The JSON of `todeval bleu --json` (documented in docs/significance.md; keep it stable). */
-export interface BleuComparison {
-  metric: 'BLEU';
+/** The keys every text metric's comparison shares (`todeval bleu --json`, per metric). */
+export interface ComparisonHeader {
   test: PairedTestName | null;
   /** Resamples or trials of the test; of the intervals when only --confidence; null without either. */
   n: number | null;
@@ -51,6 +50,11 @@ export interface BleuComparison {
    * (units.ts): true. Absent otherwise.
    */
   lowUnits?: true;
+}
+
+/** The JSON of `todeval bleu --json` (documented in docs/significance.md; keep it stable). */
+export interface BleuComparison extends ComparisonHeader {
+  metric: 'BLEU';
   signature: string;
   systems: BleuSystemResult[];
 }
@@ -122,7 +126,7 @@ export function comparisonHeader(
   spec: ResampleSpec,
   segments: number,
   exact: boolean,
-): Pick<BleuComparison, 'test' | 'n' | 'seed' | 'segments' | 'exact' | 'lowUnits'> {
+): ComparisonHeader {
   const bootstrapped = spec.test === 'bs' || spec.confidenceN !== null;
   return {
     test: spec.test,

@@ -9,7 +9,7 @@ import { resampleSpec, testFields, type ResampleSpec } from '../significance/spe
 import { runSteps, type Steps } from '../significance/steps.js';
 import type { Seed } from '../significance/pcg64.js';
 import type { SystemResult } from '../significance/types.js';
-import { compareBleuSteps, comparisonHeader, lowSegmentsWarning, resampledBy, resampleSystemsSteps, type BleuComparison, type BleuTestOptions } from './bleu-significance.js';
+import { compareBleuSteps, comparisonHeader, type ComparisonHeader, lowSegmentsWarning, resampledBy, resampleSystemsSteps, type BleuComparison, type BleuTestOptions } from './bleu-significance.js';
 import type { BleuOptions } from './bleu.js';
 import { ChrfReferences, chrfSignatureFields, chrfStatMetric, type ChrfOptions } from './chrf.js';
 import { pyFixed } from './py-string.js';
@@ -44,15 +44,9 @@ export interface TerSystemResult extends SystemResult {
 }
 
 /** One metric's result: the same keys as `todeval bleu --json` has for BLEU (docs/significance.md). */
-export interface MetricComparison<S extends SystemResult & { name: string }> {
+export interface MetricComparison<S extends SystemResult & { name: string }> extends ComparisonHeader {
   /** sacreBLEU's name: BLEU, chrF2, chrF2++, TER. */
   metric: string;
-  test: BleuComparison['test'];
-  n: number | null;
-  seed: number | string | null;
-  segments: number;
-  exact?: true;
-  lowUnits?: true;
   signature: string;
   systems: S[];
 }
