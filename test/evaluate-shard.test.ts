@@ -7,7 +7,7 @@ import { getSensitiveTinyModelDir } from './nli-fixtures.js';
 import { suiteTempDir } from './helpers/temp.js';
 
 // evaluate --sgsacc --shard K/N: the SGSAcc section is split by dialogue and merges back exactly;
-// the mwzeval sections are computed whole by every shard. Tiny random model: checks the split and
+// the mwzeval sections (and chrF/TER beside them) are computed whole by every shard. Tiny random model: checks the split and
 // the merge, not SGSAcc values.
 describe.skipIf(!hasData('multiwoz', 'convlab_mwz21_test.json'))(
   'evaluate --sgsacc --shard K/N and todeval merge',
@@ -15,7 +15,7 @@ describe.skipIf(!hasData('multiwoz', 'convlab_mwz21_test.json'))(
     const dir = suiteTempDir('evshard');
     const f = (name: string) => path.join(dir, name);
     let model = '';
-    const args = () => ['evaluate', '-i', f('input.json'), '--sgsacc', '--data-dir', DATA_DIR, '--model', model, '--device', 'cpu', '-b'];
+    const args = () => ['evaluate', '-i', f('input.json'), '--sgsacc', '--data-dir', DATA_DIR, '--model', model, '--device', 'cpu', '-b', '--chrf', '--ter'];
 
     beforeAll(async () => {
       model = getSensitiveTinyModelDir();
@@ -43,6 +43,8 @@ describe.skipIf(!hasData('multiwoz', 'convlab_mwz21_test.json'))(
       const whole = JSON.parse(readFileSync(f('whole.json'), 'utf8')) as Record<string, { counts: Record<string, number> }>;
       const merged = JSON.parse(readFileSync(f(`ev-merged-${n}.json`), 'utf8')) as Record<string, unknown>;
       expect(whole.sgsacc.counts.delexicalizedTurns).toBeGreaterThan(0);
+      // chrF and TER, like BLEU, are computed whole by every shard and carried through the merge.
+      expect(Object.keys(whole)).toEqual(expect.arrayContaining(['bleu', 'chrf', 'ter']));
       expect(merged).toEqual(whole);
       // Each shard scored only its own dialogues.
       const parts = shards.map((s) => (JSON.parse(readFileSync(s, 'utf8')) as { shard: { turns: { lexicalized: number } } }).shard.turns.lexicalized);

@@ -83,7 +83,7 @@ describe('one signature vocabulary (docs/cli-conventions.md)', () => {
   });
 
   it.skipIf(!HAS_BUILT_CLI || !hasData('multiwoz', 'predictions', 'augpt.json'))('evaluate emits documented keys only', () => {
-    const r = runBuiltCli(['evaluate', '-i', path.join(DATA_DIR, 'multiwoz', 'predictions', 'augpt.json'), '--limit', '2', '--bleu', '--json', '--data-dir', DATA_DIR]);
+    const r = runBuiltCli(['evaluate', '-i', path.join(DATA_DIR, 'multiwoz', 'predictions', 'augpt.json'), '--limit', '2', '--bleu', '--chrf', '--ter', '--json', '--data-dir', DATA_DIR]);
     expect(r.code).toBe(0);
     const sig = (JSON.parse(r.stdout) as { signature: Signature }).signature;
     expect(undocumented(sig)).toEqual([]);

@@ -1,5 +1,6 @@
 import { Option, type Command } from 'commander';
 import type { GroundTruthSource } from '../metrics/mwz/ground-truth.js';
+import { positiveInt } from './options.js';
 
 /** The flags that decide how mwzeval-format predictions are read and evaluated (evaluate, compare). */
 export interface MwzInputFlags {
@@ -15,6 +16,16 @@ export const GROUND_TRUTH_SOURCES: Record<MwzInputFlags['groundTruth'], GroundTr
   mwz21: 'multiwoz21-convlab',
   mwz22: 'multiwoz22',
 };
+
+/** --chrf-word-order: sacreBLEU's -cw for the chrF of MultiWOZ responses (evaluate --chrf, compare --metric chrf). */
+export function chrfWordOrderOption(): Option {
+  return new Option('--chrf-word-order <n>', "word n-gram order of chrF (sacreBLEU's -cw; 2 is chrF++; default 0, chrF2)").argParser(positiveInt('--chrf-word-order', true));
+}
+
+/** chrF's options from --chrf-word-order: sacreBLEU's defaults unless a word order is given. */
+export function chrfFrom(flags: { chrf?: boolean; chrfWordOrder?: number }): boolean | { wordOrder: number } {
+  return flags.chrfWordOrder !== undefined ? { wordOrder: flags.chrfWordOrder } : flags.chrf === true;
+}
 
 /** --ground-truth, --strict, --skip-invalid, --domains-from-slots, worded alike in evaluate and compare. */
 export function addMwzInputOptions(cmd: Command): Command {

@@ -15,6 +15,12 @@ export interface ComparePipelineOptions extends CompareOptions {
   strict?: boolean;
   skipInvalid?: boolean;
   domainsFromSlots?: boolean;
+  /**
+   * sacreBLEU's chrF (true: chrF2; or its options) and TER of mwzeval predictions among the runs,
+   * over BLEU's strings (per-item files carry them when evaluate wrote them).
+   */
+  chrf?: EvaluatorOptions['chrf'];
+  ter?: boolean;
   hooks?: CompareHooks;
 }
 
@@ -46,7 +52,7 @@ export function loadCompareRuns(o: Omit<ComparePipelineOptions, keyof CompareOpt
     }
     return evaluator;
   };
-  return o.runs.map((file) => loadItemSource(file, { evaluator: lazyEvaluator }));
+  return o.runs.map((file) => loadItemSource(file, { evaluator: lazyEvaluator, textMetrics: { chrf: o.chrf, ter: o.ter } }));
 }
 
 /**

@@ -1,6 +1,6 @@
 import { resolveDataDir } from '../data/data-dir.js';
 import type { EvaluationText } from '../report/evaluate-text.js';
-import { Evaluator, type EvaluatorOptions, type MwzEvaluation } from '../metrics/mwz/evaluator.js';
+import { chrfOptionsOf, Evaluator, type EvaluatorOptions, type MwzEvaluation } from '../metrics/mwz/evaluator.js';
 import { mwzItemStats } from '../metrics/mwz/item-stats.js';
 import { shardDialogues, type SgsaccMergeResult } from '../metrics/mwz/sgsacc-merge.js';
 import { runConfidence, type ConfidenceBlock, type ResampleUnit } from '../metrics/significance/confidence.js';
@@ -26,6 +26,9 @@ export interface EvaluatePipelineOptions {
   success?: boolean;
   richness?: boolean;
   dst?: boolean;
+  /** sacreBLEU's chrF (true: chrF2; or its options) and TER over BLEU's strings, beside mwzeval's metrics. */
+  chrf?: EvaluatorOptions['chrf'];
+  ter?: boolean;
   dataDir?: string;
   /** Which ground truth (undefined: the one the data dir has, as --ground-truth auto). */
   groundTruth?: EvaluatorOptions['groundTruth'];
@@ -66,7 +69,8 @@ function limitDialogues(input: unknown, limit: number | undefined): unknown {
  */
 export async function runEvaluatePipeline(o: EvaluatePipelineOptions): Promise<EvaluateResult> {
   let { bleu, success, richness, dst } = o;
-  if (!bleu && !success && !richness && !dst) {
+  const { chrf, ter } = o;
+  if (!bleu && !success && !richness && !dst && !chrf && !ter) {
     // mwzeval refuses to run without a metric; defaulting to its three main ones is friendlier
     bleu = success = richness = true;
   }
@@ -77,6 +81,8 @@ export async function runEvaluatePipeline(o: EvaluatePipelineOptions): Promise<E
     success,
     richness,
     dst,
+    chrf,
+    ter,
     dataDir: data.dir,
     dataDirSource: data.source,
     groundTruth: o.groundTruth,
@@ -124,7 +130,7 @@ export async function runEvaluatePipeline(o: EvaluatePipelineOptions): Promise<E
   const sgsaccItems = result.sgsacc?.items;
   if (result.sgsacc) delete result.sgsacc.items;
   if (wantItems) {
-    const items = { ...mwzItemStats(mwzItems!), ...(sgsaccItems ?? {}) };
+    const items = { ...mwzItemStats(mwzItems!, { chrf: chrfOptionsOf(chrf) }), ...(sgsaccItems ?? {}) };
     // One line: a machine file of thousands of rows (pretty-printed it would be three times the size).
     if (o.itemsFile) writeFileAtomic(o.itemsFile, JSON.stringify(itemsFileJson(makeSignature({ ...result.signature, predictions: fileSignature(o.input) }), items)) + '\n');
     if (o.confidence) result.confidence = runConfidence(items, o.confidence);

@@ -17,6 +17,9 @@ export function formatEvaluation(r: EvaluationText): string {
     lines.push('');
   };
   if (r.bleu) block('BLEU', Object.entries(r.bleu));
+  // sacreBLEU's chrF and TER over the same strings (not mwzeval's): their name and signature.
+  if (r.chrf && r.details.chrf) block(`${r.details.chrf.name} (sacreBLEU ${r.details.chrf.signature})`, Object.entries(r.chrf));
+  if (r.ter && r.details.ter) block(`TER (sacreBLEU ${r.details.ter.signature})`, Object.entries(r.ter));
   if (r.success) {
     // `total` last, after the domains (the JSON keeps mwzeval's key order).
     const domains = Object.keys(r.success.inform).sort((a, b) => Number(a === 'total') - Number(b === 'total'));

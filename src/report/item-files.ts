@@ -6,7 +6,7 @@
  */
 import path from 'node:path';
 import { gcdf1ItemStats, type Gcdf1DialogueScores } from '../metrics/gcdf1/item-stats.js';
-import type { Evaluator, EvaluatorOptions } from '../metrics/mwz/evaluator.js';
+import { chrfOptionsOf, type Evaluator, type EvaluatorOptions } from '../metrics/mwz/evaluator.js';
 import { mwzItemStats } from '../metrics/mwz/item-stats.js';
 import { turnItemStats } from '../metrics/sgsacc/item-stats.js';
 import type { TurnScore } from '../metrics/sgsacc/types.js';
@@ -14,6 +14,8 @@ import { metricItems, ratioMetric, type ItemLevel, type MetricItems, type RunIte
 import type { MetricSpec, StatMetric } from '../metrics/significance/types.js';
 import { bleuStatMetric } from '../metrics/text/bleu-significance.js';
 import type { BleuTokenizerName } from '../metrics/text/bleu-tokenizers.js';
+import { chrfStatMetric } from '../metrics/text/chrf.js';
+import { terStatMetric } from '../metrics/text/ter.js';
 import { rerankItemStats } from '../rerank/item-stats.js';
 import type { RerankResult } from '../rerank/rerank.js';
 import { InputError } from '../util/errors.js';
@@ -70,6 +72,8 @@ export function itemsFileJson(signature: Signature, items: RunItems): ItemsFile 
 function metricFromSpec(name: string, spec: MetricSpec, file: string): StatMetric {
   if (spec?.type === 'ratio') return ratioMetric(name, { scale: spec.scale, epsilon: spec.epsilon });
   if (spec?.type === 'bleu') return { ...bleuStatMetric({ ...spec.options, tokenize: spec.options.tokenize as BleuTokenizerName | undefined, smoothMethod: spec.options.smoothMethod as never }), name };
+  if (spec?.type === 'chrf') return { ...chrfStatMetric(spec.options), name };
+  if (spec?.type === 'ter') return { ...terStatMetric(), name };
   throw new InputError(`metric ${name}: unknown score type ${JSON.stringify(spec)}`, { file });
 }
 
@@ -126,6 +130,8 @@ export function scoreTurnsItemSource(file: string, signature: Signature, lines: 
 export interface LoadItemsOptions {
   /** How mwzeval-format predictions are evaluated (one Evaluator: its ground truth is loaded once). */
   evaluator?: () => Evaluator;
+  /** sacreBLEU's chrF and TER of mwzeval predictions too (over BLEU's strings; they are not computed by default). */
+  textMetrics?: Pick<EvaluatorOptions, 'chrf' | 'ter'>;
 }
 
 /** The evaluation options `compare` passes for mwzeval predictions (evaluate's own flags). */
@@ -170,10 +176,11 @@ export function loadItemSource(file: string, opts: LoadItemsOptions = {}): ItemS
     const validated = evaluator.validate(o, file);
     const allStates = Object.values(validated.dialogues).every((d) => d.every((t) => t.state !== undefined));
     // The metrics evaluate computes by default, and JGA when every turn has a state.
-    const ev = evaluator.withMetrics({ bleu: true, success: true, richness: false, dst: allStates });
+    const { chrf, ter } = opts.textMetrics ?? {};
+    const ev = evaluator.withMetrics({ bleu: true, success: true, richness: false, dst: allStates, chrf, ter });
     const result = ev.evaluateValidated(validated, file, { items: true });
     const signature = makeSignature({ ...result.signature, predictions: fileSignature(file) });
-    return { file, kind: 'mwz-predictions', name: baseName(file), signature, systemKeys: SYSTEM_KEYS['mwz-predictions'], items: mwzItemStats(result.items!) };
+    return { file, kind: 'mwz-predictions', name: baseName(file), signature, systemKeys: SYSTEM_KEYS['mwz-predictions'], items: mwzItemStats(result.items!, { chrf: chrfOptionsOf(chrf) }) };
   }
   throw new InputError('not a per-item output of todeval (nor mwzeval predictions)', { file });
 }

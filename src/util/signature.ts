@@ -54,6 +54,8 @@ export const SIGNATURE_KEYS = [
   'configFile',
   'groundTruthBuilder',
   'bleu',
+  'chrf',
+  'ter',
   'dbFuzzyRatio',
   'dstFuzzyRatio',
   'stateSource',

@@ -7,7 +7,7 @@ import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.
 import { addDataDirOption, addInputOption, addLimitOption, reportSkipped } from '../options.js';
 import { GRANULARITIES, type Granularity, type ReferenceSelection } from '../../metrics/sgsacc/index.js';
 import { addContextControlOptions, referenceSelectionOption } from '../sgsacc-options.js';
-import { addMwzInputOptions, GROUND_TRUTH_SOURCES } from '../mwz-options.js';
+import { addMwzInputOptions, chrfFrom, chrfWordOrderOption, GROUND_TRUTH_SOURCES } from '../mwz-options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
 import { InputError } from '../../util/errors.js';
 import { addShardOptions, applySlurmArrayShard, type ShardFlags } from '../shard-options.js';
@@ -20,6 +20,9 @@ interface EvaluateFlags extends NliCliFlags, ShardFlags, RunConfidenceFlags {
   success?: boolean;
   richness?: boolean;
   dst?: boolean;
+  chrf?: boolean;
+  chrfWordOrder?: number;
+  ter?: boolean;
   sgsacc?: boolean;
   dataDir?: string;
   groundTruth: 'auto' | 'mwz21' | 'mwz22';
@@ -46,6 +49,9 @@ export function register(program: Command): void {
     .option('-s, --success', 'Inform and Success rates (standard and optimistic)')
     .option('-r, --richness', 'lexical richness (unique n-grams, entropies, MSTTR, length)')
     .option('--dst', 'dialogue state tracking: joint accuracy, slot precision/recall/F1')
+    .option('--chrf', "sacreBLEU's chrF (chrF2) over the strings BLEU scores, beside mwzeval's metrics")
+    .addOption(chrfWordOrderOption().implies({ chrf: true }))
+    .option('--ter', "sacreBLEU's TER over the strings BLEU scores, beside mwzeval's metrics")
     .option('--sgsacc', 'also SGSAcc and SER for turns with lexicalized text ("utterance", or a response without placeholders)');
   addMwzInputOptions(addDataDirOption(cmd))
     .option('--rebuild-ground-truth', 'rebuild the ground truth instead of reading the cached copy')
@@ -84,6 +90,7 @@ export async function runEvaluate(flags: EvaluateFlags): Promise<EvaluateResult>
     result = await runEvaluatePipeline({
       ...flags,
       groundTruth: GROUND_TRUTH_SOURCES[flags.groundTruth],
+      chrf: chrfFrom(flags),
       sgsacc: flags.sgsacc ? { nli: nliOptionsFrom(flags), referenceSelection: flags.referenceSelection, contextControl: flags.contextControl, granularity: flags.granularity, shard: flags.shard } : undefined,
       itemsFile: flags.items,
       confidence: runConfidenceFrom(flags),

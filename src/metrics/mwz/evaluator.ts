@@ -1,4 +1,6 @@
 import { BleuReferences, bleuFromSegmentStats, BLEU_STATS_WIDTH, type BleuResult } from '../text/bleu.js';
+import { ChrfReferences, chrfFromSegmentStats, type ChrfOptions, type ChrfResult } from '../text/chrf.js';
+import { TerReferences, terFromSegmentStats, TER_STATS_WIDTH, type TerResult } from '../text/ter.js';
 import { lexicalRichness, type LexicalRichness } from '../text/richness.js';
 import { normalizeResponse } from '../text/normalize-response.js';
 import { makeSignature, type Signature } from '../../util/signature.js';
@@ -25,6 +27,13 @@ export interface EvaluatorOptions {
   success?: boolean;
   richness?: boolean;
   dst?: boolean;
+  /**
+   * sacreBLEU's chrF over the strings BLEU scores (not an mwzeval metric): true for its defaults
+   * (chrF2), or its options (`{ wordOrder: 2 }`: chrF++).
+   */
+  chrf?: boolean | ChrfOptions;
+  /** sacreBLEU's TER (its defaults) over the strings BLEU scores (not an mwzeval metric). */
+  ter?: boolean;
   /** Directory holding `multiwoz/` (see DATA.md). */
   dataDir: string;
   /** How the data dir was found (flag, env, local, shared), for the signature. */
@@ -59,10 +68,20 @@ export interface MwzEvaluation {
   success: SuccessReport | null;
   richness: LexicalRichness | null;
   dst: DstScores | null;
+  /**
+   * Not mwzeval's (asked for only): reference set name -> sacreBLEU's corpus chrF (chrF2 by
+   * default) and TER over exactly the hypothesis and reference strings of `bleu`.
+   */
+  chrf?: Record<string, number>;
+  ter?: Record<string, number>;
   details: {
     dialogues: number;
     turns: number;
     bleu?: Omit<BleuResult, 'signature'> & { signature: string };
+    /** chrF's name (chrF2, chrF2++), score, summed statistics and sacreBLEU signature. */
+    chrf?: ChrfResult;
+    /** TER's score, summed edits and reference length, and sacreBLEU signature. */
+    ter?: TerResult;
     unknown_placeholders: { where: string; placeholders: string[] }[];
     /** State slots MultiWOZ does not have: `domain.slot` -> values seen under it. */
     unknown_state_slots: Record<string, number>;
@@ -94,7 +113,7 @@ export class Evaluator {
   }
 
   /** The same evaluator computing other metrics, sharing the data it has loaded. */
-  withMetrics(metrics: Pick<EvaluatorOptions, 'bleu' | 'success' | 'richness' | 'dst'>): Evaluator {
+  withMetrics(metrics: Pick<EvaluatorOptions, 'bleu' | 'success' | 'richness' | 'dst' | 'chrf' | 'ter'>): Evaluator {
     const e = new Evaluator({ ...this.opts, ...metrics });
     e.gt = this.groundTruth();
     if (metrics.success) {
@@ -164,7 +183,7 @@ export class Evaluator {
    * resample: docs/significance.md), outside the mwzeval-shaped result.
    */
   evaluateValidated({ dialogues, invalid, unknownSlots }: ValidatedPredictions, file?: string, opts: { items?: boolean } = {}): MwzEvaluation & { items?: MwzItems } {
-    const { bleu, success, richness, dst } = this.opts;
+    const { bleu, success, richness, dst, chrf, ter } = this.opts;
     const gt = this.groundTruth();
     const input = this.normalizeInput(dialogues, file);
     const items: MwzItems | undefined = opts.items ? Object.fromEntries(Object.keys(dialogues).map((id) => [id, {}])) : undefined;
@@ -188,6 +207,18 @@ export class Evaluator {
       result.bleu = { [referenceSetName(gt.source)]: b.score };
       result.details.bleu = b;
     }
+    if (chrf || ter) {
+      const text = this.scoreChrfTer(input, items);
+      // Beside mwzeval's keys, never among them: its output stays as it is.
+      if (text.chrf) {
+        result.chrf = { [referenceSetName(gt.source)]: text.chrf.score };
+        result.details.chrf = text.chrf;
+      }
+      if (text.ter) {
+        result.ter = { [referenceSetName(gt.source)]: text.ter.score };
+        result.details.ter = text.ter;
+      }
+    }
     if (success) result.success = this.scoreSuccess(dialogues, input, items);
     if (richness) result.richness = lexicalRichness(Object.values(input.responses).flat());
     if (dst) result.dst = this.scoreDst(input, items);
@@ -196,6 +227,8 @@ export class Evaluator {
       data: groundTruthLabel(this.opts.dataDir, gt.source),
       groundTruthBuilder: GROUND_TRUTH_BUILDER_VERSION,
       bleu: result.details.bleu?.signature.replaceAll('|', ','),
+      chrf: result.details.chrf && `${result.details.chrf.name},${result.details.chrf.signature.replaceAll('|', ',')}`,
+      ter: result.details.ter?.signature.replaceAll('|', ','),
       dbFuzzyRatio: success ? 90 : undefined,
       dstFuzzyRatio: dst ? 95 : undefined,
       stateSource: result.success?.state_source,
@@ -245,20 +278,25 @@ export class Evaluator {
     const prefix = file ? `${file}: ` : '';
     const dropped = unknownPlaceholdersWarning(unknown);
     if (dropped) warn(prefix + dropped);
-    const { bleu, success, richness } = this.opts;
+    const { bleu, success, richness, chrf, ter } = this.opts;
     const lexicalized = lexicalizedWarning(
       Object.entries(dialogues).flatMap(([id, dial]) => dial.map((t, i) => ({ response: t.response, reference: gt.dialogues[id].references[i] }))),
-      { bleu, success, richness },
+      { bleu, success, richness, chrf: Boolean(chrf), ter },
     );
     if (lexicalized) warn(prefix + lexicalized);
     return { responses, states, allStates, allDomains, turns, unknown };
   }
 
   /**
-   * The strings mwzeval's BLEU scores: every turn's normalized response and its normalized
-   * reference, dialogue by dialogue in input order (one reference stream).
+   * The strings mwzeval's BLEU scores (and chrF and TER with it): every turn's normalized response
+   * and its normalized reference, dialogue by dialogue in input order (one reference stream).
    */
-  private bleuStrings(responses: Record<string, string[]>): { hyps: string[]; refs: string[] } {
+  bleuStrings(predictions: ValidatedPredictions): { hyps: string[]; refs: string[] } {
+    const responses = Object.fromEntries(Object.entries(predictions.dialogues).map(([id, dial]) => [id, dial.map((t) => normalizeResponse(t.response).text)]));
+    return this.responseStrings(responses);
+  }
+
+  private responseStrings(responses: Record<string, string[]>): { hyps: string[]; refs: string[] } {
     const gt = this.groundTruth();
     const hyps: string[] = [];
     const refs: string[] = [];
@@ -273,7 +311,7 @@ export class Evaluator {
 
   /** Corpus BLEU (sacreBLEU's defaults) over bleuStrings; with `items`, each turn's segment statistics. */
   private scoreBleu(input: NormalizedInput, items?: MwzItems): NonNullable<MwzEvaluation['details']['bleu']> {
-    const { hyps, refs } = this.bleuStrings(input.responses);
+    const { hyps, refs } = this.responseStrings(input.responses);
     const references = new BleuReferences([refs]);
     const stats = references.segmentStats(hyps);
     if (items) {
@@ -283,6 +321,36 @@ export class Evaluator {
       }
     }
     return bleuFromSegmentStats(stats, {}, references.signature);
+  }
+
+  /**
+   * sacreBLEU's corpus chrF and TER (the options asked for, else its defaults) over the strings
+   * BLEU scores; with `items`, each turn's statistics (summed per corpus, as sacreBLEU does).
+   */
+  private scoreChrfTer(input: NormalizedInput, items?: MwzItems): { chrf?: ChrfResult; ter?: TerResult } {
+    const { hyps, refs } = this.responseStrings(input.responses);
+    const perTurn = (key: 'chrf' | 'ter', stats: Float64Array | Int32Array, width: number): void => {
+      if (!items) return;
+      let row = 0;
+      for (const [id, rs] of Object.entries(input.responses)) {
+        items[id][key] = rs.map(() => Array.from(stats.subarray(row * width, ++row * width)));
+      }
+    };
+    const out: { chrf?: ChrfResult; ter?: TerResult } = {};
+    if (this.opts.chrf) {
+      const options = chrfOptionsOf(this.opts.chrf);
+      const references = new ChrfReferences([refs], options);
+      const stats = references.segmentStats(hyps);
+      perTurn('chrf', stats, references.width);
+      out.chrf = chrfFromSegmentStats(stats, options, references.signature);
+    }
+    if (this.opts.ter) {
+      const references = new TerReferences([refs]);
+      const stats = references.segmentStats(hyps);
+      perTurn('ter', stats, TER_STATS_WIDTH);
+      out.ter = terFromSegmentStats(stats, references.signature);
+    }
+    return out;
   }
 
   /**
@@ -350,6 +418,11 @@ interface NormalizedInput {
   allDomains: boolean;
   turns: number;
   unknown: { where: string; placeholders: string[] }[];
+}
+
+/** EvaluatorOptions.chrf as chrF's options: true is sacreBLEU's defaults. */
+export function chrfOptionsOf(chrf: boolean | ChrfOptions | undefined): ChrfOptions {
+  return typeof chrf === 'object' ? chrf : {};
 }
 
 function countSlots(slots: UnknownStateSlot[] = []): Record<string, number> {

@@ -33,14 +33,16 @@ const MIN_TURNS = 20;
  */
 export function lexicalizedWarning(
   turns: readonly { response: string; reference: string }[],
-  metrics: { bleu?: boolean; success?: boolean; richness?: boolean },
+  metrics: { bleu?: boolean; success?: boolean; richness?: boolean; chrf?: boolean; ter?: boolean },
 ): string | undefined {
   const expected = turns.filter((t) => PLACEHOLDER.test(t.reference));
   const withPlaceholder = expected.filter((t) => PLACEHOLDER.test(t.response)).length;
   if (expected.length < MIN_TURNS || withPlaceholder >= LEXICALIZED_SHARE * expected.length) return undefined;
+  // BLEU, chrF and TER score the same strings against the same delexicalized references.
+  const text = [metrics.bleu && 'BLEU', metrics.chrf && 'chrF', metrics.ter && 'TER'].filter((x): x is string => typeof x === 'string');
   const affected = [
     metrics.success ? 'Inform/Success (they find the venues offered through placeholders such as [restaurant_name])' : undefined,
-    metrics.bleu ? 'BLEU (its references are delexicalized)' : undefined,
+    text.length > 0 ? `${text.join('/')} (${text.length === 1 ? 'its' : 'their'} references are delexicalized)` : undefined,
     metrics.richness ? 'richness (slot values count as words)' : undefined,
   ].filter((x): x is string => x !== undefined);
   if (affected.length === 0) return undefined;

@@ -28,10 +28,13 @@ export interface StatMetric {
   readonly float32?: boolean;
 }
 
-/** A stored metric's score function: a rate (scale * num / (den + epsilon)) or sacreBLEU's BLEU. */
+/** A stored metric's score function: a rate (scale * num / (den + epsilon)), or sacreBLEU's BLEU, chrF or TER. */
 export type MetricSpec =
   | { type: 'ratio'; scale: number; epsilon: number }
-  | { type: 'bleu'; options: { tokenize?: string; lowercase?: boolean; smoothMethod?: string; smoothValue?: number; effectiveOrder?: boolean } };
+  | { type: 'bleu'; options: { tokenize?: string; lowercase?: boolean; smoothMethod?: string; smoothValue?: number; effectiveOrder?: boolean } }
+  | { type: 'chrf'; options: { charOrder?: number; wordOrder?: number; beta?: number; lowercase?: boolean; whitespace?: boolean; epsSmoothing?: boolean } }
+  // TER's score is edits over length whatever its options (they act on the statistics, not the score).
+  | { type: 'ter' };
 
 /**
  * One system's statistics: `width` numbers per item, rows in item order (item i at i * width).

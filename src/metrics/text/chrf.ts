@@ -50,11 +50,14 @@ interface Resolved {
   epsSmoothing: boolean;
 }
 
+/** sacreBLEU's chrF defaults (chrF2: 6 character orders, no word orders, beta 2). */
+const DEFAULTS: Resolved = { charOrder: 6, wordOrder: 0, beta: 2, lowercase: false, whitespace: false, epsSmoothing: false };
+
 function resolve(opts: ChrfOptions): Resolved {
   const r = {
-    charOrder: opts.charOrder ?? 6,
-    wordOrder: opts.wordOrder ?? 0,
-    beta: opts.beta ?? 2,
+    charOrder: opts.charOrder ?? DEFAULTS.charOrder,
+    wordOrder: opts.wordOrder ?? DEFAULTS.wordOrder,
+    beta: opts.beta ?? DEFAULTS.beta,
     lowercase: opts.lowercase === true,
     whitespace: opts.whitespace === true,
     epsSmoothing: opts.epsSmoothing === true,
@@ -373,5 +376,15 @@ export function chrfStatMetric(opts: ChrfOptions = {}): StatMetric {
   const score = makeChrfScorer(opts);
   const score32 = makeChrfScorer(opts, true);
   // float32: sacreBLEU's tests sum every metric's statistics in float32; so does every test of ours (StatMetric.float32).
-  return { name: chrfName(opts), width: chrfStatsWidth(opts), float32: true, score: (sums, offset) => score(sums, offset), scoreFloat32: (sums, offset) => score32(sums, offset) };
+  // The options that change the score, as a stored metric (a per-item file) is rebuilt from them.
+  const r = resolve(opts);
+  const options = Object.fromEntries(Object.entries(r).filter(([k, v]) => v !== DEFAULTS[k as keyof Resolved]));
+  return {
+    name: chrfName(opts),
+    width: chrfStatsWidth(opts),
+    spec: { type: 'chrf', options },
+    float32: true,
+    score: (sums, offset) => score(sums, offset),
+    scoreFloat32: (sums, offset) => score32(sums, offset),
+  };
 }

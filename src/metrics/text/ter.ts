@@ -501,6 +501,7 @@ export function terStatMetric(): StatMetric {
   return {
     name: 'TER',
     width: TER_STATS_WIDTH,
+    spec: { type: 'ter' },
     // sacreBLEU's tests sum every metric's statistics in float32; so does every test of ours (StatMetric.float32).
     float32: true,
     score: (sums, offset) => terFromStats(sums[offset], sums[offset + 1]),
