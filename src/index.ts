@@ -47,11 +47,12 @@ export { evaluateSgsacc, type EvaluateSgsaccOptions } from './pipeline/evaluate-
 export { runRerankPipeline, type RerankPipelineOptions, type RerankHooks } from './pipeline/rerank.js';
 // `todeval compare`: the runs' per-item files read, then the paired tests (resampling that yields to signals).
 export { runComparePipeline, loadCompareRuns, type ComparePipelineOptions, type CompareHooks } from './pipeline/compare.js';
-// `todeval ser`, `refs`, `gcdf1` and `bleu`; the hooks every newer pipeline reports through (warnings, notices, skipped records).
+// `todeval ser`, `refs`, `gcdf1`, `bleu` and `report`; the hooks every newer pipeline reports through (warnings, notices, skipped records).
 export { runSerPipeline, type SerPipelineOptions, type SerDocument } from './pipeline/ser.js';
 export { runRefsPipeline, type RefsPipelineOptions, type RefsResult, type ActCoverage } from './pipeline/refs.js';
 export { runGcdf1Pipeline, type Gcdf1PipelineOptions, type Gcdf1Result } from './pipeline/gcdf1.js';
 export { runTextMetricsPipeline, type TextMetricsPipelineOptions } from './pipeline/text-metrics.js';
+export { runReportPipeline, checkReportOutputs, type ReportPipelineOptions, type ReportResult } from './pipeline/report.js';
 export { readPredictions, checkPredictionIds } from './pipeline/predictions.js';
 export type { PipelineHooks } from './pipeline/hooks.js';
 
