@@ -150,7 +150,8 @@ export async function runScorePipeline(selection: ScoreSelection, o: ScorePipeli
     report.confidence = runConfidence(turnItemStats(scoring.run.scores.map(annotate), { validation: options.validation }), o.confidence);
   }
   const tallies = scoreTallies(scoring, gold, options.hallucination, bleu);
-  if (sentences) tallies.sentences = sentenceShardTally(sentences, scoring.run.scores, { validation: scoring.aggregate.validation, positionOf: selection.positionOf });
+  // Only a shard report carries it (one line per turn); a whole run's report has its own section.
+  if (sentences && o.shard) tallies.sentences = sentenceShardTally(sentences, scoring.run.scores, { validation: scoring.aggregate.validation, positionOf: selection.positionOf });
   return { report, tallies };
 }
 
