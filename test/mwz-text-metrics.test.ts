@@ -175,5 +175,8 @@ describe.skipIf(!hasData('multiwoz', 'predictions', 'lava.json'))('evaluate --ch
     expect(text.stdout).toMatch(/====== TER \(sacreBLEU nrefs:1\|case:lc\|tok:tercom/);
     // --chrf alone is chrF alone, as -b alone is BLEU alone.
     expect(text.stdout).not.toContain('====== BLEU');
+    // compare's --chrf-word-order only says how to compute the chrF that --metric asks for.
+    const refused = await runCli(['compare', predictions('hdsa'), predictions('lava'), '--data-dir', DATA_DIR, '--chrf-word-order', '2']);
+    expect([refused.code, refused.stderr]).toEqual([2, 'todeval: --chrf-word-order sets the chrF computed for mwzeval predictions: name chrf in --metric (e.g. --metric chrf)\n']);
   }, 300_000);
 });

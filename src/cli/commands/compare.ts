@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { InputError } from '../../util/errors.js';
 import { lowUnitsNote } from '../../metrics/significance/confidence.js';
 import { runComparePipeline } from '../../pipeline/compare.js';
 import { formatComparison } from '../../report/compare.js';
@@ -32,6 +33,8 @@ export function register(program: Command): void {
 
 async function runCompare(runs: string[], flags: CompareFlags): Promise<void> {
   const metrics = flags.metric?.split(',').map((m) => m.trim()).filter(Boolean);
+  // The word order is how chrF of mwzeval predictions is computed, which only --metric chrf asks for.
+  if (flags.chrfWordOrder !== undefined && !metrics?.includes('chrf')) throw new InputError('--chrf-word-order sets the chrF computed for mwzeval predictions: name chrf in --metric (e.g. --metric chrf)');
   const result = await runComparePipeline({
     runs,
     test: flags.pairedAr ? 'ar' : 'bs',
