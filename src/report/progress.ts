@@ -1,4 +1,5 @@
 import cliProgress from 'cli-progress';
+import { mib } from './units.js';
 import { InvalidArgumentError, Option } from 'commander';
 
 /** --progress: a bar on a terminal, plain lines for runs nobody watches (nohup, Slurm, CI), or nothing. */
@@ -152,4 +153,27 @@ function formatDuration(seconds: number): string {
   const m = Math.floor(s / 60);
   if (m < 60) return `${m}m ${s % 60}s`;
   return `${Math.floor(m / 60)}h ${m % 60}m`;
+}
+
+/**
+ * A download's progress (`models pull`): a bar in MiB on a terminal; piped or in CI, a line per
+ * file, or a 1.4 GB download looks like a hang. `update` takes bytes done and total, and the file.
+ */
+export function downloadProgress(format: string): { update: (done: number, total: number, file: string) => void; stop: () => void } {
+  const bar = progressBar(format);
+  let started = false;
+  let lastFile = '';
+  const update = (done: number, total: number, file: string): void => {
+    if (!bar) {
+      if (file !== lastFile) process.stderr.write(`pulling ${file} (${mib(done)} of ${mib(total)} so far)\n`);
+      lastFile = file;
+      return;
+    }
+    if (!started) {
+      bar.start(Math.ceil(total / 2 ** 20), 0, { file });
+      started = true;
+    }
+    bar.update(Math.floor(done / 2 ** 20), { file });
+  };
+  return { update, stop: () => bar?.stop() };
 }

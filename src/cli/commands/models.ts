@@ -5,7 +5,7 @@ import { DTYPE_CHOICES } from '../nli-options.js';
 import { DEFAULT_MODEL_ID, hubCacheDir, listCachedModels, parseDtype } from '../../nli/model-store.js';
 import { pullModel } from '../../nli/pull.js';
 import { buildQ8 } from '../../nli/q8-build.js';
-import { progressBar } from '../../report/progress.js';
+import { downloadProgress } from '../../report/progress.js';
 import { mib } from '../../report/units.js';
 import { refuseUnwritableFolder } from '../output-guard.js';
 import { buildLexicalStandin, buildNullStandin } from '../../nli/onnx-builder/index.js';
@@ -20,7 +20,14 @@ const STANDINS = ['lexical', 'null'] as const;
  */
 export function register(program: Command): void {
   const models = program.command('models').description('download and list NLI models (Hugging Face cache layout)');
+  registerPull(models);
+  registerQuantize(models);
+  registerBuildStandin(models);
+  registerList(models);
+}
 
+/** `models pull`: the model files for one dtype, checked against the hub, with their progress on stderr. */
+function registerPull(models: Command): void {
   models
     .command('pull')
     .description('download the NLI model files for one dtype, verifying sizes and sha256 against the hub')
@@ -32,9 +39,7 @@ export function register(program: Command): void {
     .action(async (flags: { model: string; dtype: string; revision?: string; hubUrl?: string; cacheDir?: string }) => {
       const dtype = parseDtype(flags.dtype) ?? 'fp32';
       refuseUnwritableFolder('--cache-dir', flags.cacheDir ?? hubCacheDir());
-      const bar = progressBar('pull {file} [{bar}] {percentage}% {value}/{total} MiB');
-      let started = false;
-      let lastFile = '';
+      const progress = downloadProgress('pull {file} [{bar}] {percentage}% {value}/{total} MiB');
       const result = await pullModel({
         id: flags.model,
         dtype,
@@ -42,27 +47,17 @@ export function register(program: Command): void {
         hubUrl: flags.hubUrl,
         cacheDir: flags.cacheDir,
         accessToken: process.env.HF_TOKEN,
-        onProgress: (done, total, file) => {
-          if (!bar) {
-            // Piped or in CI: a line per file, or a 1.4 GB download looks like a hang.
-            if (file !== lastFile) process.stderr.write(`pulling ${file} (${mib(done)} of ${mib(total)} so far)\n`);
-            lastFile = file;
-            return;
-          }
-          if (!started) {
-            bar.start(Math.ceil(total / 2 ** 20), 0, { file });
-            started = true;
-          }
-          bar.update(Math.floor(done / 2 ** 20), { file });
-        },
-      }).finally(() => bar?.stop());
+        onProgress: progress.update,
+      }).finally(progress.stop);
       for (const f of result.files) {
         const how = f.built ? `built      ${f.path} ${mib(f.size)} sha256 ${f.digest.slice(0, 12)}` : `${f.downloaded ? 'downloaded' : 'present   '} ${f.path} ${mib(f.size)} verified ${f.digest.slice(0, 12)}`;
         process.stdout.write(`${how}\n`);
       }
       process.stdout.write(`${result.id}@${result.commit} (${dtype}) in ${result.dir}\n`);
     });
+}
 
+function registerQuantize(models: Command): void {
   models
     .command('quantize')
     .description('build the q8 file (int8, activations per row, 7-bit weights: the same score in any batch, integer sums exact on every x86 CPU) from a model\'s fp32 ONNX export')
@@ -73,7 +68,9 @@ export function register(program: Command): void {
       const r = buildQ8(flags.model, flags.output);
       process.stdout.write(`built ${r.out} ${mib(r.bytes)} sha256 ${r.sha256.slice(0, 12)} from ${r.from}: ${r.matmuls} MatMuls, ${r.gathers} embedding tables in int8 (q8-row)\n`);
     });
+}
 
+function registerBuildStandin(models: Command): void {
   models
     .command('build-standin')
     .description('build a stand-in NLI model into a folder for --model DIR: lexical (decides by token overlap) or null (always the same label); NOT language models, for demos and tests')
@@ -86,7 +83,9 @@ export function register(program: Command): void {
       const built = kind === 'lexical' ? buildLexicalStandin({ outDir: out }) : buildNullStandin({ outDir: out });
       process.stdout.write(`wrote ${path.join(flags.out, built.onnxFile)} (${kind} stand-in, NOT a language model): --model ${flags.out}\n`);
     });
+}
 
+function registerList(models: Command): void {
   models
     .command('list')
     .description('show the NLI models present in the hub cache')
