@@ -40,59 +40,58 @@ export async function runSgsacc(
   const chunk = Math.max(1, opts.chunkTurns ?? 128);
   // The sentences' facts are the hallucination premise's: the turn-level direction computes them.
   if (opts.granularity === 'sentence' && !opts.hallucination) throw new Error('granularity sentence needs the hallucination direction');
-  const refs = new Map<string, TurnReferences>();
-  const done = new Map<string, TurnScore>();
-  if (opts.results) for (const t of turns) if (opts.results.done.has(t.id)) done.set(t.id, opts.results.done.get(t.id)!);
-  const todo = turns.filter((t) => !done.has(t.id));
+  const run: RunState = { turns, utterances, opts, refs: new Map(), done: resumedScores(turns, opts.results), computed: 0, turnsDone: 0 };
+  const todo = turns.filter((t) => !run.done.has(t.id));
   const resumed = turns.length - todo.length;
-  let turnsDone = resumed;
-  let computed = 0;
-  opts.onChunk?.({ turnsDone, turnsTotal: turns.length });
-
-  // Two chunks at a time: while the model works on one chunk's passes, this thread builds the next
-  // chunk's pairs and encodes its texts. CallOrder hands the scorer their calls in the order of one
-  // chunk after another, and the writes below keep that order, so nothing observable changes.
-  const order = new CallOrder(opts.scorer);
-  let written: Promise<void> = Promise.resolve();
-  const scoreChunk = async (slice: SgsaccTurn[], lane: Lane, before: Promise<void>): Promise<void> => {
-    prefetchTexts(slice, utterances, lane);
-    const missing = slice.filter((t) => !opts.references?.done.has(t.id));
-    for (const t of slice) {
-      const stored = opts.references?.done.get(t.id);
-      if (stored) refs.set(t.id, stored);
-    }
-    if (missing.length > 0) {
-      computed += missing.length;
-      const fresh = await selectReferences(missing, lane, opts);
-      for (const r of fresh) refs.set(r.id, r);
-    }
-    const changed = new Set(missing.map((t) => t.id));
-    await completeReferences(slice, refs, lane, opts, changed);
-    // The system's passes start now; their results are awaited after the earlier chunks are written.
-    const scores = opts.groundTruthSystem ? undefined : scoreTurns(slice, refs, utterances, lane, opts);
-    scores?.catch(() => undefined); // a failure surfaces at the await below
-    await before;
-    // A stored record that gained fields is appended again: the later line wins when loading.
-    stageClock.enter('write');
-    opts.references?.append(slice.filter((t) => changed.has(t.id)).map((t) => refs.get(t.id)!));
-    stageClock.enter('decisions');
-    // The ground truth as the system is already scored with its references.
-    const turnLevel = scores ? await scores : slice.map((t) => groundTruthScore(refs.get(t.id)!, opts));
-    const plain = opts.granularity === 'sentence' ? await withSentences(slice, turnLevel, refs, utterances, lane, opts) : turnLevel;
-    lane.close();
-    const scored = opts.annotate ? plain.map(opts.annotate) : plain;
-    stageClock.enter('write');
-    opts.results?.append(scored);
-    for (const s of scored) done.set(s.id, s);
-    turnsDone += slice.length;
-    opts.onChunk?.({ turnsDone, turnsTotal: turns.length });
+  run.turnsDone = resumed;
+  opts.onChunk?.({ turnsDone: run.turnsDone, turnsTotal: turns.length });
+  await scoreChunks(run, todo, chunk);
+  await completeResumedReferences(run, chunk);
+  stageClock.enter('other');
+  const references = turns.map((t) => run.refs.get(t.id) ?? opts.references?.done.get(t.id));
+  const reused = references.filter((r) => r !== undefined).length - run.computed;
+  return {
+    scores: turns.map((t) => run.done.get(t.id)!),
+    references,
+    groundTruth: references.map((r) => (r?.groundTruth ? groundTruthView(r, opts) : undefined)),
+    counts: { resumed, referencesComputed: run.computed, referencesReused: reused, referencesMissing: references.filter((r) => r === undefined).length },
   };
+}
+
+/** What the chunks of one run share: the references so far, the finished scores and the counts. */
+interface RunState {
+  turns: SgsaccTurn[];
+  utterances: Map<string, string>;
+  opts: SgsaccRunOptions;
+  refs: Map<string, TurnReferences>;
+  /** Finished scores by turn id: resumed from --turns, then each chunk's. */
+  done: Map<string, TurnScore>;
+  /** Turns whose references this run computed. */
+  computed: number;
+  turnsDone: number;
+}
+
+/** The turns' scores already in the --turns store, in turn order. */
+function resumedScores(turns: SgsaccTurn[], results: RecordStore<TurnScore> | undefined): Map<string, TurnScore> {
+  const done = new Map<string, TurnScore>();
+  if (results) for (const t of turns) if (results.done.has(t.id)) done.set(t.id, results.done.get(t.id)!);
+  return done;
+}
+
+/**
+ * Two chunks at a time: while the model works on one chunk's passes, this thread builds the next
+ * chunk's pairs and encodes its texts. CallOrder hands the scorer their calls in the order of one
+ * chunk after another, and each chunk writes after the one before it, so nothing observable changes.
+ */
+async function scoreChunks(run: RunState, todo: SgsaccTurn[], chunk: number): Promise<void> {
+  const order = new CallOrder(run.opts.scorer);
+  let written: Promise<void> = Promise.resolve();
   const running: Promise<void>[] = [];
   try {
     for (let start = 0; start < todo.length; start += chunk) {
       // At most two chunks in flight: the next starts once the one two back is done.
       if (running.length === 2) await running.shift();
-      const chunkDone = scoreChunk(todo.slice(start, start + chunk), order.lane(), written);
+      const chunkDone = scoreChunk(run, todo.slice(start, start + chunk), order.lane(), written);
       written = chunkDone;
       running.push(chunkDone);
     }
@@ -102,11 +101,62 @@ export async function runSgsacc(
     await Promise.allSettled(running);
     throw e;
   }
+}
 
-  // Turns resumed from --turns whose references the store lacks (a --references file shorter than
-  // the --turns file): complete the store first, so the ground truth and the reference counts cover
-  // every turn of the report. Without a store they stay uncovered, and the report says so.
-  const lacking = opts.references ? turns.filter((t) => !refs.has(t.id) && !opts.references!.done.has(t.id)) : [];
+/** One chunk: its references, the system's scores, then (after the chunk `before` it) the writes. */
+async function scoreChunk(run: RunState, slice: SgsaccTurn[], lane: Lane, before: Promise<void>): Promise<void> {
+  const { opts, refs, utterances } = run;
+  prefetchTexts(slice, utterances, lane);
+  const changed = await chunkReferences(run, slice, lane);
+  // The system's passes start now; their results are awaited after the earlier chunks are written.
+  const scores = opts.groundTruthSystem ? undefined : scoreTurns(slice, refs, utterances, lane, opts);
+  scores?.catch(() => undefined); // a failure surfaces at the await below
+  await before;
+  // A stored record that gained fields is appended again: the later line wins when loading.
+  stageClock.enter('write');
+  opts.references?.append(slice.filter((t) => changed.has(t.id)).map((t) => refs.get(t.id)!));
+  stageClock.enter('decisions');
+  // The ground truth as the system is already scored with its references.
+  const turnLevel = scores ? await scores : slice.map((t) => groundTruthScore(refs.get(t.id)!, opts));
+  const plain = opts.granularity === 'sentence' ? await withSentences(slice, turnLevel, refs, utterances, lane, opts) : turnLevel;
+  lane.close();
+  const scored = opts.annotate ? plain.map(opts.annotate) : plain;
+  stageClock.enter('write');
+  opts.results?.append(scored);
+  for (const s of scored) run.done.set(s.id, s);
+  run.turnsDone += slice.length;
+  opts.onChunk?.({ turnsDone: run.turnsDone, turnsTotal: run.turns.length });
+}
+
+/**
+ * A chunk's references: those in the store reused, the others selected (and counted), all
+ * completed. Returns the ids whose record is new or gained fields, to be (re)written.
+ */
+async function chunkReferences(run: RunState, slice: SgsaccTurn[], lane: Lane): Promise<Set<string>> {
+  const { opts, refs } = run;
+  const missing = slice.filter((t) => !opts.references?.done.has(t.id));
+  for (const t of slice) {
+    const stored = opts.references?.done.get(t.id);
+    if (stored) refs.set(t.id, stored);
+  }
+  if (missing.length > 0) {
+    run.computed += missing.length;
+    const fresh = await selectReferences(missing, lane, opts);
+    for (const r of fresh) refs.set(r.id, r);
+  }
+  const changed = new Set(missing.map((t) => t.id));
+  await completeReferences(slice, refs, lane, opts, changed);
+  return changed;
+}
+
+/**
+ * Turns resumed from --turns whose references the store lacks (a --references file shorter than
+ * the --turns file): complete the store first, so the ground truth and the reference counts cover
+ * every turn of the report. Without a store they stay uncovered, and the report says so.
+ */
+async function completeResumedReferences(run: RunState, chunk: number): Promise<void> {
+  const { opts, refs } = run;
+  const lacking = opts.references ? run.turns.filter((t) => !refs.has(t.id) && !opts.references!.done.has(t.id)) : [];
   for (let start = 0; start < lacking.length; start += chunk) {
     const slice = lacking.slice(start, start + chunk);
     const fresh = await selectReferences(slice, opts.scorer, opts);
@@ -114,17 +164,8 @@ export async function runSgsacc(
     await completeReferences(slice, refs, opts.scorer, opts, new Set());
     stageClock.enter('write');
     opts.references!.append(slice.map((t) => refs.get(t.id)!));
-    computed += slice.length;
+    run.computed += slice.length;
   }
-  stageClock.enter('other');
-  const references = turns.map((t) => refs.get(t.id) ?? opts.references?.done.get(t.id));
-  const reused = references.filter((r) => r !== undefined).length - computed;
-  return {
-    scores: turns.map((t) => done.get(t.id)!),
-    references,
-    groundTruth: references.map((r) => (r?.groundTruth ? groundTruthView(r, opts) : undefined)),
-    counts: { resumed, referencesComputed: computed, referencesReused: reused, referencesMissing: references.filter((r) => r === undefined).length },
-  };
 }
 
 /** The turn-level scores with each turn's sentence verdicts (one more set of passes for the chunk). */
