@@ -82,83 +82,18 @@ export async function pullModel(opts: PullOptions): Promise<PullResult> {
   const manifest = manifestFor(opts.id);
   const revision = opts.revision ?? manifest.revision;
   const hubUrl = requireHttpUrl(opts.hubUrl ?? process.env.HF_ENDPOINT ?? 'https://huggingface.co', 'hub URL (--hub-url or $HF_ENDPOINT)');
-  const cacheDir = opts.cacheDir ?? hubCacheDir();
-  const folder = repoCacheFolder(cacheDir, opts.id);
+  const folder = repoCacheFolder(opts.cacheDir ?? hubCacheDir(), opts.id);
   const creds = opts.accessToken ? { accessToken: opts.accessToken } : {};
-  const common = { repo: { type: 'model' as const, name: opts.id }, hubUrl, fetch: opts.fetch, ...creds };
+  const hub: Hub = { repo: { type: 'model', name: opts.id }, hubUrl, fetch: opts.fetch, ...creds };
   // q8 (the row scheme) is not on the hub: its source dtype is downloaded and the file built from it.
   const builtFrom = manifest.dtypes[opts.dtype].builtFrom;
   const wanted = [manifest.dtypes[builtFrom ?? opts.dtype].onnx, ...manifest.common];
 
-  let commit: string;
-  let infos: Awaited<ReturnType<typeof pathsInfo>>;
-  try {
-    if (isCommitSha(revision)) {
-      commit = revision;
-    } else {
-      const info = await modelInfo({ name: opts.id, revision, additionalFields: ['sha'], hubUrl, fetch: opts.fetch, ...creds });
-      commit = (info as { sha?: string }).sha ?? '';
-      if (!isCommitSha(commit)) throw new Error(`hub did not report a commit for ${opts.id}@${revision}`);
-    }
-    infos = await pathsInfo({ ...common, paths: wanted, revision: commit });
-  } catch (e) {
-    throw new MissingResourceError(`cannot reach the model hub at ${hubUrl} for ${opts.id}: ${netReason(e)}; download elsewhere and pass --model <dir>`);
-  }
-  const byPath = new Map(infos.map((i) => [i.path, i]));
-  const absent = wanted.filter((w) => !byPath.has(w));
-  if (absent.length > 0) throw new MissingResourceError(`${opts.id}@${commit} has no ${absent.join(', ')} on ${hubUrl}`);
-
+  const { commit, byPath } = await locateFiles(hub, revision, wanted);
   const total = wanted.reduce((s, w) => s + (byPath.get(w)!.lfs?.size ?? byPath.get(w)!.size), 0);
-  let done = 0;
+  const progress = new PullProgress(total, opts.onProgress);
   const files: PulledFile[] = [];
-  for (const rel of wanted) {
-    const info = byPath.get(rel)!;
-    const size = info.lfs?.size ?? info.size;
-    const etag = info.lfs?.oid ?? info.oid;
-    if (!etag) throw new InputError(`hub reported no hash for ${rel}: cannot verify it`);
-    const kind = info.lfs ? 'sha256' : 'gitsha1';
-    const blob = path.join(folder, 'blobs', etag);
-    const pointer = path.join(folder, 'snapshots', commit, rel);
-    if (existsSync(blob) && statSync(blob).size === size) {
-      linkIntoSnapshot(blob, pointer);
-      done += size;
-      opts.onProgress?.(done, total, rel);
-      files.push({ path: rel, size, digest: etag, downloaded: false });
-      continue;
-    }
-    mkdirSync(path.dirname(blob), { recursive: true });
-    const partial = `${blob}.incomplete`;
-    try {
-      const remote = await downloadFile({ ...common, path: rel, revision: commit });
-      if (!remote) throw new Error('file not found');
-      const out = createWriteStream(partial);
-      const reader = remote.stream().getReader();
-      for (;;) {
-        const { done: end, value } = await reader.read();
-        if (end) break;
-        if (!out.write(value)) await new Promise<void>((r) => out.once('drain', () => r()));
-        done += value.byteLength;
-        opts.onProgress?.(done, total, rel);
-      }
-      await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
-    } catch (e) {
-      rmSync(partial, { force: true });
-      throw new MissingResourceError(`download of ${opts.id}/${rel} failed: ${netReason(e)}`);
-    }
-    const got = statSync(partial).size;
-    if (got !== size) {
-      rmSync(partial, { force: true });
-      throw new InputError(`download of ${opts.id}/${rel} is corrupt: ${got} bytes, the hub reports ${size}; run the pull again`);
-    }
-    const digest = verifyDigest(partial, kind, size);
-    if (digest !== etag) {
-      rmSync(partial, { force: true });
-      throw new InputError(`download of ${opts.id}/${rel} is corrupt: ${kind === 'sha256' ? 'sha256' : 'git sha1'} ${digest.slice(0, 12)}… differs from the hub's ${etag.slice(0, 12)}…; run the pull again`);
-    }
-    renameSync(partial, blob);
-    linkIntoSnapshot(blob, pointer);
-    files.push({ path: rel, size, digest: etag, downloaded: true });
-  }
+  for (const rel of wanted) files.push(await pullFile(hub, cachedFile(folder, commit, rel, byPath.get(rel)!), commit, progress));
   const dir = path.join(folder, 'snapshots', commit);
   if (builtFrom) {
     const rel = manifest.dtypes[opts.dtype].onnx;
@@ -170,4 +105,130 @@ export async function pullModel(opts: PullOptions): Promise<PullResult> {
     writeFileSync(path.join(folder, 'refs', revision), commit);
   }
   return { id: opts.id, commit, dir, files };
+}
+
+/** The repository on the hub and how to reach it: what every hub call of a pull takes. */
+interface Hub {
+  repo: { type: 'model'; name: string };
+  hubUrl: string;
+  fetch?: typeof fetch;
+  accessToken?: string;
+}
+
+type HubPathInfo = Awaited<ReturnType<typeof pathsInfo>>[number];
+
+/**
+ * The commit `revision` names (asked of the hub unless it is one) and the hub's record of each
+ * wanted file there; an unreachable hub or a missing file is one line.
+ */
+async function locateFiles(hub: Hub, revision: string, wanted: string[]): Promise<{ commit: string; byPath: Map<string, HubPathInfo> }> {
+  const { repo, ...access } = hub;
+  let commit: string;
+  let infos: HubPathInfo[];
+  try {
+    if (isCommitSha(revision)) {
+      commit = revision;
+    } else {
+      const info = await modelInfo({ name: repo.name, revision, additionalFields: ['sha'], ...access });
+      commit = (info as { sha?: string }).sha ?? '';
+      if (!isCommitSha(commit)) throw new Error(`hub did not report a commit for ${repo.name}@${revision}`);
+    }
+    infos = await pathsInfo({ ...hub, paths: wanted, revision: commit });
+  } catch (e) {
+    throw new MissingResourceError(`cannot reach the model hub at ${hub.hubUrl} for ${repo.name}: ${netReason(e)}; download elsewhere and pass --model <dir>`);
+  }
+  const byPath = new Map(infos.map((i) => [i.path, i]));
+  const absent = wanted.filter((w) => !byPath.has(w));
+  if (absent.length > 0) throw new MissingResourceError(`${repo.name}@${commit} has no ${absent.join(', ')} on ${hub.hubUrl}`);
+  return { commit, byPath };
+}
+
+/** Bytes done across all files of a pull, reported as they come. */
+class PullProgress {
+  private done = 0;
+  constructor(
+    private readonly total: number,
+    private readonly report?: (done: number, total: number, file: string) => void,
+  ) {}
+
+  add(bytes: number, file: string): void {
+    this.done += bytes;
+    this.report?.(this.done, this.total, file);
+  }
+}
+
+/** One file of the snapshot: what the hub says it is, and where its blob and snapshot link go. */
+interface CachedFile {
+  rel: string;
+  size: number;
+  /** The LFS sha256 or the git blob sha1: the blob's name and what its bytes must hash to. */
+  etag: string;
+  kind: 'sha256' | 'gitsha1';
+  blob: string;
+  pointer: string;
+}
+
+function cachedFile(folder: string, commit: string, rel: string, info: HubPathInfo): CachedFile {
+  const etag = info.lfs?.oid ?? info.oid;
+  if (!etag) throw new InputError(`hub reported no hash for ${rel}: cannot verify it`);
+  return {
+    rel,
+    size: info.lfs?.size ?? info.size,
+    etag,
+    kind: info.lfs ? 'sha256' : 'gitsha1',
+    blob: path.join(folder, 'blobs', etag),
+    pointer: path.join(folder, 'snapshots', commit, rel),
+  };
+}
+
+/** A file into the snapshot: its blob reused when present at the right size, else downloaded and verified. */
+async function pullFile(hub: Hub, f: CachedFile, commit: string, progress: PullProgress): Promise<PulledFile> {
+  if (existsSync(f.blob) && statSync(f.blob).size === f.size) {
+    linkIntoSnapshot(f.blob, f.pointer);
+    progress.add(f.size, f.rel);
+    return { path: f.rel, size: f.size, digest: f.etag, downloaded: false };
+  }
+  mkdirSync(path.dirname(f.blob), { recursive: true });
+  const partial = `${f.blob}.incomplete`;
+  try {
+    await downloadTo(partial, hub, f.rel, commit, progress);
+  } catch (e) {
+    rmSync(partial, { force: true });
+    throw new MissingResourceError(`download of ${hub.repo.name}/${f.rel} failed: ${netReason(e)}`);
+  }
+  verifyDownload(partial, f, hub.repo.name);
+  renameSync(partial, f.blob);
+  linkIntoSnapshot(f.blob, f.pointer);
+  return { path: f.rel, size: f.size, digest: f.etag, downloaded: true };
+}
+
+/** Streams the file at `commit` to `file`, reporting each chunk. */
+async function downloadTo(file: string, hub: Hub, rel: string, commit: string, progress: PullProgress): Promise<void> {
+  const remote = await downloadFile({ ...hub, path: rel, revision: commit });
+  if (!remote) throw new Error('file not found');
+  const out = createWriteStream(file);
+  const reader = remote.stream().getReader();
+  for (;;) {
+    const { done: end, value } = await reader.read();
+    if (end) break;
+    if (!out.write(value)) await new Promise<void>((r) => out.once('drain', () => r()));
+    progress.add(value.byteLength, rel);
+  }
+  await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
+}
+
+/** The downloaded file has the size and hash the hub reports, or it is removed and the pull fails in one line. */
+function verifyDownload(partial: string, f: CachedFile, id: string): void {
+  const got = statSync(partial).size;
+  if (got !== f.size) {
+    rmSync(partial, { force: true });
+    throw new InputError(`download of ${id}/${f.rel} is corrupt: ${got} bytes, the hub reports ${f.size}; run the pull again`);
+  }
+  const digest = verifyDigest(partial, f.kind, f.size);
+  if (digest !== f.etag) {
+    rmSync(partial, { force: true });
+    throw new InputError(
+      `download of ${id}/${f.rel} is corrupt: ${f.kind === 'sha256' ? 'sha256' : 'git sha1'} ${digest.slice(0, 12)}… differs from the hub's ${f.etag.slice(0, 12)}…; run the pull again`,
+    );
+  }
 }
