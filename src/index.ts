@@ -37,9 +37,10 @@ export { loadConfig as loadGcdf1Config } from './metrics/gcdf1/config.js';
 export { loadCanonicalValues } from './metrics/gcdf1/canonical-values.js';
 export { makeEvaluator as makeGcdf1Evaluator, evaluateDialogue as evaluateGcdf1Dialogue, aggregate as aggregateGcdf1, loadDialogues as loadGcdf1Dialogues } from './metrics/gcdf1/evaluate.js';
 
-// `todeval score` as one call: the turns it covers, then the run (stores, scoring, report).
+// `todeval score` as one call (runScore, from the files to the written report), or in its two steps: the turns it covers, then the run (stores, scoring, report) with your runner.
 export { selectScoreTurns, type ScoreSelection } from './pipeline/score-selection.js';
 export { runScorePipeline, type ScorePipelineOptions, type ScorePipelineHooks, type ScorePipelineResult } from './pipeline/score.js';
+export { runScore, type ScoreRunOptions, type ScoreRunHooks } from './pipeline/score-run.js';
 // The SGSAcc pipeline score, evaluate --sgsacc and serve share; the evaluate and rerank pipelines.
 export { sgsaccOptions, scoreSgsacc, sgsaccReferencesSignature, sgsaccResultSignature, serOfTurns, type SgsaccSettings, type SgsaccScoring } from './pipeline/sgsacc.js';
 export { runEvaluatePipeline, type EvaluatePipelineOptions, type EvaluateHooks, type EvaluateResult } from './pipeline/evaluate.js';

@@ -1,8 +1,10 @@
 import { existsSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { keptReferencesFile } from '../metrics/sgsacc/kept-references.js';
 import { InputError } from '../util/errors.js';
 import { STDIN } from '../util/json-file.js';
 import { folderWriteProblem, writeProblem } from '../util/output-probe.js';
+import { reportFileFrom } from './options.js';
 
 function canonical(file: string): string {
   try {
@@ -75,4 +77,40 @@ function checkWritable(flag: string, out: string): void {
 export function refuseUnwritableFolder(flag: string, dir: string): void {
   const problem = folderWriteProblem(dir);
   if (problem) throw new InputError(`${flag}: cannot write here (${problem})`, { file: dir });
+}
+
+/** The output and input flags of a run that scores (score, rerank, and their --workers parent). */
+export interface RunOutputFlags {
+  output?: string;
+  json?: string | boolean;
+  turns?: string;
+  cache?: string;
+  dialogues?: string;
+  schema?: string;
+}
+
+/**
+ * A scoring run's outputs checked against its inputs before any work (refuseOutputOverInput): --turns,
+ * -o (or `--json FILE`), --cache and, for score (`references` given), its references file, which is
+ * kept beside --turns (else -o) when --references is not given, so a resumed or repeated run still
+ * has every turn's ground truth. Returns the report file and the references file with how it came.
+ */
+export function checkRunOutputs(
+  flags: RunOutputFlags,
+  input: { flag: string; file?: string },
+  references?: { file?: string },
+): { output?: string; referencesFile?: string; referencesKept: boolean } {
+  const output = reportFileFrom(flags);
+  const kept = references && !references.file ? keptReferencesFile({ turns: flags.turns, output }) : undefined;
+  const referencesFile = references?.file ?? kept;
+  refuseOutputOverInput(
+    {
+      '--turns': flags.turns,
+      '-o/--output': output,
+      ...(references ? { [kept ? '--references (kept beside --turns/-o)' : '--references']: referencesFile } : {}),
+      '--cache': flags.cache,
+    },
+    { [input.flag]: input.file, '--dialogues': flags.dialogues, '--schema': flags.schema },
+  );
+  return { output, referencesFile, referencesKept: kept !== undefined };
 }

@@ -45,3 +45,15 @@ export function applySlurmArrayShard(flags: ShardFlags, env: NodeJS.ProcessEnv =
 }
 
 export { shardBlock } from '../shard/spec.js';
+
+/**
+ * The action of a command that splits its work and can run its shards itself (score, rerank): the
+ * Slurm array task's shard when no --shard is given, then `--workers N` child processes or this one.
+ */
+export function addShardedAction<F extends ShardFlags>(cmd: Command, run: { inWorkers(flags: F): Promise<void>; inProcess(flags: F): Promise<void> }): Command {
+  return cmd.action(async (flags: F) => {
+    // In a Slurm array task with no --shard, the task's shard (src/shard/spec.ts shardFromSlurmArray).
+    applySlurmArrayShard(flags);
+    await (flags.workers !== undefined ? run.inWorkers(flags) : run.inProcess(flags));
+  });
+}

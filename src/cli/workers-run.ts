@@ -1,20 +1,13 @@
-import { keptReferencesFile } from '../metrics/sgsacc/kept-references.js';
 import { runWorkers, type WorkersOptions } from '../shard/workers.js';
 import type { MergedRun } from '../shard/run-merge.js';
 import { InputError } from '../util/errors.js';
 import { reportFileFrom } from './options.js';
-import { refuseOutputOverInput } from './output-guard.js';
+import { checkRunOutputs, type RunOutputFlags } from './output-guard.js';
 
 /** The flags `--workers` reads, common to score and rerank. */
-export interface WorkersCliFlags {
+export interface WorkersCliFlags extends RunOutputFlags {
   workers?: number | true;
   shard?: unknown;
-  output?: string;
-  json?: string | boolean;
-  turns?: string;
-  cache?: string;
-  dialogues?: string;
-  schema?: string;
   device?: WorkersOptions['device'];
   threads?: number;
   progress?: WorkersOptions['progress'];
@@ -29,29 +22,18 @@ export async function runCommandInWorkers(
   input: { flag: string; file?: string },
   opts: { references?: { file?: string }; beforeWrite?: (merged: MergedRun) => void } = {},
 ): Promise<MergedRun> {
-  const references = opts.references;
   const output = reportFileFrom(flags);
   if (!output) throw new InputError("--workers needs -o/--output: the shards' files are kept beside it until they are merged");
   if (flags.shard) throw new InputError('--workers runs every shard itself: give --workers or --shard, not both');
-  // score keeps its references beside --turns (else -o) when --references is not given, as one process does.
-  const kept = references && !references.file ? keptReferencesFile({ turns: flags.turns, output }) : undefined;
-  refuseOutputOverInput(
-    {
-      '--turns': flags.turns,
-      '-o/--output': output,
-      ...(references ? { [kept ? '--references (kept beside --turns/-o)' : '--references']: references.file ?? kept } : {}),
-      '--cache': flags.cache,
-    },
-    { [input.flag]: input.file, '--dialogues': flags.dialogues, '--schema': flags.schema },
-  );
+  checkRunOutputs(flags, input, opts.references);
   return runWorkers({
     args: process.argv.slice(2),
     workers: flags.workers!,
     device: flags.device ?? 'auto',
     output,
     turns: flags.turns,
-    references: references?.file,
-    storesReferences: references !== undefined,
+    references: opts.references?.file,
+    storesReferences: opts.references !== undefined,
     threads: flags.threads,
     progress: flags.progress,
     beforeWrite: opts.beforeWrite,

@@ -177,3 +177,39 @@ export function downloadProgress(format: string): { update: (done: number, total
   };
   return { update, stop: () => bar?.stop() };
 }
+
+/**
+ * The bar of an NLI run (`score`): units done of the total, the pairs issued and their rate since
+ * the runner opened, redrawn every second between chunks. The format takes `{pairs}` and `{rate}`.
+ */
+export function pairsProgress(format: string, mode?: ProgressMode) {
+  const bar = progressBar(format, { etaBuffer: 50 }, mode);
+  let issued: (() => number) | undefined;
+  let since = Date.now();
+  let lastDone = 0;
+  let ticker: NodeJS.Timeout | undefined;
+  const update = (done?: number): void => {
+    if (!bar || !issued) return;
+    const pairs = issued();
+    const secs = Math.max(0.001, (Date.now() - since) / 1000);
+    lastDone = done ?? lastDone;
+    bar.update(lastDone, { pairs, rate: (pairs / secs).toFixed(1) });
+  };
+  return {
+    /** Where the pair count comes from (the runner's stats), from when the runner is open. */
+    countPairs(count: () => number): void {
+      issued = count;
+      since = Date.now();
+    },
+    start(total: number, done: number): void {
+      lastDone = done;
+      bar?.start(total, done, { pairs: 0, rate: '0.0' });
+      ticker = bar ? setInterval(() => update(), 1000) : undefined;
+    },
+    update,
+    stop(): void {
+      if (ticker) clearInterval(ticker);
+      bar?.stop();
+    },
+  };
+}

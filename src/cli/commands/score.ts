@@ -1,31 +1,21 @@
-import path from 'node:path';
 import { Option, type Command } from 'commander';
 import type { DatasetName } from '../../adapters/load.js';
-import { keptReferencesFile } from '../../metrics/sgsacc/kept-references.js';
-import { formatSgsaccReport, GRANULARITIES, loadSgsaccData, type Granularity, type ReferenceSelection, type SgsaccReport } from '../../metrics/sgsacc/index.js';
-import { createNliRunner, type NliRunner } from '../../nli/runner.js';
-import { runScorePipeline, type ScorePipelineHooks } from '../../pipeline/score.js';
+import { formatSgsaccReport, GRANULARITIES } from '../../metrics/sgsacc/index.js';
 import { refuseWeakerReport, scoreReportCoverage } from '../../pipeline/report-guard.js';
-import { selectScoreTurns, type ScoreSelection } from '../../pipeline/score-selection.js';
-import { progressBar, progressOption, type ProgressMode } from '../../report/progress.js';
-import { reportToParent } from '../../report/worker-progress.js';
-import type { ScoreShardReport, ScoreTallies } from '../../shard/score-merge.js';
-import type { ShardSpec } from '../../shard/spec.js';
-import { writeJsonAtomic } from '../../util/atomic-write.js';
+import { runScore, type ScoreRunHooks } from '../../pipeline/score-run.js';
+import { pairsProgress, progressOption, type ProgressMode } from '../../report/progress.js';
 import { InputError } from '../../util/errors.js';
-import { savedTurnsNotice, setInterruptNotice } from '../../util/interrupt-notice.js';
-import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
-import { addDatasetOptions, addLimitOption, addReportFileOption, addTurnsOption, datasetDataDir, datasetLoadOptions, jsonToStdout, positiveInt, reportFileFrom, reportSkipped, type DatasetFlags } from '../options.js';
-import { refuseOutputOverInput } from '../output-guard.js';
-import { addPredictionsOptions } from '../predictions.js';
-import { checkPredictionIds, readPredictions } from '../../pipeline/predictions.js';
 import { stderrHooks } from '../hooks.js';
-import { addContextControlOptions, referenceSelectionOption } from '../sgsacc-options.js';
-import { addShardOptions, applySlurmArrayShard, shardBlock, type ShardFlags } from '../shard-options.js';
+import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
+import { addDatasetOptions, addLimitOption, addReportFileOption, addTurnsOption, datasetDataDir, datasetLoadOptions, jsonToStdout, positiveInt, reportFileFrom, type DatasetFlags } from '../options.js';
+import { checkRunOutputs } from '../output-guard.js';
+import { addPredictionsOptions } from '../predictions.js';
+import { addContextControlOptions, referenceSelectionOption, sgsaccSettingsFrom, type SgsaccCliFlags } from '../sgsacc-options.js';
+import { addShardedAction, addShardOptions, type ShardFlags } from '../shard-options.js';
 import { runCommandInWorkers } from '../workers-run.js';
 import { addRunConfidenceOptions, runConfidenceFrom, type RunConfidenceFlags } from '../significance-options.js';
 
-interface ScoreFlags extends NliCliFlags, DatasetFlags, ShardFlags, RunConfidenceFlags {
+interface ScoreFlags extends NliCliFlags, DatasetFlags, ShardFlags, RunConfidenceFlags, SgsaccCliFlags {
   dataset: DatasetName;
   input?: string;
   system?: string;
@@ -34,12 +24,6 @@ interface ScoreFlags extends NliCliFlags, DatasetFlags, ShardFlags, RunConfidenc
   turns?: string;
   output?: string;
   json?: string | boolean;
-  validation: boolean;
-  context: boolean;
-  referenceSelection: ReferenceSelection;
-  hallucination?: boolean;
-  granularity?: Granularity;
-  contextControl: boolean;
   chunk: number;
   progress: ProgressMode;
   allowMissing?: boolean;
@@ -61,24 +45,14 @@ export function register(program: Command): void {
     .option('--no-context', 'do not retry with previous user turn + slot description in the premise')
     .addOption(referenceSelectionOption())
     .option('--hallucination', 'also check facts => text (references entail the utterance): hallucination rate and a four-way label per turn')
-    .addOption(
-      new Option('--granularity <unit>', 'with --hallucination (implied by sentence): also check each sentence against each fact, and report the unsupported sentences').choices(
-        GRANULARITIES,
-      ),
-    )
+    .addOption(new Option('--granularity <unit>', 'with --hallucination (implied by sentence): also check each sentence against each fact, and report the unsupported sentences').choices(GRANULARITIES))
     .option('--chunk <n>', 'turns per NLI call (larger batches on GPU)', positiveInt('--chunk'), 256)
     .option('--force', 'replace a complete report at -o with one of fewer turns or less of the ground truth');
   addContextControlOptions(cmd, false);
   addRunConfidenceOptions(cmd);
   addShardOptions(cmd, 'turns');
-  cmd.addOption(progressOption());
-  addNliOptions(cmd);
-  cmd.action(async (flags: ScoreFlags) => {
-    // In a Slurm array task with no --shard, the task's shard (src/shard/spec.ts shardFromSlurmArray).
-    applySlurmArrayShard(flags);
-    if (flags.workers !== undefined) await runScoreInWorkers(flags);
-    else await runScore(flags);
-  });
+  addNliOptions(cmd.addOption(progressOption()));
+  addShardedAction(cmd, { inWorkers: runScoreInWorkers, inProcess: runScoreInProcess });
 }
 
 /** `score --workers N`: the same command as N shards in child processes, merged (src/shard/workers.ts). */
@@ -102,135 +76,50 @@ function refuseConfidenceInParts(flags: ScoreFlags): void {
   throw new InputError(`--confidence needs the whole run in one process: drop ${flags.shard ? '--shard' : '--workers'}`);
 }
 
-async function runScore(flags: ScoreFlags): Promise<void> {
-  const reportFile = reportFileFrom(flags);
-  // Without --references, the references are kept beside --turns (or -o): a resumed or repeated run
-  // then still has every turn's ground truth.
-  const kept = flags.references ? undefined : keptReferencesFile({ turns: flags.turns, output: reportFile });
-  const referencesFile = flags.references ?? kept;
-  refuseOutputOverInput(
-    { '--turns': flags.turns, '-o/--output': reportFile, [kept ? '--references (kept beside --turns/-o)' : '--references']: referencesFile, '--cache': flags.cache },
-    { '-i/--input': flags.input, '--dialogues': flags.dialogues, '--schema': flags.schema },
-  );
+/** Flags -> the score pipeline (runScore) -> the tables (or JSON) on stdout. */
+async function runScoreInProcess(flags: ScoreFlags): Promise<void> {
+  const { output: reportFile, referencesFile, referencesKept } = checkRunOutputs(flags, { flag: '-i/--input', file: flags.input }, { file: flags.references });
   if (flags.shard && !reportFile) throw new InputError('--shard needs -o/--output: todeval merge joins the shard reports');
   refuseConfidenceInParts(flags);
-  const data = loadSgsaccData(datasetLoadOptions(flags, datasetDataDir(flags)));
-  reportSkipped('input', data.loaded.invalid);
-  const predictions = flags.input ? readPredictions(flags.input, flags.skipInvalid, stderrHooks) : undefined;
-  const selection = selectScoreTurns(data.loaded.turns, { limit: flags.limit, shard: flags.shard, predictions });
-  if (flags.input) {
-    checkPredictionIds({
-      file: flags.input,
-      missing: selection.missing,
-      extra: selection.extra,
-      source: data.loaded.source,
-      validIds: selection.allTurns.map((t) => t.id),
-      matched: selection.turns.length,
-      limit: flags.limit,
-      allowMissing: flags.allowMissing,
-      skipInvalid: flags.skipInvalid,
-    }, stderrHooks);
-    if (selection.missing.length > 0) {
-      process.stderr.write(`todeval: ${selection.missing.length} turns have no prediction and are not scored (listed in the JSON report)\n`);
-    }
-  }
-  // Before the model loads: a run of fewer turns than the complete report at -o would replace it.
-  refuseWeakerReport(reportFile, { turns: selection.turns.length, groundTruthTurns: selection.turns.length }, flags.force);
-  const system = flags.system ?? (flags.input ? path.basename(flags.input).replace(/\.(jsonl?|json)$/, '') : 'ground-truth');
-  const total = selection.turns.length;
-
-  const runner = await createNliRunner(nliOptionsFrom(flags));
-  const progress = scoreProgress(flags, total, runner);
+  const progress = scoreProgress(flags);
   try {
-    const { report, tallies } = await runScorePipeline(selection, {
-      data,
-      dataset: flags.dataset,
-      runner,
-      predictions: flags.input && predictions ? { file: flags.input, byId: predictions } : undefined,
-      system,
+    const written = await runScore({
+      ...datasetLoadOptions(flags, datasetDataDir(flags)),
+      ...sgsaccSettingsFrom(flags),
+      predictions: flags.input,
+      allowMissing: flags.allowMissing,
+      system: flags.system,
       limit: flags.limit,
       shard: flags.shard,
-      validation: flags.validation,
-      context: flags.context,
-      referenceSelection: flags.referenceSelection,
-      hallucination: flags.hallucination === true,
-      ...(flags.granularity === 'sentence' ? { granularity: flags.granularity } : {}),
-      contextControl: flags.contextControl,
       chunkTurns: flags.chunk,
       referencesFile,
-      referencesKept: kept !== undefined,
+      referencesKept,
       turnsFile: flags.turns,
+      reportFile,
+      force: flags.force,
       confidence: runConfidenceFrom(flags),
-      hooks: progress.hooks,
+      nli: nliOptionsFrom(flags),
+      hooks: progress,
     });
-    progress.stop();
-    // Its references were kept, so the ground truth covers every turn; checked again on what was computed.
-    refuseWeakerReport(reportFile, scoreReportCoverage(report), flags.force, flags.turns ? `; this run's per-turn results are in ${flags.turns}` : '');
-    const written = flags.shard && reportFile ? shardReport(report, tallies, selection, flags.shard, reportFile, { turns: flags.turns, references: referencesFile }) : report;
-    if (reportFile) writeJsonAtomic(reportFile, written);
     process.stdout.write(jsonToStdout(flags) ? JSON.stringify(written, null, 2) + '\n' : formatSgsaccReport(written));
   } finally {
-    progress.stop();
-    await runner.close();
+    progress.scored();
   }
 }
 
-/** The progress bar (on a terminal), the line for Ctrl-C and the parent's progress of a --workers shard, as pipeline hooks. */
-function scoreProgress(flags: ScoreFlags, total: number, runner: NliRunner): { hooks: ScorePipelineHooks; stop: () => void } {
-  const bar = progressBar('score |{bar}| {value}/{total} turns | {pairs} pairs | {rate} pairs/s | ETA {eta_formatted}', { etaBuffer: 50 }, flags.progress);
-  const started = Date.now();
-  let lastDone = 0;
-  const updateBar = (turnsDone?: number) => {
-    if (!bar) return;
-    const issued = runner.stats().issued;
-    const secs = Math.max(0.001, (Date.now() - started) / 1000);
-    lastDone = turnsDone ?? lastDone;
-    bar.update(lastDone, { pairs: issued, rate: (issued / secs).toFixed(1) });
-  };
-  let ticker: NodeJS.Timeout | undefined;
-  const stop = () => {
-    if (ticker) clearInterval(ticker);
-    bar?.stop();
-  };
-  const hooks: ScorePipelineHooks = {
-    started: ({ resumed, saved }) => {
-      setInterruptNotice(savedTurnsNotice('turns', flags.turns, saved, total));
-      if (resumed > 0) process.stderr.write(`todeval: resuming ${flags.turns}: ${resumed} of ${total} turns already scored\n`);
-      // Started only now: a notice or a refused store above would otherwise print into the bar's line.
-      lastDone = resumed;
-      bar?.start(total, resumed, { pairs: 0, rate: '0.0' });
-      reportToParent(resumed, total);
-      ticker = bar ? setInterval(() => updateBar(), 1000) : undefined;
-    },
-    progress: (done) => {
-      updateBar(done);
-      reportToParent(done, total);
-    },
-    notice: (message) => process.stderr.write(`todeval: ${message}\n`),
-    warn: (message) => {
-      stop();
-      process.stderr.write(`todeval: warning: ${message}\n`);
-    },
-  };
-  return { hooks, stop };
-}
-
-/** A shard's report adds what todeval merge needs to give the unsharded numbers exactly: counts, not percentages. */
-function shardReport(
-  report: SgsaccReport,
-  tallies: ScoreTallies,
-  selection: ScoreSelection,
-  shard: ShardSpec,
-  reportFile: string,
-  files: { turns?: string; references?: string },
-): ScoreShardReport {
+/** The progress bar (on a terminal, else lines or nothing as --progress says) as pipeline hooks, with the one-line notices; `scored` stops it. */
+function scoreProgress(flags: ScoreFlags): ScoreRunHooks & { scored(): void } {
+  const bar = pairsProgress('score |{bar}| {value}/{total} turns | {pairs} pairs | {rate} pairs/s | ETA {eta_formatted}', flags.progress);
   return {
-    ...report,
-    shard: {
-      ...shardBlock(shard, reportFile, { turns: files.turns, references: files.references }),
-      positions: selection.missing.map((id) => selection.positionOf.get(id)!),
-      erroneousAt: (report.ser.erroneousTurns ?? []).map((id) => selection.positionOf.get(id)!),
-      tallies,
+    ...stderrHooks,
+    opened: (runner) => bar.countPairs(() => runner.stats().issued),
+    // Started only now: a notice or a refused store before would otherwise print into the bar's line.
+    started: ({ resumed, total }) => bar.start(total, resumed),
+    progress: (done) => bar.update(done),
+    warn: (message) => {
+      bar.stop();
+      stderrHooks.warn(message);
     },
+    scored: () => bar.stop(),
   };
 }
