@@ -59,47 +59,14 @@ export function mergeScoreReports(loaded: readonly LoadedShard<ScoreShardReport>
   const shards = byShardIndex(loaded).map((s) => s.report);
   const first = shards[0];
   const validation = first.signature.validation !== false;
-  const sum = (f: (r: ScoreShardReport) => number) => shards.reduce((n, r) => n + f(r), 0);
-  const present = <T>(xs: (T | null | undefined)[]): T[] => xs.filter((x): x is T => x !== null && x !== undefined);
-
+  const sum = (f: (r: ScoreShardReport) => number) => sumOver(shards, f);
   const { counts, ...sgsacc } = summarizeSgsacc(
     shards.map((r) => r.shard.tallies.sgsacc),
     validation,
   );
-  const goldTallies = present(shards.map((r) => r.shard.tallies.groundTruth));
-  const gold = goldTallies.length > 0 ? summarizeSgsacc(goldTallies, validation) : null;
   const hallTallies = present(shards.map((r) => r.shard.tallies.hallucination));
   const hallucination = hallTallies.length > 0 ? summarizeHallucination(hallTallies, validation) : undefined;
-  const goldHallTallies = present(shards.map((r) => r.shard.tallies.groundTruthHallucination));
-  const goldHallucination = goldHallTallies.length > 0 ? summarizeHallucination(goldHallTallies, validation) : undefined;
   const sentences = first.signature.granularity === 'sentence' ? mergeSentences(byShardIndex(loaded), validation) : undefined;
-  const coverage = { turns: sum((r) => r.groundTruth?.coverage.turns ?? 0), of: sum((r) => r.groundTruth?.coverage.of ?? r.dataset.turns) };
-
-  const serPerService: SgsaccReport['ser']['perService'] = {};
-  const services = [...new Set(shards.flatMap((r) => Object.keys(r.ser.perService)))].sort();
-  for (const svc of services) {
-    const errors = sum((r) => r.ser.perService[svc]?.errors ?? 0);
-    const total = sum((r) => r.ser.perService[svc]?.total ?? 0);
-    serPerService[svc] = { ser: serPercent(errors, total), errors, total };
-  }
-  const serErrors = sum((r) => r.ser.errors);
-  const withValues = sum((r) => r.ser.utterancesWithValues);
-
-  const bleuParts = shards.filter((r) => r.shard.tallies.bleu !== null);
-  let bleu: SgsaccReport['bleu'] = null;
-  if (bleuParts.length > 0) {
-    const stats = bleuParts.map((r) => r.shard.tallies.bleu!);
-    const add = (k: 'counts' | 'totals') => stats[0][k].map((_, n) => stats.reduce((s, b) => s + b[k][n], 0));
-    const b = bleuFromStats(add('counts'), add('totals'), stats.reduce((s, x) => s + x.sysLen, 0), stats.reduce((s, x) => s + x.refLen, 0));
-    bleu = { score: b.score, signature: bleuParts[0].bleu!.signature, sysLen: b.sysLen, refLen: b.refLen, bp: b.bp };
-  }
-
-  // Lists back in the order of the unsharded run's turns, from each shard's positions.
-  const inRunOrder = (lists: { ids: string[]; at: number[] }[]) =>
-    lists
-      .flatMap(({ ids, at }) => ids.map((id, i) => ({ id, at: at[i] })))
-      .sort((a, b) => a.at - b.at)
-      .map((x) => x.id);
   const missing = inRunOrder(shards.map((r) => ({ ids: r.predictions.missing, at: r.shard.positions })));
   const signature = runSignature(first.signature, { missingPredictions: missing.length > 0 ? missing.length : undefined });
   const nli: Record<string, number> = {};
@@ -112,25 +79,11 @@ export function mergeScoreReports(loaded: readonly LoadedShard<ScoreShardReport>
     dataset: { ...first.dataset, turns: sum((r) => r.dataset.turns) },
     sgsacc,
     counts: { ...counts, missingPredictions: sum((r) => r.counts.missingPredictions) },
-    groundTruth: gold
-      ? {
-          sgsacc: { validated: gold.validated, unvalidated: gold.unvalidated },
-          counts: gold.counts,
-          ...(goldHallucination ? { hallucination: goldHallucination } : {}),
-          coverage: { ...coverage, complete: coverage.turns === coverage.of },
-        }
-      : null,
+    groundTruth: mergeGroundTruth(shards, validation),
     ...(hallucination ? { hallucination } : {}),
     ...(sentences ? { sentences } : {}),
-    ser: {
-      ser: serPercent(serErrors, withValues),
-      errors: serErrors,
-      utterancesWithValues: withValues,
-      perService: serPerService,
-      turnsScored: sum((r) => r.ser.turnsScored),
-      erroneousTurns: inRunOrder(shards.map((r) => ({ ids: r.ser.erroneousTurns ?? [], at: r.shard.erroneousAt }))),
-    },
-    bleu,
+    ser: mergeSer(shards),
+    bleu: mergeBleu(shards),
     predictions: { file: first.predictions.file, missing, extra: first.predictions.extra },
     references: {
       file: opts.referencesFile ?? null,
@@ -141,4 +94,71 @@ export function mergeScoreReports(loaded: readonly LoadedShard<ScoreShardReport>
     resumed: sum((r) => r.resumed),
     nli,
   };
+}
+
+function sumOver(shards: readonly ScoreShardReport[], f: (r: ScoreShardReport) => number): number {
+  return shards.reduce((n, r) => n + f(r), 0);
+}
+
+function present<T>(xs: (T | null | undefined)[]): T[] {
+  return xs.filter((x): x is T => x !== null && x !== undefined);
+}
+
+/** Lists back in the order of the unsharded run's turns, from each shard's positions. */
+function inRunOrder(lists: { ids: string[]; at: number[] }[]): string[] {
+  return lists
+    .flatMap(({ ids, at }) => ids.map((id, i) => ({ id, at: at[i] })))
+    .sort((a, b) => a.at - b.at)
+    .map((x) => x.id);
+}
+
+/** The ground-truth section: null when no shard has a gold turn. */
+function mergeGroundTruth(shards: readonly ScoreShardReport[], validation: boolean): SgsaccReport['groundTruth'] {
+  const goldTallies = present(shards.map((r) => r.shard.tallies.groundTruth));
+  if (goldTallies.length === 0) return null;
+  const gold = summarizeSgsacc(goldTallies, validation);
+  const goldHallTallies = present(shards.map((r) => r.shard.tallies.groundTruthHallucination));
+  const goldHallucination = goldHallTallies.length > 0 ? summarizeHallucination(goldHallTallies, validation) : undefined;
+  const coverage = {
+    turns: sumOver(shards, (r) => r.groundTruth?.coverage.turns ?? 0),
+    of: sumOver(shards, (r) => r.groundTruth?.coverage.of ?? r.dataset.turns),
+  };
+  return {
+    sgsacc: { validated: gold.validated, unvalidated: gold.unvalidated },
+    counts: gold.counts,
+    ...(goldHallucination ? { hallucination: goldHallucination } : {}),
+    coverage: { ...coverage, complete: coverage.turns === coverage.of },
+  };
+}
+
+/** SER from the summed errors and utterances, overall and per service; erroneous turns in run order. */
+function mergeSer(shards: readonly ScoreShardReport[]): SgsaccReport['ser'] {
+  const sum = (f: (r: ScoreShardReport) => number) => sumOver(shards, f);
+  const perService: SgsaccReport['ser']['perService'] = {};
+  const services = [...new Set(shards.flatMap((r) => Object.keys(r.ser.perService)))].sort();
+  for (const svc of services) {
+    const errors = sum((r) => r.ser.perService[svc]?.errors ?? 0);
+    const total = sum((r) => r.ser.perService[svc]?.total ?? 0);
+    perService[svc] = { ser: serPercent(errors, total), errors, total };
+  }
+  const errors = sum((r) => r.ser.errors);
+  const withValues = sum((r) => r.ser.utterancesWithValues);
+  return {
+    ser: serPercent(errors, withValues),
+    errors,
+    utterancesWithValues: withValues,
+    perService,
+    turnsScored: sum((r) => r.ser.turnsScored),
+    erroneousTurns: inRunOrder(shards.map((r) => ({ ids: r.ser.erroneousTurns ?? [], at: r.shard.erroneousAt }))),
+  };
+}
+
+/** Corpus BLEU from the summed statistics of the shards that have any; null when none has. */
+function mergeBleu(shards: readonly ScoreShardReport[]): SgsaccReport['bleu'] {
+  const bleuParts = shards.filter((r) => r.shard.tallies.bleu !== null);
+  if (bleuParts.length === 0) return null;
+  const stats = bleuParts.map((r) => r.shard.tallies.bleu!);
+  const add = (k: 'counts' | 'totals') => stats[0][k].map((_, n) => stats.reduce((s, b) => s + b[k][n], 0));
+  const b = bleuFromStats(add('counts'), add('totals'), stats.reduce((s, x) => s + x.sysLen, 0), stats.reduce((s, x) => s + x.refLen, 0));
+  return { score: b.score, signature: bleuParts[0].bleu!.signature, sysLen: b.sysLen, refLen: b.refLen, bp: b.bp };
 }
