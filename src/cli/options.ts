@@ -2,7 +2,8 @@ import { isIP } from 'node:net';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { DatasetName, LoadDatasetOptions } from '../adapters/load.js';
 import { resolveDataDir } from '../data/data-dir.js';
-import type { InputError } from '../util/errors.js';
+import { RANK_BY, type RankBy } from '../rerank/index.js';
+import { InputError } from '../util/errors.js';
 
 /** Commander parser for a count flag; `allowZero` for counts where 0 means "none" (--show-errors 0). */
 export function positiveInt(flag: string, allowZero = false) {
@@ -185,4 +186,10 @@ export function addLimitOption(cmd: Command, what: string): Command {
  */
 export function reportSkipped(kind: 'input' | 'prediction' | 'item', errors: readonly Pick<InputError, 'oneLine'>[]): void {
   for (const e of errors) process.stderr.write(`todeval: warning: skipped invalid ${kind}: ${e.oneLine()}\n`);
+}
+
+/** --rank-by (rerank, serve): one of RANK_BY, refused in one line otherwise. */
+export function rankByFrom(value: string): RankBy {
+  if (!(RANK_BY as readonly string[]).includes(value)) throw new InputError(`--rank-by must be one of ${RANK_BY.join(', ')} (got "${value}")`);
+  return value as RankBy;
 }

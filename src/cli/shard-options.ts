@@ -57,3 +57,8 @@ export function addShardedAction<F extends ShardFlags>(cmd: Command, run: { inWo
     await (flags.workers !== undefined ? run.inWorkers(flags) : run.inProcess(flags));
   });
 }
+
+/** A shard's report is what todeval merge joins: --shard without -o/--output would compute a part nobody can use. */
+export function requireShardOutput(flags: ShardFlags, output: string | undefined): void {
+  if (flags.shard && !output) throw new InputError('--shard needs -o/--output: todeval merge joins the shard reports');
+}

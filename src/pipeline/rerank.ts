@@ -1,8 +1,8 @@
 import { InvalidCollector } from '../adapters/collect.js';
-import type { DatasetName } from '../adapters/load.js';
+import type { DatasetName, LoadDatasetOptions } from '../adapters/load.js';
 import type { Turn } from '../adapters/types.js';
 import { contextControlOn } from '../metrics/sgsacc/context-control.js';
-import type { SgsaccData } from '../metrics/sgsacc/dataset.js';
+import { loadSgsaccData, type SgsaccData } from '../metrics/sgsacc/dataset.js';
 import { RecordStore } from '../metrics/sgsacc/store.js';
 import { createNliRunner, type NliRunner, type NliRunnerOptions } from '../nli/runner.js';
 import { reportToParent } from '../report/worker-progress.js';
@@ -19,7 +19,9 @@ export interface RerankPipelineOptions {
   /** JSONL items (schemas/rerank-input.schema.json). */
   input: string;
   /** Schema, rules and turns the items' actions and dataset ids resolve against (`loadSgsaccData`), loaded once the input is read. */
-  loadData: () => SgsaccData;
+  loadData?: () => SgsaccData;
+  /** Or where to load them from (`dataset` is this option's): the data dir, or your own --dialogues/--schema. One of the two is needed. */
+  load?: Omit<LoadDatasetOptions, 'dataset' | 'limit' | 'skipInvalid'>;
   dataset: DatasetName;
   /** The data dir the input's signature is taken relative to. */
   dataDir?: string;
@@ -46,6 +48,17 @@ export interface RerankHooks {
   notice?(message: string): void;
   /** `done` of `total` items reranked (resumed ones included); first call: the start. */
   progress?(done: number, total: number): void;
+}
+
+/** The data of `o.load`: a data dir, or the user's own schema (and dialogues, which the generic dataset needs). */
+function loadRerankData(o: RerankPipelineOptions): SgsaccData {
+  const load = o.load ?? {};
+  if (!load.dataDir && !(load.schemaFile && (load.input || o.dataset === 'generic'))) {
+    throw new InputError('no data directory: pass --data-dir, set TODEVAL_DATA, or give --schema (and --dialogues)');
+  }
+  if (o.dataset === 'generic' && !load.input) throw new InputError('--dataset generic needs --dialogues <turns.jsonl> and --schema <schema.json>');
+  // Invalid dataset turns only matter if an item points at them (reported then).
+  return loadSgsaccData({ ...load, dataset: o.dataset, skipInvalid: true });
 }
 
 /** Items of the input resolved against the data, invalid ones collected, then --limit and the shard's part. */
@@ -117,7 +130,8 @@ async function rerankItems(o: RerankPipelineOptions, items: RerankItem[], runner
  */
 export async function runRerankPipeline(o: RerankPipelineOptions): Promise<RerankReport | RerankShardReport> {
   const read = readRerankInput(o.input, { skipInvalid: o.skipInvalid });
-  const data = o.loadData();
+  // Loaded once the input is read: its errors come first, as they are the cheaper to fix.
+  const data = o.loadData ? o.loadData() : loadRerankData(o);
   const { items, invalid, positions } = resolveItems(o, data, read);
   const runner = await createNliRunner(o.nli);
   try {

@@ -1,4 +1,5 @@
 import type { LabelCounts } from '../metrics/sgsacc/aggregate-hallucination.js';
+import { formatSignature, type Signature } from '../util/signature.js';
 import type { RerankResult } from './rerank.js';
 
 export interface SystemSummary {
@@ -94,4 +95,9 @@ export function formatRerankSummary(s: RerankSummary, n: number, contextControl:
     );
   }
   return lines.join('\n') + '\n';
+}
+
+/** The terminal lines of a rerank report (`todeval rerank`, and `todeval merge` of its shards): the table, then the signature. */
+export function formatRerankReport(doc: { summary: RerankSummary; items: readonly unknown[]; signature: Signature }): string {
+  return formatRerankSummary(doc.summary, doc.items.length, doc.signature.contextControl === true) + `signature: ${formatSignature(doc.signature)}\n`;
 }

@@ -2,9 +2,8 @@ import type { Command } from 'commander';
 import { runGcdf1Pipeline } from '../../pipeline/gcdf1.js';
 import { formatGcdf1Report } from '../../report/gcdf1-text.js';
 import { progressBar, progressOption, type ProgressMode } from '../../report/progress.js';
-import { InputError } from '../../util/errors.js';
 import { stderrHooks } from '../hooks.js';
-import { addShardOptions, applySlurmArrayShard, type ShardFlags } from '../shard-options.js';
+import { addShardOptions, applySlurmArrayShard, requireShardOutput, type ShardFlags } from '../shard-options.js';
 import { addDataDirOption, addLimitOption } from '../options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
 
@@ -48,7 +47,7 @@ function runGcdf1(flags: Gcdf1Flags): void {
     { '-o/--output': flags.output, '--per-dialogue': flags.perDialogue },
     { '-d/--dialogues': flags.dialogues, '--config': flags.config, '--canonical-map': typeof flags.canonicalMap === 'string' ? flags.canonicalMap : undefined },
   );
-  if (flags.shard && !flags.output) throw new InputError('--shard needs -o/--output: todeval merge joins the shard reports');
+  requireShardOutput(flags, flags.output);
   const bar = progressBar('gcdf1 {bar} {value}/{total} dialogues', { clearOnComplete: true }, flags.progress);
   try {
     const { report } = runGcdf1Pipeline({

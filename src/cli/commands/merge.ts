@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
 import { formatGcdf1Report } from '../../report/gcdf1-text.js';
 import { formatSgsaccReport } from '../../metrics/sgsacc/report.js';
-import { formatRerankSummary } from '../../rerank/summary.js';
-import { formatSignature } from '../../util/signature.js';
+import { formatRerankReport } from '../../rerank/summary.js';
 import { refuseWeakerReport, scoreReportCoverage } from '../../pipeline/report-guard.js';
 import { mergeRunShards } from '../../shard/run-merge.js';
 import { formatEvaluation } from './evaluate.js';
@@ -46,10 +45,8 @@ export function register(program: Command): void {
     });
     if (jsonToStdout(flags)) process.stdout.write(JSON.stringify(merged.report, null, 2) + '\n');
     else if (merged.kind === 'score') process.stdout.write(formatSgsaccReport(merged.report));
-    else if (merged.kind === 'rerank') {
-      process.stdout.write(formatRerankSummary(merged.report.summary, merged.report.items.length, merged.report.signature.contextControl === true));
-      process.stdout.write(`signature: ${formatSignature(merged.report.signature)}\n`);
-    } else if (merged.kind === 'gcdf1') {
+    else if (merged.kind === 'rerank') process.stdout.write(formatRerankReport(merged.report));
+    else if (merged.kind === 'gcdf1') {
       process.stdout.write(formatGcdf1Report(merged.report));
     } else process.stdout.write(formatEvaluation(merged.report));
     process.stderr.write(`todeval: merged ${files.length} shards into ${flags.output}\n`);

@@ -1,18 +1,16 @@
 import type { Command } from 'commander';
 import type { DatasetName } from '../../adapters/load.js';
 import { findDataDir } from '../../data/data-dir.js';
-import { loadSgsaccData } from '../../metrics/sgsacc/dataset.js';
 import { runRerankPipeline } from '../../pipeline/rerank.js';
 import { progressBar, progressOption, type ProgressMode } from '../../report/progress.js';
-import { formatSignature } from '../../util/signature.js';
-import { RANK_BY, type RankBy } from '../../rerank/index.js';
-import { InputError } from '../../util/errors.js';
+import { RANK_BY } from '../../rerank/index.js';
+import { formatRerankReport } from '../../rerank/summary.js';
+import { stderrHooks } from '../hooks.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
-import { addDatasetOptions, addInputOption, addLimitOption, addReportFileOption, addTurnsOption, datasetLoadOptions, jsonToStdout, reportFileFrom, reportSkipped, type DatasetFlags } from '../options.js';
-import { refuseOutputOverInput } from '../output-guard.js';
-import { formatRerankSummary } from '../../rerank/summary.js';
+import { addDatasetOptions, addInputOption, addLimitOption, addReportFileOption, addTurnsOption, jsonToStdout, rankByFrom, reportSkipped, type DatasetFlags } from '../options.js';
+import { checkRunOutputs } from '../output-guard.js';
 import { runCommandInWorkers } from '../workers-run.js';
-import { addShardOptions, applySlurmArrayShard, type ShardFlags } from '../shard-options.js';
+import { addShardedAction, addShardOptions, requireShardOutput, type ShardFlags } from '../shard-options.js';
 import { addContextControlOptions } from '../sgsacc-options.js';
 
 interface RerankFlags extends NliCliFlags, DatasetFlags, ShardFlags {
@@ -53,53 +51,27 @@ export function register(program: Command): void {
     .option('--rank-by <order>', `${RANK_BY.join(' | ')}: most actions realised, or no omission then no hallucination, or no omission then fewest unsupported sentences (both imply --hallucination); then likelihood`, 'fidelity');
   addContextControlOptions(cmd, true);
   addShardOptions(cmd, 'items');
-  cmd.addOption(progressOption());
-  addNliOptions(cmd);
-  cmd.action(async (flags: RerankFlags) => {
-    // In a Slurm array task with no --shard, the task's shard (src/shard/spec.ts shardFromSlurmArray).
-    applySlurmArrayShard(flags);
-    if (flags.workers !== undefined) await runRerankInWorkers(flags);
-    else await runRerank(flags);
-  });
+  addNliOptions(cmd.addOption(progressOption()));
+  addShardedAction(cmd, { inWorkers: runRerankInWorkers, inProcess: runRerankInProcess });
 }
 
 /** `rerank --workers N`: the same command as N shards in child processes, merged (src/shard/workers.ts). */
 async function runRerankInWorkers(flags: RerankFlags): Promise<void> {
   const merged = await runCommandInWorkers(flags, { flag: '--input', file: flags.input });
-  if (merged.kind !== 'rerank') return;
-  if (jsonToStdout(flags)) process.stdout.write(JSON.stringify(merged.report, null, 2) + '\n');
-  else {
-    process.stdout.write(formatRerankSummary(merged.report.summary, merged.report.items.length, merged.report.signature.contextControl === true));
-    process.stdout.write(`signature: ${formatSignature(merged.report.signature)}\n`);
-  }
+  if (merged.kind === 'rerank') process.stdout.write(jsonToStdout(flags) ? JSON.stringify(merged.report, null, 2) + '\n' : formatRerankReport(merged.report));
 }
 
 /** Flags -> the rerank pipeline -> the summary (or JSON) on stdout. */
-async function runRerank(flags: RerankFlags): Promise<void> {
-  if (!(RANK_BY as readonly string[]).includes(flags.rankBy)) {
-    throw new InputError(`--rank-by must be one of ${RANK_BY.join(', ')} (got "${flags.rankBy}")`);
-  }
-  const rankBy = flags.rankBy as RankBy;
-  const reportFile = reportFileFrom(flags);
-  refuseOutputOverInput({ '--turns': flags.turns, '-o/--output': reportFile, '--cache': flags.cache }, { '--input': flags.input, '--dialogues': flags.dialogues, '--schema': flags.schema });
-  if (flags.shard && !reportFile) throw new InputError('--shard needs -o/--output: todeval merge joins the shard reports');
+async function runRerankInProcess(flags: RerankFlags): Promise<void> {
+  const rankBy = rankByFrom(flags.rankBy);
+  const { output: reportFile } = checkRunOutputs(flags, { flag: '--input', file: flags.input });
+  requireShardOutput(flags, reportFile);
   const dataDir = findDataDir(flags.dataDir)?.dir;
-  // Called once the input is read: its errors come first, as they are the cheaper to fix.
-  const loadData = () => {
-    if (!dataDir && !(flags.schema && (flags.dialogues || flags.dataset === 'generic'))) {
-      throw new InputError('no data directory: pass --data-dir, set TODEVAL_DATA, or give --schema (and --dialogues)');
-    }
-    if (flags.dataset === 'generic' && !flags.dialogues) {
-      throw new InputError('--dataset generic needs --dialogues <turns.jsonl> and --schema <schema.json>');
-    }
-    // Invalid dataset turns only matter if an item points at them (reported then).
-    return loadSgsaccData({ ...datasetLoadOptions(flags, dataDir), skipInvalid: true });
-  };
   const bar = progressBar('rerank |{bar}| {value}/{total} items | ETA {eta_formatted}', {}, flags.progress);
   try {
     const doc = await runRerankPipeline({
       ...flags,
-      loadData,
+      load: { dataDir, split: flags.split, input: flags.dialogues, schemaFile: flags.schema },
       dataDir,
       systems: flags.systems?.split(',').map((s) => s.trim()).filter(Boolean),
       hallucination: flags.hallucination === true || rankBy === 'omission-hallucination' || rankBy === 'omission-sentences',
@@ -109,16 +81,12 @@ async function runRerank(flags: RerankFlags): Promise<void> {
       nli: nliOptionsFrom(flags),
       hooks: {
         skipped: (invalid) => reportSkipped('item', invalid),
-        notice: (m) => process.stderr.write(`todeval: ${m}\n`),
+        notice: stderrHooks.notice,
         progress: (done, total) => (bar?.isActive ? bar.update(done) : bar?.start(total, done)),
       },
     });
     bar?.stop();
-    if (jsonToStdout(flags)) process.stdout.write(JSON.stringify(doc, null, 2) + '\n');
-    else {
-      process.stdout.write(formatRerankSummary(doc.summary, doc.items.length, doc.signature.contextControl === true));
-      process.stdout.write(`signature: ${formatSignature(doc.signature)}\n`);
-    }
+    process.stdout.write(jsonToStdout(flags) ? JSON.stringify(doc, null, 2) + '\n' : formatRerankReport(doc));
   } finally {
     bar?.stop();
   }

@@ -11,7 +11,7 @@ import { addDatasetOptions, addLimitOption, addReportFileOption, addTurnsOption,
 import { checkRunOutputs } from '../output-guard.js';
 import { addPredictionsOptions } from '../predictions.js';
 import { addContextControlOptions, referenceSelectionOption, sgsaccSettingsFrom, type SgsaccCliFlags } from '../sgsacc-options.js';
-import { addShardedAction, addShardOptions, type ShardFlags } from '../shard-options.js';
+import { addShardedAction, addShardOptions, requireShardOutput, type ShardFlags } from '../shard-options.js';
 import { runCommandInWorkers } from '../workers-run.js';
 import { addRunConfidenceOptions, runConfidenceFrom, type RunConfidenceFlags } from '../significance-options.js';
 
@@ -79,7 +79,7 @@ function refuseConfidenceInParts(flags: ScoreFlags): void {
 /** Flags -> the score pipeline (runScore) -> the tables (or JSON) on stdout. */
 async function runScoreInProcess(flags: ScoreFlags): Promise<void> {
   const { output: reportFile, referencesFile, referencesKept } = checkRunOutputs(flags, { flag: '-i/--input', file: flags.input }, { file: flags.references });
-  if (flags.shard && !reportFile) throw new InputError('--shard needs -o/--output: todeval merge joins the shard reports');
+  requireShardOutput(flags, reportFile);
   refuseConfidenceInParts(flags);
   const progress = scoreProgress(flags);
   try {

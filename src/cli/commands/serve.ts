@@ -1,29 +1,22 @@
 import { Option, type Command } from 'commander';
 import type { DatasetName } from '../../adapters/load.js';
-import { GRANULARITIES, loadSgsaccData, type Granularity, type ReferenceSelection } from '../../metrics/sgsacc/index.js';
+import { GRANULARITIES, loadSgsaccData } from '../../metrics/sgsacc/index.js';
 import { DEFAULT_LIMITS, LIMIT_FLAGS, type ServeLimits } from '../../serve/limits.js';
 import { serveFaithfulness } from '../../serve/embed.js';
 import { checkBinding, probeBinding } from '../../serve/server.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
-import { addDatasetOptions, boundedInt, datasetDataDir, datasetLoadOptions, hostName, portNumber, positiveInt, type DatasetFlags } from '../options.js';
+import { addDatasetOptions, boundedInt, datasetDataDir, datasetLoadOptions, hostName, portNumber, positiveInt, rankByFrom, type DatasetFlags } from '../options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
-import { addContextControlOptions, referenceSelectionOption } from '../sgsacc-options.js';
-import { RANK_BY, type RankBy } from '../../rerank/index.js';
-import { InputError } from '../../util/errors.js';
+import { addContextControlOptions, referenceSelectionOption, sgsaccSettingsFrom, type SgsaccCliFlags } from '../sgsacc-options.js';
+import { RANK_BY } from '../../rerank/index.js';
 
-interface ServeFlags extends NliCliFlags, DatasetFlags, ServeLimits {
+interface ServeFlags extends NliCliFlags, DatasetFlags, ServeLimits, SgsaccCliFlags {
   dataset: DatasetName;
   host: string;
   port: number;
   token?: string;
   logLevel: string;
   references?: string;
-  context: boolean;
-  contextControl: boolean;
-  validation: boolean;
-  referenceSelection: ReferenceSelection;
-  hallucination?: boolean;
-  granularity?: Granularity;
   rankBy: string;
 }
 
@@ -59,7 +52,7 @@ export function register(program: Command): void {
 async function runServe(flags: ServeFlags): Promise<void> {
   // Before any loading: a refused binding should not cost a model load first.
   checkBinding(flags.host, flags.token);
-  if (!(RANK_BY as readonly string[]).includes(flags.rankBy)) throw new InputError(`--rank-by must be one of ${RANK_BY.join(', ')} (got "${flags.rankBy}")`);
+  const rankBy = rankByFrom(flags.rankBy);
   const limits = Object.fromEntries(LIMIT_FLAGS.map((l) => [l.key, flags[l.key]])) as unknown as ServeLimits;
   refuseOutputOverInput({ '--references': flags.references, '--cache': flags.cache }, { '--dialogues': flags.dialogues, '--schema': flags.schema });
   // The address is bound once and let go before the data and the model load: a port in use or a
@@ -76,13 +69,8 @@ async function runServe(flags: ServeFlags): Promise<void> {
     token: flags.token,
     logLevel: flags.logLevel,
     limits,
-    context: flags.context,
-    contextControl: flags.contextControl,
-    validation: flags.validation,
-    referenceSelection: flags.referenceSelection,
-    hallucination: flags.hallucination === true,
-    ...(flags.granularity === 'sentence' ? { granularity: flags.granularity } : {}),
-    rankBy: flags.rankBy as RankBy,
+    ...sgsaccSettingsFrom(flags),
+    rankBy,
     referencesFile: flags.references,
   });
   const runner = server.runner;
