@@ -8,17 +8,14 @@ import { formatRerankReport } from '../../rerank/summary.js';
 import { stderrHooks } from '../hooks.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
 import { addDatasetOptions, addInputOption, addLimitOption, addReportFileOption, addTurnsOption, jsonToStdout, rankByFrom, reportSkipped, type DatasetFlags } from '../options.js';
-import { checkRunOutputs } from '../output-guard.js';
+import { checkRunOutputs, type RunOutputFlags } from '../output-guard.js';
 import { runCommandInWorkers } from '../workers-run.js';
 import { addShardedAction, addShardOptions, requireShardOutput, type ShardFlags } from '../shard-options.js';
 import { addContextControlOptions } from '../sgsacc-options.js';
 
-interface RerankFlags extends NliCliFlags, DatasetFlags, ShardFlags {
+interface RerankFlags extends NliCliFlags, DatasetFlags, ShardFlags, RunOutputFlags {
   input: string;
   dataset: DatasetName;
-  turns?: string;
-  output?: string;
-  json?: string | boolean;
   limit?: number;
   context: boolean;
   contextControl: boolean;

@@ -8,22 +8,19 @@ import { InputError } from '../../util/errors.js';
 import { stderrHooks } from '../hooks.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
 import { addDatasetOptions, addLimitOption, addReportFileOption, addTurnsOption, datasetDataDir, datasetLoadOptions, jsonToStdout, positiveInt, reportFileFrom, type DatasetFlags } from '../options.js';
-import { checkRunOutputs } from '../output-guard.js';
+import { checkRunOutputs, type RunOutputFlags } from '../output-guard.js';
 import { addPredictionsOptions } from '../predictions.js';
 import { addContextControlOptions, referenceSelectionOption, sgsaccSettingsFrom, type SgsaccCliFlags } from '../sgsacc-options.js';
 import { addShardedAction, addShardOptions, requireShardOutput, type ShardFlags } from '../shard-options.js';
 import { runCommandInWorkers } from '../workers-run.js';
 import { addRunConfidenceOptions, runConfidenceFrom, type RunConfidenceFlags } from '../significance-options.js';
 
-interface ScoreFlags extends NliCliFlags, DatasetFlags, ShardFlags, RunConfidenceFlags, SgsaccCliFlags {
+interface ScoreFlags extends NliCliFlags, DatasetFlags, ShardFlags, RunConfidenceFlags, SgsaccCliFlags, RunOutputFlags {
   dataset: DatasetName;
   input?: string;
   system?: string;
   limit?: number;
   references?: string;
-  turns?: string;
-  output?: string;
-  json?: string | boolean;
   chunk: number;
   progress: ProgressMode;
   allowMissing?: boolean;
