@@ -1,13 +1,14 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { HAS_BUILT_CLI, runBuiltCli } from './helpers/cli.js';
 import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
-import { tempDir } from './helpers/temp.js';
+import { suiteTempDir } from './helpers/temp.js';
 
 const SCHEMA = path.join(REPO_ROOT, 'examples', 'sgd-mini', 'schema.json');
 const DIALOGUES = path.join(REPO_ROOT, 'examples', 'sgd-mini', 'dialogues.json');
-const tmp = tempDir('refs-cli');
+// Made in the file's beforeAll: a run where every suite here is skipped (no built CLI) makes none.
+const tmp = suiteTempDir('refs-cli');
 
 // The CLI as users run it (built by `npm test` before vitest).
 const todeval = (...args: string[]) => runBuiltCli(args, tmp);
@@ -50,11 +51,14 @@ describe.skipIf(!HAS_BUILT_CLI)('todeval refs CLI', () => {
     ['action without utterance', [], /utt\.json: mini_003\/1: system turn has no utterance/],
   ];
   const files: Record<string, string> = {};
-  files['unreadable JSON'] = path.join(tmp, 'broken.json');
-  writeFileSync(files['unreadable JSON'], '[{"dialogue_id": "x", "turns": [');
-  files['unknown service'] = mutated('svc.json', (d) => (d[0].turns[1].frames[0].service = 'Nowhere_1'));
-  files['unknown slot'] = mutated('slot.json', (d) => (d[1].turns[1].frames[0].actions[1].slot = 'bakery_phone'));
-  files['action without utterance'] = mutated('utt.json', (d) => delete d[2].turns[1].utterance);
+  // Written when the suite runs, not while vitest collects it (a skipped suite's body runs too).
+  beforeAll(() => {
+    files['unreadable JSON'] = path.join(tmp, 'broken.json');
+    writeFileSync(files['unreadable JSON'], '[{"dialogue_id": "x", "turns": [');
+    files['unknown service'] = mutated('svc.json', (d) => (d[0].turns[1].frames[0].service = 'Nowhere_1'));
+    files['unknown slot'] = mutated('slot.json', (d) => (d[1].turns[1].frames[0].actions[1].slot = 'bakery_phone'));
+    files['action without utterance'] = mutated('utt.json', (d) => delete d[2].turns[1].utterance);
+  });
 
   it.each(bad)('%s: one line naming file and turn, exit 2', (name, _extra, msg) => {
     const r = todeval('refs', '--input', files[name], '--schema', SCHEMA, '--summary');
