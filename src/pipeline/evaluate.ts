@@ -1,7 +1,8 @@
-import { resolveDataDir } from '../data/data-dir.js';
+import { resolveDataDir, type ResolvedDataDir } from '../data/data-dir.js';
 import type { EvaluationText } from '../report/evaluate-text.js';
 import { chrfOptionsOf, Evaluator, type EvaluatorOptions, type MwzEvaluation } from '../metrics/mwz/evaluator.js';
-import { mwzItemStats } from '../metrics/mwz/item-stats.js';
+import type { ValidatedPredictions } from '../metrics/mwz/input.js';
+import { mwzItemStats, type MwzItems } from '../metrics/mwz/item-stats.js';
 import { shardDialogues, type SgsaccMergeResult } from '../metrics/mwz/sgsacc-merge.js';
 import { runConfidence, type ConfidenceBlock, type ResampleUnit } from '../metrics/significance/confidence.js';
 import type { Seed } from '../metrics/significance/pcg64.js';
@@ -62,27 +63,16 @@ function limitDialogues(input: unknown, limit: number | undefined): unknown {
   return Object.fromEntries(Object.entries(input).slice(0, limit));
 }
 
-/**
- * `todeval evaluate` as a library call: mwzeval's metrics of an input file (BLEU, Inform & Success,
- * richness, DST), with `sgsacc` SGSAcc and SER of its lexicalized turns, per-item statistics and
- * intervals; a shard's report (sgsacc.shard) carries the counts `todeval merge` adds up.
- */
-export async function runEvaluatePipeline(o: EvaluatePipelineOptions): Promise<EvaluateResult> {
-  let { bleu, success, richness, dst } = o;
-  const { chrf, ter } = o;
-  if (!bleu && !success && !richness && !dst && !chrf && !ter) {
-    // mwzeval refuses to run without a metric; defaulting to its three main ones is friendlier
-    bleu = success = richness = true;
-  }
-  const data = resolveDataDir(o.dataDir);
-  const input = limitDialogues(readJsonFile(o.input), o.limit);
-  const evaluator = new Evaluator({
-    bleu,
-    success,
-    richness,
-    dst,
-    chrf,
-    ter,
+/** The metrics asked for; none given: mwzeval's three main ones (mwzeval refuses to run without one). */
+function metricsOf(o: EvaluatePipelineOptions): Pick<EvaluatorOptions, 'bleu' | 'success' | 'richness' | 'dst' | 'chrf' | 'ter'> {
+  const { bleu, success, richness, dst, chrf, ter } = o;
+  if (!bleu && !success && !richness && !dst && !chrf && !ter) return { bleu: true, success: true, richness: true, dst, chrf, ter };
+  return { bleu, success, richness, dst, chrf, ter };
+}
+
+function evaluatorFor(o: EvaluatePipelineOptions, data: ResolvedDataDir): Evaluator {
+  return new Evaluator({
+    ...metricsOf(o),
     dataDir: data.dir,
     dataDirSource: data.source,
     groundTruth: o.groundTruth,
@@ -93,62 +83,82 @@ export async function runEvaluatePipeline(o: EvaluatePipelineOptions): Promise<E
     onWarning: (m) => o.hooks?.warn?.(m),
     onSkipped: (e) => o.hooks?.skipped?.(e),
   });
+}
+
+/** `--sgsacc`: the SGSAcc section of the lexicalized turns, and the model's fields in the signature. */
+async function addSgsacc(result: EvaluateResult, predictions: ValidatedPredictions, o: EvaluatePipelineOptions, dataDir: string, wantItems: boolean): Promise<void> {
+  const sg = o.sgsacc!;
+  result.sgsacc = await evaluateSgsacc(predictions.dialogues, {
+    dataDir,
+    nli: sg.nli,
+    referenceSelection: sg.referenceSelection,
+    contextControl: sg.contextControl,
+    granularity: sg.granularity,
+    confidence: o.confidence,
+    shard: sg.shard,
+    items: wantItems,
+    onProgress: ({ turnsDone, turnsTotal }) => o.hooks?.progress?.(turnsDone, turnsTotal),
+  });
+  if (!result.sgsacc) {
+    const where = sg.shard ? ` in the dialogues of shard ${shardLabel(sg.shard)}` : '';
+    o.hooks?.warn?.(`--sgsacc: no turn${where} carries lexicalized text ("utterance", or a response without placeholders)`);
+    return;
+  }
+  result.signature = makeSignature({
+    ...result.signature,
+    model: result.sgsacc.model.modelId,
+    revision: result.sgsacc.model.revision,
+    dtype: result.sgsacc.model.dtype,
+    referenceSelection: result.sgsacc.referenceSelection,
+    contextControl: contextControlSignature(result.sgsacc.contextControl),
+    // Absent unless asked for, as in score's signature: evaluate --sgsacc keeps its digests.
+    granularity: result.sgsacc.sentences ? 'sentence' : undefined,
+  });
+}
+
+/** Per-item statistics: the intervals of --confidence, the file of --items; never in the report itself. */
+function useItems(result: EvaluateResult, mwzItems: MwzItems | undefined, o: EvaluatePipelineOptions, wantItems: boolean): void {
+  const sgsaccItems = result.sgsacc?.items;
+  if (result.sgsacc) delete result.sgsacc.items;
+  if (!wantItems) return;
+  const items = { ...mwzItemStats(mwzItems!, { chrf: chrfOptionsOf(o.chrf) }), ...(sgsaccItems ?? {}) };
+  // One line: a machine file of thousands of rows (pretty-printed it would be three times the size).
+  if (o.itemsFile) writeFileAtomic(o.itemsFile, JSON.stringify(itemsFileJson(makeSignature({ ...result.signature, predictions: fileSignature(o.input) }), items)) + '\n');
+  if (o.confidence) result.confidence = runConfidence(items, o.confidence);
+}
+
+/** A shard's report: its part of the SGSAcc section travels as counts, which todeval merge adds up exactly. */
+function makeShardReport(result: EvaluateResult, predictions: ValidatedPredictions, shard: ShardSpec, output: string): void {
+  const tally = result.sgsacc?.tally ?? null;
+  const sentences = result.sgsacc?.sentenceTally;
+  if (result.sgsacc) {
+    delete result.sgsacc.tally;
+    delete result.sgsacc.sentenceTally;
+  }
+  result.signature = makeSignature({ ...result.signature, shard: shardLabel(shard) });
+  const turns = result.sgsacc
+    ? { lexicalized: result.sgsacc.counts.lexicalizedTurns, delexicalized: result.sgsacc.counts.delexicalizedTurns }
+    : { lexicalized: 0, delexicalized: Object.values(shardDialogues(predictions.dialogues, shard)).reduce((n, d) => n + d.length, 0) };
+  (result as EvaluateShardReport).shard = { ...shardBlock(shard, output, {}), positions: [], tally, turns, ...(sentences ? { sentences } : {}) };
+}
+
+/**
+ * `todeval evaluate` as a library call: mwzeval's metrics of an input file (BLEU, Inform & Success,
+ * richness, DST), with `sgsacc` SGSAcc and SER of its lexicalized turns, per-item statistics and
+ * intervals; a shard's report (sgsacc.shard) carries the counts `todeval merge` adds up.
+ */
+export async function runEvaluatePipeline(o: EvaluatePipelineOptions): Promise<EvaluateResult> {
+  const data = resolveDataDir(o.dataDir);
+  const input = limitDialogues(readJsonFile(o.input), o.limit);
+  const evaluator = evaluatorFor(o, data);
   const predictions = evaluator.validate(input, o.input);
   const wantItems = o.confidence !== undefined || o.itemsFile !== undefined;
   const { items: mwzItems, ...evaluation } = evaluator.evaluateValidated(predictions, o.input, { items: wantItems });
   const result: EvaluateResult = evaluation;
+  if (o.sgsacc) await addSgsacc(result, predictions, o, data.dir, wantItems);
+  useItems(result, mwzItems, o, wantItems);
   const shard = o.sgsacc?.shard;
-  if (o.sgsacc) {
-    result.sgsacc = await evaluateSgsacc(predictions.dialogues, {
-      dataDir: data.dir,
-      nli: o.sgsacc.nli,
-      referenceSelection: o.sgsacc.referenceSelection,
-      contextControl: o.sgsacc.contextControl,
-      granularity: o.sgsacc.granularity,
-      confidence: o.confidence,
-      shard,
-      items: wantItems,
-      onProgress: ({ turnsDone, turnsTotal }) => o.hooks?.progress?.(turnsDone, turnsTotal),
-    });
-    if (!result.sgsacc) {
-      const where = shard ? ` in the dialogues of shard ${shardLabel(shard)}` : '';
-      o.hooks?.warn?.(`--sgsacc: no turn${where} carries lexicalized text ("utterance", or a response without placeholders)`);
-    } else {
-      result.signature = makeSignature({
-        ...result.signature,
-        model: result.sgsacc.model.modelId,
-        revision: result.sgsacc.model.revision,
-        dtype: result.sgsacc.model.dtype,
-        referenceSelection: result.sgsacc.referenceSelection,
-        contextControl: contextControlSignature(result.sgsacc.contextControl),
-        // Absent unless asked for, as in score's signature: evaluate --sgsacc keeps its digests.
-        granularity: result.sgsacc.sentences ? 'sentence' : undefined,
-      });
-    }
-  }
-  // Per-item statistics: the intervals of --confidence, the file of --items; never in the report itself.
-  const sgsaccItems = result.sgsacc?.items;
-  if (result.sgsacc) delete result.sgsacc.items;
-  if (wantItems) {
-    const items = { ...mwzItemStats(mwzItems!, { chrf: chrfOptionsOf(chrf) }), ...(sgsaccItems ?? {}) };
-    // One line: a machine file of thousands of rows (pretty-printed it would be three times the size).
-    if (o.itemsFile) writeFileAtomic(o.itemsFile, JSON.stringify(itemsFileJson(makeSignature({ ...result.signature, predictions: fileSignature(o.input) }), items)) + '\n');
-    if (o.confidence) result.confidence = runConfidence(items, o.confidence);
-  }
-  if (shard && o.output) {
-    // The shard's part of the SGSAcc section travels as counts, which todeval merge adds up exactly.
-    const tally = result.sgsacc?.tally ?? null;
-    const sentences = result.sgsacc?.sentenceTally;
-    if (result.sgsacc) {
-      delete result.sgsacc.tally;
-      delete result.sgsacc.sentenceTally;
-    }
-    result.signature = makeSignature({ ...result.signature, shard: shardLabel(shard) });
-    const turns = result.sgsacc
-      ? { lexicalized: result.sgsacc.counts.lexicalizedTurns, delexicalized: result.sgsacc.counts.delexicalizedTurns }
-      : { lexicalized: 0, delexicalized: Object.values(shardDialogues(predictions.dialogues, shard)).reduce((n, d) => n + d.length, 0) };
-    (result as EvaluateShardReport).shard = { ...shardBlock(shard, o.output, {}), positions: [], tally, turns, ...(sentences ? { sentences } : {}) };
-  }
+  if (shard && o.output) makeShardReport(result, predictions, shard, o.output);
   if (o.output) writeJsonAtomic(o.output, result);
   return result;
 }
