@@ -15,11 +15,10 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
-import { NumpyGenerator } from '../src/metrics/significance/pcg64.js';
 import { BleuReferences } from '../src/metrics/text/bleu.js';
 import { ChrfReferences } from '../src/metrics/text/chrf.js';
 import { TerReferences } from '../src/metrics/text/ter.js';
-import { readWmt17 } from './lib/sacrebleu-wmt17.js';
+import { benchCorpus, timed } from './lib/text-bench-corpus.js';
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(name);
@@ -52,44 +51,8 @@ for (const w of wanted) {
   }
 }
 
-interface Corpus {
-  refs: string[][];
-  systems: [string, string[]][];
-  source: string;
-}
-
-/** 16 systems x 3,004 segments of pseudo-words, noisy copies of one reference, some words moved. */
-function synthetic(): Corpus {
-  const gen = new NumpyGenerator(2017);
-  const draw = (high: number) => gen.integers(high, new Int32Array(1))[0];
-  const word = () => `w${draw(4000)}`;
-  const ref = Array.from({ length: 3004 }, () => Array.from({ length: 12 + draw(30) }, word));
-  const systems = Array.from({ length: 16 }, (_, k): [string, string[]] => {
-    const rate = 300 + 20 * k; // per mille of words replaced
-    const lines = ref.map((toks) => {
-      const out = toks.map((t) => (draw(1000) < rate ? word() : t));
-      if (out.length > 6 && draw(2) === 0) out.push(...out.splice(draw(3), 3)); // a block moved to the end
-      return out.join(' ');
-    });
-    return [`system-${k + 1}`, lines];
-  });
-  return { refs: [ref.map((t) => t.join(' '))], systems, source: 'a synthetic corpus of the same shape (16 systems x 3,004 segments)' };
-}
-
-function timed<T>(f: () => T): { value: T; wall: number; cpu: number } {
-  const c0 = process.cpuUsage();
-  const t0 = performance.now();
-  const value = f();
-  const c = process.cpuUsage(c0);
-  return { value, wall: (performance.now() - t0) / 1000, cpu: (c.user + c.system) / 1e6 };
-}
-
 const load = () => `load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`;
-let corpus: Corpus;
-if (checkout) {
-  const w = readWmt17(checkout, python);
-  corpus = { refs: w.refs, systems: w.systems, source: `sacreBLEU's WMT17 systems (${w.file})` };
-} else corpus = synthetic();
+const corpus = benchCorpus(checkout, python, { moveBlocks: true });
 console.log(`data: ${corpus.source}; ${load()} (2-core machine: compare CPU seconds)`);
 
 const metrics = METRICS.filter((m) => wanted.includes(m.key));

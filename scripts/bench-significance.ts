@@ -18,7 +18,7 @@ import { NumpyGenerator } from '../src/metrics/significance/pcg64.js';
 import { bleuStatMetric, compareBleu, type BleuComparison } from '../src/metrics/text/bleu-significance.js';
 import type { BleuTokenizerName } from '../src/metrics/text/bleu-tokenizers.js';
 import { BLEU_STATS_WIDTH, BleuReferences } from '../src/metrics/text/bleu.js';
-import { readWmt17 } from './lib/sacrebleu-wmt17.js';
+import { benchCorpus, timed } from './lib/text-bench-corpus.js';
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(name);
@@ -32,40 +32,9 @@ const tests = new Set((arg('--tests') ?? 'bs,ar').split(','));
 const samples = DEFAULT_BOOTSTRAP_SAMPLES;
 const trials = DEFAULT_AR_TRIALS;
 
-interface Corpus {
-  refs: string[][];
-  systems: { name: string; lines: string[] }[];
-  source: string;
-}
-
-/** sacreBLEU's WMT17 test systems, read from its pickle by python. */
-function wmt17(dir: string): Corpus {
-  const w = readWmt17(dir, python);
-  return { refs: w.refs, systems: w.systems.map(([name, lines]) => ({ name, lines })), source: `sacreBLEU's WMT17 systems (${w.file})` };
-}
-
-/** 16 systems x 3,004 segments of pseudo-words, as noisy copies of one reference (same shape as WMT17). */
-function synthetic(): Corpus {
-  const gen = new NumpyGenerator(2017);
-  const draw = (high: number) => gen.integers(high, new Int32Array(1))[0];
-  const word = () => `w${draw(4000)}`;
-  const ref = Array.from({ length: 3004 }, () => Array.from({ length: 12 + draw(30) }, word));
-  const systems = Array.from({ length: 16 }, (_, k) => {
-    const rate = 300 + 20 * k; // per mille of tokens replaced
-    return { name: `system-${k + 1}`, lines: ref.map((toks) => toks.map((t) => (draw(1000) < rate ? word() : t)).join(' ')) };
-  });
-  return { refs: [ref.map((t) => t.join(' '))], systems, source: 'a synthetic corpus of the same shape (16 systems x 3,004 segments)' };
-}
-
-function timed<T>(f: () => T): { value: T; wall: number; cpu: number } {
-  const c0 = process.cpuUsage();
-  const t0 = performance.now();
-  const value = f();
-  const c = process.cpuUsage(c0);
-  return { value, wall: (performance.now() - t0) / 1000, cpu: (c.user + c.system) / 1e6 };
-}
-
-const corpus = checkout ? wmt17(checkout) : synthetic();
+// compareBleu takes {name, lines} systems.
+const read = benchCorpus(checkout, python);
+const corpus = { ...read, systems: read.systems.map(([name, lines]) => ({ name, lines })) };
 const n = corpus.refs[0].length;
 console.log(`data: ${corpus.source}; tokenize ${tokenize}; load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
 
