@@ -8,7 +8,7 @@ import time
 import unittest
 import urllib.request
 import uuid
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from support import BIG_URL, OVERLOAD_PENDING, OVERLOAD_URL, SERVER_TOKEN, SERVER_URL, needs_big_server, needs_server
 from todeval import BadRequestError, ConnectionFailedError, OverloadedError, PayloadTooLargeError, TodevalError, UnauthorizedError
@@ -293,15 +293,22 @@ class RefusedArguments(unittest.TestCase):
 
 
 class NotTodevalServe(unittest.TestCase):
-    def serve_once(self, answer: bytes) -> str:
-        """A loopback server that answers every connection with `answer` (then closes); its URL."""
+    def loopback_server(self, serve: Callable[[socket.socket], None]) -> str:
+        """A loopback listener whose connections `serve` handles on a thread of its own; its URL."""
         listener = socket.socket()
         listener.bind(("127.0.0.1", 0))
         listener.listen(4)
         listener.settimeout(10)
         self.addCleanup(listener.close)
+        thread = threading.Thread(target=serve, args=(listener,), daemon=True)
+        thread.start()
+        self.addCleanup(thread.join, 10)
+        return f"http://127.0.0.1:{listener.getsockname()[1]}"
 
-        def serve() -> None:
+    def serve_once(self, answer: bytes) -> str:
+        """A loopback server that answers every connection with `answer` (then closes); its URL."""
+
+        def serve(listener: socket.socket) -> None:
             try:
                 conn, _ = listener.accept()
             except OSError:
@@ -310,10 +317,7 @@ class NotTodevalServe(unittest.TestCase):
                 conn.recv(65536)
                 conn.sendall(answer)
 
-        thread = threading.Thread(target=serve, daemon=True)
-        thread.start()
-        self.addCleanup(thread.join, 10)
-        return f"http://127.0.0.1:{listener.getsockname()[1]}"
+        return self.loopback_server(serve)
 
     def test_not_http(self) -> None:
         with self.assertRaisesRegex(ProtocolError, "did not answer in HTTP") as caught:
@@ -328,13 +332,8 @@ class NotTodevalServe(unittest.TestCase):
 
     def hang_up_then(self, health: bool) -> str:
         """A loopback server that resets the first connection after 1 KB of it, then answers /healthz (or not)."""
-        listener = socket.socket()
-        listener.bind(("127.0.0.1", 0))
-        listener.listen(4)
-        listener.settimeout(10)
-        self.addCleanup(listener.close)
 
-        def serve() -> None:
+        def serve(listener: socket.socket) -> None:
             try:
                 conn, _ = listener.accept()
                 conn.recv(1024)
@@ -351,10 +350,7 @@ class NotTodevalServe(unittest.TestCase):
             except OSError:
                 return
 
-        thread = threading.Thread(target=serve, daemon=True)
-        thread.start()
-        self.addCleanup(thread.join, 10)
-        return f"http://127.0.0.1:{listener.getsockname()[1]}"
+        return self.loopback_server(serve)
 
     def closed_while_sending(self, url: str) -> TodevalError:
         client = Client(url, timeout=10)
