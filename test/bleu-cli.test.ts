@@ -6,16 +6,10 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli, type CliResult } from './helpers/cli.js';
+import { loadFixture, type BleuSynthetic } from './helpers/sacrebleu-fixtures.js';
 import { REPO_ROOT } from './helpers/shared.js';
 
-interface Synthetic {
-  corpus: { references: string[][]; systems: Record<string, string[]> };
-  scores: { system: string; tokenize: string; lowercase: boolean; nrefs: number; score: number; signature: string }[];
-  tests: { test: 'bs' | 'ar'; n: number; seed: number; nArConfidence: number; bleu: { tokenize?: string; lowercase?: boolean }; systems: { name: string; score: number; pValue: number | null; mean: number | null; ci: number | null }[] }[];
-  confidence: { system: string; n: number; seed: number; bleu: { tokenize?: string }; signature: string; score: number; mean: number; ci: number }[];
-}
-
-const fixture = JSON.parse(readFileSync(path.join(REPO_ROOT, 'test', 'fixtures', 'significance', 'bleu-synthetic.json'), 'utf8')) as Synthetic;
+const fixture = loadFixture<BleuSynthetic>('bleu-synthetic.json');
 const tmp = mkdtempSync(path.join(tmpdir(), 'todeval-bleu-cli-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 

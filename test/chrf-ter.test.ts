@@ -3,18 +3,14 @@
 // our synthetic corpus (scripts/text-metric-fixtures.py wrote test/fixtures/significance/
 // chrf-ter-synthetic.json) and on the WMT17 systems its test suite ships (wmt17-chrf-ter.json; the
 // systems themselves need a sacreBLEU checkout in SACREBLEU_DIR).
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bootstrapConfidence, pairedApproximateRandomization, pairedBootstrap } from '../src/metrics/significance/paired.js';
 import { ChrfReferences, chrfStatMetric, corpusChrf, sentenceChrf, type ChrfOptions } from '../src/metrics/text/chrf.js';
 import { corpusTer, sentenceTer, tercomTokenize, TerReferences, terStatMetric, type TerOptions } from '../src/metrics/text/ter.js';
 import { pyRstrip } from '../src/metrics/text/py-string.js';
+import { loadFixture, type BleuSynthetic, type ChrfTerSynthetic } from './helpers/sacrebleu-fixtures.js';
 import { loadWmt17 } from './helpers/sacrebleu-wmt17.js';
-import { REPO_ROOT } from './helpers/shared.js';
 
-const FIXTURES = path.join(REPO_ROOT, 'test', 'fixtures', 'significance');
-const load = <T>(name: string): T => JSON.parse(readFileSync(path.join(FIXTURES, name), 'utf8')) as T;
 
 /** Our signatures say version:2.x where sacreBLEU prints its own version. */
 const sig = (s: string) => s.replace(/version:[^|]+$/, 'version:2.x');
@@ -152,33 +148,8 @@ describe("sacreBLEU's test_ter.py and test_tokenizer_ter.py", () => {
 
 // ---- our synthetic corpus, scored by sacreBLEU ----
 
-interface CorpusEntry<O> {
-  options: O;
-  system: string;
-  nrefs: number;
-  score: number;
-  stats: number[];
-  signature: string;
-  name: string;
-}
-interface TestResult {
-  name: string;
-  score: number;
-  pValue: number | null;
-  mean: number | null;
-  ci: number | null;
-}
-interface Synthetic {
-  chrf: CorpusEntry<ChrfOptions>[];
-  ter: CorpusEntry<TerOptions>[];
-  sentence: { system: string; segments: number; chrf: { options: ChrfOptions; scores: number[] }[]; ter: { options: TerOptions; scores: number[] }[] };
-  terTokenized: { options: TerOptions; lines: string[] }[];
-  tests: { test: 'bs' | 'ar'; n: number; seed: number; nArConfidence: number; metrics: Record<string, { signature: string; systems: TestResult[] }> }[];
-  confidence: { metric: 'chrf' | 'ter'; options: ChrfOptions & TerOptions; system: string; n: number; seed: number; signature: string; score: number; mean: number; ci: number }[];
-}
-
-const synthetic = load<Synthetic>('chrf-ter-synthetic.json');
-const corpus = load<{ corpus: { references: string[][]; systems: Record<string, string[]> } }>('bleu-synthetic.json').corpus;
+const synthetic = loadFixture<ChrfTerSynthetic>('chrf-ter-synthetic.json');
+const corpus = loadFixture<BleuSynthetic>('bleu-synthetic.json').corpus;
 const refs = corpus.references;
 const names = Object.keys(corpus.systems);
 
@@ -293,7 +264,7 @@ if (typeof wmt17 === 'string') console.warn(`[skip] WMT17 chrF/TER parity with s
 
 describe.skipIf(typeof wmt17 === 'string')("sacreBLEU's WMT17 test systems: chrF, chrF++ and TER (16 systems x 3,004 segments)", () => {
   const data = wmt17 as Exclude<typeof wmt17, string>;
-  const expected = typeof wmt17 === 'string' ? { scores: [] } : load<{ scores: { metric: string; system: string; score: number; stats: number[]; signature: string }[] }>('wmt17-chrf-ter.json');
+  const expected = typeof wmt17 === 'string' ? { scores: [] } : loadFixture<{ scores: { metric: string; system: string; score: number; stats: number[]; signature: string }[] }>('wmt17-chrf-ter.json');
   const cases: [string, () => (hyps: string[]) => { score: number; stats: number[] }][] = [
     ['chrF', () => { const r = new ChrfReferences(data.refs); return (h) => r.score(h); }],
     ['chrF++', () => { const r = new ChrfReferences(data.refs, { wordOrder: 2 }); return (h) => r.score(h); }],

@@ -10,32 +10,11 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { pyFixed } from '../src/metrics/text/py-string.js';
 import { runCli, type CliResult } from './helpers/cli.js';
+import { loadFixture, type BleuSynthetic, type ChrfTerSynthetic, type SacrebleuSystemResult } from './helpers/sacrebleu-fixtures.js';
 import { REPO_ROOT } from './helpers/shared.js';
 
-const FIXTURES = path.join(REPO_ROOT, 'test', 'fixtures', 'significance');
-const load = <T>(name: string): T => JSON.parse(readFileSync(path.join(FIXTURES, name), 'utf8')) as T;
-
-interface Entry {
-  options: Record<string, unknown>;
-  system: string;
-  nrefs: number;
-  score: number;
-  signature: string;
-}
-interface TestResult {
-  name: string;
-  score: number;
-  pValue: number | null;
-  mean: number | null;
-  ci: number | null;
-}
-const bleuFixture = load<{ corpus: { references: string[][]; systems: Record<string, string[]> }; scores: { system: string; tokenize: string; lowercase: boolean; nrefs: number; score: number; signature: string; precisions: number[]; bp: number; sysLen: number; refLen: number }[] }>('bleu-synthetic.json');
-const textFixture = load<{
-  chrf: Entry[];
-  ter: Entry[];
-  tests: { test: 'bs' | 'ar'; n: number; seed: number; nArConfidence: number; metrics: Record<string, { signature: string; systems: TestResult[] }> }[];
-  confidence: { metric: string; options: Record<string, unknown>; system: string; n: number; seed: number; signature: string; score: number; mean: number; ci: number }[];
-}>('chrf-ter-synthetic.json');
+const bleuFixture = loadFixture<BleuSynthetic>('bleu-synthetic.json');
+const textFixture = loadFixture<ChrfTerSynthetic>('chrf-ter-synthetic.json');
 
 const tmp = mkdtempSync(path.join(tmpdir(), 'todeval-sacrebleu-cli-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -48,7 +27,7 @@ const refs = bleuFixture.corpus.references.map((lines, k) => file(`ref${k}.txt`,
 const sys = Object.fromEntries(Object.entries(bleuFixture.corpus.systems).map(([name, lines]) => [name, file(`${name}.txt`, lines)]));
 const names = Object.keys(bleuFixture.corpus.systems);
 const sig = (s: string) => s.replace(/version:[^|]+$/, 'version:2.x');
-const same = (a: Record<string, unknown>, b: Record<string, unknown>) => JSON.stringify(a) === JSON.stringify(b);
+const same = (a: object, b: object) => JSON.stringify(a) === JSON.stringify(b);
 const chrf = (options: Record<string, unknown>, system: string, nrefs: number) => textFixture.chrf.find((e) => same(e.options, options) && e.system === system && e.nrefs === nrefs)!;
 const ter = (options: Record<string, unknown>, system: string, nrefs: number) => textFixture.ter.find((e) => same(e.options, options) && e.system === system && e.nrefs === nrefs)!;
 const bleu = (system: string, nrefs: number, tokenize = '13a', lowercase = false) => bleuFixture.scores.find((e) => e.system === system && e.nrefs === nrefs && e.tokenize === tokenize && e.lowercase === lowercase)!;
@@ -95,7 +74,7 @@ interface MetricJson {
   n: number | null;
   seed: number | null;
   signature: string;
-  systems: (TestResult & { numEdits?: number; refLength?: number })[];
+  systems: (SacrebleuSystemResult & { numEdits?: number; refLength?: number })[];
 }
 
 describe("sacreBLEU's command line for local files", () => {

@@ -3,58 +3,16 @@
 // tokenizations, corpus BLEU for every tokenizer we offer, paired bootstrap / approximate
 // randomization / confidence on our synthetic corpus, and the WMT17 systems of sacreBLEU's own
 // test suite (those need a sacreBLEU checkout: set SACREBLEU_DIR).
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bootstrapConfidence } from '../src/metrics/significance/paired.js';
 import { BLEU_TOKENIZERS, bleuTokenizer, type BleuTokenizerName } from '../src/metrics/text/bleu-tokenizers.js';
 import { BleuReferences, corpusBleu } from '../src/metrics/text/bleu.js';
 import { bleuStatMetric, compareBleu, type BleuComparison } from '../src/metrics/text/bleu-significance.js';
 import { pyRstrip } from '../src/metrics/text/py-string.js';
+import { loadFixture, type BleuNumbers, type BleuSynthetic, type SacrebleuBleuConfidence, type SacrebleuBleuTest } from './helpers/sacrebleu-fixtures.js';
 import { loadWmt17 } from './helpers/sacrebleu-wmt17.js';
-import { REPO_ROOT } from './helpers/shared.js';
 
-const FIXTURES = path.join(REPO_ROOT, 'test', 'fixtures', 'significance');
-const load = <T>(name: string): T => JSON.parse(readFileSync(path.join(FIXTURES, name), 'utf8')) as T;
-
-interface BleuNumbers {
-  score: number;
-  counts: number[];
-  totals: number[];
-  precisions: number[];
-  bp: number;
-  sysLen: number;
-  refLen: number;
-}
-interface SacrebleuTest {
-  test: 'bs' | 'ar';
-  n: number;
-  seed: number;
-  nArConfidence: number;
-  bleu: { tokenize?: BleuTokenizerName; lowercase?: boolean };
-  signature: string;
-  systems: { name: string; score: number; pValue: number | null; mean: number | null; ci: number | null }[];
-}
-interface Confidence {
-  system: string;
-  n: number;
-  seed: number;
-  bleu: { tokenize?: BleuTokenizerName; lowercase?: boolean };
-  signature: string;
-  score: number;
-  mean: number;
-  ci: number;
-}
-interface Synthetic {
-  sacrebleu: string;
-  corpus: { references: string[][]; systems: Record<string, string[]> };
-  scores: ({ system: string; tokenize: BleuTokenizerName; lowercase: boolean; nrefs: number; signature: string } & BleuNumbers)[];
-  tokenized: Record<BleuTokenizerName, string[]>;
-  tests: SacrebleuTest[];
-  confidence: Confidence[];
-}
-
-const synthetic = load<Synthetic>('bleu-synthetic.json');
+const synthetic = loadFixture<BleuSynthetic>('bleu-synthetic.json');
 // sacreBLEU's input handling: every line stripped at the end (its CLI does so for files).
 const refs = synthetic.corpus.references.map((s) => s.map(pyRstrip));
 const systems = Object.entries(synthetic.corpus.systems).map(([name, lines]) => ({ name, lines: lines.map(pyRstrip) }));
@@ -67,7 +25,7 @@ const sig = (s: string) => s.replace(/version:[^|]+$/, 'version:2.x');
 // differences of BLEU scores whose exp/log come from V8 rather than glibc (last-bit differences).
 const NUMERIC = 1e-9;
 
-function expectSameTest(ours: BleuComparison, theirs: SacrebleuTest, inputs: { lines: readonly string[] }[]): void {
+function expectSameTest(ours: BleuComparison, theirs: SacrebleuBleuTest, inputs: { lines: readonly string[] }[]): void {
   expect(ours.signature).toBe(sig(theirs.signature));
   expect(ours.systems.map((s) => s.name)).toEqual(theirs.systems.map((s) => s.name));
   ours.systems.forEach((s, i) => {
@@ -166,7 +124,7 @@ describe('paired tests and confidence equal sacreBLEU (same seed, same draws)', 
 });
 
 describe("sacreBLEU's float32 bootstrap sums, where they round (statistics past 2^24)", () => {
-  const f = load<{ seed: number; samples: number; stats: number[][]; mean: number; ci: number }>('bleu-float32.json');
+  const f = loadFixture<{ seed: number; samples: number; stats: number[][]; mean: number; ci: number }>('bleu-float32.json');
   const flat = Float64Array.from(f.stats.flat());
   const metric = bleuStatMetric();
 
@@ -188,8 +146,8 @@ describe("sacreBLEU's float32 bootstrap sums, where they round (statistics past 
 interface Wmt17 {
   systems: string[];
   scores: ({ system: string; tokenize: BleuTokenizerName; signature: string } & BleuNumbers)[];
-  tests: SacrebleuTest[];
-  confidence: Omit<Confidence, 'system'>;
+  tests: SacrebleuBleuTest[];
+  confidence: Omit<SacrebleuBleuConfidence, 'system'>;
   mosesPValues: Record<string, number>;
   multevalPValues: Record<string, number>;
 }
@@ -200,7 +158,7 @@ if (typeof wmt17 === 'string') console.warn(`[skip] WMT17 parity with sacreBLEU:
 describe.skipIf(typeof wmt17 === 'string')("sacreBLEU's WMT17 test systems (16 systems x 3,004 segments)", () => {
   const data = wmt17 as Exclude<typeof wmt17, string>;
   // Read only when the suite runs (describe bodies are collected even when skipped).
-  const expected = typeof wmt17 === 'string' ? ({ tests: [] } as unknown as Wmt17) : load<Wmt17>('wmt17.json');
+  const expected = typeof wmt17 === 'string' ? ({ tests: [] } as unknown as Wmt17) : loadFixture<Wmt17>('wmt17.json');
   const named = () => data.systems.map(([name, lines]) => ({ name, lines }));
 
   it('corpus BLEU of every system for every tokenizer', () => {
