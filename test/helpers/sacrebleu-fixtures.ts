@@ -3,6 +3,7 @@
 // shapes, described once for the suites that check our numbers (library and CLI) against them.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import type { BleuResult } from '../../src/metrics/text/bleu.js';
 import type { BleuTokenizerName } from '../../src/metrics/text/bleu-tokenizers.js';
 import type { ChrfOptions } from '../../src/metrics/text/chrf.js';
 import type { TerOptions } from '../../src/metrics/text/ter.js';
@@ -24,15 +25,8 @@ export interface SacrebleuSystemResult {
   ci: number | null;
 }
 
-export interface BleuNumbers {
-  score: number;
-  counts: number[];
-  totals: number[];
-  precisions: number[];
-  bp: number;
-  sysLen: number;
-  refLen: number;
-}
+/** BLEU's numbers as sacreBLEU reports them, in our field names. */
+export type BleuNumbers = Omit<BleuResult, 'signature'>;
 
 /** The synthetic corpus both fixtures score: reference streams and systems, one line per segment. */
 export interface SyntheticCorpus {
