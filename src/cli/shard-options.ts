@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { InputError } from '../util/errors.js';
-import { parseShardFlag, pathFromReport, shardFromSlurmArray, shardLabel, type ShardBlock, type ShardSpec } from '../shard/spec.js';
+import { parseShardFlag, shardFromSlurmArray, shardLabel, type ShardSpec } from '../shard/spec.js';
 import { positiveInt } from './options.js';
 
 /** The flags addShardOptions declares (score, rerank, evaluate --sgsacc). */
@@ -43,8 +43,6 @@ export function applySlurmArrayShard(flags: ShardFlags, env: NodeJS.ProcessEnv =
   }
   flags.shard = fromSlurm;
 }
-
-export { shardBlock } from '../shard/spec.js';
 
 /**
  * The action of a command that splits its work and can run its shards itself (score, rerank): the

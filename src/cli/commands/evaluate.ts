@@ -10,7 +10,7 @@ import { addContextControlOptions, referenceSelectionOption } from '../sgsacc-op
 import { addMwzInputOptions, chrfFrom, chrfWordOrderOption, GROUND_TRUTH_SOURCES } from '../mwz-options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
 import { InputError } from '../../util/errors.js';
-import { addShardOptions, applySlurmArrayShard, type ShardFlags } from '../shard-options.js';
+import { addShardOptions, applySlurmArrayShard, requireShardOutput, type ShardFlags } from '../shard-options.js';
 
 interface EvaluateFlags extends NliCliFlags, ShardFlags, RunConfidenceFlags {
   items?: string;
@@ -73,15 +73,13 @@ export function register(program: Command): void {
   });
 }
 
-export type { EvaluateResult };
-
 /** Flags -> the evaluate pipeline -> the tables (or JSON) on stdout. */
-export async function runEvaluate(flags: EvaluateFlags): Promise<EvaluateResult> {
+async function runEvaluate(flags: EvaluateFlags): Promise<void> {
   refuseOutputOverInput({ '-o/--output': flags.output, '--items': flags.items, '--cache': flags.cache }, { '--input': flags.input });
   if (flags.shard && (flags.confidence || flags.items)) throw new InputError(`${flags.confidence ? '--confidence' : '--items'} needs the whole run in one process: drop --shard`);
   if (flags.granularity && !flags.sgsacc) throw new InputError('--granularity sets how --sgsacc checks the turns: give --sgsacc');
   if (flags.shard && !flags.sgsacc) throw new InputError('--shard splits the SGSAcc scoring of --sgsacc: give --sgsacc (the other metrics are not split)');
-  if (flags.shard && !flags.output) throw new InputError('--shard needs -o/--output: todeval merge joins the shard reports');
+  requireShardOutput(flags, flags.output);
   // NLI scoring can take long on CPU: a progress bar on a terminal only; it starts on the first
   // report, as only the pipeline knows how many turns are lexicalized.
   const bar = flags.sgsacc ? progressBar('sgsacc |{bar}| {value}/{total} turns | ETA {eta_formatted}', {}, flags.progress) : undefined;
@@ -104,7 +102,4 @@ export async function runEvaluate(flags: EvaluateFlags): Promise<EvaluateResult>
     bar?.stop();
   }
   process.stdout.write(flags.json ? JSON.stringify(result, null, 2) + '\n' : formatEvaluation(result));
-  return result;
 }
-
-export { formatEvaluation };

@@ -4,7 +4,7 @@ import { formatSgsaccReport } from '../../metrics/sgsacc/report.js';
 import { formatRerankReport } from '../../rerank/summary.js';
 import { refuseWeakerReport, scoreReportCoverage } from '../../pipeline/report-guard.js';
 import { mergeRunShards } from '../../shard/run-merge.js';
-import { formatEvaluation } from './evaluate.js';
+import { formatEvaluation } from '../../report/evaluate-text.js';
 import { addTurnsOption, jsonToStdout } from '../options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
 

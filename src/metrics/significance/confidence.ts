@@ -11,7 +11,6 @@ import { runSteps, type Steps } from './steps.js';
 import { MIN_BOOTSTRAP_UNITS, tooFewForBootstrap } from './units.js';
 
 export type { ResampleUnit } from './spec.js';
-export { seedLabel } from './spec.js';
 
 export interface MetricConfidence {
   /** Display name ('SGSAcc', 'BLEU', ...). */
