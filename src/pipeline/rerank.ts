@@ -6,7 +6,7 @@ import { loadSgsaccData, type SgsaccData } from '../metrics/sgsacc/dataset.js';
 import { RecordStore } from '../metrics/sgsacc/store.js';
 import { createNliRunner, type NliRunner, type NliRunnerOptions } from '../nli/runner.js';
 import { reportToParent } from '../report/worker-progress.js';
-import { readRerankInput, rerank, rerankSignature, resolveRerankItem, type RankBy, type RerankItem, type RerankResult } from '../rerank/index.js';
+import { rankNeedsHallucination, readRerankInput, rerank, rerankSignature, resolveRerankItem, type RankBy, type RerankItem, type RerankResult } from '../rerank/index.js';
 import { summarizeRerank } from '../rerank/summary.js';
 import type { RerankReport, RerankShardReport } from '../shard/rerank-merge.js';
 import { shardBlock, shardLabel, shardPositions, type ShardSpec } from '../shard/spec.js';
@@ -32,6 +32,7 @@ export interface RerankPipelineOptions {
   shard?: ShardSpec;
   context: boolean;
   contextControl: boolean;
+  /** The hallucination check; the omission rankings turn it on themselves (rankNeedsHallucination). */
   hallucination: boolean;
   rankBy: RankBy;
   /** Per-item results (JSONL): items already there are resumed, the rest appended as chunks finish. */
@@ -134,25 +135,27 @@ export async function runRerankPipeline(o: RerankPipelineOptions): Promise<Reran
   const data = o.loadData ? o.loadData() : loadRerankData(o);
   const { items, invalid, positions } = resolveItems(o, data, read);
   const runner = await createNliRunner(o.nli);
+  // The signature and summary say what ran: the omission rankings run the hallucination check.
+  const hallucination = o.hallucination || rankNeedsHallucination(o.rankBy);
   try {
     const runSig = rerankSignature({
       model: runner.modelSignature,
       rulesHash: data.rulesHash,
       dataset: o.dataset,
       context: o.context,
-      contextControl: contextControlOn(o.context, o.contextControl),
+      contextControl: o.contextControl,
       systems: o.systems,
-      hallucination: o.hallucination,
+      hallucination,
       rankBy: o.rankBy,
     });
     // A shard's report and per-item file carry the shard; todeval merge writes the run's without it.
     const signature = o.shard ? makeSignature({ ...runSig, shard: shardLabel(o.shard) }) : runSig;
-    const results = await rerankItems(o, items, runner, signature);
+    const results = await rerankItems({ ...o, hallucination }, items, runner, signature);
     const stats = runner.stats();
     const doc: RerankReport | RerankShardReport = {
       signature,
       signatureText: formatSignature(signature),
-      summary: summarizeRerank(results, o.hallucination),
+      summary: summarizeRerank(results, hallucination),
       invalid: invalid.map((e) => e.oneLine()),
       nli: { requested: stats.requested, issued: stats.issued, cacheHits: stats.cacheHits },
       items: results,

@@ -36,6 +36,11 @@ export interface RerankItem {
 export const RANK_BY = ['fidelity', 'omission-hallucination', 'omission-sentences'] as const;
 export type RankBy = (typeof RANK_BY)[number];
 
+/** The omission rankings count what the hallucination check finds, so they turn it on whatever was asked. */
+export function rankNeedsHallucination(rankBy: RankBy | undefined): boolean {
+  return rankBy === 'omission-hallucination' || rankBy === 'omission-sentences';
+}
+
 export interface RerankOptions {
   scorer: NliScorer;
   /** Retry non-entailed actions with context + slot description in the premise (default true). */
@@ -131,7 +136,7 @@ function chunkSettings(options: RerankOptions): ChunkSettings {
     useContext,
     controlOn: contextControlOn(useContext, options.contextControl ?? true),
     bySentence,
-    hallucination: options.hallucination === true || options.rankBy === 'omission-hallucination' || bySentence,
+    hallucination: options.hallucination === true || rankNeedsHallucination(options.rankBy),
   };
 }
 

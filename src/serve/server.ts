@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import type { DatasetName } from '../adapters/load.js';
 import type { Granularity, RecordStore, ReferenceSelection, SgsaccData, TurnReferences } from '../metrics/sgsacc/index.js';
-import type { RankBy } from '../rerank/index.js';
+import { rankNeedsHallucination, type RankBy } from '../rerank/index.js';
 import type { NliRunner } from '../nli/runner.js';
 import { describeErrno, InputError } from '../util/errors.js';
 import { buildApp } from './app.js';
@@ -91,7 +91,7 @@ export async function startServer(cfg: ServerConfig): Promise<RunningServer> {
     contextControl: cfg.contextControl ?? true,
     validation: cfg.validation,
     referenceSelection: cfg.referenceSelection,
-    hallucination: cfg.hallucination === true || cfg.rankBy === 'omission-hallucination' || cfg.rankBy === 'omission-sentences' || cfg.granularity === 'sentence',
+    hallucination: cfg.hallucination === true || rankNeedsHallucination(cfg.rankBy) || cfg.granularity === 'sentence',
     ...(cfg.granularity === 'sentence' ? { granularity: cfg.granularity } : {}),
     rankBy: cfg.rankBy,
     references: cfg.references,

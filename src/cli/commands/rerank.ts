@@ -7,7 +7,7 @@ import { RANK_BY } from '../../rerank/index.js';
 import { formatRerankReport } from '../../rerank/summary.js';
 import { stderrHooks } from '../hooks.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
-import { addDatasetOptions, addInputOption, addLimitOption, addReportFileOption, addTurnsOption, jsonToStdout, rankByFrom, reportSkipped, type DatasetFlags } from '../options.js';
+import { addDatasetOptions, addInputOption, addLimitOption, addReportFileOption, addTurnsOption, datasetLoadOptions, jsonToStdout, rankByFrom, reportSkipped, type DatasetFlags } from '../options.js';
 import { checkRunOutputs, type RunOutputFlags } from '../output-guard.js';
 import { runCommandInWorkers } from '../workers-run.js';
 import { addShardedAction, addShardOptions, requireShardOutput, type ShardFlags } from '../shard-options.js';
@@ -68,10 +68,10 @@ async function runRerankInProcess(flags: RerankFlags): Promise<void> {
   try {
     const doc = await runRerankPipeline({
       ...flags,
-      load: { dataDir, split: flags.split, input: flags.dialogues, schemaFile: flags.schema },
+      load: datasetLoadOptions(flags, dataDir),
       dataDir,
       systems: flags.systems?.split(',').map((s) => s.trim()).filter(Boolean),
-      hallucination: flags.hallucination === true || rankBy === 'omission-hallucination' || rankBy === 'omission-sentences',
+      hallucination: flags.hallucination === true,
       rankBy,
       turnsFile: flags.turns,
       reportFile,
