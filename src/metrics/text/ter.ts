@@ -13,7 +13,7 @@
  */
 import { formatFields, type SignatureField } from '../../util/signature.js';
 import type { StatMetric } from '../significance/types.js';
-import { isPyWhitespace, pyRstrip, pySplit } from './py-string.js';
+import { pyRstrip, pySplit } from './py-string.js';
 
 export interface TerOptions {
   /** Tercom's normalization: XML entities, punctuation split off, 's split (default off). */
@@ -92,7 +92,12 @@ const ASIAN: ReadonlyArray<readonly [RegExp, string]> = [
 
 /** sacreBLEU's TercomTokenizer: the tokens of `line`, joined by single spaces. */
 export function tercomTokenize(line: string, opts: TerOptions = {}): string {
-  if (line === '') return '';
+  return tercomTokens(line, opts).join(' ');
+}
+
+/** The tokens tercomTokenize joins: what TER aligns, without a join and a split between. */
+export function tercomTokens(line: string, opts: TerOptions = {}): string[] {
+  if (line === '') return [];
   let s = opts.caseSensitive ? line : line.toLowerCase();
   if (opts.normalized) {
     s = s.replaceAll('\n-', '').replaceAll('\n', ' ');
@@ -105,7 +110,7 @@ export function tercomTokenize(line: string, opts: TerOptions = {}): string {
     s = s.replace(/[.,?:;!"()]/g, '');
     if (opts.asianSupport) s = s.replace(ASIAN_PUNCT, '').replace(FULL_WIDTH_PUNCT, '');
   }
-  return pySplit(s).join(' ');
+  return pySplit(s);
 }
 
 // ---- The edit distance and shift search (sacreBLEU's lib_ter) ----
@@ -430,7 +435,7 @@ export class TerReferences {
   }
 
   private words(line: string): string[] {
-    return splitPy(tercomTokenize(pyRstrip(line), this.opts));
+    return tercomTokens(pyRstrip(line), this.opts);
   }
 
   /** Per hypothesis [fewest edits over the references, their average length]. */
@@ -455,13 +460,6 @@ export class TerReferences {
   score(hypotheses: readonly string[]): TerResult {
     return terFromSegmentStats(this.segmentStats(hypotheses), this.signature);
   }
-}
-
-// The tokenizer joined its tokens with single spaces; `split()` of that is a plain split unless empty.
-function splitPy(s: string): string[] {
-  if (s === '') return [];
-  for (let i = 0; i < s.length; i++) if (isPyWhitespace(s.charCodeAt(i)) && s[i] !== ' ') return pySplit(s);
-  return s.split(' ');
 }
 
 /** TER on the 0..100 scale from summed [edits, reference length]. */

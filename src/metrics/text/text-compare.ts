@@ -13,7 +13,7 @@ import { compareBleuSteps, comparisonHeader, type ComparisonHeader, lowSegmentsW
 import type { BleuOptions } from './bleu.js';
 import { ChrfReferences, chrfSignatureFields, chrfStatMetric, type ChrfOptions } from './chrf.js';
 import { pyFixed } from './py-string.js';
-import { TerReferences, terSignatureFields, terStatMetric, type TerOptions } from './ter.js';
+import { terFromSegmentStats, TerReferences, terSignatureFields, terStatMetric, type TerOptions } from './ter.js';
 
 /** sacreBLEU's metric names as `-m` takes them, in the order it prints them (sorted). */
 export const TEXT_METRICS = ['bleu', 'chrf', 'ter'] as const;
@@ -106,13 +106,8 @@ export function* compareTextMetricsSteps(references: References, systems: System
     const refs = new TerReferences(references, o);
     const stats = systems.map((s) => refs.segmentStats(s.lines));
     const totals = stats.map((st) => {
-      let e = 0;
-      let l = 0;
-      for (let i = 0; i < st.length; i += 2) {
-        e += st[i];
-        l += st[i + 1];
-      }
-      return { numEdits: e, refLength: l };
+      const { numEdits, refLength } = terFromSegmentStats(st);
+      return { numEdits, refLength };
     });
     out.push(yield* compareStats<TerSystemResult>('TER', stats, refs.width, terStatMetric(), (sp) => withTest(terSignatureFields(refs.nrefs, o), sp), spec, systems, (i) => totals[i]));
   }
