@@ -101,6 +101,19 @@ export function referenceSetName(source: GroundTruthSource): string {
  * on predictions in mwzeval's input format. Ground truth, database and booked domains are loaded
  * once per instance and reused across `evaluate` calls (e.g. once per training epoch).
  */
+/** The hypotheses and references mwzeval's BLEU scores, one per turn in dialogue order. */
+interface ResponseStrings {
+  hyps: string[];
+  refs: string[];
+}
+
+/** Each turn's row of per-segment statistics (rows in responseStrings' order) into its dialogue's items. */
+function storeTurnRows(items: MwzItems | undefined, key: 'bleu' | 'chrf' | 'ter', responses: Record<string, string[]>, stats: Float64Array | Int32Array, width: number): void {
+  if (!items) return;
+  let row = 0;
+  for (const [id, rs] of Object.entries(responses)) items[id][key] = rs.map(() => Array.from(stats.subarray(row * width, ++row * width)));
+}
+
 export class Evaluator {
   readonly opts: EvaluatorOptions;
   private gt?: GroundTruth & { cacheFile?: string };
@@ -202,13 +215,15 @@ export class Evaluator {
       },
       signature: makeSignature({}),
     };
+    // mwzeval's BLEU strings, which chrF and TER score too: built once for all three.
+    const strings = bleu || chrf || ter ? this.responseStrings(input.responses) : undefined;
     if (bleu) {
-      const b = this.scoreBleu(input, items);
+      const b = this.scoreBleu(strings!, input, items);
       result.bleu = { [referenceSetName(gt.source)]: b.score };
       result.details.bleu = b;
     }
     if (chrf || ter) {
-      const text = this.scoreChrfTer(input, items);
+      const text = this.scoreChrfTer(strings!, input, items);
       // Beside mwzeval's keys, never among them: its output stays as it is.
       if (text.chrf) {
         result.chrf = { [referenceSetName(gt.source)]: text.chrf.score };
@@ -291,12 +306,12 @@ export class Evaluator {
    * The strings mwzeval's BLEU scores (and chrF and TER with it): every turn's normalized response
    * and its normalized reference, dialogue by dialogue in input order (one reference stream).
    */
-  bleuStrings(predictions: ValidatedPredictions): { hyps: string[]; refs: string[] } {
+  bleuStrings(predictions: ValidatedPredictions): ResponseStrings {
     const responses = Object.fromEntries(Object.entries(predictions.dialogues).map(([id, dial]) => [id, dial.map((t) => normalizeResponse(t.response).text)]));
     return this.responseStrings(responses);
   }
 
-  private responseStrings(responses: Record<string, string[]>): { hyps: string[]; refs: string[] } {
+  private responseStrings(responses: Record<string, string[]>): ResponseStrings {
     const gt = this.groundTruth();
     const hyps: string[] = [];
     const refs: string[] = [];
@@ -310,16 +325,10 @@ export class Evaluator {
   }
 
   /** Corpus BLEU (sacreBLEU's defaults) over bleuStrings; with `items`, each turn's segment statistics. */
-  private scoreBleu(input: NormalizedInput, items?: MwzItems): NonNullable<MwzEvaluation['details']['bleu']> {
-    const { hyps, refs } = this.responseStrings(input.responses);
+  private scoreBleu({ hyps, refs }: ResponseStrings, input: NormalizedInput, items?: MwzItems): NonNullable<MwzEvaluation['details']['bleu']> {
     const references = new BleuReferences([refs]);
     const stats = references.segmentStats(hyps);
-    if (items) {
-      let row = 0;
-      for (const [id, rs] of Object.entries(input.responses)) {
-        items[id].bleu = rs.map(() => Array.from(stats.subarray(row * BLEU_STATS_WIDTH, ++row * BLEU_STATS_WIDTH)));
-      }
-    }
+    storeTurnRows(items, 'bleu', input.responses, stats, BLEU_STATS_WIDTH);
     return bleuFromSegmentStats(stats, {}, references.signature);
   }
 
@@ -327,27 +336,19 @@ export class Evaluator {
    * sacreBLEU's corpus chrF and TER (the options asked for, else its defaults) over the strings
    * BLEU scores; with `items`, each turn's statistics (summed per corpus, as sacreBLEU does).
    */
-  private scoreChrfTer(input: NormalizedInput, items?: MwzItems): { chrf?: ChrfResult; ter?: TerResult } {
-    const { hyps, refs } = this.responseStrings(input.responses);
-    const perTurn = (key: 'chrf' | 'ter', stats: Float64Array | Int32Array, width: number): void => {
-      if (!items) return;
-      let row = 0;
-      for (const [id, rs] of Object.entries(input.responses)) {
-        items[id][key] = rs.map(() => Array.from(stats.subarray(row * width, ++row * width)));
-      }
-    };
+  private scoreChrfTer({ hyps, refs }: ResponseStrings, input: NormalizedInput, items?: MwzItems): { chrf?: ChrfResult; ter?: TerResult } {
     const out: { chrf?: ChrfResult; ter?: TerResult } = {};
     if (this.opts.chrf) {
       const options = chrfOptionsOf(this.opts.chrf);
       const references = new ChrfReferences([refs], options);
       const stats = references.segmentStats(hyps);
-      perTurn('chrf', stats, references.width);
+      storeTurnRows(items, 'chrf', input.responses, stats, references.width);
       out.chrf = chrfFromSegmentStats(stats, options, references.signature);
     }
     if (this.opts.ter) {
       const references = new TerReferences([refs]);
       const stats = references.segmentStats(hyps);
-      perTurn('ter', stats, TER_STATS_WIDTH);
+      storeTurnRows(items, 'ter', input.responses, stats, TER_STATS_WIDTH);
       out.ter = terFromSegmentStats(stats, references.signature);
     }
     return out;
