@@ -1,6 +1,6 @@
 import type { DatasetName } from '../adapters/load.js';
 import type { Turn } from '../adapters/types.js';
-import { checkSentences, runSgsacc, type Granularity, type ReferenceSelection, scoreTurns, selectReferences, type RecordStore, type SgsaccData, type SgsaccTurn, type TurnReferences, type TurnScore } from '../metrics/sgsacc/index.js';
+import { runSgsacc, type Granularity, type ReferenceSelection, scoreTurns, selectReferences, type RecordStore, type SgsaccData, type SgsaccTurn, type TurnReferences, type TurnScore, withSentences } from '../metrics/sgsacc/index.js';
 import type { NliRunner } from '../nli/runner.js';
 import { argmaxLabel, type NliLabel, type NliPair, type NliProbs } from '../nli/types.js';
 import { makeSignature, type Signature } from '../util/signature.js';
@@ -145,8 +145,8 @@ export class FaithfulnessService {
       }
       const utterances = new Map(resolved.map((r, i) => [`#${i}`, r.raw.utterance]));
       const scores = await scoreTurns(turns, refs, utterances, this.runner, options);
-      const bySentence = sentences ? await checkSentences(turns, refs, utterances, this.runner, options) : undefined;
-      return scores.map((s, i) => ({ ...s, id: raws[i].id, ...(bySentence ? { sentences: bySentence.get(s.id)! } : {}) }));
+      const scored = sentences ? await withSentences(turns, scores, refs, utterances, this.runner, options) : scores;
+      return scored.map((s, i) => ({ ...s, id: raws[i].id }));
     });
     const refsSig = sgsaccReferencesSignature(this.runner.modelSignature, this.config.data, this.config.dataset, options);
     const signature = sgsaccResultSignature(refsSig, 'sgsacc-turns', { ...options, granularity: sentences ? 'sentence' : undefined });

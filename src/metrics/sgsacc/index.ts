@@ -29,7 +29,7 @@ export { splitSentences } from '../text/sentences.js';
 export type { SentenceSpan } from '../text/sentences.js';
 export { courtesyKind, COURTESY_PATTERNS } from './courtesy.js';
 export type { CourtesyKind } from './courtesy.js';
-export { checkSentences, GRANULARITIES } from './sentence-check.js';
+export { checkSentences, GRANULARITIES, withSentences } from './sentence-check.js';
 export type { Granularity, SentenceFact, SentenceVerdict, SentenceVerdictLabel, TurnSentences } from './sentence-check.js';
 export { aggregateSentences, mergeSentenceShards, sentenceConfidence, sentenceShardTally, sentenceTurns, sentenceTurnsConfidence, summarizeSentences, tallySentences } from './aggregate-sentences.js';
 export type { SentenceCounts, SentenceShardTally, SentenceSummary, SentenceTally, SentenceTurn } from './aggregate-sentences.js';

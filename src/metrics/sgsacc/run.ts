@@ -6,7 +6,7 @@ import { addHallucinationPremises } from './hallucination.js';
 import { contextPremise } from './premise.js';
 import { selectReferences } from './references.js';
 import { scoreTurns } from './scoring.js';
-import { checkSentences } from './sentence-check.js';
+import { withSentences } from './sentence-check.js';
 import type { RecordStore } from './store.js';
 import type { SgsaccOptions, SgsaccTurn, TurnReferences, TurnScore } from './types.js';
 
@@ -166,19 +166,6 @@ async function completeResumedReferences(run: RunState, chunk: number): Promise<
     opts.references!.append(slice.map((t) => refs.get(t.id)!));
     run.computed += slice.length;
   }
-}
-
-/** The turn-level scores with each turn's sentence verdicts (one more set of passes for the chunk). */
-async function withSentences(
-  slice: SgsaccTurn[],
-  scores: TurnScore[],
-  refs: Map<string, TurnReferences>,
-  utterances: Map<string, string>,
-  scorer: NliScorer,
-  opts: SgsaccOptions,
-): Promise<TurnScore[]> {
-  const sentences = await checkSentences(slice, refs, utterances, scorer, opts);
-  return scores.map((s) => ({ ...s, sentences: sentences.get(s.id)! }));
 }
 
 /**

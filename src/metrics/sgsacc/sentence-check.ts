@@ -4,7 +4,7 @@ import { PairBatch } from './batch.js';
 import { courtesyKind, type CourtesyKind } from './courtesy.js';
 import { isContentFreeAct, joinReferences } from './hallucination.js';
 import { sentence as closeSentence } from './premise.js';
-import type { HallucinationCheck, SgsaccOptions, SgsaccTurn, TurnReferences } from './types.js';
+import type { HallucinationCheck, SgsaccOptions, SgsaccTurn, TurnReferences, TurnScore } from './types.js';
 
 /**
  * Sentence granularity of the facts => text direction (SummaC's idea, Laban et al. 2022): each
@@ -191,4 +191,17 @@ export async function checkSentences(
     out.set(it.id, { check: it.plan.check, sentences: it.verdicts, unsupported });
   }
   return out;
+}
+
+/** The turn-level scores with each turn's sentence verdicts (one more set of passes for the chunk). */
+export async function withSentences(
+  slice: SgsaccTurn[],
+  scores: TurnScore[],
+  refs: Map<string, TurnReferences>,
+  utterances: Map<string, string>,
+  scorer: NliScorer,
+  opts: SgsaccOptions,
+): Promise<TurnScore[]> {
+  const sentences = await checkSentences(slice, refs, utterances, scorer, opts);
+  return scores.map((s) => ({ ...s, sentences: sentences.get(s.id)! }));
 }
