@@ -1,11 +1,10 @@
 import type { MwzEvaluation } from '../metrics/mwz/evaluator.js';
 import type { SgsaccMergeResult } from '../metrics/mwz/sgsacc-merge.js';
-import { serPercent } from '../metrics/ser.js';
 import { summarizeSgsacc, type SgsaccTally } from '../metrics/sgsacc/aggregate.js';
 import { mergeSentenceShards, type SentenceShardTally } from '../metrics/sgsacc/aggregate-sentences.js';
 import { InputError } from '../util/errors.js';
 import type { Signature } from '../util/signature.js';
-import { byShardIndex, checkShardSet, runSignature, signatureDifference, type LoadedShard } from './merge.js';
+import { byShardIndex, checkShardSet, mergeSerCounts, runSignature, signatureDifference, type LoadedShard } from './merge.js';
 import type { ShardBlock } from './spec.js';
 
 /** The report of `todeval evaluate` (-o), with its SGSAcc section when --sgsacc found lexicalized turns. */
@@ -56,20 +55,11 @@ export function mergeEvaluateReports(loaded: readonly LoadedShard<EvaluateShardR
     scored.map((s) => s.report.shard.tally!),
     validation,
   );
-  const perService: Record<string, { ser: number; errors: number; total: number }> = {};
-  const serParts = parts.map((p) => p.ser.perService as Record<string, { errors: number; total: number }>);
-  for (const svc of [...new Set(serParts.flatMap((p) => Object.keys(p)))].sort()) {
-    const errors = serParts.reduce((n, p) => n + (p[svc]?.errors ?? 0), 0);
-    const total = serParts.reduce((n, p) => n + (p[svc]?.total ?? 0), 0);
-    perService[svc] = { ser: serPercent(errors, total), errors, total };
-  }
-  const errors = parts.reduce((n, p) => n + p.ser.errors, 0);
-  const withValues = parts.reduce((n, p) => n + p.ser.utterancesWithValues, 0);
   const turns = (k: 'lexicalized' | 'delexicalized') => ordered.reduce((n, s) => n + s.report.shard.turns[k], 0);
   merged.sgsacc = {
     sgsacc,
     counts: { ...counts, lexicalizedTurns: turns('lexicalized'), delexicalizedTurns: turns('delexicalized') },
-    ser: { ser: serPercent(errors, withValues), errors, utterancesWithValues: withValues, perService },
+    ser: mergeSerCounts(parts.map((p) => ({ ...p.ser, perService: p.ser.perService as Record<string, { errors: number; total: number }> }))),
     referenceSelection: parts[0].referenceSelection,
     // Shards written before the control existed ran without it.
     contextControl: parts[0].contextControl ?? false,

@@ -1,4 +1,5 @@
 import { gcdf1Report, perDialogueDocument, recordFromData, type DialogueRecordData, type Gcdf1Report } from '../metrics/gcdf1/report.js';
+import { inRunOrder } from '../util/run-order.js';
 import type { Signature } from '../util/signature.js';
 import { byShardIndex, checkShardSet, type LoadedShard } from './merge.js';
 import type { ShardBlock } from './spec.js';
@@ -24,10 +25,7 @@ export function mergeGcdf1Reports(loaded: readonly LoadedShard<Gcdf1LoadedShard>
   // Each shard counts only its own dialogues: the run's count is their sum.
   checkShardSet(loaded, ['dialogues']);
   const shards = byShardIndex(loaded).map((s) => s.report);
-  const records = shards
-    .flatMap((r) => r.shard.records.map((rec, i) => ({ rec, at: r.shard.positions[i] })))
-    .sort((a, b) => a.at - b.at)
-    .map((x) => x.rec);
+  const records = inRunOrder(shards.map((r) => ({ items: r.shard.records, at: r.shard.positions })));
   const first = shards[0].metadata;
   // The shard's signature with the run's count, keys in the unsharded run's order.
   const signature: Signature = { ...first.signature, dialogues: records.length };

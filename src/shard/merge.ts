@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { serPercent } from '../metrics/ser.js';
 import { RecordStore, type StoreKind } from '../metrics/sgsacc/store.js';
 import { comparableSignature, formatSignature, normalizeSignature, sameConfiguration, type Signature } from '../util/signature.js';
 import { InputError } from '../util/errors.js';
@@ -104,6 +105,35 @@ export function runSignature(sig: Signature, set: Record<string, Signature[strin
     if (v !== undefined) out[k] = v;
   }
   return out;
+}
+
+/** The SER counts a shard report carries: overall and per service. */
+export interface SerCountsPart {
+  errors: number;
+  utterancesWithValues: number;
+  perService: Record<string, { errors: number; total: number }>;
+}
+
+/**
+ * SER over all the shards' utterances, from their summed errors and utterances, overall and per
+ * service (services sorted): the section an unsharded run computes, whatever else a report adds.
+ */
+export function mergeSerCounts(parts: readonly SerCountsPart[]): {
+  ser: number;
+  errors: number;
+  utterancesWithValues: number;
+  perService: Record<string, { ser: number; errors: number; total: number }>;
+} {
+  const sum = (f: (p: SerCountsPart) => number) => parts.reduce((n, p) => n + f(p), 0);
+  const perService: Record<string, { ser: number; errors: number; total: number }> = {};
+  for (const svc of [...new Set(parts.flatMap((p) => Object.keys(p.perService)))].sort()) {
+    const errors = sum((p) => p.perService[svc]?.errors ?? 0);
+    const total = sum((p) => p.perService[svc]?.total ?? 0);
+    perService[svc] = { ser: serPercent(errors, total), errors, total };
+  }
+  const errors = sum((p) => p.errors);
+  const withValues = sum((p) => p.utterancesWithValues);
+  return { ser: serPercent(errors, withValues), errors, utterancesWithValues: withValues, perService };
 }
 
 /**

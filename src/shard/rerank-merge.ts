@@ -1,5 +1,6 @@
 import type { RerankResult } from '../rerank/rerank.js';
 import { summarizeRerank, type RerankSummary } from '../rerank/summary.js';
+import { inRunOrder } from '../util/run-order.js';
 import { formatSignature, type Signature } from '../util/signature.js';
 import { byShardIndex, checkShardSet, runSignature, type LoadedShard } from './merge.js';
 import type { ShardBlock } from './spec.js';
@@ -29,10 +30,7 @@ export interface RerankShardReport extends RerankReport {
 export function mergeRerankReports(loaded: readonly LoadedShard<RerankShardReport>[]): RerankReport {
   checkShardSet(loaded);
   const shards = byShardIndex(loaded).map((s) => s.report);
-  const items = shards
-    .flatMap((r) => r.items.map((item, i) => ({ item, at: r.shard.positions[i] })))
-    .sort((a, b) => a.at - b.at)
-    .map((x) => x.item);
+  const items = inRunOrder(shards.map((r) => ({ items: r.items, at: r.shard.positions })));
   const signature = runSignature(shards[0].signature);
   const nli: Record<string, number> = {};
   for (const r of shards) for (const [k, v] of Object.entries(r.nli)) nli[k] = (nli[k] ?? 0) + v;

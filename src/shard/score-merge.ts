@@ -1,11 +1,11 @@
 import { bleuFromStats } from '../metrics/text/bleu.js';
-import { serPercent } from '../metrics/ser.js';
 import { summarizeHallucination, type HallucinationTally } from '../metrics/sgsacc/aggregate-hallucination.js';
 import { summarizeSgsacc, type SgsaccTally } from '../metrics/sgsacc/aggregate.js';
 import { mergeSentenceShards, type SentenceShardTally } from '../metrics/sgsacc/aggregate-sentences.js';
 import type { SgsaccReport } from '../metrics/sgsacc/report.js';
+import { inRunOrder } from '../util/run-order.js';
 import { formatSignature } from '../util/signature.js';
-import { byShardIndex, checkShardSet, runSignature, type LoadedShard } from './merge.js';
+import { byShardIndex, checkShardSet, mergeSerCounts, runSignature, type LoadedShard } from './merge.js';
 import type { ShardBlock } from './spec.js';
 
 /** BLEU's corpus statistics: sums over segments, so shards add up to the whole corpus exactly. */
@@ -56,7 +56,8 @@ function mergeSentences(shards: readonly LoadedShard<ScoreShardReport>[], valida
 export function mergeScoreReports(loaded: readonly LoadedShard<ScoreShardReport>[], opts: { referencesFile?: string } = {}): SgsaccReport {
   // Each shard counts only its own missing predictions: the run's total is their sum.
   checkShardSet(loaded, ['missingPredictions']);
-  const shards = byShardIndex(loaded).map((s) => s.report);
+  const ordered = byShardIndex(loaded);
+  const shards = ordered.map((s) => s.report);
   const first = shards[0];
   const validation = first.signature.validation !== false;
   const sum = (f: (r: ScoreShardReport) => number) => sumOver(shards, f);
@@ -66,8 +67,8 @@ export function mergeScoreReports(loaded: readonly LoadedShard<ScoreShardReport>
   );
   const hallTallies = present(shards.map((r) => r.shard.tallies.hallucination));
   const hallucination = hallTallies.length > 0 ? summarizeHallucination(hallTallies, validation) : undefined;
-  const sentences = first.signature.granularity === 'sentence' ? mergeSentences(byShardIndex(loaded), validation) : undefined;
-  const missing = inRunOrder(shards.map((r) => ({ ids: r.predictions.missing, at: r.shard.positions })));
+  const sentences = first.signature.granularity === 'sentence' ? mergeSentences(ordered, validation) : undefined;
+  const missing = inRunOrder(shards.map((r) => ({ items: r.predictions.missing, at: r.shard.positions })));
   const signature = runSignature(first.signature, { missingPredictions: missing.length > 0 ? missing.length : undefined });
   const nli: Record<string, number> = {};
   for (const r of shards) for (const [k, v] of Object.entries(r.nli)) nli[k] = (nli[k] ?? 0) + v;
@@ -104,14 +105,6 @@ function present<T>(xs: (T | null | undefined)[]): T[] {
   return xs.filter((x): x is T => x !== null && x !== undefined);
 }
 
-/** Lists back in the order of the unsharded run's turns, from each shard's positions. */
-function inRunOrder(lists: { ids: string[]; at: number[] }[]): string[] {
-  return lists
-    .flatMap(({ ids, at }) => ids.map((id, i) => ({ id, at: at[i] })))
-    .sort((a, b) => a.at - b.at)
-    .map((x) => x.id);
-}
-
 /** The ground-truth section: null when no shard has a gold turn. */
 function mergeGroundTruth(shards: readonly ScoreShardReport[], validation: boolean): SgsaccReport['groundTruth'] {
   const goldTallies = present(shards.map((r) => r.shard.tallies.groundTruth));
@@ -133,23 +126,10 @@ function mergeGroundTruth(shards: readonly ScoreShardReport[], validation: boole
 
 /** SER from the summed errors and utterances, overall and per service; erroneous turns in run order. */
 function mergeSer(shards: readonly ScoreShardReport[]): SgsaccReport['ser'] {
-  const sum = (f: (r: ScoreShardReport) => number) => sumOver(shards, f);
-  const perService: SgsaccReport['ser']['perService'] = {};
-  const services = [...new Set(shards.flatMap((r) => Object.keys(r.ser.perService)))].sort();
-  for (const svc of services) {
-    const errors = sum((r) => r.ser.perService[svc]?.errors ?? 0);
-    const total = sum((r) => r.ser.perService[svc]?.total ?? 0);
-    perService[svc] = { ser: serPercent(errors, total), errors, total };
-  }
-  const errors = sum((r) => r.ser.errors);
-  const withValues = sum((r) => r.ser.utterancesWithValues);
   return {
-    ser: serPercent(errors, withValues),
-    errors,
-    utterancesWithValues: withValues,
-    perService,
-    turnsScored: sum((r) => r.ser.turnsScored),
-    erroneousTurns: inRunOrder(shards.map((r) => ({ ids: r.ser.erroneousTurns ?? [], at: r.shard.erroneousAt }))),
+    ...mergeSerCounts(shards.map((r) => r.ser)),
+    turnsScored: sumOver(shards, (r) => r.ser.turnsScored),
+    erroneousTurns: inRunOrder(shards.map((r) => ({ items: r.ser.erroneousTurns ?? [], at: r.shard.erroneousAt }))),
   };
 }
 

@@ -7,6 +7,7 @@ import { SGSACC_METRICS, sentenceRows } from './item-stats.js';
 import type { SentenceConfidence } from './report.js';
 import type { TurnScore } from './types.js';
 import { InputError } from '../../util/errors.js';
+import { inRunOrder } from '../../util/run-order.js';
 
 export interface SentenceCounts {
   /** Turns in the slice. */
@@ -220,11 +221,13 @@ function parseOrUndefined(text: unknown): unknown {
 
 /** The turns of every shard's SentenceShardTally, in the unsharded run's order. */
 function sentenceTurnsOf(parts: readonly { file: string; part: SentenceShardTally | undefined }[]): SentenceTurn[] {
-  const all: { at: number; turn: SentenceTurn }[] = [];
+  const lists: { items: SentenceTurn[]; at: number[] }[] = [];
   for (const { file, part } of parts) {
     if (!part || !Array.isArray(part.turns)) {
       throw new InputError('this shard of a --granularity sentence run has no sentence tallies to merge (written by an older todeval): run the shard again', { file });
     }
+    const items: SentenceTurn[] = [];
+    const at: number[] = [];
     part.turns.forEach((line, i) => {
       const t = parseOrUndefined(line);
       const ok =
@@ -238,11 +241,13 @@ function sentenceTurnsOf(parts: readonly { file: string; part: SentenceShardTall
         Number.isInteger(t[5]) &&
         Number.isInteger(t[6]);
       if (!ok) throw new InputError('damaged sentence tally: run the shard again', { file, where: `turn ${i + 1} of its sentence tally` });
-      const [at, id, services, acts, validated, unsupported, checked] = t as [number, string, string[], string[], number, number, number];
-      all.push({ at, turn: { id, services, acts, validated: validated === 1, unsupported, checked } });
+      const [position, id, services, acts, validated, unsupported, checked] = t as [number, string, string[], string[], number, number, number];
+      items.push({ id, services, acts, validated: validated === 1, unsupported, checked });
+      at.push(position);
     });
+    lists.push({ items, at });
   }
-  return all.sort((a, b) => a.at - b.at).map((x) => x.turn);
+  return inRunOrder(lists);
 }
 
 /**
