@@ -1,20 +1,15 @@
 import { resolveDataDir } from '../data/data-dir.js';
-import { Evaluator, type EvaluatorOptions } from '../metrics/mwz/evaluator.js';
+import type { Evaluator, EvaluatorOptions } from '../metrics/mwz/evaluator.js';
 import { runStepsAsync } from '../metrics/significance/steps.js';
 import { compareRunsSteps, type CompareOptions, type CompareResult } from '../report/compare.js';
 import { loadItemSource, type ItemSource } from '../report/item-files.js';
-import type { InputError } from '../util/errors.js';
+import { mwzEvaluator, type MwzHooks, type MwzReadOptions } from './mwz-evaluator.js';
 
-export interface ComparePipelineOptions extends CompareOptions {
+export interface ComparePipelineOptions extends CompareOptions, MwzReadOptions {
   /** The baseline's per-item output, then each system's (what `loadItemSource` reads). */
   runs: readonly string[];
   /** For mwzeval predictions among the runs: where `multiwoz/` is (default: as resolveDataDir finds it). */
   dataDir?: string;
-  /** Which ground truth (undefined: the one the data dir has, as --ground-truth auto). */
-  groundTruth?: EvaluatorOptions['groundTruth'];
-  strict?: boolean;
-  skipInvalid?: boolean;
-  domainsFromSlots?: boolean;
   /**
    * sacreBLEU's chrF (true: chrF2; or its options) and TER of mwzeval predictions among the runs,
    * over BLEU's strings (per-item files carry them when evaluate wrote them).
@@ -24,11 +19,8 @@ export interface ComparePipelineOptions extends CompareOptions {
   hooks?: CompareHooks;
 }
 
-export interface CompareHooks {
-  warn?(message: string): void;
-  /** An invalid dialogue of mwzeval predictions left out under `skipInvalid`. */
-  skipped?(error: InputError): void;
-}
+/** Warnings and skipped dialogues of mwzeval predictions among the runs. */
+export type CompareHooks = MwzHooks;
 
 /**
  * The runs' per-item outputs read (mwzeval predictions evaluated with one Evaluator, whose ground
@@ -38,17 +30,7 @@ export function loadCompareRuns(o: Omit<ComparePipelineOptions, keyof CompareOpt
   let evaluator: Evaluator | undefined;
   const lazyEvaluator = (): Evaluator => {
     if (!evaluator) {
-      const data = resolveDataDir(o.dataDir);
-      evaluator = new Evaluator({
-        dataDir: data.dir,
-        dataDirSource: data.source,
-        groundTruth: o.groundTruth,
-        strict: o.strict,
-        skipInvalid: o.skipInvalid,
-        domainsFromSlots: o.domainsFromSlots,
-        onWarning: (m) => o.hooks?.warn?.(m),
-        onSkipped: o.hooks?.skipped ? (e) => o.hooks!.skipped!(e) : undefined,
-      });
+      evaluator = mwzEvaluator(o, resolveDataDir(o.dataDir), o.hooks);
     }
     return evaluator;
   };

@@ -1,10 +1,10 @@
-import { resolveDataDir, type ResolvedDataDir } from '../data/data-dir.js';
+import { resolveDataDir } from '../data/data-dir.js';
 import type { EvaluationText } from '../report/evaluate-text.js';
-import { chrfOptionsOf, Evaluator, type EvaluatorOptions, type MwzEvaluation } from '../metrics/mwz/evaluator.js';
+import { chrfOptionsOf, type EvaluatorOptions } from '../metrics/mwz/evaluator.js';
 import type { ValidatedPredictions } from '../metrics/mwz/input.js';
 import { mwzItemStats, type MwzItems } from '../metrics/mwz/item-stats.js';
-import { shardDialogues, type SgsaccMergeResult } from '../metrics/mwz/sgsacc-merge.js';
-import { runConfidence, type ConfidenceBlock, type ResampleUnit } from '../metrics/significance/confidence.js';
+import { shardDialogues } from '../metrics/mwz/sgsacc-merge.js';
+import { runConfidence, type ResampleUnit } from '../metrics/significance/confidence.js';
 import type { Seed } from '../metrics/significance/pcg64.js';
 import { contextControlSignature, type Granularity, type ReferenceSelection } from '../metrics/sgsacc/index.js';
 import type { NliRunnerOptions } from '../nli/runner.js';
@@ -12,14 +12,14 @@ import { itemsFileJson } from '../report/item-files.js';
 import type { EvaluateShardReport } from '../shard/evaluate-merge.js';
 import { shardBlock, shardLabel, type ShardSpec } from '../shard/spec.js';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic-write.js';
-import type { InputError } from '../util/errors.js';
 import { readJsonFile } from '../util/json-file.js';
 import { fileSignature, makeSignature } from '../util/signature.js';
 import { evaluateSgsacc } from './evaluate-sgsacc.js';
+import { mwzEvaluator, type MwzHooks, type MwzReadOptions } from './mwz-evaluator.js';
 
 export type EvaluateResult = EvaluationText;
 
-export interface EvaluatePipelineOptions {
+export interface EvaluatePipelineOptions extends MwzReadOptions {
   /** The mwzeval-format predictions file. */
   input: string;
   /** The metrics; none given: BLEU, Inform & Success and richness, as mwzeval's main three. */
@@ -31,12 +31,6 @@ export interface EvaluatePipelineOptions {
   chrf?: EvaluatorOptions['chrf'];
   ter?: boolean;
   dataDir?: string;
-  /** Which ground truth (undefined: the one the data dir has, as --ground-truth auto). */
-  groundTruth?: EvaluatorOptions['groundTruth'];
-  strict?: boolean;
-  skipInvalid?: boolean;
-  rebuildGroundTruth?: boolean;
-  domainsFromSlots?: boolean;
   /** The first N dialogues of the input. */
   limit?: number;
   /** SGSAcc and SER of the lexicalized turns (`--sgsacc`), with these NLI options. */
@@ -49,10 +43,7 @@ export interface EvaluatePipelineOptions {
   hooks?: EvaluateHooks;
 }
 
-export interface EvaluateHooks {
-  warn?(message: string): void;
-  /** An invalid dialogue skipped under `skipInvalid`. */
-  skipped?(error: InputError): void;
+export interface EvaluateHooks extends MwzHooks {
   /** SGSAcc progress: `done` of `total` lexicalized turns. */
   progress?(done: number, total: number): void;
 }
@@ -68,21 +59,6 @@ function metricsOf(o: EvaluatePipelineOptions): Pick<EvaluatorOptions, 'bleu' | 
   const { bleu, success, richness, dst, chrf, ter } = o;
   if (!bleu && !success && !richness && !dst && !chrf && !ter) return { bleu: true, success: true, richness: true, dst, chrf, ter };
   return { bleu, success, richness, dst, chrf, ter };
-}
-
-function evaluatorFor(o: EvaluatePipelineOptions, data: ResolvedDataDir): Evaluator {
-  return new Evaluator({
-    ...metricsOf(o),
-    dataDir: data.dir,
-    dataDirSource: data.source,
-    groundTruth: o.groundTruth,
-    strict: o.strict,
-    skipInvalid: o.skipInvalid,
-    noCache: o.rebuildGroundTruth,
-    domainsFromSlots: o.domainsFromSlots,
-    onWarning: (m) => o.hooks?.warn?.(m),
-    onSkipped: (e) => o.hooks?.skipped?.(e),
-  });
 }
 
 /** `--sgsacc`: the SGSAcc section of the lexicalized turns, and the model's fields in the signature. */
@@ -150,7 +126,7 @@ function makeShardReport(result: EvaluateResult, predictions: ValidatedPredictio
 export async function runEvaluatePipeline(o: EvaluatePipelineOptions): Promise<EvaluateResult> {
   const data = resolveDataDir(o.dataDir);
   const input = limitDialogues(readJsonFile(o.input), o.limit);
-  const evaluator = evaluatorFor(o, data);
+  const evaluator = mwzEvaluator(o, data, o.hooks, metricsOf(o));
   const predictions = evaluator.validate(input, o.input);
   const wantItems = o.confidence !== undefined || o.itemsFile !== undefined;
   const { items: mwzItems, ...evaluation } = evaluator.evaluateValidated(predictions, o.input, { items: wantItems });
