@@ -5,7 +5,7 @@
 // systems themselves need a sacreBLEU checkout in SACREBLEU_DIR).
 import { describe, expect, it } from 'vitest';
 import { bootstrapConfidence, pairedApproximateRandomization, pairedBootstrap } from '../src/metrics/significance/paired.js';
-import { ChrfReferences, chrfStatMetric, corpusChrf, sentenceChrf, type ChrfOptions } from '../src/metrics/text/chrf.js';
+import { ChrfReferences, chrfStatMetric, corpusChrf, sentenceChrf } from '../src/metrics/text/chrf.js';
 import { corpusTer, sentenceTer, tercomTokenize, TerReferences, terStatMetric, type TerOptions } from '../src/metrics/text/ter.js';
 import { pyRstrip } from '../src/metrics/text/py-string.js';
 import { loadFixture, type BleuSynthetic, type ChrfTerSynthetic } from './helpers/sacrebleu-fixtures.js';

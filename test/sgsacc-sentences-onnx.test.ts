@@ -19,9 +19,6 @@ const FILE = 'dialogues_017.json';
 const DIALOGUES = path.join(DATA_DIR, 'sgd', 'test', FILE);
 const LIMIT = 40;
 
-const readJson = (f: string) => JSON.parse(readFileSync(f, 'utf8')) as Record<string, unknown>;
-const readLines = (f: string) => readFileSync(f, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-
 describe.skipIf(!hasData('sgd', 'test', FILE))('score --granularity sentence (lexical stand-in, SGD slice)', () => {
   const dir = suiteTempDir('sentences');
   let model = '';
