@@ -27,32 +27,36 @@ export function inputPath(file: string, dataDir?: string): string {
 /** First 12 hex digits of the sha256 of a file's bytes, or of a folder's files (relative names and bytes, in name order). */
 export function contentDigest(file: string): string {
   // A long-lived process (serve, stdio) names the same data-dir files on every request: their
-  // digest is kept while every file keeps its size and mtime.
-  const key = `${path.resolve(file)}\0${stampOf(file)}`;
-  const known = digestMemo.get(key);
-  if (known !== undefined) return known;
+  // digest is kept while every file keeps its size and mtime (one entry a path, replaced when it changes).
+  const where = path.resolve(file);
+  const { files, stamp } = stampOf(file);
+  const known = digestMemo.get(where);
+  if (known?.stamp === stamp) return known.digest;
   let digest: string;
-  if (!statSync(file).isDirectory()) digest = sha12(fileBytes(file));
+  if (!files) digest = sha12(fileBytes(file));
   else {
     const hash = createHash('sha256');
-    for (const rel of filesUnder(file)) hash.update(`${rel}\0`).update(fileBytes(path.join(file, rel))).update('\0');
+    for (const rel of files) hash.update(`${rel}\0`).update(fileBytes(path.join(file, rel))).update('\0');
     digest = hash.digest('hex').slice(0, 12);
   }
-  digestMemo.set(key, digest);
+  digestMemo.set(where, { stamp, digest });
   return digest;
 }
 
-const digestMemo = new Map<string, string>();
+const digestMemo = new Map<string, { stamp: string; digest: string }>();
 
-function stampOf(file: string): string {
+/** A file's size and mtime, or a folder's files (name order) with theirs; `files` only for a folder. */
+function stampOf(file: string): { files?: string[]; stamp: string } {
   const st = statSync(file);
-  if (!st.isDirectory()) return `${st.size}|${st.mtimeMs}`;
-  return filesUnder(file)
+  if (!st.isDirectory()) return { stamp: `${st.size}|${st.mtimeMs}` };
+  const files = filesUnder(file);
+  const stamp = files
     .map((rel) => {
       const f = statSync(path.join(file, rel));
       return `${rel}|${f.size}|${f.mtimeMs}`;
     })
     .join('\0');
+  return { files, stamp };
 }
 
 /**
