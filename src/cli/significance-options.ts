@@ -36,10 +36,15 @@ function parseAlpha(v: string): number {
   return a;
 }
 
+/** --seed: every resampling flag set has it (the paired tests' and the run intervals'). */
+function seedOption(): Option {
+  return new Option('--seed <n|none>', "NumPy seed of the resampling (sacreBLEU's); none draws one, prints it and signs it").argParser(parseSeed).default(DEFAULT_SEED);
+}
+
 /** --seed and --alpha, the flags every resampling command shares. */
 export function addSeedOptions(cmd: Command): Command {
   return cmd
-    .option('--seed <n|none>', "NumPy seed of the resampling (sacreBLEU's); none draws one, prints it and signs it", parseSeed, DEFAULT_SEED)
+    .addOption(seedOption())
     .option('--alpha <p>', 'significance level: p-values at or below it are marked *', parseAlpha, 0.05);
 }
 
@@ -111,7 +116,7 @@ export interface RunConfidenceFlags {
 
 export function addRunConfidenceOptions(cmd: Command): Command {
   return addConfidenceOptions(cmd, "bootstrap 95% intervals of the report's metrics, resampling --unit (docs/significance.md)")
-    .option('--seed <n|none>', "NumPy seed of the resampling (sacreBLEU's); none draws one, prints it and signs it", parseSeed, DEFAULT_SEED)
+    .addOption(seedOption())
     .addOption(unitOption());
 }
 
