@@ -59,6 +59,14 @@ export function progressBar(format: string, options: cliProgress.Options = {}, m
   return bar as unknown as Progress;
 }
 
+/**
+ * A pipeline's `progress(done, total)` hook drawing `bar`: it starts on the first report, as only
+ * the pipeline knows the total (the lexicalized turns, the items left after a resume).
+ */
+export function barProgress(bar: Progress | undefined): (done: number, total: number) => void {
+  return (done, total) => (bar?.isActive ? bar.update(done) : bar?.start(total, done));
+}
+
 function lineSeconds(): number {
   const env = process.env.TODEVAL_PROGRESS_SECONDS;
   if (env === undefined || env === '') return PROGRESS_LINE_SECONDS;

@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import { runEvaluatePipeline, type EvaluateResult } from '../../pipeline/evaluate.js';
-import { progressBar, progressOption, type ProgressMode } from '../../report/progress.js';
+import { barProgress, progressBar, progressOption, type ProgressMode } from '../../report/progress.js';
 import { formatEvaluation } from '../../report/evaluate-text.js';
 import { addRunConfidenceOptions, runConfidenceFrom, type RunConfidenceFlags } from '../significance-options.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
@@ -95,7 +95,7 @@ async function runEvaluate(flags: EvaluateFlags): Promise<void> {
       hooks: {
         warn: (m) => process.stderr.write(`todeval: warning: ${m}\n`),
         skipped: (e) => reportSkipped('input', [e]),
-        progress: (done, total) => (bar?.isActive ? bar.update(done) : bar?.start(total, done)),
+        progress: barProgress(bar),
       },
     });
   } finally {

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { runGcdf1Pipeline } from '../../pipeline/gcdf1.js';
 import { formatGcdf1Report } from '../../report/gcdf1-text.js';
-import { progressBar, progressOption, type ProgressMode } from '../../report/progress.js';
+import { barProgress, progressBar, progressOption, type ProgressMode } from '../../report/progress.js';
 import { stderrHooks } from '../hooks.js';
 import { addShardOptions, applySlurmArrayShard, requireShardOutput, type ShardFlags } from '../shard-options.js';
 import { addDataDirOption, addLimitOption } from '../options.js';
@@ -52,7 +52,7 @@ function runGcdf1(flags: Gcdf1Flags): void {
   try {
     const { report } = runGcdf1Pipeline({
       ...flags,
-      hooks: { skipped: stderrHooks.skipped, progress: (done, total) => (done === 0 ? bar?.start(total, 0) : bar?.update(done)) },
+      hooks: { skipped: stderrHooks.skipped, progress: barProgress(bar) },
     });
     bar?.stop();
     process.stdout.write(flags.json ? JSON.stringify(report, null, 2) + '\n' : formatGcdf1Report(report));

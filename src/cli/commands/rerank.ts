@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { DatasetName } from '../../adapters/load.js';
 import { findDataDir } from '../../data/data-dir.js';
 import { runRerankPipeline } from '../../pipeline/rerank.js';
-import { progressBar, progressOption, type ProgressMode } from '../../report/progress.js';
+import { barProgress, progressBar, progressOption, type ProgressMode } from '../../report/progress.js';
 import { RANK_BY } from '../../rerank/index.js';
 import { formatRerankReport } from '../../rerank/summary.js';
 import { stderrHooks } from '../hooks.js';
@@ -79,7 +79,7 @@ async function runRerankInProcess(flags: RerankFlags): Promise<void> {
       hooks: {
         skipped: (invalid) => reportSkipped('item', invalid),
         notice: stderrHooks.notice,
-        progress: (done, total) => (bar?.isActive ? bar.update(done) : bar?.start(total, done)),
+        progress: barProgress(bar),
       },
     });
     bar?.stop();
