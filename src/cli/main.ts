@@ -1,5 +1,6 @@
 import { CommanderError } from 'commander';
-import { describeErrno, isInputError } from '../util/errors.js';
+import { isInputError } from '../util/errors.js';
+import { commandFailure } from './failure.js';
 import { buildProgram } from './program.js';
 import { spellOutSacrebleuFlags } from './sacrebleu-flags.js';
 import { interruptNotice } from '../util/interrupt-notice.js';
@@ -13,36 +14,12 @@ process.stdout.on('error', (e: NodeJS.ErrnoException) => {
 
 const program = buildProgram();
 
-/** Commander's errors where the one line it printed says all (a flag's value: what is allowed is in it). */
-const SELF_EXPLAINED = new Set(['commander.invalidArgument']);
-
-/**
- * A file-system failure on a path the user named (a file where a folder was expected, say) is bad
- * input like any other: name the path and the reason instead of Node's `ENOTDIR: ..., scandir` text.
- */
-function systemErrorLine(e: unknown): string | undefined {
-  const err = e as NodeJS.ErrnoException;
-  if (!(e instanceof Error) || typeof err.code !== 'string' || typeof err.path !== 'string') return undefined;
-  return `${err.path}: ${describeErrno(err)}`;
-}
-
-function fail(message: string): never {
-  process.stderr.write(`todeval: ${message}\n`);
-  process.exit(2);
-}
-
 function exitOn(e: unknown): never {
-  if (e instanceof CommanderError) {
-    // help and --version exit 0; usage errors are bad input (commander already printed them), and
-    // those about how the command is used (an unknown flag, a missing argument) point at --help.
-    if (e.exitCode !== 0 && !SELF_EXPLAINED.has(e.code)) process.stderr.write('(run with --help for usage)\n');
-    process.exit(e.exitCode === 0 ? 0 : 2);
-  }
-  if (isInputError(e)) fail(e.oneLine());
-  if (process.env.TODEVAL_DEBUG) throw e;
-  const systemError = systemErrorLine(e);
-  if (systemError) fail(systemError);
-  fail(`${(e as Error).message ?? String(e)} (set TODEVAL_DEBUG=1 for a stack trace)`);
+  // With TODEVAL_DEBUG, what is not bad input (a bug, a system failure) keeps its stack trace.
+  if (process.env.TODEVAL_DEBUG && !(e instanceof CommanderError) && !isInputError(e)) throw e;
+  const { line, code } = commandFailure(e);
+  if (line) process.stderr.write(`${line}\n`);
+  process.exit(code);
 }
 
 // Ctrl-C and kill leave through process.exit, so 'exit' hooks run: the progress bar restores the

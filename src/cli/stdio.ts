@@ -1,7 +1,7 @@
 import { createInterface } from 'node:readline';
-import { CommanderError, type Command } from 'commander';
-import { describeErrno, isInputError } from '../util/errors.js';
+import type { Command } from 'commander';
 import { holdMwzData } from '../metrics/mwz/held-data.js';
+import { commandFailure } from './failure.js';
 import { spellOutSacrebleuFlags } from './sacrebleu-flags.js';
 
 /**
@@ -27,18 +27,6 @@ interface StdioAnswer {
   code: number;
   stdout: string;
   stderr: string;
-}
-
-/** What a one-shot run prints for an error and exits with (src/cli/main.ts's exitOn, without exiting). */
-function failure(e: unknown): { line: string; code: number } {
-  if (e instanceof CommanderError) {
-    // Commander printed its own line; usage errors point at --help as main.ts does.
-    return { line: e.exitCode !== 0 && e.code !== 'commander.invalidArgument' ? '(run with --help for usage)' : '', code: e.exitCode === 0 ? 0 : 2 };
-  }
-  if (isInputError(e)) return { line: `todeval: ${e.oneLine()}`, code: 2 };
-  const err = e as NodeJS.ErrnoException;
-  if (e instanceof Error && typeof err.code === 'string' && typeof err.path === 'string') return { line: `todeval: ${err.path}: ${describeErrno(err)}`, code: 2 };
-  return { line: `todeval: ${(e as Error).message ?? String(e)} (set TODEVAL_DEBUG=1 for a stack trace)`, code: 2 };
 }
 
 function parseRequest(line: string): StdioRequest | { id: unknown; error: string } {
@@ -79,7 +67,7 @@ async function runRequest(req: StdioRequest, build: () => Command): Promise<Stdi
   try {
     await build().parseAsync(spellOutSacrebleuFlags(['node', 'todeval', ...req.args]));
   } catch (e) {
-    const f = failure(e);
+    const f = commandFailure(e);
     if (f.line) err += f.line + '\n';
     code = f.code;
   } finally {
