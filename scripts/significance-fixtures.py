@@ -267,11 +267,17 @@ def literal_dict(source, name):
     raise KeyError(name)
 
 
-def wmt17_fixture(sb, checkout):
-    BLEU, PairedTest, _, _, version = sb
+def read_wmt17(checkout):
+    """The WMT17 systems of sacreBLEU's test suite: [(name, lines)] and the one reference stream."""
     with bz2.BZ2File(os.path.join(checkout, 'test', 'wmt17_en_de_systems.pkl.bz2'), 'rb') as f:
         named = pickle.load(f)
     _, refs = named.pop()
+    return named, refs
+
+
+def wmt17_fixture(sb, checkout):
+    BLEU, PairedTest, _, _, version = sb
+    named, refs = read_wmt17(checkout)
     with open(os.path.join(checkout, 'test', 'test_significance.py'), encoding='utf-8') as f:
         source = f.read()
     scores = []

@@ -16,10 +16,8 @@ Writes:
                            sacreBLEU's test suite ships (only the numbers)
 """
 import argparse
-import bz2
 import importlib.util
 import os
-import pickle
 import sys
 import time
 
@@ -119,9 +117,7 @@ def synthetic(CHRF, TER, PairedTest, version):
 
 
 def wmt17(CHRF, TER, version, checkout):
-    with bz2.BZ2File(os.path.join(checkout, 'test', 'wmt17_en_de_systems.pkl.bz2'), 'rb') as f:
-        named = pickle.load(f)
-    _, refs = named.pop()
+    named, refs = sf.read_wmt17(checkout)
     out = {'sacrebleu': version, 'systems': [n for n, _ in named], 'scores': []}
     for metric_name, make in [('chrF', lambda: CHRF(references=refs)), ('chrF++', lambda: CHRF(word_order=2, references=refs)), ('TER', lambda: TER(references=refs))]:
         t0 = time.time()
