@@ -170,12 +170,13 @@ export function comparableSignature(sig: Signature): Signature {
  */
 export function formatProvenance(sig: Signature): string {
   const norm = normalizeSignature(sig);
+  // The comparable form changes a value only where it drops where it came from (a path, a folder).
+  const compared = comparableSignature(norm) as Record<string, SignatureValue>;
   const fields: SignatureField[] = [];
   for (const k of Object.keys(norm).sort()) {
     const v = norm[k];
     if (v === undefined || v === null) continue;
-    const compared = comparableSignature({ tool: norm.tool, version: norm.version, [k]: v, revision: norm.revision } as Signature)[k];
-    if (PROVENANCE_KEYS.has(k) || String(compared) !== String(v)) fields.push([k, String(v)]);
+    if (PROVENANCE_KEYS.has(k) || String(compared[k]) !== String(v)) fields.push([k, String(v)]);
   }
   return formatFields(fields);
 }
