@@ -160,15 +160,13 @@ export function writeStandinDir<K extends string, D extends object>(b: StandinBu
   return manifest;
 }
 
-/** The row-scheme q8 file: not on the hub; `todeval models quantize` and the random builder write it. */
-export const Q8_ROW_FILE = 'onnx/model_q8_row.onnx';
-
 export function onnxFileName(dtype: WeightDtype): string {
   // Same layout as the hub export (Xenova/roberta-large-mnli): onnx/model.onnx, onnx/model_fp16.onnx,
-  // onnx/model_quantized.onnx (the per-tensor q8 scheme), plus our row-scheme q8 file beside them.
+  // onnx/model_quantized.onnx (the per-tensor q8 scheme), plus our row-scheme q8 file beside them
+  // (not on the hub: `todeval models quantize` and the random builder write it).
   if (dtype === 'fp16') return path.join('onnx', 'model_fp16.onnx');
   if (dtype === 'q8-tensor') return path.join('onnx', 'model_quantized.onnx');
-  if (dtype === 'q8') return path.join(...Q8_ROW_FILE.split('/'));
+  if (dtype === 'q8') return path.join('onnx', 'model_q8_row.onnx');
   return path.join('onnx', 'model.onnx');
 }
 

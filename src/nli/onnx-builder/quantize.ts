@@ -38,7 +38,6 @@ import { INT7_QMAX, INT8_QMAX, quantizePerColumn, quantizePerTensor } from './in
  * both schemes; a gathered row depends on its index only.
  */
 export type Q8Scheme = 'row' | 'tensor';
-export const Q8_SCHEMES: readonly Q8Scheme[] = ['row', 'tensor'];
 
 /** metadata_props key naming the scheme of a file this module wrote. */
 export const Q8_SCHEME_KEY = 'todeval.q8_scheme';
