@@ -7,6 +7,7 @@
 import { formatFields, type SignatureField } from '../../util/signature.js';
 import { bleuTokenizer, tokenize13a, type BleuTokenizerName } from './bleu-tokenizers.js';
 import { isPyWhitespace, pyRstrip } from './py-string.js';
+import { checkStreams, referenceSegments } from './references.js';
 
 export { tokenize13a };
 
@@ -296,24 +297,16 @@ export class BleuReferences {
     references: ReadonlyArray<ReadonlyArray<string | null>>,
     readonly opts: BleuOptions = {},
   ) {
-    if (references.length === 0) throw new Error('BLEU: no reference streams');
-    this.segments = references[0].length;
-    for (const [k, stream] of references.entries()) {
-      if (stream.length !== this.segments) {
-        throw new Error(`BLEU: reference stream ${k} has ${stream.length} segments, stream 0 has ${this.segments}`);
-      }
-    }
+    const refs = referenceSegments(references, 'BLEU');
+    this.segments = refs.segments;
     const tokenizer = bleuTokenizer(opts.tokenize ?? '13a');
     this.preprocess = (s: string) => tokenizer(pyRstrip(opts.lowercase ? s.toLowerCase() : s));
     for (let n = 0; n < BLEU_MAX_ORDER; n++) this.ngramIds.push(new PairTable());
     // First every reference's n-gram ids (interning as they come), then per segment and order the
     // maximum count over its references, counted in scratch arrays now that the id counts are known.
-    const nrefsSeen = new Set<number>();
     const grams: number[][][][] = [];
     for (let i = 0; i < this.segments; i++) {
-      const refLines = references.map((stream) => stream[i]).filter((r): r is string => r !== null && r !== undefined);
-      nrefsSeen.add(refLines.length);
-      const g = refLines.map((ref) => this.referenceNgrams(this.preprocess(ref)));
+      const g = refs.lines[i].map((ref) => this.referenceNgrams(this.preprocess(ref)));
       this.refLens.push(g.map((x) => x[0].length));
       grams.push(g);
     }
@@ -347,7 +340,7 @@ export class BleuReferences {
     this.refStart = start;
     this.refNgram = Int32Array.from(ids);
     this.refCount = Int32Array.from(counts);
-    this.nrefs = nrefsSeen.size === 1 ? [...nrefsSeen][0] : -1;
+    this.nrefs = refs.nrefs;
     this.signature = bleuSignature(this.nrefs, opts);
   }
 
@@ -541,14 +534,7 @@ export function corpusBleu(
   references: ReadonlyArray<ReadonlyArray<string | null>>,
   opts: BleuOptions = {},
 ): BleuResult {
-  if (references.length === 0) throw new Error('corpusBleu: no reference streams');
-  for (const [k, stream] of references.entries()) {
-    if (stream.length !== hypotheses.length) {
-      throw new Error(
-        `corpusBleu: reference stream ${k} has ${stream.length} segments, hypotheses have ${hypotheses.length}`,
-      );
-    }
-  }
+  checkStreams('corpusBleu', hypotheses, references);
   return new BleuReferences(references, opts).score(hypotheses);
 }
 

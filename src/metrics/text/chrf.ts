@@ -14,6 +14,7 @@ import { formatFields, type SignatureField } from '../../util/signature.js';
 import { columnSums } from '../significance/paired.js';
 import type { StatMetric } from '../significance/types.js';
 import { isPyWhitespace, pySplit } from './py-string.js';
+import { checkStreams, referenceSegments } from './references.js';
 
 export interface ChrfOptions {
   /** Character n-gram order (default 6). */
@@ -259,24 +260,15 @@ export class ChrfReferences {
 
   constructor(references: ReadonlyArray<ReadonlyArray<string | null>>, opts: ChrfOptions = {}) {
     this.opts = resolve(opts);
-    if (references.length === 0) throw new Error('chrF: no reference streams');
-    this.segments = references[0].length;
-    for (const [k, stream] of references.entries()) {
-      if (stream.length !== this.segments) throw new Error(`chrF: reference stream ${k} has ${stream.length} segments, stream 0 has ${this.segments}`);
-    }
-    const nrefsSeen = new Set<number>();
-    this.refs = [];
-    for (let i = 0; i < this.segments; i++) {
-      const lines = references.map((s) => s[i]).filter((r): r is string => r !== null && r !== undefined);
-      nrefsSeen.add(lines.length);
-      this.refs.push(
-        lines.map((ref) => {
-          const maps = this.ngrams(ref);
-          return { maps, totals: maps.map((m) => sumValues(m)) };
-        }),
-      );
-    }
-    this.nrefs = nrefsSeen.size === 1 ? [...nrefsSeen][0] : -1;
+    const refs = referenceSegments(references, 'chrF');
+    this.segments = refs.segments;
+    this.refs = refs.lines.map((lines) =>
+      lines.map((ref) => {
+        const maps = this.ngrams(ref);
+        return { maps, totals: maps.map((m) => sumValues(m)) };
+      }),
+    );
+    this.nrefs = refs.nrefs;
     this.signature = chrfSignature(this.nrefs, opts);
     this.name = chrfName(opts);
     this.width = 3 * (this.opts.charOrder + this.opts.wordOrder);
@@ -359,10 +351,7 @@ export function chrfFromSegmentStats(stats: ArrayLike<number>, opts: ChrfOptions
  * of unequal length are an error rather than silently truncated.
  */
 export function corpusChrf(hypotheses: readonly string[], references: ReadonlyArray<ReadonlyArray<string | null>>, opts: ChrfOptions = {}): ChrfResult {
-  if (references.length === 0) throw new Error('corpusChrf: no reference streams');
-  for (const [k, stream] of references.entries()) {
-    if (stream.length !== hypotheses.length) throw new Error(`corpusChrf: reference stream ${k} has ${stream.length} segments, hypotheses have ${hypotheses.length}`);
-  }
+  checkStreams('corpusChrf', hypotheses, references);
   return new ChrfReferences(references, opts).score(hypotheses);
 }
 

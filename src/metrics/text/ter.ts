@@ -14,6 +14,7 @@
 import { formatFields, type SignatureField } from '../../util/signature.js';
 import type { StatMetric } from '../significance/types.js';
 import { pyRstrip, pySplit } from './py-string.js';
+import { checkStreams, referenceSegments } from './references.js';
 
 export interface TerOptions {
   /** Tercom's normalization: XML entities, punctuation split off, 's split (default off). */
@@ -416,21 +417,12 @@ export class TerReferences {
   private readonly refIds: Int32Array[][];
 
   constructor(references: ReadonlyArray<ReadonlyArray<string | null>>, readonly opts: TerOptions = {}) {
-    if (references.length === 0) throw new Error('TER: no reference streams');
-    this.segments = references[0].length;
-    for (const [k, stream] of references.entries()) {
-      if (stream.length !== this.segments) throw new Error(`TER: reference stream ${k} has ${stream.length} segments, stream 0 has ${this.segments}`);
-    }
-    const nrefsSeen = new Set<number>();
-    this.refWords = [];
-    for (let i = 0; i < this.segments; i++) {
-      const lines = references.map((s) => s[i]).filter((r): r is string => r !== null && r !== undefined);
-      nrefsSeen.add(lines.length);
-      this.refWords.push(lines.map((l) => this.words(l)));
-    }
+    const refs = referenceSegments(references, 'TER');
+    this.segments = refs.segments;
+    this.refWords = refs.lines.map((lines) => lines.map((l) => this.words(l)));
     // One vocabulary for all segments: word ids only need to be equal where the words are.
     this.refIds = this.refWords.map((refs) => refs.map((w) => this.vocab.idsOf(w)));
-    this.nrefs = nrefsSeen.size === 1 ? [...nrefsSeen][0] : -1;
+    this.nrefs = refs.nrefs;
     this.signature = terSignature(this.nrefs, opts);
   }
 
@@ -482,10 +474,7 @@ export function terFromSegmentStats(stats: ArrayLike<number>, signature = terSig
 
 /** Corpus TER of `hypotheses` against reference streams (`references[k][i]`, as sacreBLEU). */
 export function corpusTer(hypotheses: readonly string[], references: ReadonlyArray<ReadonlyArray<string | null>>, opts: TerOptions = {}): TerResult {
-  if (references.length === 0) throw new Error('corpusTer: no reference streams');
-  for (const [k, stream] of references.entries()) {
-    if (stream.length !== hypotheses.length) throw new Error(`corpusTer: reference stream ${k} has ${stream.length} segments, hypotheses have ${hypotheses.length}`);
-  }
+  checkStreams('corpusTer', hypotheses, references);
   return new TerReferences(references, opts).score(hypotheses);
 }
 
