@@ -111,6 +111,15 @@ export function testFields(spec: ResampleSpec): SignatureField[] {
   ];
 }
 
+/**
+ * A text metric's sacreBLEU signature with the test's fields (none for `null`) right after the
+ * first field, nrefs, as sacreBLEU orders them: nrefs, bs, ar, seed, then the metric's own.
+ */
+export function signatureWithTest(fields: readonly SignatureField[], spec: ResampleSpec | null): string {
+  const [nrefs, ...rest] = fields;
+  return formatFields([nrefs, ...(spec ? testFields(spec) : []), ...rest]);
+}
+
 /** `bs:1000|seed:12345|unit:dialogue`: the test's fields and the unit actually resampled. */
 export function testSignature(spec: ResampleSpec, unit: string): string {
   return formatFields([...testFields(spec), ['unit', unit]]);

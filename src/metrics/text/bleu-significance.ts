@@ -6,7 +6,7 @@
 import { formatFields } from '../../util/signature.js';
 import { bootstrapConfidenceSteps, columnSums, pairedApproximateRandomizationSteps, pairedBootstrapSteps } from '../significance/paired.js';
 import type { Seed } from '../significance/pcg64.js';
-import { resampleSpec, testFields, type PairedTestName, type ResampleSpec } from '../significance/spec.js';
+import { resampleSpec, signatureWithTest, type PairedTestName, type ResampleSpec } from '../significance/spec.js';
 import { runSteps, type Steps } from '../significance/steps.js';
 import type { StatMetric, SystemResult } from '../significance/types.js';
 import { MIN_BOOTSTRAP_UNITS, tooFewForBootstrap } from '../significance/units.js';
@@ -97,8 +97,7 @@ export function* resampleSystemsSteps(stats: readonly ArrayLike<number>[], metri
  * smooth, version (the test's fields come from the resample spec).
  */
 export function bleuTestSignature(nrefs: number, opts: BleuOptions, spec: ResampleSpec | null): string {
-  const [nrefsField, ...rest] = bleuSignatureFields(nrefs, opts);
-  return formatFields([nrefsField, ...(spec ? testFields(spec) : []), ...rest]);
+  return signatureWithTest(bleuSignatureFields(nrefs, opts), spec);
 }
 
 /**

@@ -4,8 +4,7 @@
  * The resampling is resolved once (one seed, one test) and every metric runs it on its own
  * per-segment statistics from a fresh generator, as sacreBLEU's PairedTest does per metric.
  */
-import { formatFields } from '../../util/signature.js';
-import { resampleSpec, testFields, type ResampleSpec } from '../significance/spec.js';
+import { resampleSpec, signatureWithTest, type ResampleSpec } from '../significance/spec.js';
 import { runSteps, type Steps } from '../significance/steps.js';
 import type { Seed } from '../significance/pcg64.js';
 import type { SystemResult } from '../significance/types.js';
@@ -76,12 +75,6 @@ function* compareStats<S extends SystemResult & { name: string }>(
   };
 }
 
-/** Signature fields with the test's after nrefs, as sacreBLEU orders them. */
-function withTest(fields: ReturnType<typeof chrfSignatureFields>, spec: ResampleSpec | null): string {
-  const [nrefs, ...rest] = fields;
-  return formatFields([nrefs, ...(spec ? testFields(spec) : []), ...rest]);
-}
-
 /**
  * Each asked metric of each system against `references` (`references[k][i]`: the k-th reference
  * of segment i), with the test asked for. The first system is the baseline of a paired test.
@@ -99,7 +92,7 @@ export function* compareTextMetricsSteps(references: References, systems: System
     const o = opts.chrf ?? {};
     const refs = new ChrfReferences(references, o);
     const stats = systems.map((s) => refs.segmentStats(s.lines));
-    out.push(yield* compareStats<ChrfSystemResult>(refs.name, stats, refs.width, chrfStatMetric(o), (sp) => withTest(chrfSignatureFields(refs.nrefs, o), sp), spec, systems, () => ({})));
+    out.push(yield* compareStats<ChrfSystemResult>(refs.name, stats, refs.width, chrfStatMetric(o), (sp) => signatureWithTest(chrfSignatureFields(refs.nrefs, o), sp), spec, systems, () => ({})));
   }
   if (asked.has('ter')) {
     const o = opts.ter ?? {};
@@ -109,7 +102,7 @@ export function* compareTextMetricsSteps(references: References, systems: System
       const { numEdits, refLength } = terFromSegmentStats(st);
       return { numEdits, refLength };
     });
-    out.push(yield* compareStats<TerSystemResult>('TER', stats, refs.width, terStatMetric(), (sp) => withTest(terSignatureFields(refs.nrefs, o), sp), spec, systems, (i) => totals[i]));
+    out.push(yield* compareStats<TerSystemResult>('TER', stats, refs.width, terStatMetric(), (sp) => signatureWithTest(terSignatureFields(refs.nrefs, o), sp), spec, systems, (i) => totals[i]));
   }
   return out;
 }
