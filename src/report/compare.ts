@@ -10,7 +10,7 @@ import type { Seed } from '../metrics/significance/pcg64.js';
 import { resampleSpec, testSignature, type ResampleSpec, type ResampleUnit } from '../metrics/significance/spec.js';
 import { runSteps, type Steps } from '../metrics/significance/steps.js';
 import type { SystemResult } from '../metrics/significance/types.js';
-import { tooFewForBootstrap } from '../metrics/significance/units.js';
+import { lowUnitsField } from '../metrics/significance/units.js';
 import { InputError } from '../util/errors.js';
 import type { ItemSource } from './item-files.js';
 import { comparableSignature, formatProvenance, formatSignature, signatureDifferences, type Signature } from '../util/signature.js';
@@ -175,7 +175,7 @@ export function* compareRunsSteps(sources: readonly ItemSource[], opts: CompareO
       unit: level,
       units: r.units,
       ...(r.exact ? { exact: true as const } : {}),
-      ...(test === 'bs' && tooFewForBootstrap(r.units) ? { lowUnits: true as const } : {}),
+      ...lowUnitsField(r.units, test === 'bs'),
       ...(dropped ? { dropped } : {}),
       systems: [r.baseline, ...r.systems].map((x, i) => ({ name: names[i], ...x })),
     });

@@ -9,7 +9,7 @@ import { runConfidenceSteps, type ConfidenceBlock, type MetricConfidence, type R
 import type { RunItems } from '../metrics/significance/items.js';
 import type { Seed } from '../metrics/significance/pcg64.js';
 import { resampleSpec, type ResampleSpec } from '../metrics/significance/spec.js';
-import { tooFewForBootstrap } from '../metrics/significance/units.js';
+import { lowUnitsField } from '../metrics/significance/units.js';
 import { InputError } from '../util/errors.js';
 import { runSteps, type Steps } from '../metrics/significance/steps.js';
 import { compareRunsSteps, type CompareResult } from './compare.js';
@@ -148,7 +148,7 @@ function jointIntervals(joint: CompareResult, pos: number, own: ItemSource, base
     const sameOrder = ids.length === baseIds.length && ids.every((id, i) => id === baseIds[i]);
     if (!sameOrder) continue;
     const x = c.systems[pos];
-    conf[c.id] = { metric: c.metric, score: x.score, mean: x.mean!, ci: x.ci!, low: x.low!, high: x.high!, unit: c.unit, units: c.units, ...(tooFewForBootstrap(c.units) ? { lowUnits: true as const } : {}) };
+    conf[c.id] = { metric: c.metric, score: x.score, mean: x.mean!, ci: x.ci!, low: x.low!, high: x.high!, unit: c.unit, units: c.units, ...lowUnitsField(c.units) };
   }
   return conf;
 }

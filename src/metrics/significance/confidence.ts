@@ -8,7 +8,7 @@ import { bootstrapConfidenceSteps } from './paired.js';
 import type { Seed } from './pcg64.js';
 import { resampleSpec, type ResampleSpec, type ResampleUnit } from './spec.js';
 import { runSteps, type Steps } from './steps.js';
-import { MIN_BOOTSTRAP_UNITS, tooFewForBootstrap } from './units.js';
+import { lowUnitsField, MIN_BOOTSTRAP_UNITS } from './units.js';
 
 export type { ResampleUnit } from './spec.js';
 
@@ -70,7 +70,7 @@ export function* runConfidenceSteps(items: RunItems, opts: ConfidenceOptions = {
       high: r.high,
       unit: u.level,
       units: u.ids.length,
-      ...(tooFewForBootstrap(u.ids.length) ? { lowUnits: true as const } : {}),
+      ...lowUnitsField(u.ids.length),
     };
   }
   return { test: 'bootstrap', n: samples, seed: spec.seedLabel, unit: spec.unit, metrics };

@@ -72,3 +72,11 @@ export const MIN_BOOTSTRAP_UNITS: number = (() => {
 export function tooFewForBootstrap(units: number): boolean {
   return units < MIN_BOOTSTRAP_UNITS;
 }
+
+/**
+ * `{ lowUnits: true }` to spread into a result whose bootstrap ran over too few units, else no key
+ * at all. `bootstrapped` false (no bootstrap was run) never marks it.
+ */
+export function lowUnitsField(units: number, bootstrapped = true): { lowUnits?: true } {
+  return bootstrapped && tooFewForBootstrap(units) ? { lowUnits: true as const } : {};
+}

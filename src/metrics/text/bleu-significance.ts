@@ -9,7 +9,7 @@ import type { Seed } from '../significance/pcg64.js';
 import { resampleSpec, signatureWithTest, type PairedTestName, type ResampleSpec } from '../significance/spec.js';
 import { runSteps, type Steps } from '../significance/steps.js';
 import type { StatMetric, SystemResult } from '../significance/types.js';
-import { MIN_BOOTSTRAP_UNITS, tooFewForBootstrap } from '../significance/units.js';
+import { lowUnitsField, MIN_BOOTSTRAP_UNITS } from '../significance/units.js';
 import { BLEU_MAX_ORDER, BLEU_STATS_WIDTH, BleuReferences, bleuFromSegmentStats, bleuSignatureFields, makeBleuScorer, type BleuOptions, type BleuResult } from './bleu.js';
 
 export type { PairedTestName } from '../significance/spec.js';
@@ -133,7 +133,7 @@ export function comparisonHeader(
     seed: resampledBy(spec) ? spec.seedLabel : null,
     segments,
     ...(exact ? { exact: true as const } : {}),
-    ...(bootstrapped && tooFewForBootstrap(segments) ? { lowUnits: true as const } : {}),
+    ...lowUnitsField(segments, bootstrapped),
   };
 }
 
