@@ -271,7 +271,7 @@ export class ChrfReferences {
     this.nrefs = refs.nrefs;
     this.signature = chrfSignature(this.nrefs, opts);
     this.name = chrfName(opts);
-    this.width = 3 * (this.opts.charOrder + this.opts.wordOrder);
+    this.width = chrfStatsWidth(this.opts);
     this.fScore = makeChrfScorer(opts);
   }
 
@@ -323,8 +323,7 @@ export class ChrfReferences {
 
   /** Corpus chrF of `hypotheses` against these references. */
   score(hypotheses: readonly string[]): ChrfResult {
-    const stats = sumRows(this.segmentStats(hypotheses), this.width);
-    return { name: this.name, score: this.fScore(stats, 0), stats, signature: this.signature };
+    return chrfFromSegmentStats(this.segmentStats(hypotheses), this.opts, this.signature);
   }
 }
 
