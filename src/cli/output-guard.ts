@@ -4,6 +4,7 @@ import { keptReferencesFile } from '../metrics/sgsacc/kept-references.js';
 import { InputError } from '../util/errors.js';
 import { STDIN } from '../util/json-file.js';
 import { folderWriteProblem, writeProblem } from '../util/output-probe.js';
+import { outputPathProblem, writeTarget } from '../util/output-path.js';
 import { reportFileFrom } from './options.js';
 
 function canonical(file: string): string {
@@ -44,7 +45,7 @@ export function refuseOutputOverInput(
   const givenInputs = Object.entries(inputs).filter((e): e is [string, string] => !!e[1] && e[1] !== STDIN);
   for (const [outFlag, out] of Object.entries(outputs)) {
     if (!out) continue;
-    checkWritable(outFlag, out);
+    checkOutputPath(outFlag, out);
     const target = canonical(out);
     for (const [inFlag, input] of givenInputs) {
       const source = canonical(input);
@@ -61,13 +62,20 @@ export function refuseOutputOverInput(
   }
 }
 
-function checkWritable(flag: string, out: string): void {
-  const dir = path.dirname(path.resolve(out));
+/**
+ * The one check of an output path, made before any work by every command that writes: the folder
+ * exists, the path is absent, a regular file or a link to one (followed: src/util/output-path.ts),
+ * never a device, FIFO, socket or folder, and a file can really be written there.
+ */
+export function checkOutputPath(flag: string, out: string): void {
+  const dir = path.dirname(writeTarget(out));
   if (!existsSync(dir)) {
     throw new InputError(`${flag}: the folder ${dir} does not exist (no such file or directory); create it first`, { file: out });
   }
   if (!isDirectory(dir)) throw new InputError(`${flag}: ${dir} is not a folder`, { file: out });
   if (isDirectory(out)) throw new InputError(`${flag} names a folder; give a file name`, { file: out });
+  const kind = outputPathProblem(out);
+  if (kind) throw new InputError(`${flag}: refused: ${kind}`, { file: out });
   // Created and removed for real, not asked of access(2), which says yes to root and to names too long.
   const problem = writeProblem(out);
   if (problem) throw new InputError(`${flag}: cannot write here (${problem})`, { file: out });

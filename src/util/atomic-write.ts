@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import path from 'node:path';
 import { describeErrno, InputError } from './errors.js';
+import { outputPathProblem, writeTarget } from './output-path.js';
 
 /** The file-system calls an atomic write makes; tests pass a failing copy to simulate ENOSPC. */
 export interface AtomicWriteIo {
@@ -24,7 +25,7 @@ const NAME_MAX = 255;
  * (src/util/output-probe.ts) creates the same kind of name.
  */
 export function atomicTempPath(file: string): string {
-  const target = path.resolve(file);
+  const target = writeTarget(file);
   const unique = `${process.pid}.${Math.random().toString(36).slice(2, 8)}`;
   const named = `.${path.basename(target)}.${unique}.tmp`;
   const name = Buffer.byteLength(named) <= NAME_MAX ? named : `.todeval-write.${unique}.tmp`;
@@ -36,15 +37,23 @@ export function atomicTempPath(file: string): string {
  * report: the text goes to a temporary file in the same folder (so the rename stays on one file
  * system), is fsync'ed, then renamed over the target. On any failure (ENOSPC, EIO, a folder that
  * vanished) the temporary file is removed and an InputError names the target and the reason.
+ * A symbolic link is followed (its target is replaced, the link kept); a device, FIFO, socket or
+ * folder is refused (src/util/output-path.ts).
  */
 export class AtomicFile {
   private readonly tmp: string;
+  /** The path renamed over: `file`, or the file it links to (a symbolic link stays a link). */
+  private readonly target: string;
   private fd: number | undefined;
 
   constructor(
     readonly file: string,
     private readonly io: AtomicWriteIo = nodeIo,
   ) {
+    // Checked again here, not only by the commands' output check: nothing renames over a device.
+    const problem = outputPathProblem(file);
+    if (problem) throw new InputError(`cannot write: ${problem}`, { file });
+    this.target = writeTarget(file);
     this.tmp = atomicTempPath(file);
     this.guard(() => {
       this.fd = io.openSync(this.tmp, 'wx');
@@ -65,7 +74,7 @@ export class AtomicFile {
       this.io.fsyncSync(this.fd!);
       this.io.closeSync(this.fd!);
       this.fd = undefined;
-      this.io.renameSync(this.tmp, path.resolve(this.file));
+      this.io.renameSync(this.tmp, this.target);
     });
   }
 

@@ -7,7 +7,7 @@ import { pullModel } from '../../nli/pull.js';
 import { buildQ8 } from '../../nli/q8-build.js';
 import { downloadProgress } from '../../report/progress.js';
 import { mib } from '../../report/units.js';
-import { refuseUnwritableFolder } from '../output-guard.js';
+import { refuseOutputOverInput, refuseUnwritableFolder } from '../output-guard.js';
 import { buildLexicalStandin, buildNullStandin } from '../../nli/onnx-builder/index.js';
 import { InputError } from '../../util/errors.js';
 
@@ -64,7 +64,8 @@ function registerQuantize(models: Command): void {
     .option('--model <id|dir>', 'hub id (in the hub cache) or directory holding the fp32 export (default $TODEVAL_MODEL, else Xenova/roberta-large-mnli)')
     .option('-o, --output <file>', 'where to write it (default: onnx/model_q8_row.onnx beside the fp32 file, where --dtype q8 finds it)')
     .action((flags: { model?: string; output?: string }) => {
-      if (flags.output) refuseUnwritableFolder('--output', path.dirname(path.resolve(flags.output)));
+      // Before the build: a folder, device or FIFO at -o is refused here, not after minutes of work.
+      if (flags.output) refuseOutputOverInput({ '-o/--output': flags.output }, {});
       const r = buildQ8(flags.model, flags.output);
       process.stdout.write(`built ${r.out} ${mib(r.bytes)} sha256 ${r.sha256.slice(0, 12)} from ${r.from}: ${r.matmuls} MatMuls, ${r.gathers} embedding tables in int8 (q8-row)\n`);
     });

@@ -1,4 +1,5 @@
 import { renameSync, rmSync } from 'node:fs';
+import { writeTarget } from '../../util/output-path.js';
 import { DataType, GraphField, ModelField, nodeProto, tensorProto, type AttrValue } from './onnx-proto.js';
 import { MessageWriter, writeMessageToFile, type LazyBytes, type Part } from './protobuf.js';
 import {
@@ -440,10 +441,12 @@ function writeModel(src: ByteSource, top: Field[], graph: MessageWriter, scheme:
 
 /** Written to a temporary file and renamed into place once complete: an interrupted run leaves no model. */
 function writeModelFile(model: MessageWriter, outFile: string): { sha256: string; bytes: number } {
-  const tmp = `${outFile}.partial-${process.pid}`;
+  // A symbolic link at -o is followed (its target replaced, the link kept), as every atomic write does.
+  const target = writeTarget(outFile);
+  const tmp = `${target}.partial-${process.pid}`;
   try {
     const written = writeMessageToFile(model, tmp);
-    renameSync(tmp, outFile);
+    renameSync(tmp, target);
     return written;
   } finally {
     rmSync(tmp, { force: true });
