@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import yaml from 'js-yaml';
@@ -161,7 +161,7 @@ describe('deploy/slurm: the job scripts and submit.sh', () => {
     const run = path.join(submitDir, 'run');
     expect(await submit(['score'], { TODEVAL_SHARDS: '4' })).toEqual({ code: 2, stderr: "submit.sh: TODEVAL_RUN_DIR is not set: the run's folder, on storage every node sees\n" });
     expect(await submit(['score'], { TODEVAL_RUN_DIR: run, TODEVAL_SHARDS: '0' })).toEqual({ code: 2, stderr: "submit.sh: TODEVAL_SHARDS must be the number of shards (a positive integer), not '0'\n" });
-    expect(await submit(['bleu'], { TODEVAL_RUN_DIR: run, TODEVAL_SHARDS: '4' })).toMatchObject({ code: 2, stderr: expect.stringMatching(/^submit\.sh: usage: submit\.sh score\|rerank\|evaluate\|gcdf1 ARGS\.\.\..*\n$/) });
+    expect(await submit(['bleu'], { TODEVAL_RUN_DIR: run, TODEVAL_SHARDS: '4' })).toMatchObject({ code: 2, stderr: expect.stringMatching(/^submit\.sh: usage: submit\.sh \[--cpu\] score\|rerank\|evaluate\|gcdf1 ARGS\.\.\..*\n$/) });
     expect(await submit(['score', '-i', 'sys.jsonl'], { TODEVAL_RUN_DIR: run, TODEVAL_SHARDS: '4' })).toEqual({
       code: 2,
       stderr: "submit.sh: -i: give score's predictions as TODEVAL_INPUT and its references file as TODEVAL_REFERENCES\n",
@@ -171,5 +171,61 @@ describe('deploy/slurm: the job scripts and submit.sh', () => {
       stderr: 'submit.sh: --shard: the scripts set it for every shard (see deploy/slurm/submit.sh)\n',
     });
     expect(existsSync(run)).toBe(false);
+  });
+
+  // A fake sbatch first on PATH (a fake for the scheduler only: submit.sh itself runs as it is). It
+  // logs each call's arguments and TODEVAL_DEVICE/DTYPE, answers job ids from 101 on, and fails
+  // the call numbered FAKE_SBATCH_FAIL_AT with a message of its own, as sbatch does without a controller.
+  const fakeSbatch = () => {
+    const bin = path.join(submitDir, 'bin');
+    mkdirSync(bin, { recursive: true });
+    writeFileSync(
+      path.join(bin, 'sbatch'),
+      [
+        '#!/usr/bin/env bash',
+        'n=$(( $(cat "$FAKE_SBATCH_LOG" 2>/dev/null | wc -l) + 1 ))',
+        'echo "$* device=${TODEVAL_DEVICE:-} dtype=${TODEVAL_DTYPE:-}" >> "$FAKE_SBATCH_LOG"',
+        'if [ "$n" = "${FAKE_SBATCH_FAIL_AT:-0}" ]; then echo "sbatch: fatal: Could not establish a configuration source" >&2; exit 1; fi',
+        'echo "$((100 + n))"',
+        '',
+      ].join('\n'),
+    );
+    chmodSync(path.join(bin, 'sbatch'), 0o755);
+    return bin;
+  };
+  const submitWith = (argv: string[], env: Record<string, string>) =>
+    promisify(execFile)('bash', [path.join(SLURM_DIR, 'submit.sh'), ...argv], { env: { ...process.env, PATH: `${fakeSbatch()}:${process.env.PATH}`, TODEVAL_SBATCH_ARGS: '', TODEVAL_DEVICE: '', TODEVAL_DTYPE: '', ...env } }).then(
+      (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
+      (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
+    );
+
+  it('submit.sh stops at the first refused sbatch: its message, the jobs already submitted, exit 1', async () => {
+    for (const failAt of [1, 2, 3]) {
+      const log = path.join(submitDir, `sbatch-${failAt}.log`);
+      const r = await submitWith(['score', '--dataset', 'sgd'], { TODEVAL_RUN_DIR: path.join(submitDir, `run-${failAt}`), TODEVAL_SHARDS: '2', FAKE_SBATCH_LOG: log, FAKE_SBATCH_FAIL_AT: String(failAt) });
+      expect(r.code, r.stderr).toBe(1);
+      const done = ['references=101', 'shards=102'].slice(0, failAt - 1);
+      const what = ['references', 'shards', 'merge'][failAt - 1];
+      expect(r.stderr).toBe(
+        'sbatch: fatal: Could not establish a configuration source\n' +
+          `submit.sh: sbatch did not submit the ${what} job (its message is above)${done.length ? `; already submitted: ${done.join(' ')}` : ''}\n`,
+      );
+      // No job after the refused one was submitted, and no empty job id was printed.
+      expect(readFileSync(log, 'utf8').trim().split('\n')).toHaveLength(failAt);
+      expect(r.stdout).not.toMatch(/job \s/);
+      expect(r.stdout).not.toContain('report:');
+    }
+  });
+
+  it('submit.sh --cpu: every job with --gres=none, the shards on cpu/fp32, nothing edited', async () => {
+    const log = path.join(submitDir, 'sbatch-cpu.log');
+    const r = await submitWith(['--cpu', 'score', '--dataset', 'sgd'], { TODEVAL_RUN_DIR: path.join(submitDir, 'run-cpu'), TODEVAL_SHARDS: '2', FAKE_SBATCH_LOG: log, TODEVAL_SBATCH_ARGS: '--partition=cpu' });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^references: job 101\nshards: job 102 \(2 tasks\)\nmerge: job 103\n/);
+    const calls = readFileSync(log, 'utf8').trim().split('\n');
+    expect(calls).toHaveLength(3);
+    for (const call of calls) expect(call).toMatch(/^--parsable --gres=none --partition=cpu .* device=cpu dtype=fp32$/);
+    expect(calls[1]).toContain('--dependency=afterok:101');
+    expect(calls[2]).toContain('--dependency=afterok:102');
   });
 });
