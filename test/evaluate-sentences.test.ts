@@ -81,8 +81,8 @@ describe.skipIf(!hasData('multiwoz', 'convlab_mwz21_test.json'))('evaluate --sgs
     const before = read('sentence.json').sgsacc.sentences!.counts;
     const after = read('altered-sentence.json').sgsacc.sentences!.counts;
     expect(after.sentences - before.sentences).toBe(inserted);
-    // A content-free turn (a goodbye, say) has its sentences unchecked, the invented one too (docs/sgsacc.md);
-    // every other invented sentence is checked, and none is supported.
+    // Only an unscorable turn leaves its sentences unchecked; in a content-free turn (a goodbye, say)
+    // the invented sentence is checked like any other (docs/sgsacc.md), and none is supported.
     const checked = after.checked - before.checked;
     expect(checked + after.unchecked - before.unchecked).toBe(inserted);
     expect(checked).toBeGreaterThan(inserted / 2);

@@ -98,16 +98,36 @@ describe('sentence granularity of the hallucination direction (fake NLI scorer)'
     expect(noContext.contextUsed).toBeUndefined();
   });
 
-  it('a content-free turn checks nothing: its courtesy sentences are courtesy, the rest unchecked', async () => {
-    const { scores } = await run([goodbye], { 'r/3': 'See you. Breakfast is free.' });
-    expect(scores[0].sentences).toEqual({
-      check: 'content-free',
-      sentences: [
-        { text: 'See you.', start: 0, end: 8, verdict: 'courtesy', courtesy: 'generic-act' },
-        { text: 'Breakfast is free.', start: 9, end: 27, verdict: 'unchecked' },
-      ],
-      unsupported: [],
-    });
+  it('a content-free turn: courtesy stays courtesy, an invented sentence is checked and unsupported, the turn-level check unchanged', async () => {
+    const zanzibar = 'Breakfast is free and the pool opens at midnight on Zanzibar.';
+    const { scores } = await run([goodbye], { 'r/3': `See you. ${zanzibar}` });
+    const s = scores[0].sentences!;
+    expect(s.check).toBe('content-free');
+    expect(s.sentences.map((v) => [v.text, v.verdict, v.courtesy])).toEqual([
+      ['See you.', 'courtesy', 'generic-act'],
+      [zanzibar, 'unsupported', undefined],
+    ]);
+    // Checked against the goodbye's own reference (the only fact the turn has), which does not support it.
+    expect(s.sentences[1].fact).toMatchObject({ kind: 'action', act: 'GOODBYE' });
+    expect(s.unsupported).toEqual([zanzibar]);
+    // A courtesy-only reply flags nothing, and the turn-level direction still does not check the turn.
+    const clean = (await run([goodbye], { 'r/3': 'Have a good day.' })).scores[0];
+    expect(clean.sentences).toMatchObject({ check: 'content-free', unsupported: [] });
+    expect(clean.sentences!.sentences.map((v) => v.verdict)).toEqual(['courtesy']);
+    const turnOnly = (await run([goodbye], { 'r/3': `See you. ${zanzibar}` }, { granularity: undefined })).scores[0];
+    const { sentences: _s, ...rest } = scores[0];
+    expect(rest).toEqual(turnOnly);
+    expect(turnOnly.hallucination).toMatchObject({ check: 'content-free', hallucinated: null });
+    // Counted in the sentence rate like any checked sentence.
+    const summary = aggregateSentences(scores, { validation: false, isUnseen: () => false });
+    expect(summary.counts).toMatchObject({ checked: 1, unsupported: 1, courtesy: 1, unchecked: 0, turnsWithUnsupported: 1, checkedTurns: 0 });
+  });
+
+  it('an unscorable turn (an action without a reference) leaves its sentences unchecked', async () => {
+    const unscorable: SgsaccTurn = { ...goodbye, id: 'r/5', actions: [action({ id: '0', slot: 'x', candidates: [] })] };
+    const { scores } = await run([unscorable], { 'r/5': 'Breakfast is free.' });
+    expect(scores[0].sentences).toMatchObject({ check: 'unscorable', unsupported: [] });
+    expect(scores[0].sentences!.sentences.map((v) => v.verdict)).toEqual(['unchecked']);
   });
 
   it('costs one pair per fact and sentence, plus the retries; courtesy sentences none', async () => {

@@ -19,7 +19,7 @@ export interface SentenceCounts {
   courtesy: number;
   /** Courtesy sentences per kind. */
   courtesyByKind: Partial<Record<CourtesyKind, number>>;
-  /** Sentences of turns not checked (content-free or unscorable turns), courtesy ones aside. */
+  /** Sentences of unscorable turns (an action without a reference), courtesy ones aside. */
   unchecked: number;
   /** Sentences checked against the facts: supported + unsupported + contradicted. */
   checked: number;
@@ -30,7 +30,7 @@ export interface SentenceCounts {
   contextRescued: number;
   /** Context rescues the user turn alone entails (unsupported with the control on). */
   contextOnly: number;
-  /** Checked turns with at least one unsupported or contradicted sentence. */
+  /** Turns (checked or content-free) with at least one unsupported or contradicted sentence. */
   turnsWithUnsupported: number;
 }
 

@@ -20,7 +20,10 @@ export const GRANULARITIES: readonly Granularity[] = ['turn', 'sentence'];
  * - contradicted: none does, and some fact contradicts it (argmax contradiction);
  * - unsupported: neither (an added sentence: a hallucination);
  * - courtesy: a courtesy or dialogue-management sentence (courtesy.ts), never checked;
- * - unchecked: the turn itself is not checked (content-free or unscorable turn).
+ * - unchecked: the turn is unscorable (an action without a reference: what it says is unknown).
+ * A content-free turn's sentences are checked like any other's: its acts (GOODBYE, REQ_MORE...)
+ * say nothing, so a sentence that is not courtesy has only their references to lean on, and an
+ * invented fact appended to a goodbye is unsupported as it would be anywhere else.
  */
 export type SentenceVerdictLabel = 'supported' | 'unsupported' | 'contradicted' | 'courtesy' | 'unchecked';
 
@@ -60,7 +63,7 @@ export interface SentenceVerdict {
 }
 
 export interface TurnSentences {
-  /** The turn-level check (sentences are checked only in a checked turn). */
+  /** The turn-level check (sentences are checked in checked and content-free turns, not in unscorable ones). */
   check: HallucinationCheck;
   sentences: SentenceVerdict[];
   /** The sentences no fact supports (unsupported or contradicted), in reply order. */
@@ -81,7 +84,7 @@ function planTurn(turn: SgsaccTurn, refs: TurnReferences, options: Pick<SgsaccOp
   const check = refs.hallucination?.check ?? 'unscorable';
   const genericReferences = turn.actions.filter((a) => isContentFreeAct(a.act)).flatMap((a) => a.candidates);
   const values = turn.actions.flatMap((a) => a.values);
-  if (check !== 'checked') return { check, facts: [], genericReferences, values };
+  if (check === 'unscorable') return { check, facts: [], genericReferences, values };
   const facts: SentenceFact[] = [];
   const seen = new Set<string>();
   for (const a of refs.actions) {
@@ -129,7 +132,7 @@ export async function checkSentences(
     const verdicts: SentenceVerdict[] = splitSentences(utterance, { keep: plan.values }).map((s) => {
       const kind = courtesyKind(s.text, plan.genericReferences, plan.values);
       if (kind) return { ...s, verdict: 'courtesy', courtesy: kind };
-      return { ...s, verdict: plan.check === 'checked' ? 'unsupported' : 'unchecked' };
+      return { ...s, verdict: plan.check === 'unscorable' ? 'unchecked' : 'unsupported' };
     });
     const plain = verdicts.map((v) => (v.verdict === 'unsupported' ? plan.facts.map((f) => first.add(f.text, v.text)) : []));
     return { id: turn.id, plan, verdicts, plain, retry: [], control: [] };
@@ -164,7 +167,7 @@ export async function checkSentences(
       const scored = it.plain[i].map((h, k) => ({ fact: it.plan.facts[k], probs: first.get(h) }));
       const r = it.retry[i];
       if (r !== null) scored.push({ fact: it.plan.context!, probs: second.get(r) });
-      if (scored.length === 0) return; // a checked turn always has a fact; kept safe all the same
+      if (scored.length === 0) return; // no fact at all (a content-free turn without references): unsupported
       const best = scored.reduce((a, b) => (byEntailment(b.probs, a.probs) > 0 ? b : a));
       v.fact = best.fact;
       v.probs = best.probs;
