@@ -5,6 +5,7 @@ import { InputError } from '../util/errors.js';
 import { STDIN } from '../util/json-file.js';
 import { folderWriteProblem, writeProblem } from '../util/output-probe.js';
 import { outputPathProblem, writeTarget } from '../util/output-path.js';
+import { holdRunLocks } from '../util/run-lock.js';
 import { reportFileFrom } from './options.js';
 
 function canonical(file: string): string {
@@ -101,7 +102,8 @@ export interface RunOutputFlags {
  * A scoring run's outputs checked against its inputs before any work (refuseOutputOverInput): --turns,
  * -o (or `--json FILE`), --cache and, for score (`references` given), its references file, which is
  * kept beside --turns (else -o) when --references is not given, so a resumed or repeated run still
- * has every turn's ground truth. Returns the report file and the references file with how it came.
+ * has every turn's ground truth. The run then holds a lock beside each of them (src/util/run-lock.ts)
+ * until it exits. Returns the report file and the references file with how it came.
  */
 export function checkRunOutputs(
   flags: RunOutputFlags,
@@ -120,5 +122,7 @@ export function checkRunOutputs(
     },
     { [input.flag]: input.file, '--dialogues': flags.dialogues, '--schema': flags.schema },
   );
+  // One writer per run: a second run on the same files is refused here, before any work.
+  holdRunLocks([flags.turns, output, referencesFile]);
   return { output, referencesFile, referencesKept: kept !== undefined };
 }
