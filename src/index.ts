@@ -42,7 +42,10 @@ export { selectScoreTurns, type ScoreSelection } from './pipeline/score-selectio
 export { runScorePipeline, type ScorePipelineOptions, type ScorePipelineHooks, type ScorePipelineResult } from './pipeline/score.js';
 export { runScore, type ScoreRunOptions, type ScoreRunHooks } from './pipeline/score-run.js';
 // The SGSAcc pipeline score, evaluate --sgsacc and serve share; the evaluate and rerank pipelines.
-export { sgsaccOptions, scoreSgsacc, sgsaccReferencesSignature, sgsaccResultSignature, serOfTurns, type SgsaccSettings, type SgsaccScoring } from './pipeline/sgsacc.js';
+export { scoreSgsacc, sgsaccReferencesSignature, sgsaccResultSignature, serOfTurns, type SgsaccScoring } from './pipeline/sgsacc.js';
+// The one resolved configuration of each product, built once at each edge (docs/library.md).
+export { resolveSgsaccConfig, SGSACC_DEFAULTS, type SgsaccConfig, type SgsaccSettings, type SgsaccProduct } from './metrics/sgsacc/index.js';
+export { resolveRerankConfig, RERANK_DEFAULTS, rerankSignature, type RerankConfig, type RerankSettings } from './rerank/index.js';
 export { runEvaluatePipeline, type EvaluatePipelineOptions, type EvaluateHooks, type EvaluateResult } from './pipeline/evaluate.js';
 export { evaluateSgsacc, type EvaluateSgsaccOptions } from './pipeline/evaluate-sgsacc.js';
 export { runRerankPipeline, type RerankPipelineOptions, type RerankHooks } from './pipeline/rerank.js';

@@ -11,6 +11,7 @@ import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
 import { makeSignature, normalizeSignature, signatureDigest, SIGNATURE_KEYS, type Signature } from '../src/util/signature.js';
 import { referencesSignature } from '../src/metrics/sgsacc/signature.js';
 import { rerankSignature } from '../src/rerank/signature.js';
+import { resolveRerankConfig } from '../src/rerank/config.js';
 import { RecordStore } from '../src/metrics/sgsacc/store.js';
 import { loadRun, loadTurns } from '../src/report/html/runs.js';
 import { tempDir } from './helpers/temp.js';
@@ -47,7 +48,7 @@ describe('one signature vocabulary (docs/cli-conventions.md)', () => {
   it('score, rerank and serve sign with documented keys only, every option set', () => {
     const refs = referencesSignature({ model: MODEL, rulesHash: 'abc', dataset: 'sgd', source: 'sgd:test', validation: true, context: true, referenceSelection: 'paper' });
     expect(refs).toMatchObject({ data: 'sgd:test', dataset: 'sgd', rules: 'abc', model: 'local:fake' });
-    const rerank = rerankSignature({ model: MODEL, rulesHash: 'abc', dataset: 'sgd', context: true, systems: ['a', 'b'], hallucination: true, rankBy: 'omission-hallucination' });
+    const rerank = rerankSignature(resolveRerankConfig({ context: true, systemOrder: ['a', 'b'], hallucination: true, rankBy: 'omission-hallucination' }), { model: MODEL, rulesHash: 'abc', dataset: 'sgd' });
     for (const sig of [refs, rerank]) expect(undocumented(sig)).toEqual([]);
   });
 

@@ -1,7 +1,6 @@
 import { Option, type Command } from 'commander';
-import type { Granularity, ReferenceSelection } from '../metrics/sgsacc/index.js';
+import type { Granularity, ReferenceSelection, SgsaccSettings } from '../metrics/sgsacc/index.js';
 import { REFERENCE_SELECTIONS } from '../metrics/sgsacc/types.js';
-import type { SgsaccSettings } from '../pipeline/sgsacc.js';
 
 /** --reference-selection: how the entailment reference is chosen (docs/sgsacc.md, step 1). */
 export function referenceSelectionOption(): Option {
@@ -16,8 +15,7 @@ export function referenceSelectionOption(): Option {
 /**
  * --context-control / --no-context-control (docs/sgsacc.md, the context-only control): withdraw
  * credit the context alone earns. Both spellings on every command that has it; the default is the
- * command's (off for score and evaluate, so SGSAcc stays the paper's method; on for rerank and serve,
- * where a generator could learn to win through the context).
+ * product's (SGSACC_DEFAULTS, RERANK_DEFAULTS), which the command passes in.
  */
 export function addContextControlOptions(cmd: Command, defaultOn: boolean): Command {
   return cmd
@@ -25,24 +23,18 @@ export function addContextControlOptions(cmd: Command, defaultOn: boolean): Comm
     .addOption(new Option('--no-context-control', 'credit context rescues even when the context alone entails (they are still counted)'));
 }
 
-/** The SGSAcc flags score and serve share (--no-validation, --no-context, --reference-selection, --hallucination, --granularity, --context-control). */
+/** The SGSAcc flags score, evaluate and serve have (each its own subset: evaluate has no --no-validation, --no-context, --hallucination). */
 export interface SgsaccCliFlags {
-  validation: boolean;
-  context: boolean;
-  referenceSelection: ReferenceSelection;
+  validation?: boolean;
+  context?: boolean;
+  referenceSelection?: ReferenceSelection;
   hallucination?: boolean;
   granularity?: Granularity;
-  contextControl: boolean;
+  contextControl?: boolean;
 }
 
-/** The pipeline's SGSAcc settings from those flags (granularity only when sentence: turn-level runs keep their signatures). */
-export function sgsaccSettingsFrom(flags: SgsaccCliFlags): SgsaccSettings {
-  return {
-    validation: flags.validation,
-    context: flags.context,
-    referenceSelection: flags.referenceSelection,
-    hallucination: flags.hallucination === true,
-    ...(flags.granularity === 'sentence' ? { granularity: flags.granularity } : {}),
-    contextControl: flags.contextControl,
-  };
+/** The SGSAcc settings the flags give, as given: the pipeline resolves them under its product's defaults. */
+export function sgsaccSettingsOf(flags: SgsaccCliFlags): SgsaccSettings {
+  const { validation, context, referenceSelection, hallucination, granularity, contextControl } = flags;
+  return { validation, context, referenceSelection, hallucination, granularity, contextControl };
 }

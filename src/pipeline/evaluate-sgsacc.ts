@@ -1,23 +1,23 @@
 import { mwzSgsaccTurns, type SgsaccMergeResult } from '../metrics/mwz/sgsacc-merge.js';
 import type { MwzPredictions } from '../metrics/mwz/input.js';
-import { loadSgsaccData, sentenceConfidence, sentenceShardTally, summarizeSentences, tallySentences, tallySgsacc, type Granularity, type ReferenceSelection } from '../metrics/sgsacc/index.js';
+import { loadSgsaccData, resolveSgsaccConfig, sentenceConfidence, sentenceShardTally, summarizeSentences, tallySentences, tallySgsacc, type SgsaccSettings } from '../metrics/sgsacc/index.js';
 import type { ResampleUnit } from '../metrics/significance/confidence.js';
 import type { Seed } from '../metrics/significance/pcg64.js';
 import { turnItemStats } from '../metrics/sgsacc/item-stats.js';
 import { createNliRunner, type NliRunnerOptions } from '../nli/runner.js';
 import type { ShardSpec } from '../util/shard-split.js';
-import { scoreSgsacc, serOfTurns, sgsaccOptions } from './sgsacc.js';
+import { scoreSgsacc, serOfTurns } from './sgsacc.js';
 
-export interface EvaluateSgsaccOptions {
+/**
+ * The SGSAcc settings evaluate takes (the evaluate product's defaults fill in the rest): all but the
+ * hallucination direction, which its report has no section for ('sentence' granularity turns it on
+ * for the sentences' facts).
+ */
+export type EvaluateSgsaccSettings = Omit<SgsaccSettings, 'hallucination'>;
+
+export interface EvaluateSgsaccOptions extends EvaluateSgsaccSettings {
   dataDir: string;
   nli: NliRunnerOptions;
-  validation?: boolean;
-  context?: boolean;
-  referenceSelection?: ReferenceSelection;
-  /** The context-only control (SgsaccOptions.contextControl); off by default. */
-  contextControl?: boolean;
-  /** 'sentence': also check each sentence against the facts (turns on the facts => text direction it needs). */
-  granularity?: Granularity;
   /** The resampling of the sentence section's intervals (`--confidence`'s); the defaults without. */
   confidence?: { samples?: number; seed?: Seed; unit?: ResampleUnit };
   chunkTurns?: number;
@@ -35,37 +35,33 @@ export interface EvaluateSgsaccOptions {
  * is lexicalized. Opens its own NLI runner and closes it, whatever happens.
  */
 export async function evaluateSgsacc(dialogues: MwzPredictions, opts: EvaluateSgsaccOptions): Promise<SgsaccMergeResult | null> {
+  // The library edge of evaluate --sgsacc: the one place its settings become a config.
+  const { validation, context, referenceSelection, contextControl, granularity } = opts;
+  const config = resolveSgsaccConfig({ validation, context, referenceSelection, contextControl, granularity }, 'evaluate');
   const data = loadSgsaccData({ dataset: 'multiwoz', dataDir: opts.dataDir, split: 'test' });
   const { turns, utterances, delexicalized } = mwzSgsaccTurns(dialogues, data, opts.shard);
   if (turns.length === 0) return null;
   const runner = await createNliRunner(opts.nli);
   try {
-    const options = sgsaccOptions({
-      validation: opts.validation,
-      context: opts.context,
-      referenceSelection: opts.referenceSelection,
-      contextControl: opts.contextControl,
-      ...(opts.granularity === 'sentence' ? { granularity: opts.granularity } : {}),
-    });
-    const { run, summary, aggregate } = await scoreSgsacc(data.expand(turns), utterances, data, runner, options, { chunkTurns: opts.chunkTurns, onChunk: opts.onProgress });
+    const { run, summary, aggregate } = await scoreSgsacc(data.expand(turns), utterances, data, runner, config, { chunkTurns: opts.chunkTurns, onChunk: opts.onProgress });
     const { counts, ...scores } = summary;
     const { ser, slotErrors } = serOfTurns(turns, data, utterances);
     const model = runner.modelSignature;
-    const sentences = options.granularity === 'sentence' ? tallySentences(run.scores, aggregate) : undefined;
+    const sentences = config.granularity === 'sentence' ? tallySentences(run.scores, aggregate) : undefined;
     return {
       sgsacc: scores,
       counts: { ...counts, lexicalizedTurns: turns.length, delexicalizedTurns: delexicalized },
       ser: { ser: ser.ser, errors: ser.errors, utterancesWithValues: ser.utterancesWithValues, perService: ser.perService },
-      referenceSelection: options.referenceSelection,
-      contextControl: options.contextControl,
+      referenceSelection: config.referenceSelection,
+      contextControl: config.contextControl,
       model: { modelId: model.modelId, revision: String(model.revision), dtype: String(model.dtype) },
       ...(sentences
-        ? { sentences: { ...summarizeSentences([sentences], options.validation), confidence: sentenceConfidence(run.scores, { validation: options.validation, ...opts.confidence }) } }
+        ? { sentences: { ...summarizeSentences([sentences], config.validation), confidence: sentenceConfidence(run.scores, { validation: config.validation, ...opts.confidence }) } }
         : {}),
       ...(opts.shard ? { tally: tallySgsacc(run.scores, aggregate) } : {}),
       // Where each turn stands among the whole input's scored turns: the merge redraws the intervals in that order.
-      ...(opts.shard && sentences ? { sentenceTally: sentenceShardTally(sentences, run.scores, { validation: options.validation, positionOf: wholeRunPositions(dialogues, data) }) } : {}),
-      ...(opts.items ? { items: turnItemStats(run.scores.map((s) => ({ ...s, slotError: slotErrors.get(s.id) ?? null })), { validation: options.validation }) } : {}),
+      ...(opts.shard && sentences ? { sentenceTally: sentenceShardTally(sentences, run.scores, { validation: config.validation, positionOf: wholeRunPositions(dialogues, data) }) } : {}),
+      ...(opts.items ? { items: turnItemStats(run.scores.map((s) => ({ ...s, slotError: slotErrors.get(s.id) ?? null })), { validation: config.validation }) } : {}),
     };
   } finally {
     await runner.close();

@@ -6,7 +6,7 @@ import { mwzItemStats, type MwzItems } from '../metrics/mwz/item-stats.js';
 import { shardDialogues } from '../metrics/mwz/sgsacc-merge.js';
 import { runConfidence, type ResampleUnit } from '../metrics/significance/confidence.js';
 import type { Seed } from '../metrics/significance/pcg64.js';
-import { contextControlSignature, type Granularity, type ReferenceSelection } from '../metrics/sgsacc/index.js';
+import { contextControlSignature } from '../metrics/sgsacc/index.js';
 import type { NliRunnerOptions } from '../nli/runner.js';
 import { itemsFileJson } from '../report/item-files.js';
 import type { EvaluateShardReport } from '../shard/evaluate-merge.js';
@@ -14,7 +14,8 @@ import { shardBlock, shardLabel, type ShardSpec } from '../shard/spec.js';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic-write.js';
 import { readJsonFile } from '../util/json-file.js';
 import { fileSignature, makeSignature } from '../util/signature.js';
-import { evaluateSgsacc } from './evaluate-sgsacc.js';
+import { evaluateSgsacc, type EvaluateSgsaccSettings } from './evaluate-sgsacc.js';
+import { InputError } from '../util/errors.js';
 import { mwzEvaluator, type MwzHooks, type MwzReadOptions } from './mwz-evaluator.js';
 
 export type EvaluateResult = EvaluationText;
@@ -33,8 +34,8 @@ export interface EvaluatePipelineOptions extends MwzReadOptions {
   dataDir?: string;
   /** The first N dialogues of the input. */
   limit?: number;
-  /** SGSAcc and SER of the lexicalized turns (`--sgsacc`), with these NLI options. */
-  sgsacc?: { nli: NliRunnerOptions; referenceSelection?: ReferenceSelection; contextControl?: boolean; granularity?: Granularity; shard?: ShardSpec };
+  /** SGSAcc and SER of the lexicalized turns (`--sgsacc`), with these NLI options and SGSAcc settings (evaluateSgsacc resolves them). */
+  sgsacc?: EvaluateSgsaccSettings & { nli: NliRunnerOptions; shard?: ShardSpec };
   /** Write the report here (JSON, atomically). */
   output?: string;
   /** Write every metric's per-item statistics here (`--items`). */
@@ -65,13 +66,9 @@ function metricsOf(o: EvaluatePipelineOptions): Pick<EvaluatorOptions, 'bleu' | 
 async function addSgsacc(result: EvaluateResult, predictions: ValidatedPredictions, o: EvaluatePipelineOptions, dataDir: string, wantItems: boolean): Promise<void> {
   const sg = o.sgsacc!;
   result.sgsacc = await evaluateSgsacc(predictions.dialogues, {
+    ...sg,
     dataDir,
-    nli: sg.nli,
-    referenceSelection: sg.referenceSelection,
-    contextControl: sg.contextControl,
-    granularity: sg.granularity,
     confidence: o.confidence,
-    shard: sg.shard,
     items: wantItems,
     onProgress: ({ turnsDone, turnsTotal }) => o.hooks?.progress?.(turnsDone, turnsTotal),
   });
@@ -124,6 +121,8 @@ function makeShardReport(result: EvaluateResult, predictions: ValidatedPredictio
  * intervals; a shard's report (sgsacc.shard) carries the counts `todeval merge` adds up.
  */
 export async function runEvaluatePipeline(o: EvaluatePipelineOptions): Promise<EvaluateResult> {
+  // Intervals and items of one shard's turns are not the run's: refused for a library call as for the CLI.
+  if (o.sgsacc?.shard && (o.confidence || o.itemsFile)) throw new InputError(`${o.confidence ? '--confidence' : '--items'} needs the whole run in one process: drop --shard`);
   const data = resolveDataDir(o.dataDir);
   const input = limitDialogues(readJsonFile(o.input), o.limit);
   const evaluator = mwzEvaluator(o, data, o.hooks, metricsOf(o));

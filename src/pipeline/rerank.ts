@@ -1,12 +1,11 @@
 import { InvalidCollector } from '../adapters/collect.js';
 import type { DatasetName, LoadDatasetOptions } from '../adapters/load.js';
 import type { Turn } from '../adapters/types.js';
-import { contextControlOn } from '../metrics/sgsacc/context-control.js';
 import { loadSgsaccData, type SgsaccData } from '../metrics/sgsacc/dataset.js';
 import { RecordStore } from '../metrics/sgsacc/store.js';
 import { createNliRunner, type NliRunner, type NliRunnerOptions } from '../nli/runner.js';
 import { reportToParent } from '../report/worker-progress.js';
-import { rankNeedsHallucination, readRerankInput, rerank, rerankSignature, resolveRerankItem, type RankBy, type RerankItem, type RerankResult } from '../rerank/index.js';
+import { readRerankInput, rerankSignature, rerankWith, resolveRerankConfig, resolveRerankItem, type RerankConfig, type RerankItem, type RerankResult, type RerankSettings } from '../rerank/index.js';
 import { summarizeRerank } from '../rerank/summary.js';
 import type { RerankReport, RerankShardReport } from '../shard/rerank-merge.js';
 import { shardBlock, shardLabel, shardPositions, type ShardSpec } from '../shard/spec.js';
@@ -15,7 +14,8 @@ import { InputError } from '../util/errors.js';
 import { savedTurnsNotice, setInterruptNotice } from '../util/interrupt-notice.js';
 import { fileSignature, formatSignature, makeSignature, type Signature } from '../util/signature.js';
 
-export interface RerankPipelineOptions {
+/** Rerank settings as given (`systems` is the tie-break order): resolved once, by the pipeline, under RERANK_DEFAULTS. */
+export interface RerankPipelineOptions extends Omit<RerankSettings, 'systemOrder'> {
   /** JSONL items (schemas/rerank-input.schema.json). */
   input: string;
   /** Schema, rules and turns the items' actions and dataset ids resolve against (`loadSgsaccData`), loaded once the input is read. */
@@ -30,11 +30,6 @@ export interface RerankPipelineOptions {
   /** Tie-break order of systems (default: item order). */
   systems?: string[];
   shard?: ShardSpec;
-  context: boolean;
-  contextControl: boolean;
-  /** The hallucination check; the omission rankings turn it on themselves (rankNeedsHallucination). */
-  hallucination: boolean;
-  rankBy: RankBy;
   /** Per-item results (JSONL): items already there are resumed, the rest appended as chunks finish. */
   turnsFile?: string;
   /** The report (JSON, written atomically). */
@@ -99,7 +94,7 @@ function resolveItems(o: RerankPipelineOptions, data: SgsaccData, read: ReturnTy
 }
 
 /** The items reranked in chunks, resuming from and appending to the per-item store. */
-async function rerankItems(o: RerankPipelineOptions, items: RerankItem[], runner: NliRunner, signature: Signature): Promise<RerankResult[]> {
+async function rerankItems(o: RerankPipelineOptions, config: RerankConfig, items: RerankItem[], runner: NliRunner, signature: Signature): Promise<RerankResult[]> {
   // The per-item file is a resumable store, as score's: items already there (same configuration
   // and input file) are kept, the rest computed and appended in chunks. A file of another kind
   // (the input itself, say) is refused rather than overwritten.
@@ -107,7 +102,6 @@ async function rerankItems(o: RerankPipelineOptions, items: RerankItem[], runner
   const todo = store ? items.filter((it) => !store.done.has(it.id)) : items;
   setInterruptNotice(savedTurnsNotice('items', o.turnsFile, () => items.filter((it) => store!.done.has(it.id)).length, items.length));
   if (store && todo.length < items.length) o.hooks?.notice?.(`resuming ${o.turnsFile}: ${items.length - todo.length} of ${items.length} items already reranked`);
-  const contextControl = contextControlOn(o.context, o.contextControl);
   const computed = new Map<string, RerankResult>();
   const progress = () => {
     o.hooks?.progress?.(items.length - todo.length + computed.size, items.length);
@@ -116,7 +110,7 @@ async function rerankItems(o: RerankPipelineOptions, items: RerankItem[], runner
   progress();
   const chunk = 64;
   for (let i = 0; i < todo.length; i += chunk) {
-    const done = await rerank(todo.slice(i, i + chunk), { scorer: runner, context: o.context, contextControl, systemOrder: o.systems, hallucination: o.hallucination, rankBy: o.rankBy });
+    const done = await rerankWith(todo.slice(i, i + chunk), runner, config);
     store?.append(done);
     for (const r of done) computed.set(r.id, r);
     progress();
@@ -130,32 +124,23 @@ async function rerankItems(o: RerankPipelineOptions, items: RerankItem[], runner
  * merge` joins. Opens its NLI runner once the input is checked, and closes it whatever happens.
  */
 export async function runRerankPipeline(o: RerankPipelineOptions): Promise<RerankReport | RerankShardReport> {
+  // The library edge of rerank: the one place its settings become the config the passes run with and the signature records.
+  const config = resolveRerankConfig({ context: o.context, contextControl: o.contextControl, hallucination: o.hallucination, rankBy: o.rankBy, systemOrder: o.systems });
   const read = readRerankInput(o.input, { skipInvalid: o.skipInvalid });
   // Loaded once the input is read: its errors come first, as they are the cheaper to fix.
   const data = o.loadData ? o.loadData() : loadRerankData(o);
   const { items, invalid, positions } = resolveItems(o, data, read);
   const runner = await createNliRunner(o.nli);
-  // The signature and summary say what ran: the omission rankings run the hallucination check.
-  const hallucination = o.hallucination || rankNeedsHallucination(o.rankBy);
   try {
-    const runSig = rerankSignature({
-      model: runner.modelSignature,
-      rulesHash: data.rulesHash,
-      dataset: o.dataset,
-      context: o.context,
-      contextControl: o.contextControl,
-      systems: o.systems,
-      hallucination,
-      rankBy: o.rankBy,
-    });
+    const runSig = rerankSignature(config, { model: runner.modelSignature, rulesHash: data.rulesHash, dataset: o.dataset });
     // A shard's report and per-item file carry the shard; todeval merge writes the run's without it.
     const signature = o.shard ? makeSignature({ ...runSig, shard: shardLabel(o.shard) }) : runSig;
-    const results = await rerankItems({ ...o, hallucination }, items, runner, signature);
+    const results = await rerankItems(o, config, items, runner, signature);
     const stats = runner.stats();
     const doc: RerankReport | RerankShardReport = {
       signature,
       signatureText: formatSignature(signature),
-      summary: summarizeRerank(results, hallucination),
+      summary: summarizeRerank(results, config.hallucination),
       invalid: invalid.map((e) => e.oneLine()),
       nli: { requested: stats.requested, issued: stats.issued, cacheHits: stats.cacheHits },
       items: results,

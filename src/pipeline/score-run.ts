@@ -10,9 +10,9 @@ import { savedTurnsNotice, setInterruptNotice } from '../util/interrupt-notice.j
 import type { PipelineHooks } from './hooks.js';
 import { checkPredictionIds, readPredictions } from './predictions.js';
 import { refuseWeakerReport, scoreReportCoverage } from './report-guard.js';
-import { runScorePipeline, type ScorePipelineHooks, type ScorePipelineOptions } from './score.js';
+import { refuseConfidenceOfShard, runScorePipeline, type ScorePipelineHooks, type ScorePipelineOptions } from './score.js';
 import { selectScoreTurns, type ScoreSelection } from './score-selection.js';
-import { sgsaccOptions, type SgsaccSettings } from './sgsacc.js';
+import type { SgsaccSettings } from '../metrics/sgsacc/index.js';
 
 /** Options as runScorePipeline takes them (limit, shard, chunkTurns, the stores, confidence), less what runScore opens itself. */
 export interface ScoreRunOptions
@@ -56,6 +56,8 @@ function selectTurns(o: ScoreRunOptions, data: ReturnType<typeof loadSgsaccData>
  * (a shard's with what `todeval merge` needs) checked against the one it would replace and written.
  */
 export async function runScore(o: ScoreRunOptions): Promise<SgsaccReport | ScoreShardReport> {
+  // Before anything is read: runScorePipeline refuses it too, but only once the model has loaded.
+  refuseConfidenceOfShard(o);
   const data = loadSgsaccData({ dataset: o.dataset, dataDir: o.dataDir, split: o.split, input: o.input, schemaFile: o.schemaFile, skipInvalid: o.skipInvalid });
   o.hooks?.skipped?.('input', data.loaded.invalid);
   const { selection, predictions } = selectTurns(o, data);
@@ -66,9 +68,8 @@ export async function runScore(o: ScoreRunOptions): Promise<SgsaccReport | Score
   try {
     o.hooks?.opened?.(runner);
     const { report, tallies } = await runScorePipeline(selection, {
+      // The SGSAcc settings as given: runScorePipeline resolves them once.
       ...o,
-      // Defaults filled in (the pipeline applies the same rule again: it is idempotent).
-      ...sgsaccOptions(o),
       data,
       runner,
       predictions: o.predictions && predictions ? { file: o.predictions, byId: predictions } : undefined,

@@ -18,9 +18,10 @@ import {
   tallyHallucination,
   tallySgsacc,
   type SentenceTally,
+  resolveSgsaccConfig,
   type SgsaccData,
-  type SgsaccOptions,
   type SgsaccReport,
+  type SgsaccSettings,
   type TurnReferences,
   type TurnScore,
 } from '../metrics/sgsacc/index.js';
@@ -28,10 +29,12 @@ import type { NliRunner } from '../nli/runner.js';
 import { formatSignature, type Signature } from '../util/signature.js';
 import type { ScoreTallies } from '../shard/score-merge.js';
 import { shardLabel, type ShardSpec } from '../shard/spec.js';
+import { InputError } from '../util/errors.js';
 import type { ScoreSelection } from './score-selection.js';
-import { scoreSgsacc, serOfTurns, sgsaccOptions, sgsaccReferencesSignature, sgsaccResultSignature, type SgsaccScoring } from './sgsacc.js';
+import { scoreSgsacc, serOfTurns, sgsaccReferencesSignature, sgsaccResultSignature, type SgsaccScoring } from './sgsacc.js';
 
-export interface ScorePipelineOptions extends SgsaccOptions {
+/** SGSAcc settings as given (the score product's defaults fill in the rest, once, here). */
+export interface ScorePipelineOptions extends SgsaccSettings {
   data: SgsaccData;
   dataset: DatasetName;
   /** The NLI runner (the caller creates and closes it: flags are checked before a model loads). */
@@ -81,6 +84,14 @@ function digest(text: string): string {
   return createHash('sha256').update(text).digest('hex').slice(0, 16);
 }
 
+/**
+ * An interval over one shard's turns is not the run's: `confidence` needs the whole run in one
+ * process. Refused here, so a library call is refused as the CLI is (`--shard` with `--confidence`).
+ */
+export function refuseConfidenceOfShard(o: { shard?: ShardSpec; confidence?: unknown }): void {
+  if (o.shard && o.confidence) throw new InputError('--confidence needs the whole run in one process: drop --shard');
+}
+
 /** The per-turn and references stores of a run, opened (and checked) before any scoring. */
 function openStores(o: ScorePipelineOptions, refsSig: Signature, turnsSig: Signature) {
   // The per-turn file first: when it is refused, a kept references file is left as it was.
@@ -113,23 +124,25 @@ function serAndBleu(turns: Turn[], data: SgsaccData, predictions: Map<string, st
  * results kept in their stores so that a run resumes and a second system costs only its own pairs.
  */
 export async function runScorePipeline(selection: ScoreSelection, o: ScorePipelineOptions): Promise<ScorePipelineResult> {
+  refuseConfidenceOfShard(o);
   const { data, runner } = o;
   const turns = selection.turns;
   const predictions = o.predictions?.byId;
   const sgsTurns = data.expand(turns);
   const utterances = new Map(turns.map((t) => [t.id, predictions ? predictions.get(t.id)! : t.utterance]));
   const shard = o.shard ? shardLabel(o.shard) : undefined;
-  const options = sgsaccOptions(o);
+  // The library edge of score: the one place its SGSAcc settings become a config.
+  const config = resolveSgsaccConfig(o, 'score');
   // The references are shared by both directions: their signature leaves hallucination out.
-  const refsSig = sgsaccReferencesSignature(runner.modelSignature, data, o.dataset, options);
+  const refsSig = sgsaccReferencesSignature(runner.modelSignature, data, o.dataset, config);
   const who = { system: o.system, predictions: predictions ? digest(JSON.stringify([...predictions.entries()].sort())) : 'gold' };
   // A shard's records carry the shard, like its report; todeval merge writes them under the run's signature.
-  const { results, references } = openStores(o, refsSig, sgsaccResultSignature(refsSig, 'sgsacc-turns', options, who, { shard }));
+  const { results, references } = openStores(o, refsSig, sgsaccResultSignature(refsSig, 'sgsacc-turns', config, who, { shard }));
   const saved = () => (results ? turns.filter((t) => results.done.has(t.id)).length : 0);
   o.hooks?.started?.({ resumed: saved(), total: turns.length, saved });
 
   const { ser, bleu, annotate } = serAndBleu(turns, data, predictions, utterances);
-  const scoring = await scoreSgsacc(sgsTurns, utterances, data, runner, options, {
+  const scoring = await scoreSgsacc(sgsTurns, utterances, data, runner, config, {
     chunkTurns: o.chunkTurns,
     references,
     results,
@@ -141,15 +154,15 @@ export async function runScorePipeline(selection: ScoreSelection, o: ScorePipeli
   // The references' configuration, then what makes this system's scores its own; --allow-missing
   // scores a subset: not comparable with a full run, whatever the digest says.
   const missing = selection.missing;
-  const signature = sgsaccResultSignature(refsSig, 'sgsacc', options, { limit: o.limit ?? null, ...who }, { missingPredictions: missing.length > 0 ? missing.length : undefined, shard });
+  const signature = sgsaccResultSignature(refsSig, 'sgsacc', config, { limit: o.limit ?? null, ...who }, { missingPredictions: missing.length > 0 ? missing.length : undefined, shard });
   // The sentence counts once: the report's section and a shard's tallies (todeval merge) come from them.
-  const sentences = options.granularity === 'sentence' ? tallySentences(scoring.run.scores, scoring.aggregate) : undefined;
-  const report = scoreReport(o, selection, signature, scoring, gold, { ser, bleu }, options.hallucination, sentences);
+  const sentences = config.granularity === 'sentence' ? tallySentences(scoring.run.scores, scoring.aggregate) : undefined;
+  const report = scoreReport(o, selection, signature, scoring, gold, { ser, bleu }, config.hallucination, sentences);
   if (o.confidence) {
     // Turns resumed from an older per-turn file lack their SER and BLEU shares: added here.
-    report.confidence = runConfidence(turnItemStats(scoring.run.scores.map(annotate), { validation: options.validation }), o.confidence);
+    report.confidence = runConfidence(turnItemStats(scoring.run.scores.map(annotate), { validation: config.validation }), o.confidence);
   }
-  const tallies = scoreTallies(scoring, gold, options.hallucination, bleu);
+  const tallies = scoreTallies(scoring, gold, config.hallucination, bleu);
   // Only a shard report carries it (one line per turn); a whole run's report has its own section.
   if (sentences && o.shard) tallies.sentences = sentenceShardTally(sentences, scoring.run.scores, { validation: scoring.aggregate.validation, positionOf: selection.positionOf });
   return { report, tallies };

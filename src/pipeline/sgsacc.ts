@@ -2,16 +2,14 @@ import type { Turn } from '../adapters/types.js';
 import { computeSer, type SerReport } from '../metrics/ser.js';
 import {
   aggregateSgsacc,
-  contextControlOn,
-  contextControlSignature,
   referencesSignature,
   runSgsacc,
-  type Granularity,
-  type ReferenceSelection,
+  type SgsaccConfig,
   type SgsaccData,
-  type SgsaccOptions,
+  type ReferenceStore,
   type SgsaccRun,
   type SgsaccRunOptions,
+  type TurnReferences,
   type SgsaccSummary,
   type SgsaccTurn,
 } from '../metrics/sgsacc/index.js';
@@ -19,40 +17,15 @@ import type { NliModelSignature, NliScorer } from '../nli/types.js';
 import { makeSignature, type Signature } from '../util/signature.js';
 
 /**
- * The SGSAcc pipeline every product runs (score, evaluate --sgsacc, serve): normalised options ->
- * a runner (the caller's) -> SER annotations -> the run -> the aggregate -> the signatures. Each
+ * The SGSAcc pipeline every product runs (score, evaluate --sgsacc, serve): a resolved config
+ * (resolveSgsaccConfig, built once at the product's edge) -> a runner (the caller's) -> SER annotations -> the run -> the aggregate -> the signatures. Each
  * step is written once here; the products differ in what they add around it (stores, BLEU,
  * shards, positional ids), not in how SGSAcc is run.
  */
 
-/** SGSAcc settings as a caller gives them: anything left out takes the product default. */
-export interface SgsaccSettings {
-  validation?: boolean;
-  context?: boolean;
-  referenceSelection?: ReferenceSelection;
-  hallucination?: boolean;
-  contextControl?: boolean;
-  /** 'sentence': each sentence is also checked against the facts (needs, so turns on, the hallucination direction). */
-  granularity?: Granularity;
-}
-
-/** The options of a run: defaults filled in (validation, context, entailed references) and the context rule applied. */
-export function sgsaccOptions(s: SgsaccSettings): Required<Omit<SgsaccOptions, 'granularity'>> & Pick<SgsaccOptions, 'granularity'> {
-  const context = s.context ?? true;
-  return {
-    validation: s.validation ?? true,
-    context,
-    referenceSelection: s.referenceSelection ?? 'entailed',
-    // Sentence granularity checks the facts => text direction per sentence: it needs the direction.
-    hallucination: s.hallucination === true || s.granularity === 'sentence',
-    ...(s.granularity === 'sentence' ? { granularity: 'sentence' as const } : {}),
-    contextControl: contextControlOn(context, s.contextControl),
-  };
-}
-
 /** What stored references depend on (data, rules, model, options): shared by score and serve. */
-export function sgsaccReferencesSignature(model: NliModelSignature, data: SgsaccData, dataset: string, options: SgsaccOptions): Signature {
-  return referencesSignature({ model, rulesHash: data.rulesHash, dataset, source: data.loaded.source, schema: data.loaded.schemaLabel, ...options });
+export function sgsaccReferencesSignature(model: NliModelSignature, data: SgsaccData, dataset: string, config: SgsaccConfig): Signature {
+  return referencesSignature({ model, rulesHash: data.rulesHash, dataset, source: data.loaded.source, schema: data.loaded.schemaLabel, ...config.referencesFields });
 }
 
 /** Who was scored, as a signature records it (score: the system and its predictions' digest). */
@@ -65,18 +38,18 @@ export interface ScoredSystem {
  * A result's signature on top of its references' signature: the metric, the system, and the options
  * that make scores differ over the same references (the direction, the control), then `extra`.
  */
-export function sgsaccResultSignature(references: Signature, metric: 'sgsacc' | 'sgsacc-turns', options: SgsaccOptions, who: ScoredSystem & { limit?: number | null } = {}, extra: { missingPredictions?: number; shard?: string } = {}): Signature {
+export function sgsaccResultSignature(references: Signature, metric: 'sgsacc' | 'sgsacc-turns', config: SgsaccConfig, who: ScoredSystem & { limit?: number | null } = {}, extra: { missingPredictions?: number; shard?: string } = {}): Signature {
   return makeSignature({
     ...references,
     metric,
     ...('limit' in who ? { limit: who.limit } : {}),
     ...('system' in who ? { system: who.system } : {}),
     ...('predictions' in who ? { predictions: who.predictions } : {}),
-    // The references are shared by both directions; per-turn results and reports are not.
-    hallucination: options.hallucination ? true : undefined,
-    // Absent unless asked for, so turn-level runs keep their signatures and digests.
-    granularity: options.granularity === 'sentence' ? 'sentence' : undefined,
-    contextControl: contextControlSignature(options.contextControl),
+    // The references are shared by both directions, granularities and control settings; per-turn
+    // results and reports are not.
+    hallucination: config.resultFields.hallucination,
+    granularity: config.resultFields.granularity,
+    contextControl: config.resultFields.contextControl,
     ...('missingPredictions' in extra ? { missingPredictions: extra.missingPredictions } : {}),
     ...('shard' in extra ? { shard: extra.shard } : {}),
   });
@@ -96,16 +69,45 @@ export interface SgsaccScoring {
   aggregate: { validation: boolean; isUnseen: (service: string) => boolean };
 }
 
-/** The run and its aggregate: the expanded turns (`data.expand`) with `utterances` through `scorer`, as `options` say. */
+/** The run and its aggregate: the expanded turns (`data.expand`) with `utterances` through `scorer`, as `config` says. */
 export async function scoreSgsacc(
   turns: SgsaccTurn[],
   utterances: Map<string, string>,
   data: SgsaccData,
   scorer: NliScorer,
-  options: SgsaccOptions,
-  run: Omit<SgsaccRunOptions, keyof SgsaccOptions | 'scorer'> = {},
+  config: SgsaccConfig,
+  run: Omit<SgsaccRunOptions, keyof SgsaccConfig | 'scorer'> = {},
 ): Promise<SgsaccScoring> {
-  const result = await runSgsacc(turns, utterances, { ...options, scorer, ...run });
-  const aggregate = { validation: options.validation, isUnseen: data.isUnseen };
+  const result = await runSgsacc(turns, utterances, { ...config, scorer, ...run });
+  const aggregate = { validation: config.validation, isUnseen: data.isUnseen };
   return { run: result, summary: aggregateSgsacc(result.scores, aggregate), aggregate };
+}
+
+/**
+ * Stored references seen under the ids turns are scored by: `scoredIds[i]`'s are those stored under
+ * `storedAs[i]` (undefined: not stored, e.g. a serve item's inline actions). The service scores each
+ * request item under its position, since two items may judge different utterances of one dataset
+ * turn; what the run computes or completes goes back under the dataset turn's id, once per turn.
+ */
+export function referencesUnder(store: ReferenceStore | undefined, scoredIds: readonly string[], storedAs: readonly (string | undefined)[]): ReferenceStore {
+  const keyOf = new Map(scoredIds.map((id, i) => [id, storedAs[i]]));
+  const storedKeys = new Set(storedAs.filter((k): k is string => k !== undefined));
+  const done = new Map<string, TurnReferences>();
+  for (const [id, key] of keyOf) {
+    const stored = key === undefined ? undefined : store?.done.get(key);
+    if (stored) done.set(id, stored);
+  }
+  return {
+    done,
+    append(records) {
+      const back = new Map<string, TurnReferences>();
+      for (const r of records) {
+        // A fresh record carries the scored id; a stored one that gained fields, its own.
+        const key = keyOf.has(r.id) ? keyOf.get(r.id) : storedKeys.has(r.id) ? r.id : undefined;
+        if (key === undefined || back.has(key)) continue;
+        back.set(key, { ...r, id: key, ...(r.groundTruth ? { groundTruth: { ...r.groundTruth, id: key } } : {}) });
+      }
+      if (back.size > 0) store?.append([...back.values()]);
+    },
+  };
 }

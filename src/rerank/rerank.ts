@@ -1,11 +1,11 @@
 import { InputError } from '../util/errors.js';
 import { argmaxLabel, type NliScorer } from '../nli/types.js';
 import { PairBatch } from '../metrics/sgsacc/batch.js';
-import { checkEntailment, fourWayLabel, hallucinationJob, planPremise, type EntailmentJob, type EntailmentVerdict } from '../metrics/sgsacc/hallucination.js';
+import { checkEntailment, entailmentJobPairs, fourWayLabel, hallucinationJob, planPremise, type EntailmentJob, type EntailmentVerdict } from '../metrics/sgsacc/hallucination.js';
 import { contextPremise, controlPremise } from '../metrics/sgsacc/premise.js';
-import { contextControlOn } from '../metrics/sgsacc/context-control.js';
-import { checkSentences, type TurnSentences } from '../metrics/sgsacc/sentence-check.js';
+import { checkSentences, sentencePairBound, type TurnSentences } from '../metrics/sgsacc/sentence-check.js';
 import type { FourWayLabel, SgsaccAction, SgsaccTurn, TurnReferences } from '../metrics/sgsacc/types.js';
+import { resolveRerankConfig, type RankBy, type RerankConfig, type RerankSettings } from './config.js';
 
 export interface RerankCandidate {
   system: string;
@@ -24,43 +24,8 @@ export interface RerankItem {
   candidates: RerankCandidate[];
 }
 
-/**
- * - 'fidelity' (paper Sec. 3): most actions realised, then likelihood, then system order;
- * - 'omission-hallucination': no omission (every action realised), then no hallucination, then
- *   likelihood, then system order. Needs the hallucination check, so it turns it on.
- * - 'omission-sentences': no omission, then the fewest sentences no fact supports (sentence
- *   granularity, docs/sgsacc.md), then likelihood, then system order: a long candidate with one
- *   invented sentence loses to one without, and a courtesy sentence costs nothing. Turns on the
- *   hallucination check and the sentence check.
- */
-export const RANK_BY = ['fidelity', 'omission-hallucination', 'omission-sentences'] as const;
-export type RankBy = (typeof RANK_BY)[number];
-
-/** The omission rankings count what the hallucination check finds, so they turn it on whatever was asked. */
-export function rankNeedsHallucination(rankBy: RankBy | undefined): boolean {
-  return rankBy === 'omission-hallucination' || rankBy === 'omission-sentences';
-}
-
-export interface RerankOptions {
+export interface RerankOptions extends RerankSettings {
   scorer: NliScorer;
-  /** Retry non-entailed actions with context + slot description in the premise (default true). */
-  context?: boolean;
-  /**
-   * The context-only control (default true): an action realised only through the context premise
-   * is not realised when the context alone (without the candidate) entails its references, so a
-   * content-free candidate cannot win through the context. Checked either way: `contextOnly` says
-   * which actions it concerns.
-   */
-  contextControl?: boolean;
-  /**
-   * Also check facts => text per candidate (default false): the references it realised, joined in
-   * action order (plus the context when on), must entail it. Adds `hallucinated` and `label`.
-   */
-  hallucination?: boolean;
-  /** Ranking order (default 'fidelity'). */
-  rankBy?: RankBy;
-  /** Tie-break order of systems; default: the order of the item's candidates. */
-  systemOrder?: string[];
   /** Items per scorer call (default 64). */
   chunkItems?: number;
 }
@@ -113,31 +78,38 @@ export function refuseDuplicateSystems(raw: { id: string; candidates: readonly {
  * generation loop: pairs of many items go to the scorer in one call per pass.
  */
 export async function rerank(items: RerankItem[], options: RerankOptions): Promise<RerankResult[]> {
+  return rerankWith(items, options.scorer, resolveRerankConfig(options), options.chunkItems);
+}
+
+/**
+ * `rerank` with a config already resolved (resolveRerankConfig): what the rerank pipeline and the
+ * service call, so the configuration they sign is the one the passes run with.
+ */
+export async function rerankWith(items: RerankItem[], scorer: NliScorer, config: RerankConfig, chunkItems = 64): Promise<RerankResult[]> {
   // The library's callers pass items directly: the same rule as for an input file (one candidate per system).
   for (const item of items) refuseDuplicateSystems(item, '', '');
-  const chunk = Math.max(1, options.chunkItems ?? 64);
+  const chunk = Math.max(1, chunkItems);
   const out: RerankResult[] = [];
-  for (let i = 0; i < items.length; i += chunk) out.push(...(await rerankChunk(items.slice(i, i + chunk), options)));
+  for (let i = 0; i < items.length; i += chunk) out.push(...(await rerankChunk(items.slice(i, i + chunk), scorer, config)));
   return out;
 }
 
-/** The options as the passes read them: context and control, and which checks the ranking needs. */
-interface ChunkSettings {
-  useContext: boolean;
-  controlOn: boolean;
-  bySentence: boolean;
-  hallucination: boolean;
-}
-
-function chunkSettings(options: RerankOptions): ChunkSettings {
-  const useContext = options.context ?? true;
-  const bySentence = options.rankBy === 'omission-sentences';
-  return {
-    useContext,
-    controlOn: contextControlOn(useContext, options.contextControl ?? true),
-    bySentence,
-    hallucination: options.hallucination === true || rankNeedsHallucination(options.rankBy),
-  };
+/**
+ * The planner of a reranking: the most pairs `rerankWith(items, scorer, config)` may send the
+ * scorer, pass by pass: each candidate against each action's references, with context their retry
+ * and its control, the facts => text job, and each candidate's sentences when ranked by them.
+ */
+export function rerankPairBound(items: RerankItem[], config: RerankConfig): number {
+  let pairs = 0;
+  for (const item of items) {
+    const references = item.actions.reduce((n, a) => n + a.candidates.length, 0);
+    for (const cand of item.candidates) {
+      pairs += references * (config.context ? 3 : 1);
+      if (config.hallucination) pairs += entailmentJobPairs(config.context);
+      if (config.bySentence) pairs += sentencePairBound(item, cand.text, config);
+    }
+  }
+  return pairs;
 }
 
 /** What the passes found, indexed [item][candidate][action]. */
@@ -156,14 +128,11 @@ interface ActionVerdicts {
  * One chunk of items, each pass one scorer call for all of them: candidate => references, the
  * context retry and its control, facts => candidate, and the sentences when ranked by them.
  */
-async function rerankChunk(items: RerankItem[], options: RerankOptions): Promise<RerankResult[]> {
-  const settings = chunkSettings(options);
-  const verdicts = await candidatePass(items, options.scorer);
-  if (settings.useContext) await contextPass(items, verdicts, options.scorer, settings.controlOn);
-  const hallucinated = await hallucinationPass(items, verdicts.judgedBy, options.scorer, settings);
-  const sentences = settings.bySentence
-    ? await candidateSentences(items, verdicts.judgedBy, options.scorer, settings.useContext, settings.controlOn)
-    : undefined;
+async function rerankChunk(items: RerankItem[], scorer: NliScorer, config: RerankConfig): Promise<RerankResult[]> {
+  const verdicts = await candidatePass(items, scorer);
+  if (config.context) await contextPass(items, verdicts, scorer, config.contextControl);
+  const hallucinated = await hallucinationPass(items, verdicts.judgedBy, scorer, config);
+  const sentences = config.bySentence ? await candidateSentences(items, verdicts.judgedBy, scorer, config.context, config.contextControl) : undefined;
   return items.map((item, i) => {
     const candidates: CandidateFidelity[] = item.candidates.map((cand, c) => ({
       system: cand.system,
@@ -172,10 +141,10 @@ async function rerankChunk(items: RerankItem[], options: RerankOptions): Promise
       fidelity: verdicts.realised[i][c].filter(Boolean).length,
       realised: verdicts.realised[i][c],
       contextOnly: verdicts.contextOnly[i][c],
-      ...(settings.hallucination ? halluc(verdicts.realised[i][c], hallucinated[i][c]) : {}),
+      ...(config.hallucination ? halluc(verdicts.realised[i][c], hallucinated[i][c]) : {}),
       ...(sentences ? { sentences: sentences.get(`${i}/${c}`)! } : {}),
     }));
-    return itemResult(item, candidates, pickBest(candidates, options.systemOrder, options.rankBy));
+    return itemResult(item, candidates, pickBest(candidates, config.systemOrder, config.rankBy));
   });
 }
 
@@ -245,16 +214,16 @@ async function hallucinationPass(
   items: RerankItem[],
   judgedBy: (string | null)[][][],
   scorer: NliScorer,
-  settings: ChunkSettings,
+  config: RerankConfig,
 ): Promise<(boolean | null)[][]> {
   const jobs: EntailmentJob[] = [];
   const jobOf = items.map((item, i) =>
     item.candidates.map((cand, c) => {
-      if (!settings.hallucination) return null;
+      if (!config.hallucination) return null;
       const plan = planPremise(
         { previousUserUtterance: item.context ?? '' },
         item.actions.map((action, a) => ({ act: action.act, reference: judgedBy[i][c][a] })),
-        { context: settings.useContext },
+        { context: config.context },
       );
       if (plan.check !== 'checked') return null;
       jobs.push(hallucinationJob(plan, item.context ?? '', cand.text));
@@ -262,7 +231,7 @@ async function hallucinationPass(
     }),
   );
   const verdicts = await checkEntailment(jobs, scorer);
-  return jobOf.map((row) => row.map((job) => (job === null ? null : hallucinated(verdicts[job], settings.controlOn))));
+  return jobOf.map((row) => row.map((job) => (job === null ? null : hallucinated(verdicts[job], config.contextControl))));
 }
 
 /** An item's result: the chosen candidate's summary and every candidate's verdicts. */
@@ -346,7 +315,7 @@ function halluc(realised: boolean[], hallucinated: boolean | null): Pick<Candida
  * earliest system (fidelity below "every action" does not count: an omission is an omission).
  * 'omission-sentences': no omission, then fewest unsupported sentences, then likelihood, then system.
  */
-export function pickBest(candidates: CandidateFidelity[], systemOrder?: string[], rankBy: RankBy = 'fidelity'): CandidateFidelity {
+export function pickBest(candidates: CandidateFidelity[], systemOrder?: readonly string[], rankBy: RankBy = 'fidelity'): CandidateFidelity {
   if (candidates.length === 0) throw new Error('rerank: item without candidates');
   const rank = (c: CandidateFidelity, pos: number) => {
     const k = systemOrder?.indexOf(c.system) ?? -1;

@@ -1,41 +1,32 @@
 import type { NliModelSignature } from '../nli/types.js';
 import { makeSignature, type Signature } from '../util/signature.js';
-import { contextControlSignature } from '../metrics/sgsacc/signature.js';
-import { contextControlOn } from '../metrics/sgsacc/context-control.js';
-import type { RankBy } from './rerank.js';
+import type { RerankConfig } from './config.js';
 
-export interface RerankConfig {
+/** What a reranking ran against: the model, the rules and the dataset its actions belong to. */
+export interface RerankGround {
   model: NliModelSignature;
   rulesHash: string;
   dataset: string;
-  context: boolean;
-  /** The context-only control (on by default in rerank). */
-  contextControl?: boolean;
-  /** Tie-break order of systems; undefined: the order of each item's candidates. */
-  systems?: string[];
-  /** The facts => text check (rerank --hallucination). */
-  hallucination?: boolean;
-  rankBy?: RankBy;
 }
 
 /**
- * The signature of a reranking, shared by `todeval rerank` and the service so that the same
- * configuration signs its results identically wherever they were computed.
+ * The signature of a reranking, shared by `todeval rerank`, the library and the service: it reads
+ * the resolved config the passes ran with, so the same configuration signs its results identically
+ * wherever they were computed, and a call that left an option out is signed as what it ran.
  */
-export function rerankSignature(c: RerankConfig): Signature {
+export function rerankSignature(config: RerankConfig, ground: RerankGround): Signature {
+  const f = config.signatureFields;
   return makeSignature({
     metric: 'sgsacc-rerank',
-    model: c.model.modelId,
-    revision: c.model.revision,
-    dtype: c.model.dtype,
-    rules: c.rulesHash,
-    dataset: c.dataset,
-    context: c.context,
-    // Present when on: files written before the control existed ran without it.
-    contextControl: contextControlSignature(contextControlOn(c.context, c.contextControl)),
-    systems: c.systems?.join(',') ?? 'item-order',
-    // Absent in the default mode, so files written before these options existed stay valid.
-    hallucination: c.hallucination ? true : undefined,
-    rankBy: c.rankBy === undefined || c.rankBy === 'fidelity' ? undefined : c.rankBy,
+    model: ground.model.modelId,
+    revision: ground.model.revision,
+    dtype: ground.model.dtype,
+    rules: ground.rulesHash,
+    dataset: ground.dataset,
+    context: f.context,
+    contextControl: f.contextControl,
+    systems: f.systems,
+    hallucination: f.hallucination,
+    rankBy: f.rankBy,
   });
 }

@@ -1,16 +1,19 @@
 import type { DestinationStream } from 'pino';
 import type { DatasetName } from '../adapters/load.js';
-import { sgsaccOptions, sgsaccReferencesSignature } from '../pipeline/sgsacc.js';
-import { RecordStore, type Granularity, type ReferenceSelection, type SgsaccData, type TurnReferences } from '../metrics/sgsacc/index.js';
+import { sgsaccReferencesSignature } from '../pipeline/sgsacc.js';
+import { RecordStore, type SgsaccData, type TurnReferences } from '../metrics/sgsacc/index.js';
 import { createNliRunner, type NliRunner, type NliRunnerOptions } from '../nli/runner.js';
-import type { RankBy } from '../rerank/index.js';
+import { resolveServeConfig, type ServeSettings } from './config.js';
 import { ReopeningRunner } from './reopening-runner.js';
 import { DEFAULT_LIMITS, type ServeLimits } from './limits.js';
 import { ServeMetrics } from './metrics.js';
 import { checkBinding, startServer, type RunningServer } from './server.js';
 
-/** `todeval serve` from a program: the same service, options named as the CLI's flags. */
-export interface ServeOptions {
+/**
+ * `todeval serve` from a program: the same service, options named as the CLI's flags; the SGSAcc
+ * and rerank settings (ServeSettings) take the serve product's defaults (the context-only control on).
+ */
+export interface ServeOptions extends ServeSettings {
   /** The NLI runner to create (model, device, dtype, threads, batch limits, cache). */
   nli: Omit<NliRunnerOptions, 'onProgress'>;
   /** Schema, rules and turns (`loadSgsaccData`): actions resolve against them, dataset ids name their turns. */
@@ -24,15 +27,6 @@ export interface ServeOptions {
   logLevel?: string;
   logStream?: DestinationStream;
   limits?: Partial<ServeLimits>;
-  context?: boolean;
-  /** The context-only control (docs/sgsacc.md); default true in the service. */
-  contextControl?: boolean;
-  validation?: boolean;
-  referenceSelection?: ReferenceSelection;
-  hallucination?: boolean;
-  /** 'sentence': /v1/score also checks each sentence against each fact (implies hallucination). */
-  granularity?: Granularity;
-  rankBy?: RankBy;
   /** Stored references (JSONL, as `score --references` writes) for /v1/score dataset turns; extended with new turns. */
   referencesFile?: string;
 }
@@ -52,9 +46,8 @@ export async function serveFaithfulness(o: ServeOptions): Promise<ServingFaithfu
   const host = o.host ?? '127.0.0.1';
   // Before any loading: a refused binding should not cost a model load first.
   checkBinding(host, o.token);
-  const context = o.context ?? true;
-  const validation = o.validation ?? true;
-  const referenceSelection = o.referenceSelection ?? 'entailed';
+  // The library edge of serve (the CLI's flags come through here too): its configuration, once.
+  const routes = resolveServeConfig(o);
   let runner: NliRunner | undefined;
   let server: RunningServer | undefined;
   const metrics: ServeMetrics = new ServeMetrics({
@@ -72,7 +65,7 @@ export async function serveFaithfulness(o: ServeOptions): Promise<ServingFaithfu
       ? RecordStore.open<TurnReferences>(
           o.referencesFile,
           'todeval-sgsacc-references',
-          sgsaccReferencesSignature(runner.modelSignature, o.data, o.dataset, sgsaccOptions({ validation, context, referenceSelection })),
+          sgsaccReferencesSignature(runner.modelSignature, o.data, o.dataset, routes.sgsacc),
         )
       : undefined;
     server = await startServer({
@@ -86,13 +79,7 @@ export async function serveFaithfulness(o: ServeOptions): Promise<ServingFaithfu
       metrics,
       data: o.data,
       dataset: o.dataset,
-      context,
-      contextControl: o.contextControl ?? true,
-      validation,
-      referenceSelection,
-      hallucination: o.hallucination === true,
-      ...(o.granularity === 'sentence' ? { granularity: o.granularity } : {}),
-      rankBy: o.rankBy,
+      routes,
       references,
     });
   } catch (e) {

@@ -2,12 +2,12 @@ import { createServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import type { DatasetName } from '../adapters/load.js';
-import type { Granularity, RecordStore, ReferenceSelection, SgsaccData, TurnReferences } from '../metrics/sgsacc/index.js';
-import { rankNeedsHallucination, type RankBy } from '../rerank/index.js';
+import type { RecordStore, SgsaccData, TurnReferences } from '../metrics/sgsacc/index.js';
 import type { NliRunner } from '../nli/runner.js';
 import { describeErrno, InputError } from '../util/errors.js';
 import { buildApp } from './app.js';
 import { isLoopbackHost } from './auth.js';
+import type { ServeConfig } from './config.js';
 import type { ServeLimits } from './limits.js';
 import type { ServeMetrics } from './metrics.js';
 import { FaithfulnessService } from './service.js';
@@ -24,17 +24,8 @@ export interface ServerConfig {
   metrics: ServeMetrics;
   data: SgsaccData;
   dataset: DatasetName;
-  context: boolean;
-  /** The context-only control; default true. */
-  contextControl?: boolean;
-  validation: boolean;
-  referenceSelection: ReferenceSelection;
-  /** Also check facts => text (score and rerank), as `--hallucination`. */
-  hallucination?: boolean;
-  /** 'sentence': /v1/score also checks each sentence against each fact (implies hallucination), as `score --granularity sentence`. */
-  granularity?: Granularity;
-  /** Rerank order, as `rerank --rank-by`. */
-  rankBy?: RankBy;
+  /** What the routes run with (resolveServeConfig, built once by serveFaithfulness). */
+  routes: ServeConfig;
   references?: RecordStore<TurnReferences>;
 }
 
@@ -87,13 +78,7 @@ export async function startServer(cfg: ServerConfig): Promise<RunningServer> {
     runner: cfg.runner,
     data: cfg.data,
     dataset: cfg.dataset,
-    context: cfg.context,
-    contextControl: cfg.contextControl ?? true,
-    validation: cfg.validation,
-    referenceSelection: cfg.referenceSelection,
-    hallucination: cfg.hallucination === true || rankNeedsHallucination(cfg.rankBy) || cfg.granularity === 'sentence',
-    ...(cfg.granularity === 'sentence' ? { granularity: cfg.granularity } : {}),
-    rankBy: cfg.rankBy,
+    routes: cfg.routes,
     references: cfg.references,
     limits: cfg.limits,
     pairsPerSecond: () => cfg.metrics.busyPairsPerSecond(),

@@ -5,8 +5,8 @@ import { formatEvaluation } from '../../report/evaluate-text.js';
 import { addRunConfidenceOptions, runConfidenceFrom, type RunConfidenceFlags } from '../significance-options.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
 import { addDataDirOption, addInputOption, addLimitOption, reportSkipped } from '../options.js';
-import { GRANULARITIES, type Granularity, type ReferenceSelection } from '../../metrics/sgsacc/index.js';
-import { addContextControlOptions, referenceSelectionOption } from '../sgsacc-options.js';
+import { GRANULARITIES, SGSACC_DEFAULTS, type Granularity, type ReferenceSelection } from '../../metrics/sgsacc/index.js';
+import { addContextControlOptions, referenceSelectionOption, sgsaccSettingsOf } from '../sgsacc-options.js';
 import { addMwzInputOptions, chrfFrom, chrfWordOrderOption, GROUND_TRUTH_SOURCES } from '../mwz-options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
 import { InputError } from '../../util/errors.js';
@@ -64,7 +64,7 @@ export function register(program: Command): void {
   cmd.addOption(referenceSelectionOption()).addOption(
     new Option('--granularity <unit>', "with --sgsacc: 'sentence' also checks each sentence of the lexicalized turns against the facts (the sentence-level rate)").choices(GRANULARITIES),
   );
-  addContextControlOptions(cmd, false).addOption(progressOption());
+  addContextControlOptions(cmd, SGSACC_DEFAULTS.evaluate.contextControl).addOption(progressOption());
   addNliOptions(cmd); // model flags for --sgsacc
   cmd.action(async (flags: EvaluateFlags) => {
     // In a Slurm array task with no --shard, the task's shard (src/shard/spec.ts shardFromSlurmArray).
@@ -76,7 +76,6 @@ export function register(program: Command): void {
 /** Flags -> the evaluate pipeline -> the tables (or JSON) on stdout. */
 async function runEvaluate(flags: EvaluateFlags): Promise<void> {
   refuseOutputOverInput({ '-o/--output': flags.output, '--items': flags.items, '--cache': flags.cache }, { '--input': flags.input });
-  if (flags.shard && (flags.confidence || flags.items)) throw new InputError(`${flags.confidence ? '--confidence' : '--items'} needs the whole run in one process: drop --shard`);
   if (flags.granularity && !flags.sgsacc) throw new InputError('--granularity sets how --sgsacc checks the turns: give --sgsacc');
   if (flags.shard && !flags.sgsacc) throw new InputError('--shard splits the SGSAcc scoring of --sgsacc: give --sgsacc (the other metrics are not split)');
   requireShardOutput(flags, flags.output);
@@ -89,7 +88,7 @@ async function runEvaluate(flags: EvaluateFlags): Promise<void> {
       ...flags,
       groundTruth: GROUND_TRUTH_SOURCES[flags.groundTruth],
       chrf: chrfFrom(flags),
-      sgsacc: flags.sgsacc ? { nli: nliOptionsFrom(flags), referenceSelection: flags.referenceSelection, contextControl: flags.contextControl, granularity: flags.granularity, shard: flags.shard } : undefined,
+      sgsacc: flags.sgsacc ? { nli: nliOptionsFrom(flags), ...sgsaccSettingsOf(flags), shard: flags.shard } : undefined,
       itemsFile: flags.items,
       confidence: runConfidenceFrom(flags),
       hooks: {

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { createNliRunner } from '../../nli/runner.js';
 import { argmaxLabel } from '../../nli/types.js';
-import { makeSignature, formatSignature } from '../../util/signature.js';
+import { nliSignature } from '../../nli/signature.js';
+import { formatSignature } from '../../util/signature.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
 
@@ -19,8 +20,8 @@ export function register(program: Command): void {
     try {
       const probs = await runner.scoreOne({ premise, hypothesis });
       const label = argmaxLabel(probs);
-      const s = runner.modelSignature;
-      const signature = makeSignature({ model: s.modelId, revision: s.revision, dtype: s.dtype, maxLength: runner.maxLength, device: runner.device });
+      // The signature serve's /v1/nli gives the same model's probabilities.
+      const signature = nliSignature(runner);
       if (flags.json) {
         process.stdout.write(`${JSON.stringify({ ...probs, label, truncated: runner.stats().truncated > 0, signature })}\n`);
       } else {

@@ -3,7 +3,7 @@ import type { DatasetName } from '../../adapters/load.js';
 import { findDataDir } from '../../data/data-dir.js';
 import { runRerankPipeline } from '../../pipeline/rerank.js';
 import { barProgress, progressBar, progressOption, type ProgressMode } from '../../report/progress.js';
-import { RANK_BY } from '../../rerank/index.js';
+import { RANK_BY, RERANK_DEFAULTS } from '../../rerank/index.js';
 import { formatRerankReport } from '../../rerank/summary.js';
 import { stderrHooks } from '../hooks.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
@@ -17,8 +17,8 @@ interface RerankFlags extends NliCliFlags, DatasetFlags, ShardFlags, RunOutputFl
   input: string;
   dataset: DatasetName;
   limit?: number;
-  context: boolean;
-  contextControl: boolean;
+  context?: boolean;
+  contextControl?: boolean;
   systems?: string;
   progress: ProgressMode;
   hallucination?: boolean;
@@ -46,7 +46,7 @@ export function register(program: Command): void {
     .option('--systems <names>', 'comma-separated tie-break order of systems (default: order of each item\'s candidates)')
     .option('--hallucination', 'also check facts => text per candidate: the references it realised must entail it (four-way label)')
     .option('--rank-by <order>', `${RANK_BY.join(' | ')}: most actions realised, or no omission then no hallucination, or no omission then fewest unsupported sentences (both imply --hallucination); then likelihood`, 'fidelity');
-  addContextControlOptions(cmd, true);
+  addContextControlOptions(cmd, RERANK_DEFAULTS.contextControl);
   addShardOptions(cmd, 'items');
   addNliOptions(cmd.addOption(progressOption()));
   addShardedAction(cmd, { inWorkers: runRerankInWorkers, inProcess: runRerankInProcess });
@@ -71,7 +71,6 @@ async function runRerankInProcess(flags: RerankFlags): Promise<void> {
       load: datasetLoadOptions(flags, dataDir),
       dataDir,
       systems: flags.systems?.split(',').map((s) => s.trim()).filter(Boolean),
-      hallucination: flags.hallucination === true,
       rankBy,
       turnsFile: flags.turns,
       reportFile,

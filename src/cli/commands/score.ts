@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import type { DatasetName } from '../../adapters/load.js';
-import { formatSgsaccReport, GRANULARITIES } from '../../metrics/sgsacc/index.js';
+import { formatSgsaccReport, GRANULARITIES, SGSACC_DEFAULTS } from '../../metrics/sgsacc/index.js';
 import { refuseWeakerReport, scoreReportCoverage } from '../../pipeline/report-guard.js';
 import { runScore, type ScoreRunHooks } from '../../pipeline/score-run.js';
 import { pairsProgress, progressOption, type ProgressMode } from '../../report/progress.js';
@@ -10,7 +10,7 @@ import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.
 import { addDatasetOptions, addLimitOption, addReportFileOption, addTurnsOption, datasetDataDir, datasetLoadOptions, jsonToStdout, positiveInt, reportFileFrom, type DatasetFlags } from '../options.js';
 import { checkRunOutputs, type RunOutputFlags } from '../output-guard.js';
 import { addPredictionsOptions } from '../predictions.js';
-import { addContextControlOptions, referenceSelectionOption, sgsaccSettingsFrom, type SgsaccCliFlags } from '../sgsacc-options.js';
+import { addContextControlOptions, referenceSelectionOption, sgsaccSettingsOf, type SgsaccCliFlags } from '../sgsacc-options.js';
 import { addShardedAction, addShardOptions, requireShardOutput, type ShardFlags } from '../shard-options.js';
 import { runCommandInWorkers } from '../workers-run.js';
 import { addRunConfidenceOptions, runConfidenceFrom, type RunConfidenceFlags } from '../significance-options.js';
@@ -45,7 +45,7 @@ export function register(program: Command): void {
     .addOption(new Option('--granularity <unit>', 'with --hallucination (implied by sentence): also check each sentence against each fact, and report the unsupported sentences').choices(GRANULARITIES))
     .option('--chunk <n>', 'turns per NLI call (larger batches on GPU)', positiveInt('--chunk'), 256)
     .option('--force', 'replace a complete report at -o with one of fewer turns or less of the ground truth');
-  addContextControlOptions(cmd, false);
+  addContextControlOptions(cmd, SGSACC_DEFAULTS.score.contextControl);
   addRunConfidenceOptions(cmd);
   addShardOptions(cmd, 'turns');
   addNliOptions(cmd.addOption(progressOption()));
@@ -67,22 +67,20 @@ async function runScoreInWorkers(flags: ScoreFlags): Promise<void> {
   process.stdout.write(jsonToStdout(flags) ? JSON.stringify(merged.report, null, 2) + '\n' : formatSgsaccReport(merged.report));
 }
 
-/** An interval of part of the turns is not the run's: --confidence needs them all. */
+/** An interval of part of the turns is not the run's: --confidence needs them all (--shard is refused by the pipeline). */
 function refuseConfidenceInParts(flags: ScoreFlags): void {
-  if (!flags.confidence || (!flags.shard && flags.workers === undefined)) return;
-  throw new InputError(`--confidence needs the whole run in one process: drop ${flags.shard ? '--shard' : '--workers'}`);
+  if (flags.confidence && flags.workers !== undefined) throw new InputError('--confidence needs the whole run in one process: drop --workers');
 }
 
 /** Flags -> the score pipeline (runScore) -> the tables (or JSON) on stdout. */
 async function runScoreInProcess(flags: ScoreFlags): Promise<void> {
   const { output: reportFile, referencesFile, referencesKept } = checkRunOutputs(flags, { flag: '-i/--input', file: flags.input }, { file: flags.references });
   requireShardOutput(flags, reportFile);
-  refuseConfidenceInParts(flags);
   const progress = scoreProgress(flags);
   try {
     const written = await runScore({
       ...datasetLoadOptions(flags, datasetDataDir(flags)),
-      ...sgsaccSettingsFrom(flags),
+      ...sgsaccSettingsOf(flags),
       predictions: flags.input,
       allowMissing: flags.allowMissing,
       system: flags.system,

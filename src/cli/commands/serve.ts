@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import type { DatasetName } from '../../adapters/load.js';
-import { GRANULARITIES, loadSgsaccData } from '../../metrics/sgsacc/index.js';
+import { GRANULARITIES, loadSgsaccData, SGSACC_DEFAULTS } from '../../metrics/sgsacc/index.js';
 import { DEFAULT_LIMITS, LIMIT_FLAGS, type ServeLimits } from '../../serve/limits.js';
 import { serveFaithfulness } from '../../serve/embed.js';
 import { checkBinding, probeBinding } from '../../serve/server.js';
@@ -8,7 +8,7 @@ import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.
 import { addDatasetOptions, boundedInt, datasetDataDir, datasetLoadOptions, hostName, portNumber, positiveInt, rankByFrom, type DatasetFlags } from '../options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
 import { holdRunLocks } from '../../util/run-lock.js';
-import { addContextControlOptions, referenceSelectionOption, sgsaccSettingsFrom, type SgsaccCliFlags } from '../sgsacc-options.js';
+import { addContextControlOptions, referenceSelectionOption, sgsaccSettingsOf, type SgsaccCliFlags } from '../sgsacc-options.js';
 import { RANK_BY } from '../../rerank/index.js';
 
 interface ServeFlags extends NliCliFlags, DatasetFlags, ServeLimits, SgsaccCliFlags {
@@ -42,7 +42,7 @@ export function register(program: Command): void {
     .addOption(new Option('--granularity <unit>', '/v1/score: sentence also checks each sentence of the utterance against each fact (implies --hallucination)').choices(GRANULARITIES))
     .option('--rank-by <order>', `/v1/rerank order: ${RANK_BY.join(' | ')} (omission-hallucination and omission-sentences imply --hallucination)`, 'fidelity')
     .addOption(referenceSelectionOption());
-  addContextControlOptions(cmd, true);
+  addContextControlOptions(cmd, SGSACC_DEFAULTS.serve.contextControl);
   for (const l of LIMIT_FLAGS) cmd.option(`${l.flag} <n>`, l.help, l.max ? boundedInt(l.flag, l.max.value, l.max.why) : positiveInt(l.flag), DEFAULT_LIMITS[l.key]);
   addNliOptions(cmd);
   cmd.action(async (flags: ServeFlags) => {
@@ -72,7 +72,7 @@ async function runServe(flags: ServeFlags): Promise<void> {
     token: flags.token,
     logLevel: flags.logLevel,
     limits,
-    ...sgsaccSettingsFrom(flags),
+    ...sgsaccSettingsOf(flags),
     rankBy,
     referencesFile: flags.references,
   });

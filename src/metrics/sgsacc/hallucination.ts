@@ -153,6 +153,11 @@ function entails(batch: PairBatch, handle: number): boolean {
   return argmaxLabel(batch.get(handle)) === 'entailment';
 }
 
+/** The most pairs one job costs: the plain premise, and with context its retry and that retry's control. */
+export function entailmentJobPairs(context: boolean): number {
+  return context ? 3 : 1;
+}
+
 /** Runs jobs on their own passes (the third only when the context rescued something). */
 export async function checkEntailment(jobs: EntailmentJob[], scorer: NliScorer): Promise<EntailmentVerdict[]> {
   const first = new PairBatch();

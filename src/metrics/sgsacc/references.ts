@@ -80,6 +80,22 @@ export async function selectReferences(
   return refs;
 }
 
+/**
+ * The most pairs selectReferences sends for `turn` (the admission planner's share of this step):
+ * pass 1's candidates and negatives, pass 2's again with context on, and one control pair per
+ * action. An action without candidates, or a turn without a gold utterance, costs none.
+ */
+export function selectionPairBound(turn: SgsaccTurn, options: Pick<SgsaccOptions, 'validation' | 'context'>): number {
+  if (turn.utterance.trim() === '') return 0;
+  let pairs = 0;
+  for (const a of turn.actions) {
+    if (a.candidates.length === 0) continue;
+    const plain = a.candidates.length + (options.validation ? a.negatives.length : 0);
+    pairs += options.context ? 2 * plain + 1 : plain;
+  }
+  return pairs;
+}
+
 function base(action: SgsaccAction): Pick<ActionReferenceChoice, 'actionId' | 'service' | 'act' | 'slot'> {
   return { actionId: action.id, service: action.service, act: action.act, slot: action.slot };
 }

@@ -2,20 +2,26 @@ import type { NliScorer } from '../../nli/types.js';
 import { stageClock } from '../../util/stage-clock.js';
 import { applyContextControl, controlReferenceChoices, lacksControl } from './context-control.js';
 import { CallOrder, type Lane } from './call-order.js';
-import { addHallucinationPremises } from './hallucination.js';
+import { addHallucinationPremises, entailmentJobPairs } from './hallucination.js';
 import { contextPremise } from './premise.js';
-import { selectReferences } from './references.js';
+import { selectionPairBound, selectReferences } from './references.js';
 import { scoreTurns } from './scoring.js';
-import { withSentences } from './sentence-check.js';
+import { sentencePairBound, withSentences } from './sentence-check.js';
 import type { RecordStore } from './store.js';
 import type { SgsaccOptions, SgsaccTurn, TurnReferences, TurnScore } from './types.js';
+
+/** What a run reads and extends of stored references: a RecordStore, or a view of one under other ids. */
+export interface ReferenceStore {
+  readonly done: ReadonlyMap<string, TurnReferences>;
+  append(records: TurnReferences[]): void;
+}
 
 export interface SgsaccRunOptions extends SgsaccOptions {
   scorer: NliScorer;
   /** Turns per chunk: all pairs of a chunk go to the scorer in one call (one pass each). */
   chunkTurns?: number;
-  /** Stored references to reuse and extend (`--references FILE`). */
-  references?: RecordStore<TurnReferences>;
+  /** Stored references to reuse and extend (`--references FILE`, or a view of one: ReferenceStore). */
+  references?: ReferenceStore;
   /** Finished turns of this system (`--out FILE`): skipped on resume, appended as chunks finish. */
   results?: RecordStore<TurnScore>;
   /** The system is the gold utterance itself: reuse the ground-truth scores of the references. */
@@ -56,6 +62,31 @@ export async function runSgsacc(
     groundTruth: references.map((r) => (r?.groundTruth ? groundTruthView(r, opts) : undefined)),
     counts: { resumed, referencesComputed: run.computed, referencesReused: reused, referencesMissing: references.filter((r) => r === undefined).length },
   };
+}
+
+/**
+ * The planner of a run: the most pairs `runSgsacc(turns, utterances, opts)` may send the scorer,
+ * before the batches' de-duplication and the pair cache, step by step as the run takes them: the
+ * references a turn lacks (selection, the ground truth's score, the facts => text premise, the
+ * control's verdicts of an older record), the system's scoring, and its sentences. The service
+ * reserves this many pairs before it runs (PairAdmission).
+ */
+export function runPairBound(turns: SgsaccTurn[], utterances: Map<string, string>, opts: Omit<SgsaccRunOptions, 'scorer'>): number {
+  const job = entailmentJobPairs(opts.context);
+  let pairs = 0;
+  for (const t of turns) {
+    const stored = opts.references?.done.get(t.id);
+    const lacking = stored ? lacksControl(stored) : undefined;
+    if (!stored) pairs += selectionPairBound(t, opts);
+    if (lacking?.choices) pairs += stored!.actions.length;
+    const gold = !stored || !stored.groundTruth || lacking!.groundTruth || lacking!.choices;
+    if (gold) pairs += t.actions.length * job;
+    if (opts.hallucination && (gold || !stored!.hallucination || lacking!.premise)) pairs += job;
+    const utterance = utterances.get(t.id) ?? '';
+    if (!opts.groundTruthSystem) pairs += t.actions.length * job + (opts.hallucination ? job : 0);
+    if (opts.granularity === 'sentence') pairs += sentencePairBound(t, utterance, opts);
+  }
+  return pairs;
 }
 
 /** What the chunks of one run share: the references so far, the finished scores and the counts. */

@@ -106,6 +106,17 @@ function planTurn(turn: SgsaccTurn, refs: TurnReferences, options: Pick<SgsaccOp
   return plan;
 }
 
+/**
+ * The most pairs checkSentences sends for one utterance of a turn: each sentence against each fact
+ * (one per action, and the joined facts when there are several), then with context its retry and
+ * that retry's control. Courtesy sentences cost nothing; counting them keeps the bound simple.
+ */
+export function sentencePairBound(turn: { actions: readonly Pick<SgsaccTurn['actions'][number], 'values'>[] }, utterance: string, options: Pick<SgsaccOptions, 'context'>): number {
+  const sentences = splitSentences(utterance, { keep: turn.actions.flatMap((a) => a.values) }).length;
+  const facts = turn.actions.length + (turn.actions.length > 1 ? 1 : 0);
+  return sentences * (facts + (options.context ? 2 : 0));
+}
+
 const byEntailment = (a: NliProbs, b: NliProbs) => a.entailment - b.entailment;
 
 /**

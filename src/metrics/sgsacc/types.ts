@@ -54,8 +54,6 @@ export interface SgsaccOptions {
 export type ReferenceSelection = 'entailed' | 'paper';
 export const REFERENCE_SELECTIONS: readonly ReferenceSelection[] = ['entailed', 'paper'];
 
-export const DEFAULT_SGSACC_OPTIONS: SgsaccOptions = { validation: true, context: true, referenceSelection: 'entailed', hallucination: false, contextControl: false };
-
 /** Why an action (and so its turn) is left out of validated SGSAcc. */
 export type ExclusionReason =
   | 'no-candidates' // the rules produced nothing to check against
