@@ -87,7 +87,7 @@ describe.skipIf(!HAS_BUILT_CLI)('todeval report (HTML)', () => {
     const data = embeddedData(html);
     expect(data.runs[1].standin).toBe(false);
     expect(data.warnings.join('\n')).toMatch(/predictions uses a stand-in NLI model .*NOT SGSAcc/);
-    expect(data.warnings.join('\n')).toMatch(/differ in signature \(model, revision\)/);
+    expect(data.warnings.join('\n')).toMatch(/differ in signature \(model: \S+ vs Xenova\/roberta-large-mnli, revision: sha256:\S+ vs abc\)/);
     expect(html).toContain('id="warning-banner"');
     // The same configuration for two systems is comparable: no signature warning, only the stand-in one.
     const same = embeddedData(buildHtmlReport({ runs: [runs.system.report, runs.gold.report] }).html);

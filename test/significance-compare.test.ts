@@ -37,7 +37,6 @@ function sgsaccRun(name: string, ok: (d: number, k: number) => boolean, opts: { 
     kind: 'score-turns',
     name,
     signature: makeSignature({ metric: 'sgsacc-turns', model: 'm', validation: true, system: name, predictions: name, ...opts.signature }),
-    systemKeys: ['system', 'predictions'],
     items: turnItemStats(scores, { validation: true }),
   };
 }

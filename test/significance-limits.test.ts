@@ -108,8 +108,7 @@ describe('the bootstrap on too few units', () => {
       file: `${name}.jsonl`,
       kind: 'evaluate-items',
       name,
-      signature: makeSignature({ metric: 'x', system: name }),
-      systemKeys: ['system'],
+      signature: makeSignature({ metric: 'x', predictions: name }),
       items: { acc: metricItems(ratioMetric('Acc'), 'dialogue', Array.from({ length: n }, (_, i) => `d${i}`), null, Array.from({ length: n }, (_, i) => [ok(i) ? 1 : 0, 1])) },
     });
     const few = compareRuns([run('a', 3, () => true), run('b', 3, (i) => i > 0)]);
@@ -152,7 +151,7 @@ describe('one resample spec', () => {
     const r = bootstrapConfidence(stats, metric, { samples: f.samples, seed: f.seed });
     expect(Math.abs(r.ci - f.ci)).toBeLessThan(1e-12);
     const ids = f.stats.map((_, i) => `s${i}`);
-    const src = (name: string): ItemSource => ({ file: name, kind: 'evaluate-items', name, signature: makeSignature({ metric: 'x', system: name }), systemKeys: ['system'], items: { bleu: metricItems(metric, 'item', ids, null, f.stats) } });
+    const src = (name: string): ItemSource => ({ file: name, kind: 'evaluate-items', name, signature: makeSignature({ metric: 'x', predictions: name }), items: { bleu: metricItems(metric, 'item', ids, null, f.stats) } });
     const c = compareRuns([src('a'), src('b')], { samples: f.samples, seed: f.seed });
     expect(Math.abs(c.comparisons[0].systems[0].ci! - f.ci)).toBeLessThan(1e-12);
     expect(Math.abs(runConfidence({ bleu: metricItems(metric, 'item', ids, null, f.stats) }, { samples: f.samples, seed: f.seed }).metrics.bleu.ci - f.ci)).toBeLessThan(1e-12);

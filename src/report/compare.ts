@@ -13,7 +13,7 @@ import type { SystemResult } from '../metrics/significance/types.js';
 import { lowUnitsField } from '../metrics/significance/units.js';
 import { InputError } from '../util/errors.js';
 import type { ItemSource } from './item-files.js';
-import { comparableSignature, formatProvenance, formatSignature, signatureDifferences, type Signature } from '../util/signature.js';
+import { comparableSignature, formatProvenance, formatSignature, sharedSignature, systemsNotComparable } from '../util/signature.js';
 
 export interface CompareOptions {
   /** 'bs' paired bootstrap (default), 'ar' approximate randomization. */
@@ -66,12 +66,6 @@ export interface CompareResult {
   comparisons: MetricComparison[];
 }
 
-function sharedSignature(s: ItemSource): Signature {
-  const out: Signature = { ...s.signature };
-  for (const k of s.systemKeys) delete out[k];
-  return out;
-}
-
 /** "a score-turns", "an evaluate-items": the kind of output with its article. */
 function aKind(kind: string): string {
   return `${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind}`;
@@ -83,10 +77,8 @@ function checkComparable(sources: readonly ItemSource[]): void {
   for (const s of rest) {
     if (s.kind !== base.kind) throw new InputError(`is ${aKind(s.kind)} output, the baseline (${base.file}) ${aKind(base.kind)} one: compare runs of the same command`, { file: s.file });
     // By content: the same bytes compare from any folder, however the data directory was found.
-    const diff = signatureDifferences(sharedSignature(base), sharedSignature(s));
-    if (diff.length > 0) {
-      throw new InputError(`signature differs from the baseline's (${base.file}) apart from the system: ${diff.join(', ')}`, { file: s.file });
-    }
+    const diff = systemsNotComparable(base, s);
+    if (diff !== null) throw new InputError(`signature differs from the baseline's (${base.file}) apart from the system: ${diff}`, { file: s.file });
   }
 }
 
@@ -187,7 +179,7 @@ export function* compareRunsSteps(sources: readonly ItemSource[], opts: CompareO
     unit,
     baseline: names[0],
     systems: names,
-    signature: formatSignature(comparableSignature(sharedSignature(sources[0]))),
+    signature: formatSignature(comparableSignature(sharedSignature(sources[0].signature, sources[0].kind))),
     provenance: Object.fromEntries(sources.map((s, i) => [names[i], formatProvenance(s.signature)])),
     comparisons,
   };

@@ -30,8 +30,6 @@ export interface ItemSource {
   /** The system's name in tables: score's `system`, else the file's base name. */
   name: string;
   signature: Signature;
-  /** Signature keys that name the system: they may differ between compared runs, no other may. */
-  systemKeys: readonly string[];
   items: RunItems;
 }
 
@@ -41,16 +39,6 @@ export interface ItemsFile {
   signature: Signature;
   metrics: Record<string, { name: string; spec: MetricSpec; level: ItemLevel; ids: string[]; dialogues: string[] | null; rows: number[][] }>;
 }
-
-// What names the system in each kind's signature (docs/significance.md).
-const SYSTEM_KEYS: Record<ItemSourceKind, readonly string[]> = {
-  'score-turns': ['system', 'predictions'],
-  rerank: ['input', 'systems', 'rankBy'],
-  // What a system supplies decides where Inform's states and domains come from.
-  'evaluate-items': ['predictions', 'stateSource', 'domainSource', 'dialogues', 'skipped'],
-  'mwz-predictions': ['predictions', 'stateSource', 'domainSource', 'dialogues', 'skipped'],
-  gcdf1: ['data', 'dialogues', 'skipped'],
-};
 
 export function itemsFileJson(signature: Signature, items: RunItems): ItemsFile {
   const metrics: ItemsFile['metrics'] = {};
@@ -122,7 +110,6 @@ export function scoreTurnsItemSource(file: string, signature: Signature, lines: 
     kind: 'score-turns',
     name: typeof signature.system === 'string' && signature.system ? signature.system : baseName(file),
     signature,
-    systemKeys: SYSTEM_KEYS['score-turns'],
     items: turnItemStats([...byId.values()], { validation: signature.validation !== false }),
   };
 }
@@ -145,7 +132,7 @@ export function loadItemSource(file: string, opts: LoadItemsOptions = {}): ItemS
     const signature = normalizeSignature(store.header.signature as Signature);
     if (store.header.kind === 'todeval-sgsacc-turns') return scoreTurnsItemSource(file, signature, store.records as unknown as TurnScore[]);
     if (store.header.kind === 'todeval-rerank') {
-      return { file, kind: 'rerank', name: baseName(file), signature, systemKeys: SYSTEM_KEYS.rerank, items: rerankItemStats(store.records as unknown as RerankResult[]) };
+      return { file, kind: 'rerank', name: baseName(file), signature, items: rerankItemStats(store.records as unknown as RerankResult[]) };
     }
     throw new InputError(`a ${String(store.header.kind)} file holds no system's results: pass score's --turns file, rerank's --turns file, evaluate's --items file, gcdf1's --per-dialogue file or mwzeval predictions`, { file });
   }
@@ -159,12 +146,12 @@ export function loadItemSource(file: string, opts: LoadItemsOptions = {}): ItemS
       const metric = metricFromSpec(m.name, m.spec, file);
       items[id] = metricItems(metric, m.level, m.ids, m.dialogues, m.rows);
     }
-    return { file, kind: 'evaluate-items', name: baseName(file), signature: normalizeSignature(f.signature), systemKeys: SYSTEM_KEYS['evaluate-items'], items };
+    return { file, kind: 'evaluate-items', name: baseName(file), signature: normalizeSignature(f.signature), items };
   }
   // gcdf1 -o keeps its signature under `metadata` (the reference's output shape).
   const sig = (obj(o.signature) ?? obj(obj(o.metadata)?.signature)) as Signature | null;
   if (sig && sig.metric === 'gcdf1' && obj(o.dialogues)) {
-    return { file, kind: 'gcdf1', name: baseName(file), signature: normalizeSignature(sig), systemKeys: SYSTEM_KEYS.gcdf1, items: gcdf1ItemStats(o.dialogues as Gcdf1DialogueScores) };
+    return { file, kind: 'gcdf1', name: baseName(file), signature: normalizeSignature(sig), items: gcdf1ItemStats(o.dialogues as Gcdf1DialogueScores) };
   }
   if (sig) {
     const per = sig.metric === 'sgsacc' ? "score's --turns file" : sig.metric === 'mwz-evaluate' ? "evaluate's --items file (or the predictions)" : sig.metric === 'gcdf1' ? "gcdf1's --per-dialogue file" : "the run's per-item output";
@@ -180,7 +167,7 @@ export function loadItemSource(file: string, opts: LoadItemsOptions = {}): ItemS
     const ev = evaluator.withMetrics({ bleu: true, success: true, richness: false, dst: allStates, chrf, ter });
     const result = ev.evaluateValidated(validated, file, { items: true });
     const signature = makeSignature({ ...result.signature, predictions: fileSignature(file) });
-    return { file, kind: 'mwz-predictions', name: baseName(file), signature, systemKeys: SYSTEM_KEYS['mwz-predictions'], items: mwzItemStats(result.items!, { chrf: chrfOptionsOf(chrf) }) };
+    return { file, kind: 'mwz-predictions', name: baseName(file), signature, items: mwzItemStats(result.items!, { chrf: chrfOptionsOf(chrf) }) };
   }
   throw new InputError('not a per-item output of todeval (nor mwzeval predictions)', { file });
 }

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { serPercent } from '../metrics/ser.js';
 import { RecordStore, type StoreKind } from '../metrics/sgsacc/store.js';
-import { comparableSignature, formatSignature, normalizeSignature, sameConfiguration, type Signature } from '../util/signature.js';
+import { fieldDifferences, normalizeSignature, type Signature } from '../util/signature.js';
 import { InputError } from '../util/errors.js';
 import { parseJsonText, readTextFile } from '../util/json-file.js';
 import { pathInReport, shardLabel, type ShardBlock } from './spec.js';
@@ -34,14 +34,6 @@ export function readShardReport(file: string): LoadedShard {
   return { file, report: { ...(report as ShardReport), signature: normalizeSignature(report.signature as Signature) } };
 }
 
-/** The signature without the keys that may differ between shards of one run. */
-function comparable(sig: Signature, perShard: readonly string[]): string {
-  // By content: shards run on machines with other checkouts name the same file by other paths.
-  const rest = comparableSignature(sig);
-  for (const k of ['shard', ...perShard]) delete rest[k];
-  return formatSignature(rest);
-}
-
 /**
  * Refuses a set of shard reports that is not exactly one run: reports of another configuration
  * (signatures differ beyond `perShard` keys), of another split (N differs), a shard given twice
@@ -50,7 +42,6 @@ function comparable(sig: Signature, perShard: readonly string[]): string {
 export function checkShardSet(shards: readonly LoadedShard[], perShard: readonly string[] = []): void {
   if (shards.length === 0) throw new InputError('no shard reports to merge');
   const [first] = shards;
-  const want = comparable(first.report.signature, perShard);
   for (const s of shards.slice(1)) {
     if (s.report.shard.count !== first.report.shard.count) {
       throw new InputError(
@@ -58,8 +49,9 @@ export function checkShardSet(shards: readonly LoadedShard[], perShard: readonly
         { file: s.file },
       );
     }
-    const got = comparable(s.report.signature, perShard);
-    if (got !== want) throw new InputError(`not the same run as ${first.file}: ${signatureDifference({ file: first.file, signature: first.report.signature }, { file: s.file, signature: s.report.signature }, perShard)}`, { file: s.file });
+    // By content: shards run on machines with other checkouts name the same file by other paths.
+    const differs = signatureDifference({ file: first.file, signature: first.report.signature }, { file: s.file, signature: s.report.signature }, perShard);
+    if (differs) throw new InputError(`not the same run as ${first.file}: ${differs}`, { file: s.file });
   }
   const byIndex = new Map<number, string>();
   for (const s of shards) {
@@ -76,18 +68,16 @@ export function checkShardSet(shards: readonly LoadedShard[], perShard: readonly
 }
 
 /**
- * Where two signatures differ, key by key with both values and the file each came from:
+ * Where two signatures differ, decided on their comparable parts as everywhere (fieldDifferences),
+ * key by key with both values as written and the file each came from:
  * `hallucination is true in a.json, not set in b.json` (a key one of them lacks is "not set").
+ * Empty when they are the same run; `shard` and the `skip` keys are not compared.
  */
 export function signatureDifference(a: { file: string; signature: Signature }, b: { file: string; signature: Signature }, skip: readonly string[] = []): string {
-  const skipped = new Set(['shard', ...skip]);
-  const keys = [...new Set([...Object.keys(a.signature), ...Object.keys(b.signature)])].filter((k) => !skipped.has(k)).sort();
-  const value = (v: Signature[string]) => (v === undefined ? 'not set' : String(v));
   const [la, lb] = [path.basename(a.file), path.basename(b.file)];
   const [na, nb] = la === lb ? [a.file, b.file] : [la, lb];
-  return keys
-    .filter((k) => String(a.signature[k]) !== String(b.signature[k]))
-    .map((k) => `${k} is ${value(a.signature[k])} in ${na}, ${value(b.signature[k])} in ${nb}`)
+  return fieldDifferences(a.signature, b.signature, ['shard', ...skip])
+    .map((d) => `${d.key} is ${d.a} in ${na}, ${d.b} in ${nb}`)
     .join('; ');
 }
 
@@ -158,9 +148,8 @@ export function mergeRecordFiles(shards: readonly LoadedShard[], which: keyof Sh
   });
   const signature = runSignature(parts[0].signature);
   for (const p of parts.slice(1)) {
-    if (!sameConfiguration(runSignature(p.signature), signature)) {
-      throw new InputError(`not the same run as ${parts[0].file}: ${signatureDifference({ file: parts[0].file, signature }, { file: p.file, signature: runSignature(p.signature) })}`, { file: p.file });
-    }
+    const differs = signatureDifference({ file: parts[0].file, signature }, { file: p.file, signature: runSignature(p.signature) });
+    if (differs) throw new InputError(`not the same run as ${parts[0].file}: ${differs}`, { file: p.file });
   }
   const store = RecordStore.open<{ id: string }>(outFile, kind, signature);
   // A record appended again later (references that gained fields) replaces the earlier one, as on load.

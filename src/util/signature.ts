@@ -186,16 +186,73 @@ function shownValue(v: SignatureValue): string {
   return v === undefined ? 'not set' : String(v);
 }
 
+/** One compared field that differs: its key and each side's value as written (paths included), for people. */
+export interface FieldDifference {
+  key: string;
+  a: string;
+  b: string;
+}
+
 /**
- * The compared fields that differ, `key: a vs b`, in key order (empty when the configurations are
- * the same). Decided on the comparable parts; shown as written (paths included), for people.
+ * The compared fields that differ, in key order (empty when the configurations are the same):
+ * decided on the comparable parts (comparableSignature), shown as written, `ignore` keys left out.
+ * The one rule compare, the report, merge, resume and the references store decide by.
  */
-export function signatureDifferences(a: Signature, b: Signature): string[] {
+export function fieldDifferences(a: Signature, b: Signature, ignore: Iterable<string> = []): FieldDifference[] {
+  const skip = new Set(ignore);
   const ca = comparableSignature(a);
   const cb = comparableSignature(b);
   const [na, nb] = [normalizeSignature(a), normalizeSignature(b)];
-  const keys = [...new Set([...Object.keys(ca), ...Object.keys(cb)])].sort();
-  return keys.filter((k) => String(ca[k]) !== String(cb[k])).map((k) => `${k}: ${shownValue(na[k])} vs ${shownValue(nb[k])}`);
+  const keys = [...new Set([...Object.keys(ca), ...Object.keys(cb)])].filter((k) => !skip.has(k)).sort();
+  return keys.filter((k) => String(ca[k]) !== String(cb[k])).map((k) => ({ key: k, a: shownValue(na[k]), b: shownValue(nb[k]) }));
+}
+
+/** fieldDifferences as `key: a vs b`. */
+export function signatureDifferences(a: Signature, b: Signature, ignore: Iterable<string> = []): string[] {
+  return fieldDifferences(a, b, ignore).map((d) => `${d.key}: ${d.a} vs ${d.b}`);
+}
+
+/**
+ * The kinds of run whose signatures are compared across systems: run reports (`score -o`,
+ * `evaluate -o`) and per-item outputs (score's and rerank's --turns, evaluate's --items, mwzeval
+ * predictions evaluated by compare, gcdf1's per-dialogue report).
+ */
+export type SignedRunKind = 'score' | 'evaluate' | 'score-turns' | 'rerank' | 'evaluate-items' | 'mwz-predictions' | 'gcdf1';
+
+const EVALUATE_SYSTEM_KEYS: readonly SignatureKey[] = ['predictions', 'stateSource', 'domainSource', 'dialogues', 'skipped'];
+
+/**
+ * What names the system in each kind's signature (docs/significance.md): these keys may differ
+ * between runs compared with each other (compare, the report), no other key may. For evaluate, what a
+ * system supplies decides where Inform's states and domains come from; a score report also counts
+ * the turns its system left without a prediction.
+ */
+export const SYSTEM_KEYS: Readonly<Record<SignedRunKind, readonly SignatureKey[]>> = {
+  score: ['system', 'predictions', 'missingPredictions'],
+  'score-turns': ['system', 'predictions'],
+  evaluate: EVALUATE_SYSTEM_KEYS,
+  'evaluate-items': EVALUATE_SYSTEM_KEYS,
+  'mwz-predictions': EVALUATE_SYSTEM_KEYS,
+  rerank: ['input', 'systems', 'rankBy'],
+  gcdf1: ['data', 'dialogues', 'skipped'],
+};
+
+/**
+ * Why two runs' numbers cannot be compared, in one line naming the fields compared and how they
+ * differ (`data: a vs b, rules: x vs y`), or null when they can: the same kind of run and equal
+ * signatures apart from what names the system (SYSTEM_KEYS). compare refuses on it; the report warns.
+ */
+export function systemsNotComparable(a: { kind: SignedRunKind; signature: Signature }, b: { kind: SignedRunKind; signature: Signature }): string | null {
+  if (a.kind !== b.kind) return `${b.kind} output against ${a.kind} output: compare runs of the same command`;
+  const diff = signatureDifferences(a.signature, b.signature, SYSTEM_KEYS[a.kind]);
+  return diff.length > 0 ? diff.join(', ') : null;
+}
+
+/** A run's signature without the keys that name its system: what every system compared with it shares. */
+export function sharedSignature(sig: Signature, kind: SignedRunKind): Signature {
+  const out: Signature = { ...sig };
+  for (const k of SYSTEM_KEYS[kind]) delete out[k];
+  return out;
 }
 
 /**

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { MIN_BOOTSTRAP_UNITS } from '../../metrics/significance/units.js';
 import { turnOutcome } from '../../metrics/sgsacc/outcome.js';
 import { COLUMN_METRICS, significanceCaption, type RunSignificance } from '../run-significance.js';
+import { systemsNotComparable } from '../../util/signature.js';
 import { RUN_COLUMNS, type RunColumn } from './columns.js';
 import type { ReportRun, TurnLine, TurnsFile } from './runs.js';
 
@@ -79,9 +80,6 @@ export interface PageData {
   significance: { caption: string; notes: string[] } | null;
 }
 
-/** Signature fields that must agree for two runs' numbers to be comparable (the system may differ). */
-const COMPARABLE_EXCLUDED = new Set(['system', 'predictions', 'metric', 'missingPredictions', 'dialogues']);
-
 export function signatureWarnings(runs: ReportRun[]): string[] {
   const warnings: string[] = [];
   const standins = runs.filter((r) => r.standin);
@@ -91,15 +89,11 @@ export function signatureWarnings(runs: ReportRun[]): string[] {
         `(${[...new Set(standins.map((r) => r.model))].join(', ')}), not a language model: ${standins.length === 1 ? 'its' : 'their'} numbers are NOT SGSAcc.`,
     );
   }
-  if (runs.length > 1) {
-    const keys = new Set(runs.flatMap((r) => Object.keys(r.signature)));
-    const differing = [...keys]
-      .filter((k) => !COMPARABLE_EXCLUDED.has(k))
-      .filter((k) => new Set(runs.map((r) => JSON.stringify(r.signature[k] ?? null))).size > 1)
-      .sort();
-    if (differing.length > 0) {
-      warnings.push(`The runs differ in signature (${differing.join(', ')}): their scores are not comparable with each other.`);
-    }
+  // compare's rule (util/signature.ts): by content, apart from the keys that name each run's system.
+  const [first, ...rest] = runs;
+  for (const r of rest) {
+    const why = systemsNotComparable(first, r);
+    if (why !== null) warnings.push(`${r.name} and ${first.name} differ in signature (${why}): their scores are not comparable with each other.`);
   }
   return warnings;
 }

@@ -5,7 +5,7 @@ import type { ActionScore } from '../../metrics/sgsacc/types.js';
 import { isStandinModelId } from '../../nli/onnx-builder/standins.js';
 import { InputError } from '../../util/errors.js';
 import { parseJsonText, readTextFile } from '../../util/json-file.js';
-import { formatSignature, normalizeSignature, type Signature } from '../../util/signature.js';
+import { formatSignature, normalizeSignature, sameConfiguration, SYSTEM_KEYS, type Signature } from '../../util/signature.js';
 
 /** One percentage with its denominator, as the score report keeps them per service and act. */
 export interface GroupPct {
@@ -187,8 +187,9 @@ function safeParse(line: string): unknown {
   }
 }
 
-/** Signature fields a per-turn file shares with the run report it belongs to. */
-const SHARED_KEYS = ['model', 'revision', 'dtype', 'rules', 'dataset', 'data', 'validation', 'context', 'referenceSelection', 'contextControl', 'system', 'predictions'];
+/** Signature fields a per-turn file shares with the run report it belongs to: its references' fields, the control and what names the system. */
+const SHARED_KEYS = ['model', 'revision', 'dtype', 'rules', 'dataset', 'data', 'validation', 'context', 'referenceSelection', 'contextControl', ...SYSTEM_KEYS['score-turns']];
+const sharedFields = (sig: Signature) => Object.fromEntries(SHARED_KEYS.map((k) => [k, sig[k]])) as Signature;
 
 /**
  * Which run each per-turn file belongs to: the one report whose signature agrees on every shared
@@ -199,7 +200,7 @@ export function matchTurnsToRuns(runs: ReportRun[], files: TurnsFile[]): Map<num
   for (const tf of files) {
     const matches = runs
       .map((r, i) => ({ r, i }))
-      .filter(({ r }) => r.kind === 'score' && SHARED_KEYS.every((k) => r.signature[k] === tf.signature[k]));
+      .filter(({ r }) => r.kind === 'score' && sameConfiguration(sharedFields(r.signature), sharedFields(tf.signature)));
     if (matches.length === 0) throw new InputError('matches no run given: its signature differs from every run report', { file: tf.file });
     const free = matches.filter(({ i }) => !out.has(i));
     if (free.length === 0) throw new InputError(`is the second per-turn file for run ${matches[0].r.file}`, { file: tf.file });
