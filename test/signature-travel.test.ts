@@ -177,3 +177,73 @@ describe.skipIf(!HAS_BUILT_CLI)('a data directory is named by content too (ser o
     expect(signatureDifferences(s1, s3).join(' ')).toMatch(/^data: /);
   }, 120_000);
 });
+
+describe.skipIf(!HAS_BUILT_CLI || !hasData('multiwoz', 'convlab_mwz21_test.json'))('evaluate --sgsacc signs its rules and schema (issue 43)', () => {
+  const root = suiteTempDir('travel-sgsacc');
+  /** Two test dialogues with their gold texts as lexicalized utterances: SGSAcc scores them. */
+  const input = path.join(root, 'preds.json');
+  /** evaluate --sgsacc --bleu --items on `data` (a copy of the MultiWOZ folder), from `root`. */
+  const evaluate = (data: string, items: string, env: NodeJS.ProcessEnv = {}) =>
+    todeval(['evaluate', '-i', input, '--bleu', '--sgsacc', '--model', getLexicalStandinDir(), '--data-dir', data, '--items', items, '--json'], root, env);
+  let runs: CliResult[] = [];
+
+  beforeAll(async () => {
+    const convlab = JSON.parse(readFileSync(path.join(DATA_DIR, 'multiwoz', 'convlab_mwz21_test.json'), 'utf8')) as Record<string, { log: { text: string }[] }>;
+    const dialogue = (id: string) => convlab[id].log.filter((_, i) => i % 2 === 1).map((t) => ({ response: t.text, utterance: t.text }));
+    writeFileSync(input, JSON.stringify({ sng0580: dialogue('SNG0580'), pmul4648: dialogue('PMUL4648') }));
+    for (const s of ['same', 'schema']) cpSync(path.join(DATA_DIR, 'multiwoz'), path.join(root, s, 'multiwoz'), { recursive: true });
+    // One byte more in the schema (a trailing newline: it still parses); one more in a rule file.
+    const schema = path.join(root, 'schema', 'multiwoz', 'schema.json');
+    writeFileSync(schema, readFileSync(schema, 'utf8') + '\n');
+    cpSync(path.join(REPO_ROOT, 'rules'), path.join(root, 'rules'), { recursive: true });
+    const general = path.join(root, 'rules', 'multiwoz', 'general.json');
+    writeFileSync(general, readFileSync(general, 'utf8') + '\n');
+    const data = (s: string) => path.join(root, s);
+    runs = await Promise.all([
+      evaluate(data('same'), 'base.items.json'),
+      evaluate(data('schema'), 'schema.items.json'),
+      evaluate(data('same'), 'rules.items.json', { TODEVAL_RULES_DIR: path.join(root, 'rules') }),
+    ]);
+  }, 600_000);
+
+  it('the signature carries the rules hash and the schema by content, the items the predictions relative to the data directory', () => {
+    runs.forEach((r, i) => ok(r, `run ${i}`));
+    const sig = (JSON.parse(runs[0].stdout) as { signature: Signature }).signature;
+    expect(sig.rules).toMatch(/^[0-9a-f]{16,}$/);
+    expect(sig.schema).toMatch(/^multiwoz\/schema\.json@[0-9a-f]{12}$/);
+    // The input lies outside the data directory: relative to the working directory (root).
+    expect((JSON.parse(readFileSync(path.join(root, 'base.items.json'), 'utf8')) as { signature: Signature }).signature.predictions).toMatch(/^preds\.json@[0-9a-f]{12}$/);
+  });
+
+  it('one changed byte of the rules or the schema: compare refuses, naming the field', async () => {
+    const base = path.join(root, 'base.items.json');
+    for (const [name, field] of [['schema', 'schema'], ['rules', 'rules']] as const) {
+      const c = await todeval(['compare', base, path.join(root, `${name}.items.json`)], root);
+      expect(c.code, name).toBe(2);
+      expect(c.stderr.trim().split('\n'), name).toEqual([expect.stringMatching(new RegExp(`signature differs from the baseline's .* apart from the system: ${field}: \\S+ vs \\S+$`))]);
+    }
+  }, 300_000);
+});
+
+describe.skipIf(!HAS_BUILT_CLI)('an SGD train schema that cannot be read is an error, never "every service seen" (issue 43)', () => {
+  const root = suiteTempDir('travel-train-schema');
+
+  it('score on a data-dir split: an unparsable or unreadable sgd/train/schema.json exits 2 naming it', async () => {
+    const model = getLexicalStandinDir();
+    for (const [name, bad] of [['garbled', 'file'], ['folder', 'dir']] as const) {
+      const split = path.join(root, name, 'sgd', 'test');
+      mkdirSync(split, { recursive: true });
+      cpSync(path.join(REPO_ROOT, 'examples', 'sgd-mini', 'schema.json'), path.join(split, 'schema.json'));
+      cpSync(path.join(REPO_ROOT, 'examples', 'sgd-mini', 'dialogues.json'), path.join(split, 'dialogues_001.json'));
+      const train = path.join(root, name, 'sgd', 'train', 'schema.json');
+      if (bad === 'file') {
+        mkdirSync(path.dirname(train), { recursive: true });
+        writeFileSync(train, '[{"service_name": ');
+      } else mkdirSync(train, { recursive: true });
+      const r = await todeval(['score', '--dataset', 'sgd', '--data-dir', path.join(root, name), '-i', path.join(REPO_ROOT, 'examples', 'sgd-mini', 'predictions.jsonl'), '--model', model, '--json'], root);
+      expect(r.code, `${name}: ${r.stderr}`).toBe(2);
+      const lines = r.stderr.trim().split('\n');
+      expect(lines, name).toEqual([expect.stringContaining(train)]);
+    }
+  }, 300_000);
+});

@@ -39,6 +39,8 @@ export interface LoadedDataset {
   source: string;
   /** The user's own schema file (--schema) as inputLabel names it; undefined for the data dir's. */
   schemaLabel?: string;
+  /** The schema file read (the data dir's or --schema), for a signature that names it by content. */
+  schemaFile: string;
 }
 
 function needDataDir(opts: LoadDatasetOptions): string {
@@ -76,7 +78,7 @@ function readDataset(opts: LoadDatasetOptions): LoadedDataset {
       // The data dir's split is named by content too (its folder holds the dialogues and the
       // schema; a --schema of one's own is signed apart): a changed byte there must not pass as the same `sgd:test`.
       const source = opts.input ? `sgd:${inputLabel(opts.input, opts.dataDir)}` : `sgd:${split}@${contentDigest(splitDir)}`;
-      return { turns, schema, invalid: collector.invalid, source };
+      return { turns, schema, invalid: collector.invalid, source, schemaFile };
     }
     case 'multiwoz': {
       const schemaFile = opts.schemaFile ?? dataFile(needDataDir(opts), 'multiwoz', 'schema.json');
@@ -98,6 +100,7 @@ function readDataset(opts: LoadDatasetOptions): LoadedDataset {
         turns,
         schema,
         invalid: collector.invalid,
+        schemaFile,
         source: opts.input ? `multiwoz:${inputLabel(opts.input, opts.dataDir)}` : `multiwoz:${path.basename(input)}@${inputsContentDigest([input, schemaFile])}`,
       };
     }
@@ -107,7 +110,7 @@ function readDataset(opts: LoadDatasetOptions): LoadedDataset {
       }
       const schema = loadSchemaFile(opts.schemaFile);
       const turns = readGenericTurns(opts.input, schema, collector, opts.limit);
-      return { turns, schema, invalid: collector.invalid, source: `generic:${inputLabel(opts.input, opts.dataDir)}` };
+      return { turns, schema, invalid: collector.invalid, source: `generic:${inputLabel(opts.input, opts.dataDir)}`, schemaFile: opts.schemaFile };
     }
     default:
       throw new InputError(`unknown dataset "${String((opts as { dataset: unknown }).dataset)}" (sgd, multiwoz or generic)`);

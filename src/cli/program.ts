@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { TODEVAL_VERSION } from '../version.js';
+import { TODEVAL_VERSION } from '../util/version.js';
 import { commands } from './commands/index.js';
 import { registerStdio } from './stdio.js';
 

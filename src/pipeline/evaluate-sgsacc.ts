@@ -5,6 +5,7 @@ import type { ResampleUnit } from '../metrics/significance/confidence.js';
 import type { Seed } from '../metrics/significance/pcg64.js';
 import { turnItemStats } from '../metrics/sgsacc/item-stats.js';
 import { createNliRunner, type NliRunnerOptions } from '../nli/runner.js';
+import { inputLabel } from '../util/input-label.js';
 import type { ShardSpec } from '../util/shard-split.js';
 import { scoreSgsacc, serOfTurns } from './sgsacc.js';
 
@@ -55,6 +56,7 @@ export async function evaluateSgsacc(dialogues: MwzPredictions, opts: EvaluateSg
       referenceSelection: config.referenceSelection,
       contextControl: config.contextControl,
       model: { modelId: model.modelId, revision: String(model.revision), dtype: String(model.dtype) },
+      signed: { rules: data.rulesHash, schema: inputLabel(data.loaded.schemaFile, opts.dataDir) },
       ...(sentences
         ? { sentences: { ...summarizeSentences([sentences], config.validation), confidence: sentenceConfidence(run.scores, { validation: config.validation, ...opts.confidence }) } }
         : {}),

@@ -77,8 +77,13 @@ async function addSgsacc(result: EvaluateResult, predictions: ValidatedPredictio
     o.hooks?.warn?.(`--sgsacc: no turn${where} carries lexicalized text ("utterance", or a response without placeholders)`);
     return;
   }
+  const { signed } = result.sgsacc;
+  delete result.sgsacc.signed;
   result.signature = makeSignature({
     ...result.signature,
+    // The rules and the schema decide the references SGSAcc and SER are scored against.
+    rules: signed?.rules,
+    schema: signed?.schema,
     model: result.sgsacc.model.modelId,
     revision: result.sgsacc.model.revision,
     dtype: result.sgsacc.model.dtype,
@@ -90,13 +95,14 @@ async function addSgsacc(result: EvaluateResult, predictions: ValidatedPredictio
 }
 
 /** Per-item statistics: the intervals of --confidence, the file of --items; never in the report itself. */
-function useItems(result: EvaluateResult, mwzItems: MwzItems | undefined, o: EvaluatePipelineOptions, wantItems: boolean): void {
+function useItems(result: EvaluateResult, mwzItems: MwzItems | undefined, o: EvaluatePipelineOptions, wantItems: boolean, dataDir: string): void {
   const sgsaccItems = result.sgsacc?.items;
   if (result.sgsacc) delete result.sgsacc.items;
   if (!wantItems) return;
   const items = { ...mwzItemStats(mwzItems!, { chrf: chrfOptionsOf(o.chrf) }), ...(sgsaccItems ?? {}) };
   // One line: a machine file of thousands of rows (pretty-printed it would be three times the size).
-  if (o.itemsFile) writeFileAtomic(o.itemsFile, JSON.stringify(itemsFileJson(makeSignature({ ...result.signature, predictions: fileSignature(o.input) }), items)) + '\n');
+  // The predictions by path relative to the data directory when they lie in it (docs/cli-conventions.md).
+  if (o.itemsFile) writeFileAtomic(o.itemsFile, JSON.stringify(itemsFileJson(makeSignature({ ...result.signature, predictions: fileSignature(o.input, dataDir) }), items)) + '\n');
   if (o.confidence) result.confidence = runConfidence(items, o.confidence);
 }
 
@@ -131,7 +137,7 @@ export async function runEvaluatePipeline(o: EvaluatePipelineOptions): Promise<E
   const { items: mwzItems, ...evaluation } = evaluator.evaluateValidated(predictions, o.input, { items: wantItems });
   const result: EvaluateResult = evaluation;
   if (o.sgsacc) await addSgsacc(result, predictions, o, data.dir, wantItems);
-  useItems(result, mwzItems, o, wantItems);
+  useItems(result, mwzItems, o, wantItems, data.dir);
   const shard = o.sgsacc?.shard;
   if (shard && o.output) makeShardReport(result, predictions, shard, o.output);
   if (o.output) writeJsonAtomic(o.output, result);

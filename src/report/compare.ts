@@ -13,7 +13,7 @@ import type { SystemResult } from '../metrics/significance/types.js';
 import { lowUnitsField } from '../metrics/significance/units.js';
 import { InputError } from '../util/errors.js';
 import type { ItemSource } from './item-files.js';
-import { comparableSignature, formatProvenance, formatSignature, sharedSignature, systemsNotComparable } from '../util/signature.js';
+import { formatComparable, formatProvenance, sharedSignature, systemsNotComparable } from '../util/signature.js';
 
 export interface CompareOptions {
   /** 'bs' paired bootstrap (default), 'ar' approximate randomization. */
@@ -179,7 +179,7 @@ export function* compareRunsSteps(sources: readonly ItemSource[], opts: CompareO
     unit,
     baseline: names[0],
     systems: names,
-    signature: formatSignature(comparableSignature(sharedSignature(sources[0].signature, sources[0].kind))),
+    signature: formatComparable(sharedSignature(sources[0].signature, sources[0].kind)),
     provenance: Object.fromEntries(sources.map((s, i) => [names[i], formatProvenance(s.signature)])),
     comparisons,
   };

@@ -166,7 +166,8 @@ export function loadItemSource(file: string, opts: LoadItemsOptions = {}): ItemS
     const { chrf, ter } = opts.textMetrics ?? {};
     const ev = evaluator.withMetrics({ bleu: true, success: true, richness: false, dst: allStates, chrf, ter });
     const result = ev.evaluateValidated(validated, file, { items: true });
-    const signature = makeSignature({ ...result.signature, predictions: fileSignature(file) });
+    // Named as evaluate --items names them: relative to the data directory when they lie in it.
+    const signature = makeSignature({ ...result.signature, predictions: fileSignature(file, evaluator.opts.dataDir) });
     return { file, kind: 'mwz-predictions', name: baseName(file), signature, items: mwzItemStats(result.items!, { chrf: chrfOptionsOf(chrf) }) };
   }
   throw new InputError('not a per-item output of todeval (nor mwzeval predictions)', { file });

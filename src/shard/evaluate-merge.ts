@@ -27,7 +27,7 @@ export interface EvaluateShardReport extends EvaluateReport {
 }
 
 /** Signature keys --sgsacc adds only when it scored something: a shard without lexicalized turns lacks them. */
-const SGSACC_KEYS = ['model', 'revision', 'dtype', 'referenceSelection', 'contextControl', 'granularity'];
+const SGSACC_KEYS = ['model', 'revision', 'dtype', 'rules', 'schema', 'referenceSelection', 'contextControl', 'granularity'];
 
 /**
  * The report one `evaluate --sgsacc` over the whole input gives: the mwzeval sections from shard 1

@@ -98,3 +98,11 @@ export function byContent(value: unknown): unknown {
   const m = LABELLED.exec(value);
   return m ? `${m[1] ?? ''}@${m[2]}` : value;
 }
+
+/** A data-dir split's label (`sgd:test@…`): its name is which split, never where it lies. */
+const SPLIT_LABEL = /^(?:sgd|multiwoz|generic):(?:train|dev|test)@[0-9a-f]{12}$/;
+
+/** byContent for showing: a data-dir split keeps its name (`sgd:test@…`), any path is dropped. */
+export function byContentShown(value: unknown): unknown {
+  return typeof value === 'string' && SPLIT_LABEL.test(value) ? value : byContent(value);
+}

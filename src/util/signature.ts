@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { byContent, inputLabel } from './input-label.js';
-import { TODEVAL_VERSION } from '../version.js';
+import { byContent, byContentShown, inputLabel } from './input-label.js';
+import { TODEVAL_VERSION } from './version.js';
 
 /**
  * The exact configuration behind a score, in the spirit of sacreBLEU's signature: two scores are
@@ -271,6 +271,16 @@ export function fileSignature(file: string, dataDir?: string): string {
  */
 export function sameConfiguration(a: Signature, b: Signature): boolean {
   return formatSignature(comparableSignature(a)) === formatSignature(comparableSignature(b));
+}
+
+/**
+ * The comparable form as printed for people (compare's shared signature): the same fields, with a
+ * data-dir split's name kept (`data:sgd:test@…`, not `data:sgd:@…`); paths are still left out.
+ */
+export function formatComparable(sig: Signature): string {
+  const shown = Object.fromEntries(Object.entries(normalizeSignature(sig)).map(([k, v]) => [k, byContentShown(v)])) as Signature;
+  const compared = comparableSignature(sig) as Record<string, SignatureValue>;
+  return formatSignature(Object.fromEntries(Object.keys(compared).map((k) => [k, shown[k]])) as Signature);
 }
 
 /** A signature with each input named by content only (byContent), for comparing. */

@@ -32,6 +32,11 @@ export interface SgsaccMergeResult {
   sentenceTally?: SentenceShardTally;
   /** With `items`: per-turn statistics of SGSAcc and SER (in memory only: not part of the report). */
   items?: RunItems;
+  /**
+   * What decides these numbers beyond the model and options (in memory only: evaluate moves it into
+   * its signature): the rules' hash and the schema the references were written from, by content.
+   */
+  signed?: { rules: string; schema: string };
 }
 
 /**

@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { loadDataset, type LoadDatasetOptions, type LoadedDataset } from '../../adapters/load.js';
 import type { Turn } from '../../adapters/types.js';
 import { Expander } from '../../rules/expand.js';
@@ -22,6 +24,19 @@ export interface SgsaccData {
 }
 
 /**
+ * The seen/unseen split of the services: SGD's, from the domains of sgd/train/schema.json. A file
+ * there that cannot be read or parsed is an error naming it (exit 2), as is a data-dir split whose
+ * train schema is missing: either would silently count every service as seen. Only a user's own
+ * SGD-format dialogues (--dialogues) with no SGD train schema in the data dir have no unseen split,
+ * as other datasets have none.
+ */
+function unseenTest(opts: Omit<LoadDatasetOptions, 'limit'>): (service: string) => boolean {
+  if (opts.dataset !== 'sgd' || !opts.dataDir) return () => false;
+  if (opts.input && !existsSync(path.join(opts.dataDir, 'sgd', 'train', 'schema.json'))) return () => false;
+  return makeUnseenTest(sgdTrainServices(opts.dataDir));
+}
+
+/**
  * Everything SGSAcc needs from the data side: turns, the rule engine bound to the dataset's
  * schema, and the seen/unseen test (SGD: domain absent from train/schema.json; others: all seen).
  */
@@ -31,14 +46,7 @@ export function loadSgsaccData(opts: Omit<LoadDatasetOptions, 'limit'>): SgsaccD
   const rules = loadRules(opts.dataset);
   // The negatives' value pool comes from all loaded turns so a --limit slice gets the same negatives.
   const expander = new Expander(loaded.schema, rules, buildValueIndex(loaded.turns));
-  let isUnseen: (s: string) => boolean = () => false;
-  if (opts.dataset === 'sgd' && opts.dataDir) {
-    try {
-      isUnseen = makeUnseenTest(sgdTrainServices(opts.dataDir));
-    } catch {
-      // A user's own SGD-format data without the train schema: no unseen split.
-    }
-  }
+  const isUnseen = unseenTest(opts);
   return {
     loaded,
     rulesHash: rules.hash,

@@ -1,6 +1,6 @@
 import { chmodSync, copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { TODEVAL_VERSION } from '../../version.js';
+import { TODEVAL_VERSION } from '../../util/version.js';
 import { MissingResourceError } from '../../util/errors.js';
 import { packageFile } from '../../util/package-file.js';
 import { labelIndexFromConfig, type LabelIndex } from '../labels.js';

@@ -1,5 +1,5 @@
 import { gzipSync } from 'node:zlib';
-import { TODEVAL_VERSION } from '../../version.js';
+import { TODEVAL_VERSION } from '../../util/version.js';
 import type { ReportChart } from './charts.js';
 import { CLIENT_SCRIPT } from './client.js';
 import type { PageData } from './page-data.js';

@@ -1,4 +1,4 @@
-import { readPackageJson } from './util/package-file.js';
+import { readPackageJson } from './package-file.js';
 
 // Read from package.json at run time so the signature always names the installed version.
 function readVersion(): string {
