@@ -19,6 +19,8 @@ import {
 import { createNliRunner, type NliRunner } from '../src/nli/runner.js';
 import { makeSignature } from '../src/util/signature.js';
 import { rerank, type RerankItem } from '../src/rerank/rerank.js';
+import { resolveRerankConfig } from '../src/rerank/config.js';
+import { rerankSignature } from '../src/rerank/signature.js';
 import { runCli } from './helpers/cli.js';
 import { getLexicalStandinDir } from './helpers/lexical-standin.js';
 import { DATA_DIR, hasData } from './helpers/shared.js';
@@ -126,6 +128,17 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_001.json'))(
       expect(controlled.candidates[0]).toMatchObject({ fidelity: 0, realised: [false, false, false], contextOnly: [true, true, true] });
       expect(controlled.candidates[1]).toMatchObject({ fidelity: 3, contextOnly: [false, false, false] });
       expect(controlled.chosen.system).toBe('honest');
+
+      // A rerank() call that leaves the flag out ran the control: its config, and so its signature,
+      // say so (046dc1c signed it as off), and its results are those of the call that asks for it.
+      const ground = { model: runner.modelSignature, rulesHash: 'rules', dataset: 'sgd' };
+      const [explicit] = await rerank([item], { scorer: runner, contextControl: true });
+      expect(controlled).toEqual(explicit);
+      expect(rerankSignature(resolveRerankConfig({}), ground)).toMatchObject({ context: true, contextControl: true });
+      expect(rerankSignature(resolveRerankConfig({}), ground)).toEqual(rerankSignature(resolveRerankConfig({ contextControl: true }), ground));
+      expect(rerankSignature(resolveRerankConfig({ contextControl: false }), ground).contextControl).toBeUndefined();
+      // Without the context pass there is nothing for the control to check: signed off, as it runs.
+      expect(rerankSignature(resolveRerankConfig({ context: false }), ground).contextControl).toBeUndefined();
     });
 
     it("the paper's Queens example stays credited: the user's previous turn does not name the stylist", async () => {
