@@ -1,5 +1,5 @@
-// `todeval bleu` (and its alias `todeval sacrebleu`) typed as sacreBLEU users type it: positional
-// references, hypotheses from stdin, -m with several metrics, -b, --format, -tok, -lc, the chrF and
+// `todeval bleu` typed as sacreBLEU users type it, printed todeval's way (`todeval sacrebleu`, which prints what
+// sacreBLEU prints, is test/sacrebleu-dropin.test.ts): references, hypotheses from stdin, -m with several metrics, -b, --format, -tok, -lc, the chrF and
 // TER flags, paired tests and --confidence for every metric, and -t/-l refused. Expected numbers
 // come from sacreBLEU: its test_ter.py case, and the fixtures scripts/significance-fixtures.py and
 // scripts/text-metric-fixtures.py wrote from sacreBLEU 2.6.0.
@@ -97,7 +97,7 @@ describe("sacreBLEU's command line for local files", () => {
   });
 
   it('text format (the default): one line per system and metric, name, metric|signature = score', async () => {
-    const lines = ok(await runCli(['sacrebleu', refs[0], '-i', sys['sys-worse'], '-m', 'bleu', 'chrf', 'ter', '-w', '2'])).trim().split('\n');
+    const lines = ok(await runCli(['bleu', refs[0], '-i', sys['sys-worse'], '-m', 'bleu', 'chrf', 'ter', '-w', '2'])).trim().split('\n');
     expect(lines).toHaveLength(3);
     const b = bleu('sys-worse', 1);
     const details = `${b.precisions.map((p) => pyFixed(p, 1)).join('/')} (BP = ${pyFixed(b.bp, 3)} ratio = ${pyFixed(b.sysLen / b.refLen, 3)} hyp_len = ${b.sysLen} ref_len = ${b.refLen})`;
@@ -175,11 +175,15 @@ describe("sacreBLEU's command line for local files", () => {
   });
 
   it('-t/-l (test-set download) refused with one line saying to pass the references; other bad input as before', async () => {
-    for (const args of [['bleu', '-t', 'wmt17', '-l', 'en-de', '-i', sys['sys-base']], ['sacrebleu', refs[0], '-l', 'en-de', '-i', sys['sys-base']]]) {
+    for (const args of [['bleu', '-t', 'wmt17', '-l', 'en-de', '-i', sys['sys-base']], ['bleu', refs[0], '-l', 'en-de', '-i', sys['sys-base']]]) {
       const r = await runCli(args);
       expect(r.code).toBe(2);
       expect(r.stderr).toMatch(/^todeval: -[tl]\/--(test-set|language-pair): todeval does not download test sets; pass the reference file\(s\) instead: todeval bleu REF\.txt -i SYSTEM\.txt\n$/);
     }
+    // todeval sacrebleu refuses them too, in one line, with argparse's exit code for a refused option.
+    const drop = await runCli(['sacrebleu', '-t', 'wmt17', '-l', 'en-de', '-i', sys['sys-base']]);
+    expect(drop.code).toBe(2);
+    expect(drop.stderr).toMatch(/^todeval sacrebleu: -t: todeval does not download test sets .*\n$/);
     const bad = await runCli(['bleu', refs[0], '-i', sys['sys-base'], '-m', 'meteor']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/meteor/);

@@ -115,7 +115,8 @@ class _Wheel:
 
 def _package_files() -> List[Path]:
     folder = SOURCE / PACKAGE
-    return sorted(p for p in folder.iterdir() if p.is_file() and (p.suffix == ".py" or p.name == "py.typed"))
+    # Subpackages too (todeval.mwzeval, whose metrics module is mwzeval's import path).
+    return sorted(p for p in folder.rglob("*") if p.is_file() and (p.suffix == ".py" or p.name == "py.typed") and "__pycache__" not in p.parts)
 
 
 # -- PEP 517 / PEP 660 hooks ----------------------------------------------------------------------
@@ -137,7 +138,7 @@ def build_wheel(wheel_directory: str, config_settings: Optional[Dict[str, Any]] 
     """The package's files, and todeval/_origin.json naming the checkout it was built from (when it was)."""
     wheel = _Wheel(wheel_directory)
     for path in _package_files():
-        wheel.add(f"{PACKAGE}/{path.name}", path.read_bytes())
+        wheel.add(path.relative_to(SOURCE).as_posix(), path.read_bytes())
     checkout = _checkout()
     if checkout is not None:
         wheel.add(f"{PACKAGE}/_origin.json", (json.dumps({"checkout": checkout}) + "\n").encode("utf-8"))

@@ -238,7 +238,7 @@ class Failures(unittest.TestCase):
             self.assertTrue(os.path.isfile(args[2]))
             return real(args, **kwargs)
 
-        with mock.patch("todeval.mwzeval.run_json", spy):
+        with mock.patch("todeval.mwzeval.metrics.run_json", spy):
             got = Evaluator(bleu=True, todeval=cli).evaluate({"sng0073": [{"response": "hi"}]})
         self.assertEqual(got["bleu"], {"mwz21": 1.0})
         self.assertFalse(os.path.exists(os.path.dirname(seen["path"] or "")))

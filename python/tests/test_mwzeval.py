@@ -7,6 +7,7 @@ import tempfile
 import unittest
 import warnings
 from concurrent.futures import ThreadPoolExecutor
+from unittest import mock
 
 from support import DATA, MODEL, PREDICTIONS, SYSTEMS, cli_json, load_predictions, needs_data, needs_model
 from todeval import CliError, TodevalWarning
@@ -76,6 +77,70 @@ class FiveSystems(unittest.TestCase):
                     self.assertEqual(list(got["dst"]), DST_KEYS)
                 json.dumps(got)  # plain JSON, as mwzeval's dict
         self.assertEqual(states, 3)  # damd, augpt and uniconv predict states
+
+
+class ImportPaths(unittest.TestCase):
+    def test_mwzevals_import_path_and_the_short_one_are_the_same_class(self) -> None:
+        # mwzeval's users write `from mwzeval.metrics import Evaluator`: one word added is enough.
+        from todeval.mwzeval.metrics import Evaluator as FromMetrics
+        import todeval.mwzeval.metrics as metrics_module
+
+        self.assertIs(FromMetrics, Evaluator)
+        self.assertEqual(metrics_module.Evaluator.__module__, "todeval.mwzeval.metrics")
+
+    def test_chrf_word_order_is_checked_and_named(self) -> None:
+        with self.assertRaisesRegex(ValueError, r"chrf_word_order must be a non-negative int"):
+            Evaluator(bleu=True, chrf=True, chrf_word_order=-1)
+        with self.assertRaisesRegex(ValueError, r"chrf_word_order .*give chrf=True"):
+            Evaluator(bleu=True, chrf_word_order=2)
+
+
+@needs_data
+class TextMetrics(unittest.TestCase):
+    """chrF, chrF++ and TER from the Evaluator: the numbers `todeval evaluate --chrf --ter` prints."""
+
+    def test_chrf_and_ter_equal_the_clis(self) -> None:
+        with tempfile.TemporaryDirectory() as d:
+            # 60 dialogues keep the four runs short (TER is the slow one).
+            path = os.path.join(d, "hdsa-60.json")
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(dict(list(load_predictions("hdsa").items())[:60]), f)
+            self.check(path)
+
+    def check(self, path: str) -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TodevalWarning)
+            got = Evaluator(bleu=True, chrf=True, ter=True, data_dir=DATA).evaluate(path)
+            plus = Evaluator(chrf=True, chrf_word_order=2, data_dir=DATA).evaluate(path)
+        cli = cli_json("evaluate", "-i", path, "--bleu", "--chrf", "--ter", "--json", "--data-dir", str(DATA))
+        cli_plus = cli_json("evaluate", "-i", path, "--chrf", "--chrf-word-order", "2", "--json", "--data-dir", str(DATA))
+        self.assertEqual(list(got), MWZEVAL_KEYS + ["chrf", "ter"])
+        self.assertEqual((got["bleu"], got["chrf"], got["ter"]), (cli["bleu"], cli["chrf"], cli["ter"]))
+        self.assertEqual(plus["chrf"], cli_plus["chrf"])
+        self.assertNotEqual(plus["chrf"], got["chrf"])  # chrF++ is not chrF
+        self.assertEqual(set(got["chrf"]), {"mwz21"})
+        self.assertTrue(0 < got["chrf"]["mwz21"] < 100 and 0 < got["ter"]["mwz21"])
+        # Not asked: no key, as for mwzeval's dict.
+        self.assertNotIn("chrf", Evaluator(ter=True, data_dir=DATA).evaluate(path))
+
+
+class ErrorsNameTheArgument(unittest.TestCase):
+    def test_no_data_dir_names_data_dir_not_the_clis_flag(self) -> None:
+        predictions = {"sng0073": [{"response": "hello"}]}
+        with tempfile.TemporaryDirectory() as empty, mock.patch.dict(os.environ, {}, clear=False):
+            for name in ("TODEVAL_DATA", "TODEVAL_SHARED"):
+                os.environ.pop(name, None)
+            cwd = os.getcwd()
+            os.chdir(empty)  # no ./data here, nor ../shared/data
+            try:
+                with self.assertRaises(CliError) as caught:
+                    Evaluator(bleu=True, warm=False).evaluate(predictions)
+            finally:
+                os.chdir(cwd)
+        message = str(caught.exception)
+        self.assertIn("data_dir", message)
+        self.assertNotIn("--data-dir", message)
+        self.assertEqual(caught.exception.exit_code, 2)
 
 
 @needs_data
@@ -168,7 +233,7 @@ class SignificanceExtras(unittest.TestCase):
             got = Evaluator(bleu=True, success=True, confidence=True, data_dir=DATA).evaluate(damd)
         cli = cli_json("evaluate", "-i", damd, "--bleu", "--success", "--confidence", "--json", "--data-dir", str(DATA))
         self.assertEqual(got.report, cli)  # the default seed makes the intervals reproducible
-        self.assertIsNotNone(got["confidence"], f"`evaluate --confidence --json` has no `confidence` key (keys: {sorted(cli)}): map its section in todeval/mwzeval.py")
+        self.assertIsNotNone(got["confidence"], f"`evaluate --confidence --json` has no `confidence` key (keys: {sorted(cli)}): map its section in todeval/mwzeval/metrics.py")
         self.assertEqual(got["confidence"], cli["confidence"])
 
     def test_compare(self) -> None:

@@ -1,6 +1,6 @@
 /**
  * sacreBLEU's short flags of more than one letter, which commander cannot take as they are (it
- * reads `-tok` as `-t ok`): spelled out before parsing, for `bleu` and its alias only.
+ * reads `-tok` as `-t ok`): spelled out before parsing, for `bleu` only (`sacrebleu` parses its own argv as sacreBLEU does).
  */
 const SACREBLEU_SHORT: Record<string, string> = {
   '-tok': '--tokenize',
@@ -15,9 +15,9 @@ const SACREBLEU_SHORT: Record<string, string> = {
   '-parn': '--paired-ar-n',
 };
 
-/** argv with sacreBLEU's multi-letter short flags spelled out when the command is `bleu` or `sacrebleu`. */
+/** argv with sacreBLEU's multi-letter short flags spelled out when the command is `bleu`. */
 export function spellOutSacrebleuFlags(argv: readonly string[]): string[] {
   const command = argv.slice(2).find((a) => !a.startsWith('-'));
-  if (command !== 'bleu' && command !== 'sacrebleu') return [...argv];
+  if (command !== 'bleu') return [...argv];
   return argv.map((a) => SACREBLEU_SHORT[a] ?? a);
 }

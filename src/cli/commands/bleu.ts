@@ -34,8 +34,7 @@ interface BleuFlags extends SignificanceFlags {
 export function register(program: Command): void {
   const cmd = program
     .command('bleu')
-    .alias('sacrebleu')
-    .description("sacreBLEU's BLEU, chrF/chrF++ and TER of plain-text system outputs, with its statistical tests (paired bootstrap, approximate randomization, confidence); takes sacreBLEU's command line for local files")
+    .description("sacreBLEU's BLEU, chrF/chrF++ and TER of plain-text system outputs, with its statistical tests (paired bootstrap, approximate randomization, confidence); takes sacreBLEU's command line for local files, printed todeval's way (todeval sacrebleu prints what sacreBLEU prints)")
     .argument('[refs...]', 'reference file(s), one segment per line, before -i (as sacreBLEU takes them)')
     .option('-r, --reference <file>', 'reference file, one segment per line (repeat for more references)', (v: string, prev: string[]) => [...prev, v], [] as string[])
     .option('-i, --input <files...>', 'system output file(s), one segment per line; the first is the baseline of a paired test; - or none: stdin (tab-separated columns are systems, as in sacreBLEU)')

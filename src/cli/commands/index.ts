@@ -11,6 +11,7 @@ import { register as nli } from './nli.js';
 import { register as refs } from './refs.js';
 import { register as report } from './report.js';
 import { register as rerank } from './rerank.js';
+import { register as sacrebleu } from './sacrebleu.js';
 import { register as score } from './score.js';
 import { register as serve } from './serve.js';
 import { register as ser } from './ser.js';
@@ -32,6 +33,7 @@ export const commands: RegisterCommand[] = [
   refs,
   report,
   rerank,
+  sacrebleu,
   score,
   serve,
   ser,

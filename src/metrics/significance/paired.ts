@@ -42,6 +42,13 @@ export interface ResampleOptions {
    * that resamples a metric sums it the same way.
    */
   float32?: boolean;
+  /**
+   * sacreBLEU's p-values to the letter, for `todeval sacrebleu`: (c + 1) / (samples + 1) even for a
+   * system identical to the baseline, randomization always drawn (never the exact test on few
+   * items) and its p-values not floored. Default: todeval's (p = 1 for identical statistics, the
+   * exact test and the floor, docs/significance.md).
+   */
+  asSacrebleu?: boolean;
 }
 
 function float32Rule(metric: StatMetric, opts: ResampleOptions): boolean {
@@ -367,7 +374,7 @@ export function* pairedBootstrapSteps(baseline: ItemStats, systems: readonly Ite
       for (let t = 0; t < samples; t++) diffs[t] = Math.abs(scores[t] - base[t]);
       const mean = numpyMean(diffs);
       for (let t = 0; t < samples; t++) diffs[t] -= mean;
-      const pValue = identical(sys, baseline) ? 1 : pValueOf(diffs, Math.abs(baseScore - score));
+      const pValue = identical(sys, baseline) && !opts.asSacrebleu ? 1 : pValueOf(diffs, Math.abs(baseScore - score));
       return { score, pValue, ...estimateCi(scores) };
     }),
   };
@@ -447,7 +454,7 @@ export function* pairedApproximateRandomizationSteps(
 ): Steps<PairedResult> {
   const n = checkSystems(baseline, systems, metric);
   const asked = opts.trials ?? DEFAULT_AR_TRIALS;
-  const exact = n < 31 && 2 ** n <= asked;
+  const exact = !opts.asSacrebleu && n < 31 && 2 ** n <= asked;
   const trials = exact ? 2 ** n : asked;
   const groups = Math.ceil(n / 8);
   // The selectors (a byte per group of eight items) and the statistics.
@@ -501,7 +508,8 @@ export function* pairedApproximateRandomizationSteps(
     yield* randomizationStats(codes, Int32Array.from(live), table, d, sysTotals, baseTotals, metric, stats);
     const observed = Math.abs(baseScore - score);
     let pValue: number;
-    if (identical(sys, baseline)) pValue = 1;
+    if (opts.asSacrebleu) pValue = pValueOf(stats, observed);
+    else if (identical(sys, baseline)) pValue = 1;
     else if (exact) {
       let reach = 0;
       for (let t = 0; t < trials; t++) if (stats[t] >= observed * (1 - TIE)) reach++;

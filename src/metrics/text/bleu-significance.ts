@@ -74,14 +74,19 @@ export function bleuStatMetric(opts: BleuOptions = {}): StatMetric {
  * Every system's score of `metric` with the test `spec` asks for (the first system the baseline of
  * a paired test), from per-segment statistics: what `bleu` runs for each of its metrics.
  */
-export function* resampleSystemsSteps(stats: readonly ArrayLike<number>[], metric: StatMetric, spec: ResampleSpec): Steps<{ results: SystemResult[]; exact: boolean }> {
+export function* resampleSystemsSteps(
+  stats: readonly ArrayLike<number>[],
+  metric: StatMetric,
+  spec: ResampleSpec,
+  { asSacrebleu = false }: { asSacrebleu?: boolean } = {},
+): Steps<{ results: SystemResult[]; exact: boolean }> {
   const seed = spec.seed;
   if (spec.test === 'bs') {
-    const r = yield* pairedBootstrapSteps(stats[0], stats.slice(1), metric, { samples: spec.n!, seed });
+    const r = yield* pairedBootstrapSteps(stats[0], stats.slice(1), metric, { samples: spec.n!, seed, asSacrebleu });
     return { results: [r.baseline, ...r.systems], exact: false };
   }
   if (spec.test === 'ar') {
-    const r = yield* pairedApproximateRandomizationSteps(stats[0], stats.slice(1), metric, { trials: spec.n!, seed, confidenceSamples: spec.confidenceN ?? undefined });
+    const r = yield* pairedApproximateRandomizationSteps(stats[0], stats.slice(1), metric, { trials: spec.n!, seed, confidenceSamples: spec.confidenceN ?? undefined, asSacrebleu });
     return { results: [r.baseline, ...r.systems], exact: r.exact === true };
   }
   if (spec.confidenceN !== null) {

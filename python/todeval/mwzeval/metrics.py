@@ -1,11 +1,12 @@
 """mwzeval's Evaluator, computed by todeval: switching is one import.
 
-    from mwzeval.metrics import Evaluator      # before
-    from todeval.mwzeval import Evaluator      # after
+    from mwzeval.metrics import Evaluator            # before
+    from todeval.mwzeval.metrics import Evaluator    # after (or: from todeval.mwzeval import Evaluator)
 
 `Evaluator(bleu, success, richness, dst).evaluate(predictions)` returns mwzeval's dict: the keys
 `bleu`, `success` (`inform` and `success`, per domain and `total`), `richness` and `dst`, None for a
-metric not asked for. The numbers are those `todeval evaluate --json` prints for the same input;
+metric not asked for; with `chrf=True` / `ter=True` also `chrf` and `ter` (sacreBLEU's chrF/chrF++
+and TER of the strings BLEU scores, keyed by reference set as `bleu` is). The numbers are those `todeval evaluate --json` prints for the same input;
 todeval's whole report (optimistic rates, details, signature) is on the result's `.report`.
 """
 
@@ -16,14 +17,25 @@ import shutil
 import tempfile
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
-from .cli import Command, WarmCli, find_cli, json_result, run_json
-from .errors import CliError, InvalidArgumentError
+from ..cli import Command, WarmCli, find_cli, json_result, run_json
+from ..errors import CliError, InvalidArgumentError
 
 #: Keys of mwzeval's results, and of each section, as its README documents them.
 RESULT_KEYS = ("bleu", "success", "richness", "dst")
 SUCCESS_KEYS = ("inform", "success")
 RICHNESS_KEYS = ("entropy", "cond_entropy", "avg_lengths", "msttr", "num_unigrams", "num_bigrams", "num_trigrams")
 DST_KEYS = ("joint_accuracy", "slot_f1", "slot_precision", "slot_recall")
+#: todeval's text metrics beyond mwzeval's BLEU, present in the result when asked for.
+TEXT_METRIC_KEYS = ("chrf", "ter")
+
+# The CLI's flags as the Evaluator's arguments, so that a CLI message names what a Python user typed.
+_ARGUMENT_OF_FLAG = {
+    "--data-dir": "data_dir",
+    "--ground-truth": "ground_truth",
+    "--chrf-word-order": "chrf_word_order",
+    "--domains-from-slots": "domains_from_slots",
+    "--skip-invalid": "skip_invalid",
+}
 
 _CONFIDENCE_PROVIDER = "confidence intervals need a todeval CLI that has `evaluate --confidence`: update todeval"
 _COMPARE_PROVIDER = "paired significance tests need a todeval CLI that has `todeval compare`: update todeval"
@@ -128,6 +140,8 @@ class Evaluator:
     - sgsacc: also SGSAcc and SER for turns with lexicalized text (`utterance`, or a response
       without placeholders), under the result's `sgsacc` key; `model`, `device`, `dtype` choose
       the NLI model as the CLI's flags do.
+    - chrf, ter: sacreBLEU's chrF (chrF++ with chrf_word_order=2) and TER of the strings BLEU
+      scores, under the result's `chrf` and `ter` keys: `todeval evaluate --chrf --ter`'s numbers.
     - confidence: confidence intervals as `todeval evaluate --confidence --json` reports them.
     - data_dir, ground_truth ("auto", "mwz21", "mwz22"), domains_from_slots, strict, skip_invalid:
       the `todeval evaluate` flags of the same names.
@@ -151,6 +165,9 @@ class Evaluator:
         dst: bool = False,
         enable_normalization: bool = True,
         *,
+        chrf: bool = False,
+        ter: bool = False,
+        chrf_word_order: Optional[int] = None,
         sgsacc: bool = False,
         model: Optional[str] = None,
         device: Optional[str] = None,
@@ -171,7 +188,12 @@ class Evaluator:
             raise InvalidArgumentError("todeval: enable_normalization=False is not supported: todeval always normalizes responses and states as mwzeval does by default")
         if (model or device or dtype) and not sgsacc:
             raise InvalidArgumentError("todeval: model, device and dtype choose the NLI model of sgsacc=True; give sgsacc=True")
+        if chrf_word_order is not None and (isinstance(chrf_word_order, bool) or not isinstance(chrf_word_order, int) or chrf_word_order < 0):
+            raise InvalidArgumentError(f"todeval: chrf_word_order must be a non-negative int (2 is chrF++), not {chrf_word_order!r}")
+        if chrf_word_order is not None and not chrf:
+            raise InvalidArgumentError("todeval: chrf_word_order sets the word n-gram order of chrf=True; give chrf=True")
         self.bleu, self.success, self.richness, self.dst = bool(bleu), bool(success), bool(richness), bool(dst)
+        self.chrf, self.ter, self.chrf_word_order = bool(chrf), bool(ter), chrf_word_order
         self.sgsacc = bool(sgsacc)
         self.confidence = bool(confidence)
         self.model, self.device, self.dtype = model, device, dtype
@@ -204,6 +226,7 @@ class Evaluator:
 
     def _run(self, args: List[str], rename: Mapping[str, str], needs: Mapping[str, str]) -> Dict[str, Any]:
         """`todeval ARGS` as JSON: by the warm process when there is (or can be) one, else one CLI run."""
+        rename = {**rename, **_ARGUMENT_OF_FLAG}
         if self.warm:
             if self._warm is None:
                 self._warm = WarmCli(find_cli(self.todeval))
@@ -244,10 +267,12 @@ class Evaluator:
         dict is not modified (mwzeval normalizes it in place).
         """
         wanted = (self.bleu, self.success, self.richness, self.dst)
-        if not any(wanted) and not self.sgsacc:
+        if not any(wanted) and not self.sgsacc and not self.chrf and not self.ter:
             # mwzeval computes nothing then, and so do we: no CLI run.
             return Evaluation(dict.fromkeys(RESULT_KEYS), {})
-        flags = [f for f, on in zip(("--bleu", "--success", "--richness", "--dst"), wanted) if on]
+        flags = [f for f, on in zip(("--bleu", "--success", "--richness", "--dst", "--chrf", "--ter"), (*wanted, self.chrf, self.ter)) if on]
+        if self.chrf_word_order is not None:
+            flags += ["--chrf-word-order", str(self.chrf_word_order)]
         if self.sgsacc:
             flags.append("--sgsacc")
             for name, value in (("--model", self.model), ("--device", self.device), ("--dtype", self.dtype)):
@@ -262,6 +287,9 @@ class Evaluator:
                 file.rename, {"--confidence": _CONFIDENCE_PROVIDER},
             )
         results = mwzeval_view(report, bleu=self.bleu, success=self.success, richness=self.richness, dst=self.dst)
+        for key, on in zip(TEXT_METRIC_KEYS, (self.chrf, self.ter)):
+            if on:
+                results[key] = dict(report[key]) if report.get(key) is not None else None
         if self.sgsacc:
             results["sgsacc"] = report.get("sgsacc")
         if self.confidence:
