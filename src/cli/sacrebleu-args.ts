@@ -8,7 +8,7 @@
 import type { SacrebleuArgs } from '../pipeline/sacrebleu.js';
 import { BLEU_TOKENIZERS } from '../metrics/text/bleu-tokenizers.js';
 import { TEXT_METRICS } from '../metrics/text/text-metric.js';
-import { TODEVAL_VERSION } from '../version.js';
+import { TODEVAL_VERSION } from '../util/version.js';
 
 type Kind = 'flag' | 'int' | 'float' | 'str' | 'list*' | 'list+';
 

@@ -16,7 +16,7 @@ import { pyRstrip } from '../metrics/text/py-string.js';
 import { segmentRow, textMetric, TEXT_METRICS, type TextMetric, type TextMetricKey } from '../metrics/text/text-metric.js';
 import { formatResultsTable, formatSacrebleuScore, formatSacrebleuSignature, formatSingleResults, type PairedCell, type ResultsTable, type SacrebleuField } from '../report/sacrebleu-text.js';
 import type { SignatureField } from '../util/signature.js';
-import { TODEVAL_VERSION } from '../version.js';
+import { TODEVAL_VERSION } from '../util/version.js';
 
 /** sacreBLEU's arguments (its argparse namespace), as `todeval sacrebleu` parses them. */
 export interface SacrebleuArgs {
