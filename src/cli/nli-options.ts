@@ -15,6 +15,7 @@ export interface NliCliFlags {
   batchSize?: number;
   cache?: string;
   tokenizerThreads?: number;
+  verbose?: boolean;
 }
 
 /**
@@ -48,7 +49,8 @@ export function addNliOptions(cmd: Command): Command {
     .option('--batch-tokens <n>', 'padded tokens per forward pass', positiveInt('--batch-tokens'))
     .option('--batch-size <n>', 'pairs per forward pass at most', positiveInt('--batch-size'))
     .option('--cache <file>', 'persist NLI results to this JSON-lines file and reuse them')
-    .option('--tokenizer-threads <n>', 'worker threads that tokenize ahead of the model (0: on the main thread)', tokenizerThreadCount);
+    .option('--tokenizer-threads <n>', 'worker threads that tokenize ahead of the model (0: on the main thread)', tokenizerThreadCount)
+    .option('--verbose', "show ONNX Runtime's own log (quiet by default: a model failure is one line)");
 }
 
 /** Runner options from the shared flags; progress is for the caller to add. */
@@ -63,5 +65,6 @@ export function nliOptionsFrom(flags: NliCliFlags): NliRunnerOptions {
     maxBatchSize: flags.batchSize,
     cacheFile: flags.cache,
     tokenizerThreads: flags.tokenizerThreads,
+    ...(flags.verbose ? { verbose: true } : {}),
   };
 }

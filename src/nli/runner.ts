@@ -37,6 +37,8 @@ export interface NliRunnerOptions {
   tokenizerThreads?: number;
   /** Run the session on a thread of its own (default), so batches are prepared while one runs. */
   sessionThread?: boolean;
+  /** ONNX Runtime's own log on stderr (default quiet). */
+  verbose?: boolean;
 }
 
 export type { NliRunnerStats } from './runner/stats.js';
@@ -137,6 +139,7 @@ export class BatchedNliRunner implements NliRunner {
       labels: parts.labels,
       limits,
       counters: this.counters,
+      model: s.modelId,
       done: (batch, probs) => this.admission.complete(batch, probs),
       failed: (batch, e) => this.admission.fail(batch, e),
       finished: (batch) => this.progress(batch),

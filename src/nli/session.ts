@@ -17,6 +17,8 @@ export interface SessionOptions {
   threads?: number;
   /** Where to print the one-line CPU fallback notice in auto mode (default stderr). */
   notice?: (line: string) => void;
+  /** Let ONNX Runtime print its own log (warnings and errors, coloured); default quiet: todeval reports failures itself. */
+  verbose?: boolean;
 }
 
 /** Runs a padded batch and returns its logits row-major, [batch, numLabels]. */
@@ -39,14 +41,16 @@ function firstLine(e: unknown): string {
   return String((e as Error)?.message ?? e).split('\n')[0].slice(0, 300);
 }
 
-function baseOptions(threads?: number): ort.InferenceSession.SessionOptions {
+function baseOptions(threads?: number, verbose = false): ort.InferenceSession.SessionOptions {
   return {
     graphOptimizationLevel: 'all',
     // Dynamic shapes change every batch; ORT's memory pattern planning only helps fixed shapes.
     enableMemPattern: false,
     executionMode: 'sequential',
     ...(threads ? { intraOpNumThreads: threads, interOpNumThreads: 1 } : {}),
-    logSeverityLevel: 3,
+    // 4 = fatal only: a failed run is reported as one line naming the model and the batch
+    // (ModelRunError); at 3 ORT also printed each failure as several coloured lines of its own.
+    logSeverityLevel: verbose ? 2 : 4,
   };
 }
 
@@ -88,7 +92,7 @@ export async function openSession(onnxPath: string, opts: SessionOptions = {}): 
     notice('todeval: device auto -> cpu (the CUDA execution provider is not installed; `todeval doctor` says how)');
   } else if (device === 'cuda' || device === 'auto') {
     try {
-      session = await ort.InferenceSession.create(onnxPath, { ...baseOptions(opts.threads), executionProviders: ['cuda'] });
+      session = await ort.InferenceSession.create(onnxPath, { ...baseOptions(opts.threads, opts.verbose), executionProviders: ['cuda'] });
       used = 'cuda';
       if (device === 'auto') notice('todeval: device auto -> cuda');
     } catch (e) {
@@ -107,7 +111,7 @@ export async function openSession(onnxPath: string, opts: SessionOptions = {}): 
   }
   if (!session) {
     try {
-      session = await ort.InferenceSession.create(onnxPath, { ...baseOptions(opts.threads), executionProviders: ['cpu'] });
+      session = await ort.InferenceSession.create(onnxPath, { ...baseOptions(opts.threads, opts.verbose), executionProviders: ['cpu'] });
     } catch (e) {
       throw corruptModel(onnxPath, e);
     }

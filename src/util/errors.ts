@@ -52,3 +52,23 @@ export function describeErrno(e: unknown): string {
   if (typeof code !== 'string') return String((e as Error)?.message ?? e);
   return ERRNO_WORDS[code] ?? code;
 }
+
+/**
+ * The model failed while running a batch (ONNX Runtime refused a shape, a kernel failed): not the
+ * user's input, so not exit 2. The CLI prints the one-line message and exits MODEL_FAILURE_EXIT_CODE;
+ * serve answers 500 and counts it towards reporting itself degraded.
+ */
+export class ModelRunError extends Error {
+  constructor(
+    readonly model: string,
+    readonly rows: number,
+    readonly width: number,
+    readonly runtimeMessage: string,
+  ) {
+    super(`model ${model} failed on a batch of ${rows} pair${rows === 1 ? '' : 's'} x ${width} tokens: ${runtimeMessage}`);
+    this.name = 'ModelRunError';
+  }
+}
+
+/** Exit code of a command stopped by a model failure (docs/cli-conventions.md): apart from bad input (2). */
+export const MODEL_FAILURE_EXIT_CODE = 3;

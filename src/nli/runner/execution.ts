@@ -1,5 +1,5 @@
 import PQueue from 'p-queue';
-import { InputError } from '../../util/errors.js';
+import { InputError, ModelRunError } from '../../util/errors.js';
 import { stageClock } from '../../util/stage-clock.js';
 import type { BatchLimits } from '../batcher.js';
 import { BatchPacker } from '../feeds.js';
@@ -17,6 +17,8 @@ export interface ExecutionParts {
   /** Shared with the batch pool: an out-of-memory split shrinks them for later batches too. */
   limits: BatchLimits;
   counters: NliRunnerStats;
+  /** The model as a failure names it (its hub id or folder). */
+  model: string;
   /** Each batch ends in exactly one of these. */
   done: (batch: Job[], probs: NliProbs[]) => void;
   failed: (batch: Job[], e: unknown) => void;
@@ -85,7 +87,7 @@ export class Execution {
       logits = await session.run(batch);
       stageClock.enter('results');
     } catch (e) {
-      if (!isOutOfMemory(e) || rows.length === 1) throw e;
+      if (!isOutOfMemory(e) || rows.length === 1) throw this.modelFailure(e, rows.length, width);
       counters.oomSplits++;
       const half = Math.ceil(rows.length / 2);
       limits.maxBatchSize = Math.max(1, Math.min(limits.maxBatchSize, half));
@@ -106,6 +108,17 @@ export class Execution {
     return out;
   }
 
+  /**
+   * A failed run as one line naming the model and the batch shape, ONNX Runtime's own words after
+   * them. A session that is gone (its thread died) fails every run with its own error, unchanged:
+   * that is the runner's loss, not this batch's.
+   */
+  private modelFailure(e: unknown, rows: number, width: number): unknown {
+    const { session } = this.parts;
+    if (session.lost !== undefined || e instanceof InputError || e instanceof ModelRunError) return e;
+    return new ModelRunError(this.parts.model, rows, width, runtimeMessage(e));
+  }
+
   /** `<s> premise </s></s> hypothesis </s>`, each side cut to what the pair keeps. */
   private writeRow(out: Int32Array, job: Job): number {
     const { tokenizer } = this.parts;
@@ -121,4 +134,14 @@ export class Execution {
     out[k++] = sep;
     return k;
   }
+}
+
+/**
+ * ONNX Runtime's message on one line, without the C++ source location it puts in the middle
+ * (`/onnxruntime_src/.../reshape_helper.h:84 onnxruntime::ReshapeHelper::ReshapeHelper(...)`), which
+ * says nothing to a user; the node, its status and the shapes stay.
+ */
+export function runtimeMessage(e: unknown): string {
+  const text = String((e as Error)?.message ?? e).replace(/\s+/g, ' ').trim();
+  return text.replace(/\s*\/onnxruntime_src\/\S+:\d+ [\w:~<>]+\([^)]*\)\s*/g, ' ').trim();
 }

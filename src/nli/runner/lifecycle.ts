@@ -16,6 +16,7 @@ export interface OpenOptions {
   notice?: (line: string) => void;
   tokenizerThreads?: number;
   sessionThread?: boolean;
+  verbose?: boolean;
 }
 
 /** What a runner is made of, all open: closed again by `closeParts`. */
@@ -36,7 +37,7 @@ export async function openParts(opts: OpenOptions): Promise<OpenParts> {
   const model = await resolveModelWithSignature(opts.model, opts.dtype);
   const config = readJsonFile<Record<string, unknown>>(model.configPath);
   const labels = labelIndexFromConfig(config, model.configPath);
-  const sessionOptions = { device: opts.device, threads: opts.threads, notice: opts.notice };
+  const sessionOptions = { device: opts.device, threads: opts.threads, notice: opts.notice, verbose: opts.verbose };
   // The session thread loads the model while this thread parses the tokenizer.
   const opening = opts.sessionThread === false ? undefined : SessionThread.open(model.onnxPath, sessionOptions);
   opening?.catch(() => undefined); // its failure is awaited below
