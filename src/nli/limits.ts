@@ -1,10 +1,9 @@
-/**
- * Characters of one side of a pair that can matter: a token spans at most a few dozen characters,
- * so 64 Ki characters hold well over 512 tokens (the model's window).
- */
-export const MAX_PAIR_TEXT_CHARS = 65_536;
+import { capText, MAX_TEXT_CHARS } from '../util/text-limits.js';
+
+/** Characters of one side of a pair that can matter: the project's text cut (util/text-limits.ts). */
+export const MAX_PAIR_TEXT_CHARS = MAX_TEXT_CHARS;
 
 /** A pair side cut to MAX_PAIR_TEXT_CHARS characters (the tokenizer would drop the rest anyway). */
 export function capPairText(text: string): string {
-  return text.length > MAX_PAIR_TEXT_CHARS ? text.slice(0, MAX_PAIR_TEXT_CHARS) : text;
+  return capText(text);
 }

@@ -1,4 +1,5 @@
 import { Tokenizer } from '@huggingface/tokenizers';
+import { BoundedMemo } from './bounded-memo.js';
 
 /**
  * GPT-2's pre-tokenization, the one ByteLevel applies (`use_regex`): contractions, runs of letters,
@@ -15,6 +16,15 @@ const PRE_TOKEN = /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|
  * text are the pieces of its sentences, the later ones keeping their leading space.
  */
 const SENTENCE_END = /[.!?] (?=\S)/g;
+
+/**
+ * Longest pre-token handed to the library's BPE at once. Its BPE takes time quadratic in a piece's
+ * length (a 1,000-letter word cost 50 ms, a 60,000-letter one seconds, blocking the server), so a
+ * longer run of letters, digits or symbols is encoded in pieces of this many characters. No natural
+ * word comes near it, and no token of the shipped vocabularies is longer (RoBERTa's longest is 128
+ * byte symbols), so text a model was trained on encodes exactly as the library does.
+ */
+export const LONG_PIECE_CHARS = 128;
 
 interface TokenizerJson {
   normalizer?: unknown;
@@ -40,11 +50,11 @@ export class SegmentEncoder {
   private readonly tokenizer: Tokenizer;
   private readonly wordwise: boolean;
   private readonly addedTokens: string[];
-  private readonly words = new Map<string, Int32Array>();
-  private readonly sentences = new Map<string, Int32Array>();
-  /** Distinct pre-tokens and sentences kept; past these a memo starts over (a long-running server's bound). */
-  static readonly WORD_LIMIT = 500_000;
-  static readonly SENTENCE_LIMIT = 200_000;
+  /** Bytes of pre-tokens and of sentences kept; past these a memo starts over (a long-running server's bound). */
+  static readonly WORD_BYTES = 32 * 2 ** 20;
+  static readonly SENTENCE_BYTES = 32 * 2 ** 20;
+  private readonly words = new BoundedMemo(SegmentEncoder.WORD_BYTES);
+  private readonly sentences = new BoundedMemo(SegmentEncoder.SENTENCE_BYTES);
   private scratch = new Int32Array(1024);
 
   constructor(tokenizerJson: object, tokenizerConfig: object) {
@@ -73,47 +83,64 @@ export class SegmentEncoder {
   }
 
   /**
-   * Ids of `text` exactly as `library.encode(text, { add_special_tokens: false })` gives them. The
-   * array may be shared with the memo: never modify it.
+   * Ids of `text` exactly as `library.encode(text, { add_special_tokens: false })` gives them (but
+   * for runs longer than LONG_PIECE_CHARS, see there). With `maxTokens`, encoding may stop once that
+   * many ids are made: the ids then start with the text's first `maxTokens` and may be cut anywhere
+   * after them (a model that reads 512 tokens needs no more, and a long text costs no more than its
+   * first 512 tokens). The array may be shared with the memo: never modify it.
    */
-  encode(text: string): Int32Array {
+  encode(text: string, maxTokens = Number.POSITIVE_INFINITY): Int32Array {
     if (!this.wordwise || this.hasAddedToken(text)) return Int32Array.from(this.libraryIds(text));
     SENTENCE_END.lastIndex = 0;
     let m = SENTENCE_END.exec(text);
     // One sentence: its memoized array itself (callers never modify ids).
-    if (m === null) return this.sentenceIds(text);
+    if (m === null) return this.sentenceIds(text, maxTokens);
     let n = 0;
     let from = 0;
     for (;;) {
       const to = m === null ? text.length : m.index + 1;
-      n = this.append(this.sentenceIds(text.slice(from, to)), n);
-      if (m === null) break;
+      n = this.append(this.sentenceIds(text.slice(from, to), maxTokens - n), n);
+      if (m === null || n >= maxTokens) break;
       from = to;
       m = SENTENCE_END.exec(text);
     }
     return this.scratch.slice(0, n);
   }
 
-  /** A sentence's ids (with its leading space, if any), memoized; its words memoized on a miss. */
-  private sentenceIds(sentence: string): Int32Array {
+  /**
+   * A sentence's ids (with its leading space, if any), memoized; its words memoized on a miss. A
+   * sentence stopped at `maxTokens` is not memoized (its ids are not all of it).
+   */
+  private sentenceIds(sentence: string, maxTokens = Number.POSITIVE_INFINITY): Int32Array {
     const known = this.sentences.get(sentence);
     if (known !== undefined) return known;
     const pieces = sentence.match(PRE_TOKEN) ?? [];
     const parts: Int32Array[] = [];
     let total = 0;
-    for (const piece of pieces) {
-      let ids = this.words.get(piece);
-      if (ids === undefined) {
-        ids = Int32Array.from(this.libraryIds(piece));
-        if (this.words.size >= SegmentEncoder.WORD_LIMIT) this.words.clear();
-        this.words.set(piece, ids);
+    let whole = true;
+    pieces: for (const piece of pieces) {
+      for (let at = 0; at < piece.length; at += LONG_PIECE_CHARS) {
+        if (total >= maxTokens) {
+          whole = false;
+          break pieces;
+        }
+        const ids = this.wordIds(piece.length <= LONG_PIECE_CHARS ? piece : piece.slice(at, at + LONG_PIECE_CHARS));
+        parts.push(ids);
+        total += ids.length;
       }
-      parts.push(ids);
-      total += ids.length;
     }
     const ids = concatIds(parts, total);
-    if (this.sentences.size >= SegmentEncoder.SENTENCE_LIMIT) this.sentences.clear();
+    if (!whole) return ids;
     this.sentences.set(sentence, ids);
+    return ids;
+  }
+
+  private wordIds(piece: string): Int32Array {
+    let ids = this.words.get(piece);
+    if (ids === undefined) {
+      ids = Int32Array.from(this.libraryIds(piece));
+      this.words.set(piece, ids);
+    }
     return ids;
   }
 

@@ -6,6 +6,8 @@ import { startWorker } from './worker-entry.js';
 export interface TokenizerWorkerData {
   tokenizerJson: object;
   tokenizerConfig: object;
+  /** Ids past these are never needed (the pair's model maximum): encoding may stop there. */
+  maxTokens: number;
 }
 
 export interface EncodeRequest {
@@ -50,7 +52,7 @@ export class TokenizerPool {
 
   static async start(tokenizer: PairTokenizer, threads: number): Promise<TokenizerPool> {
     const pool = new TokenizerPool(tokenizer);
-    const data: TokenizerWorkerData = tokenizer.source;
+    const data: TokenizerWorkerData = { ...tokenizer.source, maxTokens: tokenizer.maxLength };
     const started = Array.from({ length: threads }, () => {
       const worker = startWorker(import.meta.url, 'tokenizer-worker', { workerData: data });
       const slot = { worker, busy: 0 };

@@ -16,7 +16,7 @@ port.on('message', (req: EncodeRequest) => {
     const parts: Int32Array[] = [];
     let total = 0;
     req.texts.forEach((text, i) => {
-      const ids = encoder.encode(text);
+      const ids = encoder.encode(text, data.maxTokens);
       lengths[i] = ids.length;
       parts.push(ids);
       total += ids.length;

@@ -1,14 +1,18 @@
 import { readFileSync } from 'node:fs';
 import { MissingResourceError } from '../util/errors.js';
+import { BoundedMemo } from './bounded-memo.js';
 import { capPairText } from './limits.js';
 import { SegmentEncoder } from './segment-encoder.js';
 
 /** One encoded (premise, hypothesis) pair, ready to pad into a batch. */
 export interface EncodedPair {
   ids: number[];
-  /** How many premise tokens were dropped to fit the model maximum. */
+  /**
+   * Premise tokens dropped to fit the model maximum: more than 0 exactly when the premise was cut,
+   * counted among its first maxLength tokens only (encoding a side stops there).
+   */
   premiseTruncated: number;
-  /** How many hypothesis tokens were dropped (only when the premise alone could not make room). */
+  /** Hypothesis tokens dropped (only when the premise alone could not make room), counted as premiseTruncated. */
   hypothesisTruncated: number;
 }
 
@@ -51,9 +55,9 @@ export class PairTokenizer {
   readonly encoder: SegmentEncoder;
   /** What the tokenizer was built from, so worker threads can build the same one. */
   readonly source: { tokenizerJson: object; tokenizerConfig: object };
-  private readonly memo = new Map<string, Int32Array>();
-  /** Distinct texts kept; past this the memo starts over (a long-running server's bound). */
-  static readonly MEMO_LIMIT = 200_000;
+  /** Bytes of texts and their ids kept; past this the memo starts over (a long-running server's bound). */
+  static readonly MEMO_BYTES = 64 * 2 ** 20;
+  private readonly memo = new BoundedMemo(PairTokenizer.MEMO_BYTES);
 
   constructor(tokenizerJson: object, tokenizerConfig: object, modelConfig: Record<string, unknown> = {}, opts: PairTokenizerOptions = {}) {
     this.encoder = new SegmentEncoder(tokenizerJson, tokenizerConfig);
@@ -101,7 +105,8 @@ export class PairTokenizer {
     const key = capPairText(text);
     const known = this.memo.get(key);
     if (known !== undefined) return known;
-    const ids = this.encoder.encode(key);
+    // Only the first maxLength ids of a side can reach the model (keptPremise, keptHypothesis).
+    const ids = this.encoder.encode(key, this.maxLength);
     this.remember(key, ids);
     return ids;
   }
@@ -114,7 +119,6 @@ export class PairTokenizer {
   /** Keep ids encoded elsewhere (a worker thread) for `text`, as `ids` would. */
   remember(text: string, ids: Int32Array): void {
     const key = capPairText(text);
-    if (this.memo.size >= PairTokenizer.MEMO_LIMIT) this.memo.clear();
     this.memo.set(key, ids);
   }
 

@@ -1,3 +1,4 @@
+import { capText } from '../../util/text-limits.js';
 import { NONBREAKING_PREFIXES_EN, NUMERIC_ONLY_PREFIXES_EN } from './nonbreaking-prefixes-en.js';
 
 /** One sentence of a text: its trimmed words and where they sit in the text (for highlighting). */
@@ -79,7 +80,10 @@ function joins(before: string, after: string): boolean {
 function splitBeforeDigits(segment: string, offset: number): { text: string; start: number }[] {
   const out: { text: string; start: number }[] = [];
   let from = 0;
-  const re = /([A-Za-z]{2,})([.!?])\s+(?=\d)/g;
+  // The lookbehind starts a match only at a word's first letter: without it every letter of a long
+  // word started one that ran to the word's end, quadratic in its length (a 200,000-letter word
+  // held a turn for 18 s).
+  const re = /(?<![A-Za-z])([A-Za-z]{2,})([.!?])\s+(?=\d)/g;
   for (let m = re.exec(segment); m !== null; m = re.exec(segment)) {
     const word = m[1];
     if (m[2] === '.' && (NUMERIC_ONLY.has(word) || AMBIGUOUS.has(word) || TITLES.has(word))) continue;
@@ -109,7 +113,9 @@ function keptSpans(text: string, keep: readonly string[]): [number, number][] {
  * "4 p.m. today"), prices ("$45.50") and the turn's slot values (`keep`) stay whole. Empty and
  * whitespace-only pieces are dropped; each sentence is trimmed, with its offsets in `text`.
  */
-export function splitSentences(text: string, opts: SplitOptions = {}): SentenceSpan[] {
+export function splitSentences(whole: string, opts: SplitOptions = {}): SentenceSpan[] {
+  // Only the first MAX_TEXT_CHARS characters are split (and checked): bounded work per text.
+  const text = capText(whole);
   const pieces: { text: string; start: number }[] = [];
   for (const s of segmenter.segment(text)) pieces.push(...splitBeforeDigits(s.segment, s.index));
   const spans = keptSpans(text, opts.keep ?? []);
