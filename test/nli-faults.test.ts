@@ -292,6 +292,31 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))('NLI faults throu
       expect(await s.stop()).toBe(0);
     }, 240_000);
 
+    it('a model failing requests in a row: /readyz 503 and /healthz "degraded" after --degraded-after of them, ready again at the next answer', async () => {
+      const s = await start(shapeModel);
+      const cases = shapePairs(loadTokenizer(shapeModel));
+      const failing = cases.filter((c) => !c.runs).map((c) => c.pair);
+      const running = cases.filter((c) => c.runs).map((c) => c.pair);
+      expect(failing.length).toBeGreaterThanOrEqual(3);
+      expect(running.length).toBeGreaterThanOrEqual(1);
+      const probe = async () => {
+        const ready = await fetch(`${s.url}/readyz`);
+        const health = (await (await fetch(`${s.url}/healthz`)).json()) as { status: string };
+        const metrics = await (await fetch(`${s.url}/metrics`)).text();
+        return { ready: ready.status, readyBody: (await ready.json()) as { status: string }, health: health.status, gauge: /^todeval_ready (\d)/m.exec(metrics)?.[1], failures: /^todeval_model_failures_total (\d+)/m.exec(metrics)?.[1] };
+      };
+      expect(await probe()).toMatchObject({ ready: 200, health: 'ok', gauge: '1', failures: '0' });
+      // Two failures (the default --degraded-after is 3): still ready.
+      expect([await nli(s, [failing[0]]), await nli(s, [failing[1]])]).toEqual([500, 500]);
+      expect(await probe()).toMatchObject({ ready: 200, health: 'ok', gauge: '1', failures: '2' });
+      expect(await nli(s, [failing[2]])).toBe(500);
+      expect(await probe()).toMatchObject({ ready: 503, readyBody: { status: 'degraded' }, health: 'degraded', gauge: '0', failures: '3' });
+      // The model answers again: ready at once.
+      expect(await nli(s, [running[0]])).toBe(200);
+      expect(await probe()).toMatchObject({ ready: 200, health: 'ok', gauge: '1', failures: '3' });
+      expect(await s.stop()).toBe(0);
+    }, 240_000);
+
     it('a tokenizer that throws on one text: those requests 500 each time, the others 200', async () => {
       const s = await start(tiny, 'tokenizer:UNENCODABLE');
       const bad = { premise: 'UNENCODABLE premise text', hypothesis: 'The city is Seattle.' };

@@ -29,8 +29,18 @@ function flushOnExit(cache: PairCache): void {
   });
 }
 
+/**
+ * In memory, within `maxBytes` (as estimated by entryBytes), the cache keeps two generations: new
+ * pairs go into the young one, and once it holds half the budget the old one is dropped whole and
+ * the young one becomes old. A pair found in the old generation moves to the young one, so pairs
+ * still in use survive and the ones unused for a generation go: least recently used, near enough,
+ * at no cost per hit beyond the lookup. Unbounded (the default) there is one generation.
+ */
 export class PairCache {
-  private readonly map = new PairMap<NliProbs>();
+  private young = new PairMap<NliProbs>();
+  private old = new PairMap<NliProbs>();
+  private youngBytes = 0;
+  private dropped = 0;
   private unsaved: [string, string, NliProbs][] = [];
   /** Pairs held in memory before they are appended to the file. */
   static readonly FLUSH_EVERY = 256;
@@ -38,7 +48,10 @@ export class PairCache {
   constructor(
     readonly modelKey: string,
     readonly file?: string,
+    /** Estimated bytes the pairs in memory may take; past it the least recently used are dropped. */
+    readonly maxBytes = Number.POSITIVE_INFINITY,
   ) {
+    if (!(maxBytes > 0)) throw new InputError(`the pair cache's byte budget must be positive (got ${maxBytes})`);
     if (file) flushOnExit(this);
     if (file && existsSync(file)) {
       // readFileSync on a folder fails with an EISDIR that does not name the path.
@@ -74,20 +87,61 @@ export class PairCache {
       if (typeof rec.p !== 'string' || typeof rec.h !== 'string' || typeof rec.e !== 'number' || typeof rec.n !== 'number' || typeof rec.c !== 'number') {
         throw new InputError('NLI cache record lacks p/h/e/n/c', { file, where: `line ${i + 1}` });
       }
-      this.map.set(rec.p, rec.h, { entailment: rec.e, neutral: rec.n, contradiction: rec.c });
+      this.remember(rec.p, rec.h, { entailment: rec.e, neutral: rec.n, contradiction: rec.c });
     }
   }
 
+  /**
+   * What a pair costs in memory, estimated high: both texts as UTF-16 (a premise shared by many
+   * pairs is stored once, but counted for each), the probabilities object with its three numbers,
+   * and the two maps' entries.
+   */
+  static entryBytes(premise: string, hypothesis: string): number {
+    return 2 * (premise.length + hypothesis.length) + 200;
+  }
+
   get size(): number {
-    return this.map.size;
+    return this.young.size + this.old.size;
+  }
+
+  /** Pairs dropped to stay within maxBytes since the cache was made. */
+  get evictions(): number {
+    return this.dropped;
   }
 
   get(premise: string, hypothesis: string): NliProbs | undefined {
-    return this.map.get(premise, hypothesis);
+    const hit = this.young.get(premise, hypothesis);
+    if (hit !== undefined) return hit;
+    const old = this.old.get(premise, hypothesis);
+    if (old === undefined) return undefined;
+    // Still in use: into the young generation, so it outlives the old one.
+    this.old.delete(premise, hypothesis);
+    this.addYoung(premise, hypothesis, old);
+    return old;
+  }
+
+  /** Add to memory unless held already; true when added. */
+  private remember(premise: string, hypothesis: string, probs: NliProbs): boolean {
+    if (this.young.has(premise, hypothesis) || this.old.has(premise, hypothesis)) return false;
+    this.addYoung(premise, hypothesis, probs);
+    return true;
+  }
+
+  private addYoung(premise: string, hypothesis: string, probs: NliProbs): void {
+    const bytes = PairCache.entryBytes(premise, hypothesis);
+    // Each generation stays within half the budget, so both together within all of it.
+    if (this.youngBytes + bytes > this.maxBytes / 2 && this.young.size > 0) {
+      this.dropped += this.old.size;
+      this.old = this.young;
+      this.young = new PairMap<NliProbs>();
+      this.youngBytes = 0;
+    }
+    this.young.add(premise, hypothesis, probs);
+    this.youngBytes += bytes;
   }
 
   set(premise: string, hypothesis: string, probs: NliProbs): void {
-    if (!this.map.add(premise, hypothesis, probs)) return;
+    if (!this.remember(premise, hypothesis, probs)) return;
     if (!this.file) return;
     this.unsaved.push([premise, hypothesis, probs]);
     // Written as it grows, not only at the end: a long run stopped with Ctrl-C or killed keeps

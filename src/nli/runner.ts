@@ -26,6 +26,8 @@ export interface NliRunnerOptions {
   maxBatchSize?: number;
   /** JSON-lines file the pair cache is loaded from and appended to. */
   cacheFile?: string;
+  /** Bytes the in-memory pair cache may hold (default: unbounded; `serve --max-cache-bytes`). */
+  cacheBytes?: number;
   onProgress?: (done: number, total: number) => void;
   /** Largest share of padding in a batch (default CPU 0.15, CUDA 0.5); 1 disables the cap. */
   maxPadFraction?: number;
@@ -74,6 +76,7 @@ export interface BatchedRunnerParts {
   signature: NliModelSignature;
   limits: BatchLimits;
   cacheFile?: string;
+  cacheBytes?: number;
   onProgress?: (done: number, total: number) => void;
   /** Worker threads that tokenize; without, pairs are tokenized on the calling thread. */
   tokenizerPool?: TokenizerPool;
@@ -119,7 +122,7 @@ export class BatchedNliRunner implements NliRunner {
     const s = parts.signature;
     // The model by its bytes when it has a digest: the same file in another folder shares the cache.
     this.cacheKey = `${modelContentName(s.modelId, s.revision)}/${s.dtype}/max${parts.tokenizer.maxLength}`;
-    this.cache = new PairCache(this.cacheKey, parts.cacheFile);
+    this.cache = new PairCache(this.cacheKey, parts.cacheFile, parts.cacheBytes);
     // One copy shared by the pool and the execution: an out-of-memory split shrinks both.
     const limits = { ...parts.limits };
     this.pool = new BatchPool(limits);
@@ -164,7 +167,7 @@ export class BatchedNliRunner implements NliRunner {
   }
 
   stats(): NliRunnerStats {
-    return { ...this.counters };
+    return { ...this.counters, cacheEvictions: this.cache.evictions };
   }
 
   scoreOne(pair: NliPair): Promise<NliProbs> {
@@ -247,6 +250,7 @@ export async function createNliRunner(opts: NliRunnerOptions = {}): Promise<NliR
       maxPadFraction: opts.maxPadFraction ?? base.maxPadFraction,
     },
     cacheFile: opts.cacheFile,
+    cacheBytes: opts.cacheBytes,
     onProgress: opts.onProgress,
   });
   stageClock.enter(previous);

@@ -2,9 +2,10 @@ import Fastify, { LogController, type FastifyError, type FastifyInstance, type F
 import type { DestinationStream } from 'pino';
 import { formatSignature, type Signature } from '../util/signature.js';
 import type { RawRerankItem } from '../rerank/index.js';
-import { isInputError } from '../util/errors.js';
+import { isInputError, ModelRunError } from '../util/errors.js';
 import { OverloadedError, TooLargeError } from './admission.js';
 import { bearerMatches } from './auth.js';
+import { ModelHealth } from './health.js';
 import type { ServeMetrics } from './metrics.js';
 import { bodySchemas } from './schemas.js';
 import type { FaithfulnessService, RawScoreItem } from './service.js';
@@ -20,8 +21,10 @@ export interface AppOptions {
   logStream?: DestinationStream;
 }
 
-/** Routes open without the token: liveness probes cannot carry one. */
-const OPEN_ROUTES = new Set(['/healthz']);
+/** Routes open without the token: liveness and readiness probes cannot carry one. */
+const OPEN_ROUTES = new Set(['/healthz', '/readyz']);
+/** Routes whose answers need the model: a 200 from one proves it works again. */
+const MODEL_ROUTES = new Set(['/v1/rerank', '/v1/score', '/v1/nli']);
 
 const signed = <T extends { signature: Signature }>(r: T) => ({ ...r, signatureText: formatSignature(r.signature) });
 
@@ -29,6 +32,8 @@ const signed = <T extends { signature: Signature }>(r: T) => ({ ...r, signatureT
 export function buildApp(opts: AppOptions): FastifyInstance {
   const { service, metrics } = opts;
   const limits = service.config.limits;
+  const health = new ModelHealth(limits.degradedAfter);
+  metrics.setHealth(health);
   const app = Fastify({
     logger: opts.logStream ? { level: opts.logLevel, stream: opts.logStream } : { level: opts.logLevel },
     // One line per request, written in onResponse below, instead of Fastify's two.
@@ -45,14 +50,20 @@ export function buildApp(opts: AppOptions): FastifyInstance {
   const schemas = bodySchemas(limits);
   for (const s of schemas.shared) app.addSchema(s);
 
-  addRequestHooks(app, opts);
-  app.setErrorHandler(answerError);
+  addRequestHooks(app, opts, health);
+  app.setErrorHandler((err: FastifyError, req, reply) => {
+    if (err instanceof ModelRunError) health.failure();
+    return answerError(err, req, reply);
+  });
   app.setNotFoundHandler((req, reply) => reply.code(404).send({ error: 'not_found', message: `no route ${req.method} ${req.url}` }));
 
+  // Liveness: always 200 while the process answers (a restart does not mend a broken model);
+  // `status` says "degraded" once the model has failed --degraded-after requests in a row.
   app.get('/healthz', async () => {
     const s = service.runner.modelSignature;
     return {
-      status: 'ok',
+      status: health.degraded ? 'degraded' : 'ok',
+      modelFailuresInARow: health.failuresInARow,
       model: s.modelId,
       revision: s.revision,
       dtype: s.dtype,
@@ -63,6 +74,14 @@ export function buildApp(opts: AppOptions): FastifyInstance {
       // Clients split their batches to these instead of learning them from 400/413 answers.
       limits,
     };
+  });
+  // Readiness: 503 while degraded, so a load balancer or Kubernetes sends the requests elsewhere.
+  app.get('/readyz', async (_req, reply) => {
+    if (!health.degraded) return { status: 'ready' };
+    return reply.code(503).header('Retry-After', String(Math.ceil(ModelHealth.RETRY_MS / 1000))).send({
+      status: 'degraded',
+      message: `the model failed the last ${health.failuresInARow} requests that needed it (--degraded-after ${limits.degradedAfter}); the log names the failures`,
+    });
   });
   app.get('/metrics', async (_req, reply) => {
     reply.header('content-type', metrics.registry.contentType);
@@ -96,7 +115,7 @@ export function buildApp(opts: AppOptions): FastifyInstance {
 }
 
 /** Auth, the in-flight gauge, closing connections once closing, and one log line and metric per request. */
-function addRequestHooks(app: FastifyInstance, opts: AppOptions): void {
+function addRequestHooks(app: FastifyInstance, opts: AppOptions, health: ModelHealth): void {
   const { metrics } = opts;
   let inFlight = 0;
   metrics.setInFlight(() => inFlight);
@@ -121,6 +140,7 @@ function addRequestHooks(app: FastifyInstance, opts: AppOptions): void {
     const route = req.routeOptions.url ?? 'unmatched';
     const seconds = reply.elapsedTime / 1000;
     metrics.requests.inc({ route, status: String(reply.statusCode) });
+    if (reply.statusCode === 200 && MODEL_ROUTES.has(route)) health.success();
     metrics.latency.observe({ route }, seconds);
     req.log.info({ method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
   });

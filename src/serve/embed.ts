@@ -48,6 +48,7 @@ export async function serveFaithfulness(o: ServeOptions): Promise<ServingFaithfu
   checkBinding(host, o.token);
   // The library edge of serve (the CLI's flags come through here too): its configuration, once.
   const routes = resolveServeConfig(o);
+  const limits: ServeLimits = { ...DEFAULT_LIMITS, ...o.limits };
   let runner: NliRunner | undefined;
   let server: RunningServer | undefined;
   const metrics: ServeMetrics = new ServeMetrics({
@@ -56,7 +57,8 @@ export async function serveFaithfulness(o: ServeOptions): Promise<ServingFaithfu
     reservedPairs: () => server?.service.admission.pending ?? 0,
   });
   runner = await ReopeningRunner.open(
-    (onProgress) => createNliRunner({ ...o.nli, onProgress }),
+    // The pair cache is the one part of a server that grows with what it is asked: bounded here.
+    (onProgress) => createNliRunner({ ...o.nli, cacheBytes: limits.maxCacheBytes, onProgress }),
     (done, issued) => metrics.onRunnerProgress(done, issued),
     (line) => process.stderr.write(`todeval serve: ${line}\n`),
   );
@@ -74,7 +76,7 @@ export async function serveFaithfulness(o: ServeOptions): Promise<ServingFaithfu
       token: o.token,
       logLevel: o.logLevel ?? 'info',
       logStream: o.logStream,
-      limits: { ...DEFAULT_LIMITS, ...o.limits },
+      limits,
       runner,
       metrics,
       data: o.data,

@@ -19,6 +19,17 @@ export interface ServeLimits {
   maxPendingPairs: number;
   /** Milliseconds before a request is answered 503 (--timeout-ms); its pairs still finish and are cached. */
   timeoutMs: number;
+  /**
+   * Bytes the pair cache may hold in memory (--max-cache-bytes): past it the pairs used least
+   * recently are dropped (todeval_nli_cache_evictions_total), so a server asked new pairs all day
+   * stays the same size. A --cache file still gets every pair.
+   */
+  maxCacheBytes: number;
+  /**
+   * Requests in a row the model fails (ModelRunError) before the service reports itself degraded
+   * (--degraded-after): /readyz answers 503 and /healthz says "degraded" until the model answers again.
+   */
+  degradedAfter: number;
 }
 
 export const DEFAULT_LIMITS: ServeLimits = {
@@ -29,6 +40,9 @@ export const DEFAULT_LIMITS: ServeLimits = {
   maxPairs: 512,
   maxPendingPairs: 8192,
   timeoutMs: 60_000,
+  // About 300k pairs of SGD-sized texts (docs/serve.md): a day of a generation loop's repeats.
+  maxCacheBytes: 128 * 2 ** 20,
+  degradedAfter: 3,
 };
 
 /** Each limit's `todeval serve` flag and --help line, in --help order; `max` where the runtime caps the value. */
@@ -52,5 +66,7 @@ export const LIMIT_FLAGS: readonly { key: keyof ServeLimits; flag: string; help:
     // Node fires a longer timer at once, which would answer every request 503.
     max: { value: 2 ** 31 - 1, why: 'the longest timer Node keeps, about 24.8 days' },
   },
+  { key: 'maxCacheBytes', flag: '--max-cache-bytes', help: 'bytes of NLI results kept in memory; beyond, the least recently used pairs are dropped' },
+  { key: 'degradedAfter', flag: '--degraded-after', help: 'model failures in a row after which /readyz answers 503 and /healthz says degraded' },
 ];
 

@@ -1,5 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { NliRunnerStats } from '../nli/runner.js';
+import type { ModelHealth } from './health.js';
 
 /** Completed pairs over the last WINDOW_MS of wall time, for the pairs/s gauge. */
 const WINDOW_MS = 10_000;
@@ -24,6 +25,7 @@ export class ServeMetrics {
   private busySince: number | undefined;
 
   private inFlight: () => number = () => 0;
+  private health: ModelHealth | undefined;
 
   constructor(sources: { stats: () => NliRunnerStats; queuedPairs: () => number; reservedPairs: () => number }) {
     const registers = [this.registry];
@@ -40,6 +42,19 @@ export class ServeMetrics {
     const inFlight: Gauge = new Gauge({ name: 'todeval_http_requests_in_flight', help: 'requests received and not yet answered', registers, collect: () => inFlight.set(this.inFlight()) });
     new Gauge({ name: 'todeval_nli_queue_pairs', help: 'pairs submitted to the NLI runner and not yet computed (queue depth)', registers, collect() { this.set(sources.queuedPairs()); } });
     new Gauge({ name: 'todeval_admission_reserved_pairs', help: 'pairs reserved by admitted requests (bounded by --max-pending-pairs)', registers, collect() { this.set(sources.reservedPairs()); } });
+    const health = () => this.health;
+    new Gauge({ name: 'todeval_ready', help: '1 while the service is ready (/readyz 200), 0 while degraded by model failures', registers, collect() { this.set(health()?.degraded ? 0 : 1); } });
+    let failuresSeen = 0;
+    new Counter({
+      name: 'todeval_model_failures_total',
+      help: 'requests the model failed (ModelRunError: answered 500)',
+      registers,
+      collect() {
+        const now = health()?.failures ?? 0;
+        if (now > failuresSeen) this.inc(now - failuresSeen);
+        failuresSeen = now;
+      },
+    });
     const rate = () => this.pairsPerSecond();
     new Gauge({ name: 'todeval_nli_pairs_per_second', help: `pairs computed per second over the last ${WINDOW_MS / 1000} s`, registers, collect() { this.set(rate()); } });
     const fromStats = (name: string, help: string, read: (s: NliRunnerStats) => number) => {
@@ -59,10 +74,15 @@ export class ServeMetrics {
     fromStats('todeval_nli_pairs_computed_total', 'pairs run through the model', (s) => s.issued);
     fromStats('todeval_nli_cache_hits_total', 'pairs answered from the pair cache or shared with an identical pair in flight', (s) => s.cacheHits);
     fromStats('todeval_nli_batches_total', 'forward passes of the NLI model', (s) => s.batches);
+    fromStats('todeval_nli_cache_evictions_total', 'pairs dropped from the in-memory pair cache to stay within --max-cache-bytes', (s) => s.cacheEvictions);
   }
 
   setInFlight(read: () => number): void {
     this.inFlight = read;
+  }
+
+  setHealth(health: ModelHealth): void {
+    this.health = health;
   }
 
   /**

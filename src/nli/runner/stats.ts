@@ -14,8 +14,10 @@ export interface NliRunnerStats {
   oomSplits: number;
   /** Pairs whose premise (or hypothesis) was cut to fit the model maximum. */
   truncated: number;
+  /** Pairs dropped from the in-memory pair cache to keep it within its byte budget. */
+  cacheEvictions: number;
 }
 
 export function emptyStats(): NliRunnerStats {
-  return { requested: 0, issued: 0, cacheHits: 0, batches: 0, tokens: 0, paddedTokens: 0, oomSplits: 0, truncated: 0 };
+  return { requested: 0, issued: 0, cacheHits: 0, batches: 0, tokens: 0, paddedTokens: 0, oomSplits: 0, truncated: 0, cacheEvictions: 0 };
 }

@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { PairCache } from '../../src/nli/pair-cache.js';
+
+// serve's pair cache within --max-cache-bytes (issue 42: 1.4 KB a pair, never dropped, a server
+// asked new pairs all day ran out of memory). Memory-only caches: no file is written.
+const probs = (i: number) => ({ entailment: i / 1e6, neutral: 0.5, contradiction: 0.5 - i / 1e6 });
+// Texts of one length (numbers padded), so the cache's size times one pair's bytes is what it holds.
+const pair = (i: number) => ({ premise: `premise of turn ${String(i >> 4).padStart(6, '0')}`, hypothesis: `hypothesis number ${String(i).padStart(6, '0')}` });
+
+describe('PairCache byte budget', () => {
+  it('holds at most maxBytes of pairs however many are added, and counts every pair it drops', () => {
+    const one = PairCache.entryBytes(pair(5000).premise, pair(5000).hypothesis);
+    const maxBytes = 1000 * one;
+    const cache = new PairCache('m', undefined, maxBytes);
+    let most = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const { premise, hypothesis } = pair(i);
+      cache.set(premise, hypothesis, probs(i));
+      most = Math.max(most, cache.size);
+    }
+    expect(most * one).toBeLessThanOrEqual(maxBytes);
+    expect(cache.size).toBeGreaterThan(0);
+    expect(cache.evictions + cache.size).toBe(20_000);
+    // The newest pairs are there; the first are gone.
+    expect(cache.get(pair(19_999).premise, pair(19_999).hypothesis)).toEqual(probs(19_999));
+    expect(cache.get(pair(0).premise, pair(0).hypothesis)).toBeUndefined();
+  });
+
+  it('a pair read while in the old generation survives the next drop (least recently used go first)', () => {
+    const one = PairCache.entryBytes(pair(100).premise, pair(100).hypothesis);
+    const cache = new PairCache('m', undefined, 200 * one);
+    const add = (from: number, to: number) => {
+      for (let i = from; i < to; i++) cache.set(pair(i).premise, pair(i).hypothesis, probs(i));
+    };
+    add(100, 200); // the young generation: half the budget, 100 pairs
+    add(200, 250); // 100..199 became old
+    expect(cache.get(pair(150).premise, pair(150).hypothesis)).toEqual(probs(150)); // read: moves to young
+    add(250, 360); // a second drop: the old generation (100..199 but 150) goes
+    expect(cache.get(pair(150).premise, pair(150).hypothesis)).toEqual(probs(150));
+    expect(cache.get(pair(151).premise, pair(151).hypothesis)).toBeUndefined();
+  });
+
+  it('unbounded by default: nothing is dropped', () => {
+    const cache = new PairCache('m');
+    for (let i = 0; i < 5000; i++) cache.set(pair(i).premise, pair(i).hypothesis, probs(i));
+    expect(cache.size).toBe(5000);
+    expect(cache.evictions).toBe(0);
+  });
+});
