@@ -53,7 +53,7 @@ describe('per-item statistics', () => {
   });
 
   it('score turns: validated SGSAcc counts validated turns only, unvalidated every scorable turn', () => {
-    const run = sgsaccRun('a', (d, k) => k !== 1);
+    const run = sgsaccRun('a', (_d, k) => k !== 1);
     // 5 turns per dialogue, turn 4 excluded, turn 1 unfaithful: validated 3/4, all 4/5.
     const score = (id: string) => run.items[id].metric.score(Float64Array.from(sumColumns(run.items[id].stats, 2)), 0);
     expect(score('sgsacc')).toBeCloseTo(75, 12);

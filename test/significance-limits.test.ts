@@ -125,7 +125,7 @@ describe('the bootstrap on too few units', () => {
 describe('one resample spec', () => {
   it('resolves defaults once and writes the signature fields in sacreBLEU order', () => {
     const s = resampleSpec({ test: 'ar', confidence: true });
-    expect(s).toMatchObject({ test: 'ar', n: 10000, confidenceN: 1000, seed: 12345, seedDrawn: false, unit: 'dialogue' });
+    expect(s).toMatchObject({ test: 'ar', n: 10000, confidenceN: 1000, seed: 12345, unit: 'dialogue' });
     expect(testSignature(s, 'turn')).toBe('bs:1000|ar:10000|seed:12345|unit:turn');
     expect(bleuTestSignature(2, { tokenize: 'intl' }, resampleSpec({ test: 'bs', samples: 50, seed: 3 }))).toBe('nrefs:2|bs:50|seed:3|case:mixed|eff:no|tok:intl|smooth:exp|version:2.x');
     expect(bleuTestSignature(1, {}, null)).toBe('nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.x');
@@ -133,7 +133,6 @@ describe('one resample spec', () => {
 
   it('seed none is drawn once and signed', () => {
     const s = resampleSpec({ test: 'bs', seed: null });
-    expect(s.seedDrawn).toBe(true);
     expect(Number.isSafeInteger(s.seed)).toBe(true);
     expect(s.seedLabel).toBe(s.seed);
     // The drawn seed repeats the run.

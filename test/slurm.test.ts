@@ -1,8 +1,6 @@
-import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BUILT_CLI, HAS_BUILT_CLI, runCli } from './helpers/cli.js';
 import { getLexicalStandinDir } from './helpers/lexical-standin.js';

@@ -163,7 +163,6 @@ function splitTurnId(id: string): { dialogue: string; index: number; separator: 
  * index counts every turn of the dialogue.
  */
 export function describeUnmatchedIds(extra: readonly string[], validIds: readonly string[], show = 3): string {
-  const valid = new Set(validIds);
   const byDialogue = new Map<string, number[]>();
   for (const id of validIds) {
     const p = splitTurnId(id);

@@ -11,7 +11,7 @@ import type { Seed } from '../metrics/significance/pcg64.js';
 import { resampleSpec, type ResampleSpec } from '../metrics/significance/spec.js';
 import { lowUnitsField } from '../metrics/significance/units.js';
 import { InputError } from '../util/errors.js';
-import { runSteps, type Steps } from '../metrics/significance/steps.js';
+import type { Steps } from '../metrics/significance/steps.js';
 import { compareRunsSteps, type CompareResult } from './compare.js';
 import type { ItemSource } from './item-files.js';
 
@@ -83,12 +83,9 @@ function sameSeed(a: number | string, b: number | string): boolean {
 /**
  * Intervals for every run that has statistics (or its own `--confidence` block with the same
  * resamples, seed and unit), p-values of every other run against the first. Returns null when no
- * run has either (the report then shows no significance columns).
+ * run has either (the report then shows no significance columns). Steps: the report runs them
+ * (runSteps, or in a worker that reports progress).
  */
-export function runSignificance(inputs: readonly SignificanceInput[], opts: RunSignificanceOptions = {}): RunSignificance | null {
-  return runSteps(runSignificanceSteps(inputs, opts));
-}
-
 export function* runSignificanceSteps(inputs: readonly SignificanceInput[], opts: RunSignificanceOptions = {}): Steps<RunSignificance | null> {
   // Resolved once: a drawn seed (--seed none) is the same for every interval and test below.
   const spec = resampleSpec({ test: opts.test ?? 'bs', samples: opts.samples, confidence: true, confidenceSamples: opts.confidenceSamples, seed: opts.seed, unit: opts.unit });

@@ -31,9 +31,9 @@ export function oneMatMulWeight(): Float32Array {
 export function oneMatMulInput(): Float32Array {
   const { k } = ONE_MATMUL;
   const rows = [
-    (i: number) => 1,
-    (i: number) => -1,
-    (i: number) => 0,
+    () => 1,
+    () => -1,
+    () => 0,
     (i: number) => Math.fround(Math.cos(i * 0.7) * 3),
     (i: number) => Math.fround(((i * 37) % 11) - 5 + 0.25),
   ];

@@ -4,7 +4,7 @@
  * (not anchored) in the raw act name, and an act matched by two patterns of a list is yielded twice,
  * exactly as the reference's iterator does.
  */
-import type { Action, Dialogue, Frame, ParamsByService, Turn } from './types.js';
+import type { Dialogue, Frame, ParamsByService, Turn } from './types.js';
 
 export const SLOT_VALUE_SEP = '===';
 export const ACT_SLOT_SEP = '<<<';

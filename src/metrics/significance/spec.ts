@@ -25,8 +25,6 @@ export interface ResolvedSeed {
   seed: Exclude<Seed, null>;
   /** The number (or its decimal text, past 2^53; a list joined by commas). */
   label: number | string;
-  /** Drawn from the OS because none was given (`--seed none`): worth printing. */
-  drawn: boolean;
 }
 
 /**
@@ -36,12 +34,12 @@ export interface ResolvedSeed {
  * for seed=None and never says which; the draws that follow from any given seed are NumPy's.
  */
 export function resolveSeed(seed: Seed | undefined): ResolvedSeed {
-  if (seed === undefined) return { seed: DEFAULT_SEED, label: DEFAULT_SEED, drawn: false };
+  if (seed === undefined) return { seed: DEFAULT_SEED, label: DEFAULT_SEED };
   if (seed === null) {
     const drawn = randomInt(2 ** 48 - 1);
-    return { seed: drawn, label: drawn, drawn: true };
+    return { seed: drawn, label: drawn };
   }
-  return { seed, label: seedLabel(seed), drawn: false };
+  return { seed, label: seedLabel(seed) };
 }
 
 export function seedLabel(seed: Exclude<Seed, null>): number | string {
@@ -73,7 +71,6 @@ export interface ResampleSpec {
   readonly confidenceN: number | null;
   readonly seed: Exclude<Seed, null>;
   readonly seedLabel: number | string;
-  readonly seedDrawn: boolean;
   readonly unit: ResampleUnit;
 }
 
@@ -92,7 +89,6 @@ export function resampleSpec(req: ResampleRequest = {}): ResampleSpec {
     confidenceN: req.confidence ? (req.confidenceSamples ?? DEFAULT_BOOTSTRAP_SAMPLES) : null,
     seed: s.seed,
     seedLabel: s.label,
-    seedDrawn: s.drawn,
     unit: req.unit ?? 'dialogue',
   };
 }

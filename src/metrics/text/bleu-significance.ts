@@ -3,7 +3,6 @@
  * `--confidence`): the library behind `todeval bleu`. Statistics are extracted once per system
  * against references tokenized once; the tests resample those statistics (src/metrics/significance).
  */
-import { formatFields } from '../../util/signature.js';
 import { bootstrapConfidenceSteps, columnSums, pairedApproximateRandomizationSteps, pairedBootstrapSteps } from '../significance/paired.js';
 import type { Seed } from '../significance/pcg64.js';
 import { resampleSpec, signatureWithTest, type PairedTestName, type ResampleSpec } from '../significance/spec.js';

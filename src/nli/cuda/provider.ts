@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { closeSync, copyFileSync, existsSync, mkdtempSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, copyFileSync, existsSync, mkdtempSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -182,11 +182,3 @@ export function setupCudaProvider(opts: { tarball?: string; log?: (line: string)
   }
 }
 
-/** Files in a directory, for messages ("found: ..."). */
-export function listDir(dir: string): string[] {
-  try {
-    return readdirSync(dir).sort();
-  } catch {
-    return [];
-  }
-}
