@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Evaluator } from '../src/metrics/mwz/evaluator.js';
@@ -96,12 +96,23 @@ describe.skipIf(!hasData('multiwoz', 'convlab_mwz21_test.json'))('evaluate on re
     expect(saved.signature.data).toMatch(/^multiwoz21-convlab@[0-9a-f]{12}$/);
     expect(saved.success.state_source).toBe('gold');
 
-    // --sgsacc on delexicalized responses only: nothing to score, said in one warning, no model loaded
+    // --sgsacc on delexicalized responses: refused in one line with the count, before any work;
+    // with --skip-delexicalized nothing is left to score, said in one warning, no model loaded
     const delex = path.join(dir, 'delex.json');
     writeFileSync(delex, JSON.stringify({ sng0073: ['a', 'b', 'c', 'd'].map((w) => ({ response: `${w} [value_name]` })) }));
-    const sg = cli(['-i', delex, '--sgsacc', '--richness']);
+    const refused = cli(['-i', delex, '--sgsacc', '--richness', '-o', path.join(dir, 'refused.json')]);
+    expect(refused.status).toBe(2);
+    expect(refused.stdout).toBe('');
+    expect(refused.stderr).toBe(
+      `todeval: ${delex}: --sgsacc: 4 of 4 turns hold delexicalization placeholders ([value_name]) and no "utterance": SGSAcc and SER score lexicalized text. ` +
+        'Give each turn its lexicalized text as "utterance" (a lexicalized file), or pass --skip-delexicalized to score only the 0 turns without placeholders\n',
+    );
+    expect(existsSync(path.join(dir, 'refused.json'))).toBe(false);
+    const sg = cli(['-i', delex, '--sgsacc', '--skip-delexicalized', '--richness']);
     expect(sg.status).toBe(0);
     expect(sg.stderr.trim()).toBe('todeval: warning: --sgsacc: no turn carries lexicalized text ("utterance", or a response without placeholders)');
+    const noSgsacc = cli(['-i', delex, '--skip-delexicalized', '--richness']);
+    expect([noSgsacc.status, noSgsacc.stderr]).toEqual([2, 'todeval: --skip-delexicalized sets which turns --sgsacc scores: give --sgsacc\n']);
   });
 });
 
@@ -139,5 +150,22 @@ describe.skipIf(!hasData('multiwoz', 'convlab_mwz21_test.json'))('evaluate: one 
     expect(warningsOf(predictions('text'), { bleu: true })[0]).toMatch(/: BLEU \(its references are delexicalized\) means little for them; /);
     // Delexicalized output is not lexicalized, whatever its placeholders' names.
     expect(warningsOf(predictions('text_delex')).join('\n')).not.toContain('lexicalized');
+  });
+});
+
+describe.skipIf(!hasData('multiwoz', 'predictions', 'augpt.json'))('evaluate --sgsacc on a delexicalized system (AuGPT)', () => {
+  it('refuses in one line with how many turns hold placeholders and what to pass, before loading a model', () => {
+    const augpt = path.join(DATA_DIR, 'multiwoz', 'predictions', 'augpt.json');
+    // No --model: the refusal comes before the model is looked for.
+    const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'src/cli/main.ts'), 'evaluate', '-i', augpt, '--sgsacc', '--data-dir', DATA_DIR], { cwd: REPO_ROOT, encoding: 'utf8' });
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe('');
+    // 4,523 of AuGPT's 7,372 responses hold placeholders ([name], [type]...); the other 2,849 name no value.
+    expect(r.stderr).toMatch(
+      new RegExp(
+        `^todeval: ${augpt.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: --sgsacc: 4,523 of 7,372 turns hold delexicalization placeholders \\(\\[\\w+\\], \\[\\w+\\], \\[\\w+\\]\\) and no "utterance": ` +
+          'SGSAcc and SER score lexicalized text\\. Give each turn its lexicalized text as "utterance" \\(a lexicalized file\\), or pass --skip-delexicalized to score only the 2,849 turns without placeholders\\n$',
+      ),
+    );
   });
 });

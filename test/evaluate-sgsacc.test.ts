@@ -32,8 +32,11 @@ describe.skipIf(!hasData('multiwoz', 'convlab_mwz21_test.json'))(
         sng0580: sng0580.map((text, k) => ({ response: k === 2 ? 'The postcode is [value_postcode]' : text })),
         pmul4648: gold('PMUL4648').map((text) => ({ response: '[value_name] ok', utterance: text })),
       };
-      const r = await evaluateSgsacc(input, { dataDir: DATA_DIR, nli: { model, device: 'cpu' } });
+      // One turn holds a placeholder: refused without the flag, left out with it.
+      await expect(evaluateSgsacc(input, { dataDir: DATA_DIR, nli: { model, device: 'cpu' } })).rejects.toThrow(/1 of \d+ turns hold delexicalization placeholders \(\[value_postcode\]\)/);
+      const r = await evaluateSgsacc(input, { dataDir: DATA_DIR, nli: { model, device: 'cpu' }, skipDelexicalized: true });
       expect(r).not.toBeNull();
+      expect(r!.skipDelexicalized).toBe(true);
       expect(r!.counts.delexicalizedTurns).toBe(1);
       expect(r!.counts.lexicalizedTurns).toBe(sng0580.length - 1 + gold('PMUL4648').length);
       expect(r!.ser.errors).toBe(0); // the gold texts contain their own values

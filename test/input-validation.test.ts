@@ -182,3 +182,25 @@ describe('oversize utterances', () => {
     expect(r.stderr).toBe(`todeval: warning: ${preds}: line 1 (id ${ids[0]}): utterance of ${huge.length} characters cut to ${MAX_PAIR_TEXT_CHARS} (the NLI model reads 512 tokens)\n`);
   }, 60_000);
 });
+
+describe('delexicalized predictions for score and ser', () => {
+  it('ser and score refuse utterances holding placeholders in one line with the count (exit 2); leaving them out with --allow-missing scores the rest', async () => {
+    const dir = tmp();
+    const mini = ['--dialogues', path.join(MINI, 'dialogues.json'), '--schema', path.join(MINI, 'schema.json')];
+    const lines = readFileSync(path.join(MINI, 'predictions.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { id: string; utterance: string });
+    // Two turns delexicalized as MultiWOZ systems write them, one in the angle-bracket form.
+    const delex = lines.map((p, i) => (i === 1 ? { ...p, utterance: 'A [value_flavor] cake for [value_day]?' } : i === 4 ? { ...p, utterance: 'Pick it up at <pickup_location>.' } : p));
+    const preds = path.join(dir, 'delex.jsonl');
+    writeFileSync(preds, delex.map((p) => JSON.stringify(p)).join('\n') + '\n');
+    const want = `todeval: ${preds}: 2 of ${lines.length} utterances hold delexicalization placeholders ([value_flavor], <pickup_location>): SGSAcc and SER score lexicalized text. Give the lexicalized utterances, or leave those turns out of the file and pass --allow-missing to score the others\n`;
+    for (const cmd of ['ser', 'score']) {
+      const r = await runCli([cmd, ...mini, '-i', preds, '-o', path.join(dir, `${cmd}.json`)]);
+      expect([r.code, r.stderr], cmd).toEqual([2, want]);
+    }
+    const kept = path.join(dir, 'kept.jsonl');
+    writeFileSync(kept, delex.filter((_, i) => i !== 1 && i !== 4).map((p) => JSON.stringify(p)).join('\n') + '\n');
+    const ok = await runCli(['ser', ...mini, '-i', kept, '--allow-missing', '-o', path.join(dir, 'ser.json')]);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(JSON.parse(readFileSync(path.join(dir, 'ser.json'), 'utf8')).signature.missingPredictions).toBe(2);
+  }, 60_000);
+});

@@ -1,4 +1,5 @@
-import { mwzSgsaccTurns, type SgsaccMergeResult } from '../metrics/mwz/sgsacc-merge.js';
+import { delexicalizedTally, mwzSgsaccTurns, type SgsaccMergeResult } from '../metrics/mwz/sgsacc-merge.js';
+import { InputError } from '../util/errors.js';
 import type { MwzPredictions } from '../metrics/mwz/input.js';
 import { loadSgsaccData, resolveSgsaccConfig, sentenceConfidence, sentenceShardTally, summarizeSentences, tallySentences, tallySgsacc, type SgsaccSettings } from '../metrics/sgsacc/index.js';
 import type { ResampleUnit } from '../metrics/significance/confidence.js';
@@ -27,6 +28,29 @@ export interface EvaluateSgsaccOptions extends EvaluateSgsaccSettings {
   /** Also return each turn's sufficient statistics (SGSAcc, SER) for intervals and paired tests. */
   items?: boolean;
   onProgress?: (p: { turnsDone: number; turnsTotal: number }) => void;
+  /**
+   * Score the placeholder-free turns of an input whose other turns hold delexicalization
+   * placeholders (`--skip-delexicalized`). Without it such an input is refused: its placeholder-free
+   * turns are the ones that happened to name no value, and their SGSAcc and SER say nothing of the system.
+   */
+  skipDelexicalized?: boolean;
+  /** The input's name in the refusal (the file). */
+  source?: string;
+}
+
+/**
+ * Refuses, in one line, an input whose turns hold delexicalization placeholders and no lexicalized
+ * `utterance`, unless `skipDelexicalized`; returns how many turns hold them. Called before any work.
+ */
+export function checkDelexicalized(dialogues: MwzPredictions, opts: Pick<EvaluateSgsaccOptions, 'skipDelexicalized' | 'source'>): number {
+  const t = delexicalizedTally(dialogues);
+  if (t.withPlaceholders === 0 || opts.skipDelexicalized) return t.withPlaceholders;
+  const n = (x: number) => x.toLocaleString('en-US');
+  throw new InputError(
+    `${opts.source ?? 'the input'}: --sgsacc: ${n(t.withPlaceholders)} of ${n(t.total)} turns hold delexicalization placeholders (${t.examples.join(', ')}) and no "utterance": ` +
+      `SGSAcc and SER score lexicalized text. Give each turn its lexicalized text as "utterance" (a lexicalized file), ` +
+      `or pass --skip-delexicalized to score only the ${n(t.total - t.withPlaceholders)} turns without placeholders`,
+  );
 }
 
 /**
@@ -36,6 +60,7 @@ export interface EvaluateSgsaccOptions extends EvaluateSgsaccSettings {
  * is lexicalized. Opens its own NLI runner and closes it, whatever happens.
  */
 export async function evaluateSgsacc(dialogues: MwzPredictions, opts: EvaluateSgsaccOptions): Promise<SgsaccMergeResult | null> {
+  checkDelexicalized(dialogues, opts);
   // The library edge of evaluate --sgsacc: the one place its settings become a config.
   const { validation, context, referenceSelection, contextControl, granularity } = opts;
   const config = resolveSgsaccConfig({ validation, context, referenceSelection, contextControl, granularity }, 'evaluate');
@@ -55,6 +80,7 @@ export async function evaluateSgsacc(dialogues: MwzPredictions, opts: EvaluateSg
       ser: { ser: ser.ser, errors: ser.errors, utterancesWithValues: ser.utterancesWithValues, perService: ser.perService },
       referenceSelection: config.referenceSelection,
       contextControl: config.contextControl,
+      ...(opts.skipDelexicalized ? { skipDelexicalized: true } : {}),
       model: { modelId: model.modelId, revision: String(model.revision), dtype: String(model.dtype) },
       signed: { rules: data.rulesHash, schema: inputLabel(data.loaded.schemaFile, opts.dataDir) },
       ...(sentences

@@ -14,7 +14,7 @@ import { shardBlock, shardLabel, type ShardSpec } from '../shard/spec.js';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic-write.js';
 import { readJsonFile } from '../util/json-file.js';
 import { fileSignature, makeSignature } from '../util/signature.js';
-import { evaluateSgsacc, type EvaluateSgsaccSettings } from './evaluate-sgsacc.js';
+import { checkDelexicalized, evaluateSgsacc, type EvaluateSgsaccSettings } from './evaluate-sgsacc.js';
 import { InputError } from '../util/errors.js';
 import { mwzEvaluator, type MwzHooks, type MwzReadOptions } from './mwz-evaluator.js';
 
@@ -35,7 +35,7 @@ export interface EvaluatePipelineOptions extends MwzReadOptions {
   /** The first N dialogues of the input. */
   limit?: number;
   /** SGSAcc and SER of the lexicalized turns (`--sgsacc`), with these NLI options and SGSAcc settings (evaluateSgsacc resolves them). */
-  sgsacc?: EvaluateSgsaccSettings & { nli: NliRunnerOptions; shard?: ShardSpec };
+  sgsacc?: EvaluateSgsaccSettings & { nli: NliRunnerOptions; shard?: ShardSpec; skipDelexicalized?: boolean };
   /** Write the report here (JSON, atomically). */
   output?: string;
   /** Write every metric's per-item statistics here (`--items`). */
@@ -69,6 +69,7 @@ async function addSgsacc(result: EvaluateResult, predictions: ValidatedPredictio
     ...sg,
     dataDir,
     confidence: o.confidence,
+    source: o.input,
     items: wantItems,
     onProgress: ({ turnsDone, turnsTotal }) => o.hooks?.progress?.(turnsDone, turnsTotal),
   });
@@ -91,6 +92,8 @@ async function addSgsacc(result: EvaluateResult, predictions: ValidatedPredictio
     contextControl: contextControlSignature(result.sgsacc.contextControl),
     // Absent unless asked for, as in score's signature: evaluate --sgsacc keeps its digests.
     granularity: result.sgsacc.sentences ? 'sentence' : undefined,
+    // Signed: the SGSAcc of a delexicalized system's placeholder-free turns is not the system's.
+    delexicalized: result.sgsacc.skipDelexicalized ? 'skipped' : undefined,
   });
 }
 
@@ -133,6 +136,8 @@ export async function runEvaluatePipeline(o: EvaluatePipelineOptions): Promise<E
   const input = limitDialogues(readJsonFile(o.input), o.limit);
   const evaluator = mwzEvaluator(o, data, o.hooks, metricsOf(o));
   const predictions = evaluator.validate(input, o.input);
+  // Before the mwzeval metrics and the model load: a delexicalized input is refused at once.
+  if (o.sgsacc) checkDelexicalized(predictions.dialogues, { skipDelexicalized: o.sgsacc.skipDelexicalized, source: o.input });
   const wantItems = o.confidence !== undefined || o.itemsFile !== undefined;
   const { items: mwzItems, ...evaluation } = evaluator.evaluateValidated(predictions, o.input, { items: wantItems });
   const result: EvaluateResult = evaluation;

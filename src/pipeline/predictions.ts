@@ -1,4 +1,5 @@
 import { describeUnmatchedIds, loadPredictions } from '../metrics/predictions.js';
+import { tallyPlaceholders } from '../metrics/placeholders.js';
 import { InputError } from '../util/errors.js';
 import type { PipelineHooks } from './hooks.js';
 
@@ -8,7 +9,25 @@ export function readPredictions(file: string, skipInvalid: boolean | undefined, 
   hooks.skipped?.('prediction', loaded.invalid);
   for (const note of loaded.oversize.slice(0, 3)) hooks.warn?.(`${file}: ${note} (the NLI model reads 512 tokens)`);
   if (loaded.oversize.length > 3) hooks.warn?.(`${file}: ${loaded.oversize.length - 3} more utterances cut`);
+  refuseDelexicalized(file, loaded.byId);
   return loaded.byId;
+}
+
+/**
+ * SGSAcc and SER (score, ser) judge whether values were said: an utterance holding a
+ * delexicalization placeholder ([value_name]) cannot be judged, and its turn would count as a
+ * wrong one. Refused in one line with the count; leaving those turns out of the file and passing
+ * --allow-missing scores the others (signed as missingPredictions).
+ */
+function refuseDelexicalized(file: string, byId: Map<string, string>): void {
+  const t = tallyPlaceholders(byId.values());
+  if (t.withPlaceholders === 0) return;
+  const n = (x: number) => x.toLocaleString('en-US');
+  throw new InputError(
+    `${n(t.withPlaceholders)} of ${n(t.total)} utterances hold delexicalization placeholders (${t.examples.join(', ')}): SGSAcc and SER score lexicalized text. ` +
+      'Give the lexicalized utterances, or leave those turns out of the file and pass --allow-missing to score the others',
+    { file },
+  );
 }
 
 /**

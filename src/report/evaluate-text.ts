@@ -40,7 +40,7 @@ export function formatEvaluation(r: EvaluationText): string {
       ['sgsacc', sg.sgsacc.validated?.all ?? 'n/a'],
       ['sgsacc_unval', sg.sgsacc.unvalidated.all ?? 'n/a'],
       ['ser', sg.ser.ser],
-      ['turns', `${sg.counts.lexicalizedTurns} lexicalized, ${sg.counts.delexicalizedTurns} delexicalized (left out)`],
+      ['turns', `${sg.counts.lexicalizedTurns} lexicalized, ${sg.counts.delexicalizedTurns} delexicalized (left out${sg.skipDelexicalized ? ' by --skip-delexicalized: not the system\'s SGSAcc' : ''})`],
     ]);
     const st = sg.sentences;
     if (st) {

@@ -27,7 +27,7 @@ export interface EvaluateShardReport extends EvaluateReport {
 }
 
 /** Signature keys --sgsacc adds only when it scored something: a shard without lexicalized turns lacks them. */
-const SGSACC_KEYS = ['model', 'revision', 'dtype', 'rules', 'schema', 'referenceSelection', 'contextControl', 'granularity'];
+const SGSACC_KEYS = ['model', 'revision', 'dtype', 'rules', 'schema', 'referenceSelection', 'contextControl', 'granularity', 'delexicalized'];
 
 /**
  * The report one `evaluate --sgsacc` over the whole input gives: the mwzeval sections from shard 1
@@ -64,6 +64,7 @@ export function mergeEvaluateReports(loaded: readonly LoadedShard<EvaluateShardR
     // Shards written before the control existed ran without it.
     contextControl: parts[0].contextControl ?? false,
     model: parts[0].model,
+    ...(parts[0].skipDelexicalized ? { skipDelexicalized: true } : {}),
     // The sentence section as score's merge joins it: counts summed, intervals drawn again over all turns.
     ...(base.signature.granularity === 'sentence' ? { sentences: mergeSentenceShards(scored.map((s) => ({ file: s.file, part: s.report.shard.sentences })), validation) } : {}),
   };

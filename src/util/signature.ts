@@ -37,6 +37,7 @@ export const SIGNATURE_KEYS = [
   'hallucination',
   'granularity',
   'contextControl',
+  'delexicalized',
   'rankBy',
   'systems',
   'system',

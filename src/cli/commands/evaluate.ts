@@ -35,6 +35,7 @@ interface EvaluateFlags extends NliCliFlags, ShardFlags, RunConfidenceFlags {
   referenceSelection: ReferenceSelection;
   contextControl: boolean;
   granularity?: Granularity;
+  skipDelexicalized?: boolean;
   progress: ProgressMode;
 }
 
@@ -52,7 +53,8 @@ export function register(program: Command): void {
     .option('--chrf', "sacreBLEU's chrF (chrF2) over the strings BLEU scores, beside mwzeval's metrics")
     .addOption(chrfWordOrderOption().implies({ chrf: true }))
     .option('--ter', "sacreBLEU's TER over the strings BLEU scores, beside mwzeval's metrics")
-    .option('--sgsacc', 'also SGSAcc and SER for turns with lexicalized text ("utterance", or a response without placeholders)');
+    .option('--sgsacc', 'also SGSAcc and SER for turns with lexicalized text ("utterance", or a response without placeholders)')
+    .option('--skip-delexicalized', 'with --sgsacc: score only the turns without placeholders of an input whose other turns hold them (refused otherwise); signed');
   addMwzInputOptions(addDataDirOption(cmd))
     .option('--rebuild-ground-truth', 'rebuild the ground truth instead of reading the cached copy')
     .option('--json', 'print the report as JSON on stdout instead of the tables')
@@ -76,6 +78,7 @@ export function register(program: Command): void {
 /** Flags -> the evaluate pipeline -> the tables (or JSON) on stdout. */
 async function runEvaluate(flags: EvaluateFlags): Promise<void> {
   refuseOutputOverInput({ '-o/--output': flags.output, '--items': flags.items, '--cache': flags.cache }, { '--input': flags.input });
+  if (flags.skipDelexicalized && !flags.sgsacc) throw new InputError('--skip-delexicalized sets which turns --sgsacc scores: give --sgsacc');
   if (flags.granularity && !flags.sgsacc) throw new InputError('--granularity sets how --sgsacc checks the turns: give --sgsacc');
   if (flags.shard && !flags.sgsacc) throw new InputError('--shard splits the SGSAcc scoring of --sgsacc: give --sgsacc (the other metrics are not split)');
   requireShardOutput(flags, flags.output);
@@ -88,7 +91,7 @@ async function runEvaluate(flags: EvaluateFlags): Promise<void> {
       ...flags,
       groundTruth: GROUND_TRUTH_SOURCES[flags.groundTruth],
       chrf: chrfFrom(flags),
-      sgsacc: flags.sgsacc ? { nli: nliOptionsFrom(flags), ...sgsaccSettingsOf(flags), shard: flags.shard } : undefined,
+      sgsacc: flags.sgsacc ? { nli: nliOptionsFrom(flags), ...sgsaccSettingsOf(flags), shard: flags.shard, skipDelexicalized: flags.skipDelexicalized } : undefined,
       itemsFile: flags.items,
       confidence: runConfidenceFrom(flags),
       hooks: {

@@ -5,14 +5,21 @@ import { shardPositions, type ShardSpec } from '../../util/shard-split.js';
 import { dialogueKey } from './ground-truth.js';
 import type { RunItems } from '../significance/items.js';
 import type { MwzPredictions } from './input.js';
+import { placeholderIn, tallyPlaceholders, type PlaceholderTally } from '../placeholders.js';
 
-// Any bracketed placeholder, in any delexicalization style: such a response is not lexicalized.
-const PLACEHOLDER = /\[[^\]\n]+\]/;
-
-/** The lexicalized text of a turn: its `utterance`, or a `response` without placeholders. */
+/** The lexicalized text of a turn: its `utterance`, or a `response` without placeholders (any delexicalization style). */
 export function lexicalizedText(turn: { response: string; utterance?: string }): string | undefined {
   if (turn.utterance !== undefined) return turn.utterance;
-  return PLACEHOLDER.test(turn.response) ? undefined : turn.response;
+  return placeholderIn(turn.response) === undefined ? turn.response : undefined;
+}
+
+/**
+ * The input's turns that SGSAcc cannot score for their placeholders: the whole input's, so every
+ * shard refuses (or skips) alike.
+ */
+export function delexicalizedTally(dialogues: MwzPredictions): PlaceholderTally {
+  // A turn with an `utterance` is scored on it (lexicalizedText): only its response may be delexicalized.
+  return tallyPlaceholders(Object.values(dialogues).flatMap((d) => d.map((t) => (t.utterance === undefined ? t.response : ''))));
 }
 
 export interface SgsaccMergeResult {
@@ -24,6 +31,8 @@ export interface SgsaccMergeResult {
   referenceSelection: ReferenceSelection;
   /** Whether context-only rescues were withdrawn (their count is in `counts.contextOnly` either way). */
   contextControl: boolean;
+  /** `--skip-delexicalized`: the turns holding placeholders were left out on request (else the input had none). */
+  skipDelexicalized?: boolean;
   /** With granularity 'sentence': the sentence-level rate, as `score --granularity sentence` reports it. */
   sentences?: SentenceSummary & { confidence: SentenceConfidence };
   /** With `shard`: the counts behind the percentages, which `todeval merge` adds across shards. */
