@@ -22,6 +22,8 @@ export function standinKind(dir: string): StandinKind | undefined {
 export function localModelId(dir: string): string {
   const name = path.basename(dir);
   const kind = standinKind(dir);
+  // `models/lexical` (the docs' build-standin folder) is local:lexical-standin, not local:lexical-standin-lexical.
+  if (kind && kind.startsWith(name)) return `local:${kind}`;
   if (kind && !name.includes(kind)) return `local:${kind}-${name}`;
   return `local:${name}`;
 }
