@@ -110,6 +110,27 @@ describe('npm run example (lexical-standin model)', () => {
     expect(turns.find((t) => t.id === 'mini_001/3')).toMatchObject({ validation: 'validated', faithful: false });
   });
 
+  it('prints its whole time, build and stand-in model included and named, as docs/example.md quotes it', () => {
+    // The figure on the page is a recorded run (a timing, not an output: it is not compared); what is
+    // checked is that the page quotes the line the example prints, in its current form, so a total
+    // that leaves the build out cannot come back unnoticed.
+    const line = /^Done in (\d+\.\d) s \(build (\d+\.\d) s and stand-in model (\d+\.\d) s included\)\. Outputs in .*$/m;
+    const printed = line.exec(res.stdout);
+    expect(printed, res.stdout).not.toBeNull();
+    const [total, build, model] = printed!.slice(1).map(Number);
+    expect(total).toBeGreaterThanOrEqual(build + model);
+    const doc = readFileSync(path.join(REPO_ROOT, 'docs', 'example.md'), 'utf8');
+    const quoted = line.exec(doc.slice(doc.indexOf('### Measured')));
+    expect(quoted, 'docs/example.md quotes a "Done in" line of a run').not.toBeNull();
+    const [qTotal, qBuild, qModel] = quoted!.slice(1).map(Number);
+    expect(qTotal).toBeGreaterThanOrEqual(qBuild + qModel);
+    // The wall time the page gives is that run's, measured around it (so at least its own total).
+    const wall = /`npm run example`\s+took ([\d.]+) s wall, of which `tsc` ([\d.]+) s and the stand-in model ([\d.]+) s/.exec(doc.replace(/\s+/g, ' '));
+    expect(wall).not.toBeNull();
+    expect(Number(wall![1])).toBeGreaterThanOrEqual(qTotal);
+    expect([Number(wall![2]), Number(wall![3])]).toEqual([qBuild, qModel]);
+  });
+
   it('ends by writing the HTML report of both runs and printing its path', () => {
     const report = path.join(out, 'report.html');
     expect(res.stdout.trim().split('\n').at(-1)).toBe(`Report: ${report}  (open it in a browser; it works offline)`);
