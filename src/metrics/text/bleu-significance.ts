@@ -9,7 +9,10 @@ import { resampleSpec, signatureWithTest, type PairedTestName, type ResampleSpec
 import { runSteps, type Steps } from '../significance/steps.js';
 import type { StatMetric, SystemResult } from '../significance/types.js';
 import { lowUnitsField, MIN_BOOTSTRAP_UNITS } from '../significance/units.js';
-import { BLEU_MAX_ORDER, BLEU_STATS_WIDTH, BleuReferences, bleuFromSegmentStats, bleuSignatureFields, makeBleuScorer, type BleuOptions, type BleuResult } from './bleu.js';
+import { bleuSignatureFields, type BleuOptions, type BleuResult } from './bleu.js';
+import { textMetric, type TextMetric } from './text-metric.js';
+
+export { bleuStatMetric } from './bleu.js';
 
 export type { PairedTestName } from '../significance/spec.js';
 
@@ -56,17 +59,6 @@ export interface BleuComparison extends ComparisonHeader {
   metric: 'BLEU';
   signature: string;
   systems: BleuSystemResult[];
-}
-
-/** BLEU as a StatMetric over BLEU_STATS_WIDTH rows (the score of summed segment statistics). */
-export function bleuStatMetric(opts: BleuOptions = {}): StatMetric {
-  const score = makeBleuScorer(opts);
-  // The options that change the score, as a stored metric is rebuilt from them.
-  const options = Object.fromEntries(
-    Object.entries({ tokenize: opts.tokenize, lowercase: opts.lowercase || undefined, smoothMethod: opts.smoothMethod, smoothValue: opts.smoothValue, effectiveOrder: opts.effectiveOrder || undefined }).filter(([, v]) => v !== undefined),
-  );
-  // sacreBLEU sums BLEU's statistics in float32 (np.array(stats, dtype='float32')): every test of BLEU does.
-  return { name: 'BLEU', width: BLEU_STATS_WIDTH, spec: { type: 'bleu', options }, float32: true, score: (sums, offset) => score(sums, offset) };
 }
 
 /**
@@ -148,28 +140,37 @@ export function* compareBleuSteps(
 ): Steps<BleuComparison> {
   if (systems.length === 0) throw new Error('BLEU: no system to score');
   const spec = resampleSpec({ test: opts.test, samples: opts.samples, confidence: opts.confidence, confidenceSamples: opts.confidenceSamples, seed: opts.seed });
+  return (yield* compareMetricSteps(textMetric('bleu', references, { bleu: opts }), systems, spec)) as BleuComparison;
+}
+
+/** One metric's comparison: what `todeval bleu --json` prints per metric (docs/significance.md). */
+export interface MetricComparison<S extends SystemResult & { name: string }> extends ComparisonHeader {
+  /** sacreBLEU's name: BLEU, chrF2, chrF2++, TER. */
+  metric: string;
+  signature: string;
+  systems: S[];
+}
+
+/**
+ * A text metric over several systems with the test `spec` asks for (the first system the baseline
+ * of a paired test): each system's score and test result, BLEU's corpus statistics (counts,
+ * totals, precisions, bp, lengths) or TER's (edits, reference length) after them.
+ */
+export function* compareMetricSteps(
+  metric: TextMetric,
+  systems: ReadonlyArray<{ name: string; lines: readonly string[] }>,
+  spec: ResampleSpec,
+): Steps<MetricComparison<SystemResult & { name: string }>> {
   if (spec.test && systems.length < 2) throw new Error('a paired test needs a baseline and at least one system');
-  const refs = new BleuReferences(references, opts);
-  const stats = systems.map((s) => refs.segmentStats(s.lines));
-  const metric = bleuStatMetric(opts);
-  const { results, exact } = yield* resampleSystemsSteps(stats, metric, spec);
-  const signature = bleuTestSignature(refs.nrefs, opts, resampledBy(spec) ? spec : null);
+  const stats = systems.map((s) => metric.segmentStats(s.lines));
+  const { results, exact } = yield* resampleSystemsSteps(stats, metric.stat, spec);
   return {
-    metric: 'BLEU',
-    ...comparisonHeader(spec, stats[0].length / BLEU_STATS_WIDTH, exact),
-    signature,
+    metric: metric.name,
+    ...comparisonHeader(spec, stats[0].length / metric.width, exact),
+    signature: signatureWithTest(metric.signatureFields, resampledBy(spec) ? spec : null),
     systems: systems.map((s, i) => {
-      const b = bleuFromSegmentStats(stats[i], opts, signature);
-      return {
-        name: s.name,
-        ...results[i],
-        counts: b.counts.slice(0, BLEU_MAX_ORDER),
-        totals: b.totals.slice(0, BLEU_MAX_ORDER),
-        precisions: b.precisions,
-        bp: b.bp,
-        sysLen: b.sysLen,
-        refLen: b.refLen,
-      };
+      const { bleu, ter } = metric.scoreOf(stats[i]);
+      return { name: s.name, ...results[i], ...bleu, ...ter };
     }),
   };
 }

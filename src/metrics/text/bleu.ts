@@ -5,6 +5,7 @@
  * per-n-gram maximum over all references. mwzeval calls it this way, so do we.
  */
 import { formatFields, type SignatureField } from '../../util/signature.js';
+import type { StatMetric } from '../significance/types.js';
 import { bleuTokenizer, tokenize13a, type BleuTokenizerName } from './bleu-tokenizers.js';
 import { isPyWhitespace, pyRstrip } from './py-string.js';
 import { checkStreams, referenceSegments } from './references.js';
@@ -544,4 +545,15 @@ export function corpusBleu(
  */
 export function sentenceBleu(hypothesis: string, references: readonly string[], opts: BleuOptions = {}): BleuResult {
   return corpusBleu([hypothesis], references.map((r) => [r]), { effectiveOrder: true, ...opts });
+}
+
+/** BLEU as a StatMetric over BLEU_STATS_WIDTH rows (the score of summed segment statistics). */
+export function bleuStatMetric(opts: BleuOptions = {}): StatMetric {
+  const score = makeBleuScorer(opts);
+  // The options that change the score, as a stored metric is rebuilt from them.
+  const options = Object.fromEntries(
+    Object.entries({ tokenize: opts.tokenize, lowercase: opts.lowercase || undefined, smoothMethod: opts.smoothMethod, smoothValue: opts.smoothValue, effectiveOrder: opts.effectiveOrder || undefined }).filter(([, v]) => v !== undefined),
+  );
+  // sacreBLEU sums BLEU's statistics in float32 (np.array(stats, dtype='float32')): every test of BLEU does.
+  return { name: 'BLEU', width: BLEU_STATS_WIDTH, spec: { type: 'bleu', options }, float32: true, score: (sums, offset) => score(sums, offset) };
 }

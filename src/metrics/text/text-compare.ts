@@ -4,19 +4,18 @@
  * The resampling is resolved once (one seed, one test) and every metric runs it on its own
  * per-segment statistics from a fresh generator, as sacreBLEU's PairedTest does per metric.
  */
-import { resampleSpec, signatureWithTest, type ResampleSpec } from '../significance/spec.js';
+import { resampleSpec } from '../significance/spec.js';
 import { runSteps, type Steps } from '../significance/steps.js';
 import type { Seed } from '../significance/pcg64.js';
 import type { SystemResult } from '../significance/types.js';
-import { compareBleuSteps, comparisonHeader, type ComparisonHeader, lowSegmentsWarning, resampledBy, resampleSystemsSteps, type BleuComparison, type BleuTestOptions } from './bleu-significance.js';
+import { compareMetricSteps, lowSegmentsWarning, type BleuComparison, type BleuTestOptions, type MetricComparison } from './bleu-significance.js';
 import type { BleuOptions } from './bleu.js';
-import { ChrfReferences, chrfSignatureFields, chrfStatMetric, type ChrfOptions } from './chrf.js';
+import type { ChrfOptions } from './chrf.js';
 import { pyFixed } from './py-string.js';
-import { terFromSegmentStats, TerReferences, terSignatureFields, terStatMetric, type TerOptions } from './ter.js';
+import type { TerOptions } from './ter.js';
+import { bleuVerbose, textMetric, TEXT_METRICS, type TextMetricKey } from './text-metric.js';
 
-/** sacreBLEU's metric names as `-m` takes them, in the order it prints them (sorted). */
-export const TEXT_METRICS = ['bleu', 'chrf', 'ter'] as const;
-export type TextMetricKey = (typeof TEXT_METRICS)[number];
+export { TEXT_METRICS, type TextMetricKey, type MetricComparison };
 
 export interface TextCompareOptions {
   /** Which metrics (default: BLEU only); printed in TEXT_METRICS order whatever the order given. */
@@ -42,38 +41,10 @@ export interface TerSystemResult extends SystemResult {
   refLength: number;
 }
 
-/** One metric's result: the same keys as `todeval bleu --json` has for BLEU (docs/significance.md). */
-export interface MetricComparison<S extends SystemResult & { name: string }> extends ComparisonHeader {
-  /** sacreBLEU's name: BLEU, chrF2, chrF2++, TER. */
-  metric: string;
-  signature: string;
-  systems: S[];
-}
-
 export type TextMetricComparison = BleuComparison | MetricComparison<ChrfSystemResult> | MetricComparison<TerSystemResult>;
 
 type Systems = ReadonlyArray<{ name: string; lines: readonly string[] }>;
 type References = ReadonlyArray<ReadonlyArray<string | null>>;
-
-/** The common part of a non-BLEU metric's comparison, from its statistics. */
-function* compareStats<S extends SystemResult & { name: string }>(
-  metricName: string,
-  stats: ArrayLike<number>[],
-  width: number,
-  metric: Parameters<typeof resampleSystemsSteps>[1],
-  signatureOf: (spec: ResampleSpec | null) => string,
-  spec: ResampleSpec,
-  systems: Systems,
-  extra: (i: number) => Omit<S, keyof SystemResult | 'name'>,
-): Steps<MetricComparison<S>> {
-  const { results, exact } = yield* resampleSystemsSteps(stats, metric, spec);
-  return {
-    metric: metricName,
-    ...comparisonHeader(spec, stats[0].length / width, exact),
-    signature: signatureOf(resampledBy(spec) ? spec : null),
-    systems: systems.map((s, i) => ({ name: s.name, ...results[i], ...extra(i) }) as S),
-  };
-}
 
 /**
  * Each asked metric of each system against `references` (`references[k][i]`: the k-th reference
@@ -84,25 +55,9 @@ export function* compareTextMetricsSteps(references: References, systems: System
   const asked = new Set(opts.metrics ?? ['bleu']);
   // One seed for every metric (a drawn one included), as sacreBLEU's SACREBLEU_SEED.
   const spec = resampleSpec({ test: opts.test, samples: opts.samples, confidence: opts.confidence, confidenceSamples: opts.confidenceSamples, seed: opts.seed });
-  if (spec.test && systems.length < 2) throw new Error('a paired test needs a baseline and at least one system');
-  const resampling = { test: spec.test, samples: spec.n ?? undefined, confidence: spec.confidenceN !== null, confidenceSamples: spec.confidenceN ?? undefined, seed: spec.seed };
   const out: TextMetricComparison[] = [];
-  if (asked.has('bleu')) out.push(yield* compareBleuSteps(references, systems, { ...opts.bleu, ...resampling }));
-  if (asked.has('chrf')) {
-    const o = opts.chrf ?? {};
-    const refs = new ChrfReferences(references, o);
-    const stats = systems.map((s) => refs.segmentStats(s.lines));
-    out.push(yield* compareStats<ChrfSystemResult>(refs.name, stats, refs.width, chrfStatMetric(o), (sp) => signatureWithTest(chrfSignatureFields(refs.nrefs, o), sp), spec, systems, () => ({})));
-  }
-  if (asked.has('ter')) {
-    const o = opts.ter ?? {};
-    const refs = new TerReferences(references, o);
-    const stats = systems.map((s) => refs.segmentStats(s.lines));
-    const totals = stats.map((st) => {
-      const { numEdits, refLength } = terFromSegmentStats(st);
-      return { numEdits, refLength };
-    });
-    out.push(yield* compareStats<TerSystemResult>('TER', stats, refs.width, terStatMetric(), (sp) => signatureWithTest(terSignatureFields(refs.nrefs, o), sp), spec, systems, (i) => totals[i]));
+  for (const key of TEXT_METRICS) {
+    if (asked.has(key)) out.push((yield* compareMetricSteps(textMetric(key, references, opts), systems, spec)) as TextMetricComparison);
   }
   return out;
 }
@@ -117,11 +72,7 @@ function isBleu(r: TextMetricComparison): r is BleuComparison {
 
 /** BLEU's details after its score, as sacreBLEU prints them; nothing for the other metrics. */
 function verbose(r: TextMetricComparison, i: number): string {
-  if (!isBleu(r)) return '';
-  const s = r.systems[i];
-  const prec = s.precisions.map((p) => pyFixed(p, 1)).join('/');
-  const ratio = s.refLen ? s.sysLen / s.refLen : 0;
-  return ` ${prec} (BP = ${pyFixed(s.bp, 3)} ratio = ${pyFixed(ratio, 3)} hyp_len = ${s.sysLen} ref_len = ${s.refLen})`;
+  return isBleu(r) ? ` ${bleuVerbose(r.systems[i])}` : '';
 }
 
 /** A score as sacreBLEU's `-b` prints it: the score, and its interval when estimated. */

@@ -8,8 +8,7 @@
 import { pyFixed } from './py-string.js';
 import type { SignatureField } from '../../util/signature.js';
 import type { StatMetric } from '../significance/types.js';
-import { bleuStatMetric } from './bleu-significance.js';
-import { BLEU_MAX_ORDER, BLEU_STATS_WIDTH, BleuReferences, bleuFromSegmentStats, bleuSignatureFields, type BleuOptions, type BleuResult } from './bleu.js';
+import { BLEU_MAX_ORDER, BLEU_STATS_WIDTH, BleuReferences, bleuFromSegmentStats, bleuSignatureFields, bleuStatMetric, type BleuOptions, type BleuResult } from './bleu.js';
 import { ChrfReferences, chrfFromSegmentStats, chrfSignatureFields, chrfStatMetric, type ChrfOptions } from './chrf.js';
 import { terFromSegmentStats, TerReferences, terSignatureFields, terStatMetric, type TerOptions } from './ter.js';
 
