@@ -1,0 +1,219 @@
+import { spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawnServe } from '../scripts/lib/serve-process.js';
+import { loadSgsaccData, type SgsaccConfig, type SgsaccSettings } from '../src/metrics/sgsacc/index.js';
+import { createNliRunner } from '../src/nli/runner.js';
+import { runRerankPipeline } from '../src/pipeline/rerank.js';
+import { runScore } from '../src/pipeline/score-run.js';
+import { RANK_BY, rerank, rerankSignature, resolveRerankConfig, resolveRerankItem, type RankBy, type RerankSettings } from '../src/rerank/index.js';
+import { resolveServeConfig } from '../src/serve/config.js';
+import { serveFaithfulness, type ServingFaithfulness } from '../src/serve/embed.js';
+import type { Signature } from '../src/util/signature.js';
+import { runCli } from './helpers/cli.js';
+import { getLexicalStandinDir } from './helpers/lexical-standin.js';
+import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
+import { suiteTempDir } from './helpers/temp.js';
+
+// One resolved config per product, built once at each edge. Property, over random option sets
+// (flags x rankings x granularity x context x the control given, refused or left out): the same
+// configuration gives the same signature and the same results through `todeval serve`'s flags, the
+// library's serveFaithfulness, the Python client, `todeval score` / `todeval rerank` and their
+// library pipelines, and rerank() itself. Real servers on loopback, the lexical stand-in model.
+
+const DIALOGUES = path.join(DATA_DIR, 'sgd', 'test', 'dialogues_017.json');
+const LIMIT = 6;
+const SETS = 5;
+
+/** mulberry32, seeded: a failing set is named by its seed and can be run again. */
+function random(seed: number): () => number {
+  // Spread small seeds apart first: mulberry32's first draws of seeds 1, 2, 3 are alike.
+  let a = Math.imul(seed ^ 0x5bd1e995, 0x9e3779b1) >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+interface OptionSet extends SgsaccSettings {
+  rankBy: RankBy;
+}
+
+function optionSet(seed: number): OptionSet {
+  const r = random(seed);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)];
+  return {
+    validation: r() < 0.6,
+    context: r() < 0.75,
+    referenceSelection: pick(['entailed', 'paper'] as const),
+    hallucination: pick([true, undefined]),
+    granularity: pick(['turn', 'sentence', undefined] as const),
+    contextControl: pick([true, false, undefined]),
+    // Every ranking among the sets; the other options drawn.
+    rankBy: RANK_BY[seed % RANK_BY.length],
+  };
+}
+
+/** The flags of a set as a user types them: what is left out is not typed. */
+function serveFlags(s: OptionSet): string[] {
+  return [
+    ...(s.validation === false ? ['--no-validation'] : []),
+    ...(s.context === false ? ['--no-context'] : []),
+    ...(s.referenceSelection ? ['--reference-selection', s.referenceSelection] : []),
+    ...(s.hallucination ? ['--hallucination'] : []),
+    ...(s.granularity ? ['--granularity', s.granularity] : []),
+    ...(s.contextControl === true ? ['--context-control'] : s.contextControl === false ? ['--no-context-control'] : []),
+    '--rank-by',
+    s.rankBy,
+  ];
+}
+
+/** `todeval score` flags spelling out a resolved config (every option explicit, so score's own defaults play no part). */
+function scoreFlags(c: SgsaccConfig): string[] {
+  return [
+    c.validation ? '--validation' : '--no-validation',
+    c.context ? '--context' : '--no-context',
+    '--reference-selection',
+    c.referenceSelection,
+    ...(c.hallucination ? ['--hallucination'] : []),
+    ...(c.granularity ? ['--granularity', c.granularity] : []),
+    c.contextControl ? '--context-control' : '--no-context-control',
+  ].filter((f) => f !== '--validation' && f !== '--context');
+}
+
+/** `todeval rerank` flags of the service's rerank settings. */
+function rerankFlags(r: Omit<RerankSettings, 'systemOrder'>): string[] {
+  return [
+    ...(r.context === false ? ['--no-context'] : []),
+    r.contextControl ? '--context-control' : '--no-context-control',
+    ...(r.hallucination ? ['--hallucination'] : []),
+    '--rank-by',
+    r.rankBy ?? 'fidelity',
+  ];
+}
+
+interface Answer {
+  signature: Signature;
+  items: Record<string, unknown>[];
+}
+
+async function post(url: string, body: unknown): Promise<Answer> {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const json = (await res.json()) as Answer & { message?: string };
+  if (res.status !== 200) throw new Error(`${url}: HTTP ${res.status}: ${json.message}`);
+  return json;
+}
+
+/** The Python client (python/todeval/client.py) against a server: what `Client(url).score/rerank(items)` return. */
+function pythonClient(url: string, route: 'score' | 'rerank', items: unknown[]): Answer {
+  const code = [
+    'import json, sys',
+    'from todeval.client import Client',
+    'items = json.load(sys.stdin)',
+    `r = Client(sys.argv[1]).${route}(items)`,
+    'print(json.dumps({"signature": r.signature, "items": list(r)}))',
+  ].join('\n');
+  const run = spawnSync('python3', ['-c', code, url], { input: JSON.stringify(items), encoding: 'utf8', env: { ...process.env, PYTHONPATH: path.join(REPO_ROOT, 'python') } });
+  if (run.status !== 0) throw new Error(`python client failed: ${run.stderr}`);
+  return JSON.parse(run.stdout) as Answer;
+}
+
+const readJsonl = (f: string) => readFileSync(f, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+const withoutWho = ({ system: _s, predictions: _p, ...rest }: Signature) => rest;
+const hasPython = spawnSync('python3', ['-c', 'import sys; assert sys.version_info >= (3, 9)']).status === 0;
+
+describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))('one config at every edge: equal signatures and results over random option sets', () => {
+  const dir = suiteTempDir('config-edges');
+  const f = (name: string) => path.join(dir, name);
+  const data = ['--data-dir', DATA_DIR, '--dialogues', DIALOGUES];
+  const running: { stop(): Promise<unknown> }[] = [];
+  let model = '';
+  let turnIds: string[] = [];
+
+  beforeAll(async () => {
+    model = getLexicalStandinDir();
+    const gold = await runCli(['score', '--dataset', 'sgd', ...data, '--limit', String(LIMIT), '--model', model, '--device', 'cpu', '--turns', f('ids.jsonl'), '--progress', 'none']);
+    expect(gold.code).toBe(0);
+    turnIds = readJsonl(f('ids.jsonl')).slice(1).map((t) => t.id as string);
+  }, 180_000);
+
+  afterAll(async () => {
+    await Promise.all(running.map((s) => s.stop()));
+  });
+
+  for (let seed = 1; seed <= SETS; seed++) {
+    const s = optionSet(seed);
+    it(`set ${seed}: ${JSON.stringify(s)}`, async () => {
+      const routes = resolveServeConfig(s);
+      const utterance = (i: number) => [`Sure, what city and time? Option ${i}.`, 'Okay. Your alarm is set for 7 am. Anything else?', 'The restaurant is in the city.'][i % 3];
+      const scoreItems = [
+        ...turnIds.map((id, i) => ({ id, dataset_id: id, utterance: utterance(i) })),
+        { id: 'inline', service: 'Alarm_1', context: 'Wake me up at 7 am.', actions: [{ act: 'CONFIRM', slot: 'new_alarm_time', values: ['7 am'] }], utterance: 'An alarm at 7 am? Great music.', ground_truth: 'Please confirm: an alarm at 7 am.' },
+      ];
+      const rerankItems = [
+        { id: 'inline', service: 'Alarm_1', context: 'Wake me up at 7 am.', actions: [{ act: 'CONFIRM', slot: 'new_alarm_time', values: ['7 am'] }], candidates: [{ system: 'a', text: 'An alarm for 7 am? It rains.', likelihood: -1 }, { system: 'b', text: 'Okay.', likelihood: -0.5 }] },
+        ...turnIds.slice(0, 3).map((id, i) => ({ id: `t${i}`, dataset_id: id, candidates: [{ system: 'a', text: utterance(i) }, { system: 'b', text: `Option ${i} is at 5 pm. Have a nice day.` }] })),
+      ];
+
+      // Edge 1: `todeval serve` with the set's flags. Edge 2: serveFaithfulness with the set as options.
+      const cli = await spawnServe(['--model', model, '--device', 'cpu', ...data, ...serveFlags(s)], { TODEVAL_TOKEN: undefined });
+      running.push(cli);
+      const lib: ServingFaithfulness = await serveFaithfulness({ nli: { model, device: 'cpu' }, data: loadSgsaccData({ dataset: 'sgd', dataDir: DATA_DIR, input: DIALOGUES, skipInvalid: true }), dataset: 'sgd', port: 0, logLevel: 'silent', ...s });
+      running.push({ stop: () => lib.close() });
+      const served = { score: await post(`${cli.url}/v1/score`, { items: scoreItems }), rerank: await post(`${cli.url}/v1/rerank`, { items: rerankItems }) };
+      expect(await post(`${lib.url}/v1/score`, { items: scoreItems })).toEqual(served.score);
+      expect(await post(`${lib.url}/v1/rerank`, { items: rerankItems })).toEqual(served.rerank);
+      // The service signs what it resolved: the set's implications and the serve product's defaults.
+      expect(served.score.signature).toMatchObject({ validation: routes.sgsacc.validation, context: routes.sgsacc.context, referenceSelection: routes.sgsacc.referenceSelection });
+      expect(served.score.signature.contextControl).toBe(routes.sgsacc.resultFields.contextControl);
+      expect(served.score.signature.hallucination).toBe(routes.sgsacc.resultFields.hallucination);
+      expect(served.rerank.signature.contextControl).toBe(routes.sgsacc.contextControl ? true : undefined);
+
+      // Edge 3: the Python client against the same server.
+      if (hasPython) {
+        expect(pythonClient(cli.url, 'score', scoreItems)).toEqual({ signature: served.score.signature, items: served.score.items });
+        expect(pythonClient(cli.url, 'rerank', rerankItems)).toEqual({ signature: served.rerank.signature, items: served.rerank.items });
+      }
+      await Promise.all([cli.stop(), lib.close()]);
+
+      // Edge 4: `todeval score` with the resolved config spelled out: the per-turn lines of /v1/score
+      // (less SER and BLEU, which only score computes) under the same signature.
+      writeFileSync(f(`sys-${seed}.jsonl`), turnIds.map((id, i) => JSON.stringify({ id, utterance: utterance(i) })).join('\n') + '\n');
+      const own = ['--dataset', 'sgd', ...data, '--limit', String(LIMIT), '--model', model, '--device', 'cpu', '--progress', 'none', '-i', f(`sys-${seed}.jsonl`)];
+      const scored = await runCli(['score', ...own, ...scoreFlags(routes.sgsacc), '--turns', f(`cli-${seed}.jsonl`)]);
+      expect(scored.code, scored.stderr).toBe(0);
+      const [header, ...lines] = readJsonl(f(`cli-${seed}.jsonl`));
+      expect(lines.map(({ slotError: _s, bleu: _b, ...rest }) => rest)).toEqual(served.score.items.slice(0, turnIds.length));
+      expect(withoutWho(header.signature as Signature)).toEqual(served.score.signature);
+
+      // Edge 5: the library's runScore with the same settings: the same file, byte for byte.
+      const { validation, context, referenceSelection, hallucination, granularity, contextControl } = routes.sgsacc;
+      await runScore({ dataset: 'sgd', dataDir: DATA_DIR, input: DIALOGUES, limit: LIMIT, predictions: f(`sys-${seed}.jsonl`), validation, context, referenceSelection, hallucination, granularity, contextControl, chunkTurns: 256, turnsFile: f(`lib-${seed}.jsonl`), nli: { model, device: 'cpu' } });
+      expect(readFileSync(f(`lib-${seed}.jsonl`), 'utf8')).toBe(readFileSync(f(`cli-${seed}.jsonl`), 'utf8'));
+
+      // Edges 6-8: `todeval rerank`, runRerankPipeline and rerank() with the service's rerank settings.
+      writeFileSync(f(`rr-${seed}.jsonl`), rerankItems.map((i) => JSON.stringify(i)).join('\n') + '\n');
+      const reranked = await runCli(['rerank', '-i', f(`rr-${seed}.jsonl`), '--dataset', 'sgd', ...data, '--model', model, '--device', 'cpu', ...rerankFlags(routes.rerank), '--progress', 'none', '-o', f(`rr-${seed}.json`)]);
+      expect(reranked.code, reranked.stderr).toBe(0);
+      const offline = JSON.parse(readFileSync(f(`rr-${seed}.json`), 'utf8')) as Answer;
+      expect(offline.items).toEqual(served.rerank.items);
+      expect(offline.signature).toEqual(served.rerank.signature);
+      const pipeline = await runRerankPipeline({ input: f(`rr-${seed}.jsonl`), dataset: 'sgd', load: { dataDir: DATA_DIR, input: DIALOGUES }, ...routes.rerank, nli: { model, device: 'cpu' } });
+      expect({ signature: pipeline.signature, items: pipeline.items }).toEqual({ signature: served.rerank.signature, items: served.rerank.items });
+      const sgd = loadSgsaccData({ dataset: 'sgd', dataDir: DATA_DIR, input: DIALOGUES, skipInvalid: true });
+      const resolver = { schema: sgd.schema, dataset: 'sgd' as const, expand: (t: Parameters<typeof sgd.expand>[0][number]) => sgd.expand([t])[0].actions, turnsById: new Map(sgd.loaded.turns.map((t) => [t.id, t])) };
+      const runner = await createNliRunner({ model, device: 'cpu' });
+      try {
+        const items = rerankItems.map((raw, i) => resolveRerankItem(raw, resolver, '', `items/${i}`));
+        expect(await rerank(items, { scorer: runner, ...routes.rerank })).toEqual(served.rerank.items);
+        expect(rerankSignature(resolveRerankConfig(routes.rerank), { model: runner.modelSignature, rulesHash: sgd.rulesHash, dataset: 'sgd' })).toEqual(served.rerank.signature);
+      } finally {
+        await runner.close();
+      }
+    }, 300_000);
+  }
+});
