@@ -194,11 +194,40 @@ describe.skipIf(!canRun)('the HTML report in Chromium: the bundled example', () 
     expect(legend).toEqual(expect.arrayContaining(['faithful', 'context-only', 'unfaithful']));
   });
 
+  it('with two runs it opens on the turns they disagree on; "both fail" and "failing" are the other lists; the counts add up in one sentence', async () => {
+    const files = [runs.system.turns, runs.gold.turns].map((f) =>
+      readFileSync(f, 'utf8').trim().split('\n').slice(1).map((l) => JSON.parse(l) as { id: string; faithful: boolean | null }),
+    );
+    const fails = files.map((ts) => new Set(ts.filter((t) => t.faithful === false).map((t) => t.id)));
+    const ids = [...new Set(files.flatMap((ts) => ts.map((t) => t.id)))];
+    const disagree = ids.filter((id) => fails[0].has(id) !== fails[1].has(id));
+    const both = ids.filter((id) => fails[0].has(id) && fails[1].has(id));
+    // The example's system fails turns the ground truth passes: there is something to disagree on.
+    expect(disagree.length).toBeGreaterThan(0);
+    expect(await page.$eval('#f-show', (s) => (s as HTMLSelectElement).value)).toBe('disagree');
+    expect(await cardIds(page)).toEqual(expect.arrayContaining(disagree));
+    expect(new Set(await cardIds(page))).toEqual(new Set(disagree));
+    // The status and the sentence above the list: listed = disagree + both fail + the rest, each run's failing turns.
+    const listed = Number((await page.textContent('#turn-status'))!.match(/ of ([\d,]+) listed turns match/)![1].replace(/,/g, ''));
+    expect(await page.textContent('#turn-status')).toMatch(new RegExp(`^${disagree.length} of ${listed} listed turns match`));
+    expect(await page.textContent('#turn-counts')).toBe(
+      `${listed} of the ${files[0].length} turns are listed because some run fails, excludes or rescues them: the runs disagree on ${disagree.length}, ` +
+        `both fail ${both.length}, and no run fails the other ${listed - disagree.length - both.length} (excluded or rescued only). ` +
+        `Failing turns per run: predictions ${fails[0].size}, ground-truth ${fails[1].size}.`,
+    );
+    await page.selectOption('#f-show', 'both-fail');
+    expect(new Set(await cardIds(page))).toEqual(new Set(both));
+    // A MultiWOZ-free example still has services and acts to filter by: those filters are drawn.
+    expect(await page.isVisible('#f-service')).toBe(true);
+    await page.selectOption('#f-show', 'disagree');
+  });
+
   it('failing turns are turns some run fails; rescued and context-only turns are their own filters; badges do not contradict', async () => {
     const files = [runs.system.turns, runs.gold.turns].map((f) =>
       readFileSync(f, 'utf8').trim().split('\n').slice(1).map((l) => JSON.parse(l) as { id: string; faithful: boolean | null; actions: { contextUsed: boolean; entailed: boolean }[] }),
     );
     const failing = new Set(files.flatMap((ts) => ts.filter((t) => t.faithful === false).map((t) => t.id)));
+    await page.selectOption('#f-show', 'failing');
     expect(new Set(await cardIds(page))).toEqual(failing);
     await page.selectOption('#f-show', 'rescued');
     const rescued = new Set(files.flatMap((ts) => ts.filter((t) => t.actions.some((a) => a.contextUsed && a.entailed)).map((t) => t.id)));
@@ -214,6 +243,7 @@ describe.skipIf(!canRun)('the HTML report in Chromium: the bundled example', () 
   });
 
   it('filters by service, run and reason; the same turn shows each run side by side', async () => {
+    await page.selectOption('#f-show', 'failing');
     const visible = () => page.$$eval('#turn-list article.turn', (a) => a.map((t) => ({ id: t.getAttribute('data-turn'), services: t.getAttribute('data-services') })));
     const all = await visible();
     expect(new Set(all.map((t) => t.services))).toEqual(new Set(['Bakery_1', 'Bikes_1']));
@@ -233,6 +263,7 @@ describe.skipIf(!canRun)('the HTML report in Chromium: the bundled example', () 
   });
 
   it('the CSV button exports the filtered list, and todeval report --csv the unfiltered one, byte for byte', async () => {
+    await page.selectOption('#f-show', 'failing');
     expect(await downloadCsv(page)).toBe(readFileSync(path.join(runs.dir, 'failing.csv'), 'utf8'));
     await page.selectOption('#f-service', 'Bikes_1');
     const csv = await downloadCsv(page);

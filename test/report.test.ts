@@ -58,9 +58,12 @@ describe.skipIf(!HAS_BUILT_CLI)('todeval report (HTML)', () => {
     const before = html.slice(0, html.indexOf('<script'));
     expect(before.match(/<tr class="run standin" data-run="[^"]+">/g)).toHaveLength(2);
     expect(before).toContain('id="warning-banner"');
-    // The static list is the page's default one: turns some run fails, in order.
-    const failing = data.turns.filter((t) => t.runs.some((e) => e.why.includes('failing'))).map((t) => t.id);
-    expect([...before.matchAll(/<article class="turn" data-turn="([^"]+)"/g)].map((m) => m[1])).toEqual(failing.slice(0, 25));
+    // The static list is the page's default one: with two runs, the turns one fails and the other does not, in order.
+    const fails = (e: { why: string[] }) => e.why.includes('failing');
+    const disagree = data.turns.filter((t) => t.runs.some(fails) && !t.runs.every(fails)).map((t) => t.id);
+    expect(disagree.length).toBeGreaterThan(0);
+    expect([...before.matchAll(/<article class="turn" data-turn="([^"]+)"/g)].map((m) => m[1])).toEqual(disagree.slice(0, 25));
+    expect(before).toContain('<option value="disagree" selected>');
     expect(before).toContain('Just to confirm: a lemon cake that you will pick up on Sunday?');
     // A turn the ground truth fails validation for says so, and what it scored unvalidated, in one badge.
     expect(before).toContain('excluded from validated SGSAcc (negative entailed); scored unvalidated: ');

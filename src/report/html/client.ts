@@ -39,7 +39,7 @@ export const CLIENT_SCRIPT = String.raw`
   renderTable();
 
   // ---- turns: filters, pages, exports ----
-  var filter = { run: null, service: DEFAULT_FILTER.service, act: DEFAULT_FILTER.act, show: DEFAULT_FILTER.show, q: DEFAULT_FILTER.q };
+  var filter = defaultFilter(data);
   var page = 0, matching = [];
   var list = document.getElementById('turn-list'), status = document.getElementById('turn-status');
   var prev = document.getElementById('prev-page'), next = document.getElementById('next-page');
@@ -74,9 +74,10 @@ export const CLIENT_SCRIPT = String.raw`
   }
   document.getElementById('export-csv').addEventListener('click', function () { download('todeval-turns.csv', turnsCsv(matching, runs), 'text/csv'); });
   document.getElementById('export-jsonl').addEventListener('click', function () { download('todeval-turns.jsonl', turnsJsonl(matching, runs), 'application/jsonl'); });
-  document.getElementById('filters').hidden = false;
-  prev.hidden = false;
-  next.hidden = false;
+  // No per-turn file: nothing to filter or page through.
+  document.getElementById('filters').hidden = data.turns.length === 0;
+  prev.hidden = data.turns.length === 0;
+  next.hidden = data.turns.length === 0;
   applyFilters();
 
   // ---- charts, each as wide as its box; group charts can be re-sorted ----

@@ -60,7 +60,9 @@ export function* buildHtmlReportSteps(input: HtmlReportInput): Steps<HtmlReport>
     significance?.notes.push(...partial);
   }
   const data = buildPageData(runs, turnsByRun, input.title ?? 'todeval report', significance);
-  const html = renderReportHtml(data, reportCharts(runs, turnsByRun));
+  // Without SGSAcc in any run (a MultiWOZ-only report), its charts' "not shown" lines would only be noise.
+  const charts = reportCharts(runs, turnsByRun).filter((c) => c.spec || runs.some((r) => r.sgsacc));
+  const html = renderReportHtml(data, charts);
   return { html, runs, turnsByRun, listedTurns: data.turns.length, data, significance };
 }
 

@@ -75,7 +75,8 @@ export interface PageData {
   warnings: string[];
   turns: PageTurn[];
   /** Turns each run's per-turn file holds, and how many of them it lists. */
-  turnCounts: { run: string; total: number; listed: number }[];
+  /** Per run with a per-turn file, in run order: its turns, those listed, those it fails. */
+  turnCounts: { run: string; total: number; listed: number; failing: number }[];
   /** What the ± and "vs baseline" columns are (test, n, seed, unit, level), and why a run lacks them. */
   significance: { caption: string; notes: string[] } | null;
 }
@@ -238,9 +239,12 @@ export function buildPageData(runs: ReportRun[], turnsByRun: Map<number, TurnsFi
   for (const [r, tf] of turnsByRun) lines.set(r, new Map(tf.turns.map((t) => [t.id, t])));
   for (const [r, tf] of [...turnsByRun].sort((a, b) => a[0] - b[0])) {
     let listed = 0;
+    let failing = 0;
     for (const t of tf.turns) {
-      if (reasonsOf(t).length === 0) continue;
+      const why = reasonsOf(t);
+      if (why.length === 0) continue;
       listed++;
+      if (why.includes('failing')) failing++;
       if (byId.has(t.id)) continue;
       const runsView: TurnEntry[] = [];
       for (const [r2, m] of [...lines].sort((a, b) => a[0] - b[0])) {
@@ -256,7 +260,7 @@ export function buildPageData(runs: ReportRun[], turnsByRun: Map<number, TurnsFi
       });
       order.push(t.id);
     }
-    turnCounts.push({ run: runs[r].name, total: tf.turns.length, listed });
+    turnCounts.push({ run: runs[r].name, total: tf.turns.length, listed, failing });
   }
   const rows = runs.map((r, i) => ({
     name: r.name,

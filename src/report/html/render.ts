@@ -122,7 +122,11 @@ export function renderReportHtml(data: PageData, charts: ReportChart[]): string 
     ? `<p class="sub" id="significance">${esc(sig.caption)}</p>` +
       (sig.notes.length ? `<ul id="significance-notes">${sig.notes.map((n) => `<li>${esc(n)}</li>`).join('')}</ul>` : '')
     : '';
-  const matching = v.filterTurns(data.turns, v.DEFAULT_FILTER);
+  const first = v.defaultFilter(data);
+  const matching = v.filterTurns(data.turns, first);
+  // Filters with nothing to choose from are not drawn (a MultiWOZ report has no services or acts to filter by).
+  const services = unique(data.turns.flatMap((t) => t.services));
+  const acts = unique(data.turns.flatMap((t) => t.acts));
   const signatures = data.runs
     .map((r) => `<dt>${esc(`${r.name}${r.standin ? ' (stand-in model)' : ''} — ${r.file}`)}</dt><dd><code>${esc(r.signatureText)}</code></dd>`)
     .join('');
@@ -157,25 +161,25 @@ ${warnings}
 ${significance}
 <h2>Signatures</h2>
 <dl id="signatures">${signatures}</dl>
-<h2>Charts</h2>
+${charts.length ? `<h2>Charts</h2>
 <div id="charts">
 ${figures}
-</div>
+</div>` : ''}
 <h2>Failing turns</h2>
-<p class="sub" id="turn-counts">${esc(v.turnCountsText(data.turnCounts))}</p>
+<p class="sub" id="turn-counts">${esc(v.turnCountsText(data.turnCounts, data.turns))}</p>
 <div class="filters" id="filters" hidden>
-  <label>Show <select id="f-show">${options(v.SHOW, v.DEFAULT_FILTER.show)}</select></label>
+  <label>Show <select id="f-show">${options(v.showOptions(data), first.show)}</select></label>
   <label>Run <select id="f-run"><option value="">any run</option>${options(
     data.runs.flatMap((r, i) => (r.hasTurns ? [{ value: String(i), text: r.name }] : [])),
     '',
   )}</select></label>
-  <label>Service <select id="f-service"><option value="">any service</option>${options(unique(data.turns.flatMap((t) => t.services)), '')}</select></label>
-  <label>Act <select id="f-act"><option value="">any act</option>${options(unique(data.turns.flatMap((t) => t.acts)), '')}</select></label>
+  <label${services.length ? '' : ' hidden'}>Service <select id="f-service"><option value="">any service</option>${options(services, '')}</select></label>
+  <label${acts.length ? '' : ' hidden'}>Act <select id="f-act"><option value="">any act</option>${options(acts, '')}</select></label>
   <label>Text <input id="f-text" type="search" placeholder="id, utterance, reference"></label>
   <button type="button" id="export-csv">CSV</button>
   <button type="button" id="export-jsonl">JSONL</button>
 </div>
-<div class="pager"><button type="button" id="prev-page" disabled hidden>‹ previous</button><span id="turn-status">${esc(v.statusText(matching, data.turns.length, 0))}</span><button type="button" id="next-page" hidden>next ›</button></div>
+<div class="pager"${data.turns.length ? '' : ' hidden'}><button type="button" id="prev-page" disabled hidden>‹ previous</button><span id="turn-status">${esc(v.statusText(matching, data.turns.length, 0))}</span><button type="button" id="next-page" hidden>next ›</button></div>
 <div id="turn-list">${v.turnListHtml(matching, data.runs, 0)}</div>
 <footer>Charts: ${vendors.map((x) => `${x.name} ${esc(x.version)}`).join(', ')} (inlined). Failing: a run finds the turn unfaithful (an action's reference is not entailed), validated or not, or (<code>score --granularity sentence</code>) a sentence of it that no fact supports, marked in the utterance as unsupported or contradicted. Excluded: the ground truth failed validation, so the turn is left out of validated SGSAcc (its unvalidated verdict is still shown). Rescued: only the context premise (previous user turn + slot description + utterance) entailed the reference. Context alone: that premise without the utterance entails it too (withdrawn with the context-only control on). Exports: the turns the filters select, one CSV row per turn and run, one JSON line per turn; <code>todeval report --csv</code> writes the unfiltered list.</footer>
 <script type="application/json" id="todeval-charts">${scriptJson(charts)}</script>

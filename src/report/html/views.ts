@@ -11,6 +11,12 @@ import type { PageData, PageRun, PageTurn } from './page-data.js';
 export const VIEW_SCRIPT = String.raw`
 var PAGE_SIZE = 25;
 var DEFAULT_FILTER = { run: null, service: '', act: '', show: 'failing', q: '' };
+// Comparing runs, what a person looks for first is where they disagree: the default with two or more
+// runs' per-turn files (a turn both fail says nothing about which system is better).
+var COMPARE_SHOW = [
+  { value: 'disagree', text: 'the runs disagree: one fails it, another does not' },
+  { value: 'both-fail', text: 'both fail: every run fails it' }
+];
 var SHOW = [
   { value: 'failing', text: 'failing: some run finds it unfaithful' },
   { value: 'context-only', text: 'context-only: the context alone entails a rescue' },
@@ -169,10 +175,26 @@ function turnCardHtml(t, runs) {
   return html + '</div></article>';
 }
 
+function runsWithTurns(data) { return data.runs.filter(function (r) { return r.hasTurns; }).length; }
+/** The list's first filter: the turns the runs disagree on with two or more runs' per-turn files, else the failing turns. */
+function defaultFilter(data) {
+  return Object.assign({}, DEFAULT_FILTER, { show: runsWithTurns(data) >= 2 ? 'disagree' : DEFAULT_FILTER.show });
+}
+function showOptions(data) { return runsWithTurns(data) >= 2 ? COMPARE_SHOW.concat(SHOW) : SHOW; }
+function fails(e) { return e.why.indexOf('failing') >= 0; }
+/** 'disagree': some run fails the turn and another run does not; 'both-fail': every run (two or more) fails it. */
+function comparison(t) {
+  if (t.runs.length < 2) return null;
+  var n = t.runs.filter(fails).length;
+  return n === t.runs.length ? 'both-fail' : n > 0 ? 'disagree' : null;
+}
+
 function turnMatches(t, f) {
   if (f.service && t.services.indexOf(f.service) < 0) return false;
   if (f.act && t.acts.indexOf(f.act) < 0) return false;
-  var listed = t.runs.some(function (e) {
+  var byComparison = f.show === 'disagree' || f.show === 'both-fail';
+  if (byComparison && comparison(t) !== f.show) return false;
+  var listed = byComparison ? t.runs.some(function (e) { return f.run === null || f.run === undefined || e.r === f.run; }) : t.runs.some(function (e) {
     if (f.run !== null && f.run !== undefined && e.r !== f.run) return false;
     return f.show === 'any' ? e.why.length > 0 : e.why.indexOf(f.show) >= 0;
   });
@@ -195,10 +217,32 @@ function pageCount(matching) { return Math.max(1, Math.ceil(matching.length / PA
 function statusText(matching, total, page) {
   return matching.length.toLocaleString('en-US') + ' of ' + total.toLocaleString('en-US') + ' listed turns match · page ' + (page + 1) + ' of ' + pageCount(matching);
 }
-function turnCountsText(counts) {
-  return counts.map(function (c) {
-    return c.run + ': ' + c.listed.toLocaleString('en-US') + ' of ' + c.total.toLocaleString('en-US') + ' turns listed';
-  }).join(' · ') || 'No per-turn files were given (--turns): only the tables and charts are shown.';
+/**
+ * The list's counts in one sentence whose parts add up: the listed turns split by what the runs do
+ * with them (disagree + all fail + no run fails = listed), then each run's failing turns.
+ */
+function turnCountsText(counts, turns) {
+  if (counts.length === 0) return 'No per-turn files were given (--turns): only the tables and charts are shown.';
+  var n = function (x) { return x.toLocaleString('en-US'); };
+  var totals = counts.map(function (c) { return c.total; });
+  var same = totals.every(function (x) { return x === totals[0]; });
+  var of = same ? 'the ' + n(totals[0]) + ' turns' : 'the turns (' + counts.map(function (c) { return c.run + ' ' + n(c.total); }).join(', ') + ')';
+  var failing = counts.map(function () { return 0; });
+  var disagree = 0, allFail = 0;
+  turns.forEach(function (t) {
+    t.runs.forEach(function (e) { if (fails(e)) failing[e.r] = (failing[e.r] || 0) + 1; });
+    var c = comparison(t);
+    if (c === 'disagree') disagree++;
+    else if (c === 'both-fail') allFail++;
+  });
+  var perRun = counts.map(function (c, i) { return c.run + ' ' + n(c.failing !== undefined ? c.failing : failing[i] || 0); });
+  if (counts.length === 1) {
+    var f = counts[0].failing;
+    return n(turns.length) + ' of ' + of + ' of ' + counts[0].run + ' are listed: ' + n(f) + ' it fails, ' + n(turns.length - f) + ' excluded by validation or rescued by context only.';
+  }
+  return n(turns.length) + ' of ' + of + ' are listed because some run fails, excludes or rescues them: the runs disagree on ' + n(disagree) + ', ' +
+    (counts.length === 2 ? 'both' : 'all ' + counts.length) + ' fail ' + n(allFail) + ', and no run fails the other ' + n(turns.length - disagree - allFail) +
+    ' (excluded or rescued only). Failing turns per run: ' + perRun.join(', ') + '.';
 }
 
 // ---- exports: one row per turn and run (CSV), one line per turn (JSONL) ----
@@ -252,12 +296,14 @@ export interface Views {
   PAGE_SIZE: number;
   DEFAULT_FILTER: TurnFilter;
   SHOW: { value: string; text: string }[];
+  defaultFilter(data: Pick<PageData, 'runs'>): TurnFilter;
+  showOptions(data: Pick<PageData, 'runs'>): { value: string; text: string }[];
   esc(s: unknown): string;
   runsTableHtml(runs: PageRun[], columns: RunColumn[], sort: { key: string; dir: 1 | -1 } | null): string;
   turnListHtml(matching: PageTurn[], runs: PageRun[], page: number): string;
   filterTurns(turns: PageTurn[], f: TurnFilter): PageTurn[];
   statusText(matching: PageTurn[], total: number, page: number): string;
-  turnCountsText(counts: PageData['turnCounts']): string;
+  turnCountsText(counts: PageData['turnCounts'], turns: PageTurn[]): string;
   turnsCsv(turns: PageTurn[], runs: PageRun[]): string;
   turnsJsonl(turns: PageTurn[], runs: PageRun[]): string;
 }
@@ -266,7 +312,7 @@ export interface TurnFilter {
   run: number | null;
   service: string;
   act: string;
-  /** A TurnReason, or 'any'. */
+  /** A TurnReason, 'any', or (two or more runs) 'disagree' / 'both-fail'. */
   show: string;
   q: string;
 }
@@ -275,13 +321,13 @@ let compiled: Views | undefined;
 
 export function views(): Views {
   compiled ??= new Function(
-    `${VIEW_SCRIPT}\nreturn { PAGE_SIZE: PAGE_SIZE, DEFAULT_FILTER: DEFAULT_FILTER, SHOW: SHOW, esc: esc, runsTableHtml: runsTableHtml, turnListHtml: turnListHtml, ` +
+    `${VIEW_SCRIPT}\nreturn { PAGE_SIZE: PAGE_SIZE, DEFAULT_FILTER: DEFAULT_FILTER, SHOW: SHOW, defaultFilter: defaultFilter, showOptions: showOptions, esc: esc, runsTableHtml: runsTableHtml, turnListHtml: turnListHtml, ` +
       'filterTurns: filterTurns, statusText: statusText, turnCountsText: turnCountsText, turnsCsv: turnsCsv, turnsJsonl: turnsJsonl };',
   )() as Views;
   return compiled;
 }
 
-/** The turns `todeval report --csv` writes: the page's default list (failing turns, no filter), as its CSV button gives it. */
+/** The turns `todeval report --csv` writes: every failing turn (the "failing" list, no other filter), as the page's CSV button gives it. */
 export function defaultTurnsCsv(data: PageData): string {
   const v = views();
   return v.turnsCsv(v.filterTurns(data.turns, v.DEFAULT_FILTER), data.runs);
