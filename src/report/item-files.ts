@@ -18,7 +18,9 @@ import { chrfStatMetric } from '../metrics/text/chrf.js';
 import { terStatMetric } from '../metrics/text/ter.js';
 import { rerankItemStats } from '../rerank/item-stats.js';
 import type { RerankResult } from '../rerank/rerank.js';
+import { COMPLETED_FIELDS, type StoreKind } from '../metrics/sgsacc/store.js';
 import { InputError } from '../util/errors.js';
+import { readRecordLines } from '../util/record-lines.js';
 import { parseJsonText, readTextFile } from '../util/json-file.js';
 import { fileSignature, makeSignature, normalizeSignature, type Signature } from '../util/signature.js';
 
@@ -68,7 +70,7 @@ function metricFromSpec(name: string, spec: MetricSpec, file: string): StatMetri
 type Json = Record<string, unknown>;
 const obj = (v: unknown): Json | null => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : null);
 
-/** A JSONL store: its header, then its records by id (a later line replaces an earlier one, as on resume). */
+/** A JSONL store: its header, then its records by id, read as every store is (readRecordLines: a conflicting duplicate is refused). */
 function readStore(file: string, text: string): { header: Json; records: Json[] } | null {
   const lines = text.split('\n');
   let header: Json | null = null;
@@ -79,20 +81,15 @@ function readStore(file: string, text: string): { header: Json; records: Json[] 
   }
   // The stores' header kinds (RecordStore); anything else is one JSON document.
   if (!header || !obj(header.signature) || !(header.kind === 'todeval-sgsacc-turns' || header.kind === 'todeval-rerank' || header.kind === 'todeval-sgsacc-references')) return null;
-  const byId = new Map<string, Json>();
-  for (let i = 1; i < lines.length; i++) {
-    const raw = lines[i].trim();
-    if (raw === '') continue;
-    let rec: Json | null = null;
-    try {
-      rec = obj(JSON.parse(raw));
-    } catch {
+  const byId = readRecordLines<Json & { id: string }>(lines.slice(1), file, {
+    firstLine: 2,
+    completedFields: COMPLETED_FIELDS[header.kind as StoreKind],
+    onBadLine: (line, isLast, parsed) => {
       // A torn last line is what an interrupted run leaves (and resuming recomputes).
-      if (lines.slice(i + 1).every((l) => l.trim() === '')) continue;
-    }
-    if (!rec || typeof rec.id !== 'string') throw new InputError('not a record', { file, where: `line ${i + 1}` });
-    byId.set(rec.id, rec);
-  }
+      if (isLast && !parsed) return 'skip';
+      throw new InputError('not a record', { file, where: `line ${line}` });
+    },
+  });
   return { header, records: [...byId.values()] };
 }
 

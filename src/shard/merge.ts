@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { serPercent } from '../metrics/ser.js';
-import { RecordStore, type StoreKind } from '../metrics/sgsacc/store.js';
+import { COMPLETED_FIELDS, RecordStore, type StoreKind } from '../metrics/sgsacc/store.js';
+import { readRecordLines } from '../util/record-lines.js';
 import { fieldDifferences, normalizeSignature, type Signature } from '../util/signature.js';
 import { InputError } from '../util/errors.js';
 import { parseJsonText, readTextFile } from '../util/json-file.js';
@@ -144,7 +145,9 @@ export function mergeRecordFiles(shards: readonly LoadedShard[], which: keyof Sh
   const parts = byShardIndex(named).map((s) => {
     const file = pathInReport(s.file, s.report.shard.files[which]!);
     if (path.resolve(file) === path.resolve(outFile)) throw new InputError(`the merged ${which} file would overwrite a shard's own`, { file });
-    return { file, ...readRecords(file, kind) };
+    const read = readRecords(file, kind);
+    refuseShortShard(s, which, file, read.records.length);
+    return { file, ...read };
   });
   const signature = runSignature(parts[0].signature);
   for (const p of parts.slice(1)) {
@@ -152,9 +155,24 @@ export function mergeRecordFiles(shards: readonly LoadedShard[], which: keyof Sh
     if (differs) throw new InputError(`not the same run as ${parts[0].file}: ${differs}`, { file: p.file });
   }
   const store = RecordStore.open<{ id: string }>(outFile, kind, signature);
-  // A record appended again later (references that gained fields) replaces the earlier one, as on load.
-  for (const p of parts) store.append([...new Map(p.records.map((r) => [r.id, r])).values()].filter((r) => !store.done.has(r.id)));
+  for (const p of parts) store.append(p.records.filter((r) => !store.done.has(r.id)));
   return store.done.size;
+}
+
+/**
+ * A shard's per-turn (per-item) file must hold every turn its report counts: a file cut short (a
+ * copy interrupted, a disk that filled) would give a merged file missing turns under a report
+ * that claims them all. The references file may hold more (earlier runs) and is not counted.
+ */
+function refuseShortShard(s: LoadedShard, which: keyof ShardBlock['files'], file: string, records: number): void {
+  if (which !== 'turns') return;
+  const report = s.report as ShardReport & { dataset?: { turns?: unknown }; items?: unknown };
+  const expected = typeof report.dataset?.turns === 'number' ? report.dataset.turns : Array.isArray(report.items) ? report.items.length : undefined;
+  if (expected === undefined || records >= expected) return;
+  throw new InputError(
+    `shard ${shardLabel(s.report.shard)}: its turns file holds ${records} records and its report ${s.file} counts ${expected}; rerun that shard to complete it`,
+    { file },
+  );
 }
 
 function readRecords(file: string, kind: StoreKind): { signature: Signature; records: { id: string }[] } {
@@ -163,13 +181,13 @@ function readRecords(file: string, kind: StoreKind): { signature: Signature; rec
   if (!header || header.kind !== kind || typeof header.signature !== 'object') {
     throw new InputError(`expected a ${kind} file, found ${header?.kind ?? 'no header line'}`, { file });
   }
-  const records = lines.slice(1).map((l, i) => {
-    try {
-      return JSON.parse(l) as { id: string };
-    } catch {
+  const records = readRecordLines<{ id: string }>(lines.slice(1), file, {
+    firstLine: 2,
+    completedFields: COMPLETED_FIELDS[kind],
+    onBadLine: (line) => {
       // A shard killed mid-write leaves a torn last line: rerun that shard, which repairs and finishes it.
-      throw new InputError('unfinished or damaged record: rerun this shard to complete it', { file, where: `line ${i + 2}` });
-    }
+      throw new InputError('unfinished or damaged record: rerun this shard to complete it', { file, where: `line ${line}` });
+    },
   });
-  return { signature: header.signature, records };
+  return { signature: header.signature, records: [...records.values()] };
 }

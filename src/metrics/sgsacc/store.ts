@@ -1,11 +1,28 @@
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { InputError } from '../../util/errors.js';
 import { repairJsonlTail } from '../../util/jsonl-append.js';
+import { readRecordLines } from '../../util/record-lines.js';
 import { formatSignature, normalizeSignature, sameConfiguration, signatureDifferences, signatureDigest, type Signature } from '../../util/signature.js';
 import { inputLabel } from '../../util/input-label.js';
 import path from 'node:path';
 
 export type StoreKind = 'todeval-sgsacc-references' | 'todeval-sgsacc-turns' | 'todeval-rerank';
+
+/**
+ * Fields a later line of a store may fill in for an id already there (readRecordLines): a
+ * references record is appended again once it gains its ground truth or hallucination premise
+ * (src/metrics/sgsacc/run.ts, completeReferences). Per-turn and rerank records are written once.
+ */
+export const COMPLETED_FIELDS: Record<StoreKind, readonly string[]> = {
+  'todeval-sgsacc-references': ['groundTruth', 'hallucination'],
+  'todeval-sgsacc-turns': [],
+  'todeval-rerank': [],
+};
+
+/** The store kind a header names, or undefined when it is not one of ours. */
+export function storeKindOf(kind: unknown): StoreKind | undefined {
+  return typeof kind === 'string' && kind in COMPLETED_FIELDS ? (kind as StoreKind) : undefined;
+}
 
 interface Header {
   kind: StoreKind;
@@ -72,17 +89,9 @@ export class RecordStore<T extends { id: string }> {
         { file },
       );
     }
-    for (let i = 1; i < lines.length; i++) {
-      const raw = lines[i].trim();
-      if (raw === '') continue;
-      try {
-        const rec = JSON.parse(raw) as T;
-        store.done.set(rec.id, rec);
-      } catch {
-        // A torn write was already cut off above (its turns are recomputed): this is real damage.
-        throw new InputError('corrupt record', { file, where: `line ${i + 1}` });
-      }
-    }
+    // A torn write was already cut off above (its turns are recomputed): a bad line is real damage.
+    const records = readRecordLines<T>(lines.slice(1), file, { firstLine: 2, completedFields: COMPLETED_FIELDS[kind] });
+    for (const [id, rec] of records) store.done.set(id, rec);
     return store;
   }
 

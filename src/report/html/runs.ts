@@ -3,6 +3,7 @@ import type { ConfidenceBlock } from '../../metrics/significance/confidence.js';
 import type { OutcomeCounts } from '../../metrics/sgsacc/aggregate.js';
 import type { ActionScore } from '../../metrics/sgsacc/types.js';
 import { isStandinModelId } from '../../nli/onnx-builder/standins.js';
+import { readRecordLines } from '../../util/record-lines.js';
 import { InputError } from '../../util/errors.js';
 import { parseJsonText, readTextFile } from '../../util/json-file.js';
 import { formatSignature, normalizeSignature, sameConfiguration, SYSTEM_KEYS, type Signature } from '../../util/signature.js';
@@ -164,17 +165,18 @@ export function loadTurns(file: string): TurnsFile {
   if (!header || header.kind !== 'todeval-sgsacc-turns' || !signature) {
     throw new InputError('not a per-turn file of todeval score (its first line must be the todeval-sgsacc-turns header)', { file });
   }
+  // A torn last line (an interrupted run) is what resuming recomputes: skipped here too.
+  const records = readRecordLines<TurnLine & { id: string }>(lines.slice(1), file, {
+    firstLine: 2,
+    onBadLine: (line, isLast) => {
+      if (isLast) return 'skip';
+      throw new InputError(`line ${line} is not a turn record`, { file });
+    },
+  });
   const turns: TurnLine[] = [];
-  for (let i = 1; i < lines.length; i++) {
-    const line = lines[i].trim();
-    if (line === '') continue;
-    const t = obj(safeParse(line));
-    // A torn last line (an interrupted run) is what resuming recomputes: skip it here too.
-    if (!t || typeof t.id !== 'string' || !Array.isArray(t.actions)) {
-      if (i === lines.length - 1 || (i === lines.length - 2 && lines[lines.length - 1] === '')) continue;
-      throw new InputError(`line ${i + 1} is not a turn record`, { file });
-    }
-    turns.push(t as unknown as TurnLine);
+  for (const t of records.values()) {
+    if (!Array.isArray((t as { actions?: unknown }).actions)) throw new InputError(`turn ${t.id} is not a turn record (no actions)`, { file });
+    turns.push(t);
   }
   return { file, signature, turns };
 }
