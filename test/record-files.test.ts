@@ -109,4 +109,20 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))('record files on 
     expect(resume.stderr).toBe(expected);
     expect(resume.code).toBe(2);
   }, 120_000);
+
+  it('report and merge check run JSON against schemas/run-report.schema.json before use (was: "sgsacc": "oops" rendered, exit 0)', async () => {
+    const at = shardCopy((l) => l);
+    const bad = JSON.parse(readFileSync(path.join(at, 's1.json'), 'utf8')) as Record<string, unknown>;
+    writeFileSync(path.join(at, 's1.json'), JSON.stringify({ ...bad, sgsacc: 'oops' }));
+    const report = await runCli(['report', path.join(at, 's1.json'), '-o', path.join(at, 'r.html')]);
+    expect(report.stderr).toBe(`todeval: ${path.join(at, 's1.json')}: not a valid sgsacc run report: sgsacc must be object (schemas/run-report.schema.json)\n`);
+    expect(report.code).toBe(2);
+    const merge = await runCli(['merge', path.join(at, 's1.json'), path.join(at, 's2.json'), '-o', path.join(at, 'all.json')]);
+    expect(merge.stderr).toBe(`todeval: ${path.join(at, 's1.json')}: not a valid sgsacc run report: sgsacc must be object (schemas/run-report.schema.json)\n`);
+    expect(merge.code).toBe(2);
+    writeFileSync(path.join(at, 's1.json'), JSON.stringify({ ...bad, dataset: { ...(bad.dataset as object), turns: '12' } }));
+    const counted = await runCli(['merge', path.join(at, 's1.json'), path.join(at, 's2.json'), '-o', path.join(at, 'all.json')]);
+    expect(counted.stderr).toBe(`todeval: ${path.join(at, 's1.json')}: not a valid sgsacc run report: dataset.turns must be integer (schemas/run-report.schema.json)\n`);
+    expect(counted.code).toBe(2);
+  }, 60_000);
 });

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { serPercent } from '../metrics/ser.js';
 import { COMPLETED_FIELDS, RecordStore, type StoreKind } from '../metrics/sgsacc/store.js';
 import { readRecordLines } from '../util/record-lines.js';
+import { checkRunReport } from '../util/run-report-schema.js';
 import { fieldDifferences, normalizeSignature, type Signature } from '../util/signature.js';
 import { InputError } from '../util/errors.js';
 import { parseJsonText, readTextFile } from '../util/json-file.js';
@@ -31,6 +32,7 @@ export function readShardReport(file: string): LoadedShard {
   if (typeof s !== 'object' || s === null || !Number.isInteger(s.index) || !Number.isInteger(s.count)) {
     throw new InputError('not a shard report (no shard block): it was written without --shard', { file });
   }
+  checkRunReport(report, normalizeSignature(report.signature as Signature).metric, file);
   // Shards written before the signature vocabulary was unified compare in today's keys.
   return { file, report: { ...(report as ShardReport), signature: normalizeSignature(report.signature as Signature) } };
 }

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { vi } from 'vitest';
 import { commands } from '../../src/cli/commands/index.js';
+import { releaseRunLocks } from '../../src/util/run-lock.js';
 
 /**
  * `todeval ARGS` parsed and run inside the test process by the same commander program the CLI
@@ -21,6 +22,8 @@ export async function runInProcess(args: string[]): Promise<string> {
     await program.parseAsync(['node', 'todeval', ...args]);
   } finally {
     write.mockRestore();
+    // A process holds its run's locks until it exits; the test process goes on, as a CLI run would not.
+    releaseRunLocks();
   }
   return out;
 }

@@ -4,6 +4,7 @@ import type { OutcomeCounts } from '../../metrics/sgsacc/aggregate.js';
 import type { ActionScore } from '../../metrics/sgsacc/types.js';
 import { isStandinModelId } from '../../nli/onnx-builder/standins.js';
 import { readRecordLines } from '../../util/record-lines.js';
+import { checkRunReport } from '../../util/run-report-schema.js';
 import { InputError } from '../../util/errors.js';
 import { parseJsonText, readTextFile } from '../../util/json-file.js';
 import { formatSignature, normalizeSignature, sameConfiguration, SYSTEM_KEYS, type Signature } from '../../util/signature.js';
@@ -89,6 +90,7 @@ export function loadRun(file: string): ReportRun {
   const stored = obj(doc?.signature) as Signature | null;
   const signature = stored && normalizeSignature(stored);
   if (!doc || !signature) throw new InputError('not a todeval run report (no signature): pass the JSON written by score -o or evaluate -o', { file });
+  checkRunReport(doc, signature.metric, file);
   const base = path.basename(file).replace(/\.json$/i, '');
   if (signature.metric === 'sgsacc') {
     const sg = obj(doc.sgsacc);
