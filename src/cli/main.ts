@@ -3,7 +3,7 @@ import { isInputError } from '../util/errors.js';
 import { commandFailure } from './failure.js';
 import { buildProgram } from './program.js';
 import { spellOutSacrebleuFlags } from './sacrebleu-flags.js';
-import { interruptNotice } from '../util/interrupt-notice.js';
+import { interruptNotice, interruptWait } from '../util/interrupt-notice.js';
 import { exitWithParent } from '../report/worker-progress.js';
 
 // `todeval refs | head` closes our stdout early: that is the reader's choice, not an error.
@@ -25,10 +25,15 @@ function exitOn(e: unknown): never {
 // Ctrl-C and kill leave through process.exit, so 'exit' hooks run: the progress bar restores the
 // terminal and the NLI cache appends its last pairs (Node's default would end the process without).
 // The command's notice (how many turns are saved where, and the command that resumes) is one line.
-function stop(code: number): never {
+// What the command must wait for (--workers: its shard processes) ends first; a second signal
+// during that wait changes nothing.
+let stopping = false;
+function stop(code: number): void {
+  if (stopping) return;
+  stopping = true;
   const line = interruptNotice();
   if (line) process.stderr.write(`${process.stderr.isTTY ? '\n' : ''}todeval: ${line}\n`);
-  process.exit(code);
+  void interruptWait().finally(() => process.exit(code));
 }
 process.on('SIGINT', () => stop(130));
 process.on('SIGTERM', () => stop(143));
@@ -42,6 +47,10 @@ process.on('uncaughtException', exitOn);
 try {
   // sacreBLEU's multi-letter short flags (-tok, -lc, ...) for `bleu`, which commander cannot parse.
   await program.parseAsync(spellOutSacrebleuFlags(process.argv));
+  // A signal that came during the last synchronous stretch is still pending: signal watchers do not
+  // keep the event loop alive, so without one more turn the process would end as if it had finished
+  // (exit 0). One turn dispatches it (stop above) before the natural exit.
+  await new Promise((resolve) => setImmediate(resolve));
 } catch (e) {
   exitOn(e);
 }

@@ -12,6 +12,7 @@ import { itemsFileJson } from '../report/item-files.js';
 import type { EvaluateShardReport } from '../shard/evaluate-merge.js';
 import { shardBlock, shardLabel, type ShardSpec } from '../shard/spec.js';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic-write.js';
+import { whileSynchronous } from '../util/sync-signals.js';
 import { readJsonFile } from '../util/json-file.js';
 import { fileSignature, makeSignature } from '../util/signature.js';
 import { checkDelexicalized, evaluateSgsacc, type EvaluateSgsaccSettings } from './evaluate-sgsacc.js';
@@ -135,14 +136,15 @@ export async function runEvaluatePipeline(o: EvaluatePipelineOptions): Promise<E
   const data = resolveDataDir(o.dataDir);
   const input = limitDialogues(readJsonFile(o.input), o.limit);
   const evaluator = mwzEvaluator(o, data, o.hooks, metricsOf(o));
-  const predictions = evaluator.validate(input, o.input);
+  // Synchronous for seconds: a signal must still end the run at once (src/util/sync-signals.ts).
+  const predictions = whileSynchronous(() => evaluator.validate(input, o.input));
   // Before the mwzeval metrics and the model load: a delexicalized input is refused at once.
   if (o.sgsacc) checkDelexicalized(predictions.dialogues, { skipDelexicalized: o.sgsacc.skipDelexicalized, source: o.input });
   const wantItems = o.confidence !== undefined || o.itemsFile !== undefined;
-  const { items: mwzItems, ...evaluation } = evaluator.evaluateValidated(predictions, o.input, { items: wantItems });
+  const { items: mwzItems, ...evaluation } = whileSynchronous(() => evaluator.evaluateValidated(predictions, o.input, { items: wantItems }));
   const result: EvaluateResult = evaluation;
   if (o.sgsacc) await addSgsacc(result, predictions, o, data.dir, wantItems);
-  useItems(result, mwzItems, o, wantItems, data.dir);
+  whileSynchronous(() => useItems(result, mwzItems, o, wantItems, data.dir));
   const shard = o.sgsacc?.shard;
   if (shard && o.output) makeShardReport(result, predictions, shard, o.output);
   if (o.output) writeJsonAtomic(o.output, result);

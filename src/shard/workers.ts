@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { progressBar, type ProgressMode } from '../report/progress.js';
 import { InputError } from '../util/errors.js';
-import { resumeCommand, setInterruptNotice } from '../util/interrupt-notice.js';
+import { resumeCommand, setInterruptNotice, setInterruptWait } from '../util/interrupt-notice.js';
 import { keptReferencesFile } from '../metrics/sgsacc/kept-references.js';
 import { mergeRunShards, type MergedRun } from './run-merge.js';
 
@@ -118,6 +118,9 @@ function cliEntry(): { script: string; execArgv: string[] } {
   return { script, execArgv: ext === '.ts' ? ['--import', 'tsx'] : [] };
 }
 
+/** How long stopped shard processes get to save and exit before they are killed (SIGKILL). */
+const SHARD_STOP_GRACE_MS = 20_000;
+
 interface Worker {
   index: number;
   child: ChildProcess;
@@ -158,6 +161,18 @@ export async function runWorkers(opts: WorkersOptions): Promise<MergedRun> {
   };
   // Ctrl-C and SIGTERM leave through process.exit (src/cli/main.ts): the children go with us.
   process.once('exit', stopAll);
+  // Ctrl-C or SIGTERM: this process exits only once every shard process has (each saves what it
+  // finished on SIGTERM); one that does not within the grace period is killed, and waited for too.
+  let interrupted = false;
+  setInterruptWait(async () => {
+    interrupted = true;
+    stopAll();
+    const killer = setTimeout(() => {
+      for (const w of workers) if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
+    }, SHARD_STOP_GRACE_MS);
+    await Promise.all(workers.map((w) => w.exit));
+    clearTimeout(killer);
+  });
   setInterruptNotice(
     () => `interrupted: every shard stopped; their work is saved in ${path.dirname(path.resolve(files[0].turns))} (*.shard-K-of-${n}.*); resume with: ${resumeCommand()}`,
   );
@@ -202,10 +217,14 @@ export async function runWorkers(opts: WorkersOptions): Promise<MergedRun> {
       });
     }
     await Promise.all(workers.map((w) => w.exit));
+    // Stopped by a signal: src/cli/main.ts exits (130/143) once the wait above is over; neither a
+    // "shard failed" error nor a merge of the parts may come first.
+    if (interrupted) await new Promise<never>(() => undefined);
   } finally {
     bar?.stop();
     process.off('exit', stopAll);
     setInterruptNotice(undefined);
+    setInterruptWait(undefined);
   }
   if (failed) {
     const why = failed.lastError ?? `exit code ${String(failed.child.exitCode ?? failed.child.signalCode)}`;

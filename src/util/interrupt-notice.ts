@@ -9,6 +9,24 @@ export function setInterruptNotice(f: (() => string | undefined) | undefined): v
   notice = f;
 }
 
+let wait: (() => Promise<void>) | undefined;
+
+/**
+ * What must end before the process may exit on Ctrl-C or SIGTERM: `--workers` waits for every
+ * shard process, so a resume started right after never collides with a shard still writing.
+ */
+export function setInterruptWait(f: (() => Promise<void>) | undefined): void {
+  wait = f;
+}
+
+export async function interruptWait(): Promise<void> {
+  try {
+    await wait?.();
+  } catch {
+    // never let the wait stand in the way of exiting
+  }
+}
+
 export function interruptNotice(): string | undefined {
   try {
     return notice?.();
