@@ -66,8 +66,13 @@ function describeObjectError(parsed: unknown, errors: ErrorObject[] | null | und
 }
 
 /** A JSON object that is itself one record: a one-line JSONL file, not an id -> utterance map. */
+/**
+ * A one-line JSONL file parses as one JSON object: a record when it has an `id` key (no turn id is
+ * the bare word "id"), even without its utterance, so that record is refused for what it lacks
+ * rather than read as an id -> utterance map whose one id, "id", matches no turn.
+ */
 function looksLikeRecord(v: unknown): boolean {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) && 'id' in v && 'utterance' in v;
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && 'id' in v;
 }
 
 export function loadPredictions(file: string, opts: { skipInvalid?: boolean } = {}): LoadedPredictions {
