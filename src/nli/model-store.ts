@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { createReadStream, existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { InputError, MissingResourceError } from '../util/errors.js';
 import { readPackageJson } from '../util/package-file.js';
+import { filesStamp, StampedFileCache, userCacheDir } from '../util/stamped-cache.js';
 import type { NliModelSignature } from './types.js';
 import { localModelId } from './onnx-builder/standins.js';
 import { readFileMetadata } from './onnx-builder/onnx-reader.js';
@@ -74,8 +75,7 @@ export function hubCacheDir(env: NodeJS.ProcessEnv = process.env): string {
   if (env.HF_HUB_CACHE) return env.HF_HUB_CACHE;
   if (env.HUGGINGFACE_HUB_CACHE) return env.HUGGINGFACE_HUB_CACHE;
   if (env.HF_HOME) return path.join(env.HF_HOME, 'hub');
-  const xdg = env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache');
-  return path.join(xdg, 'huggingface', 'hub');
+  return path.join(userCacheDir(env, 'huggingface'), 'hub');
 }
 
 /** A full git commit id: the hub cache keeps snapshots under it, and a branch or tag resolves to one via refs/. */
@@ -218,34 +218,18 @@ function resolveLocalDir(dirSpec: string, dtype: NliDtype | undefined): Resolved
  * takes seconds, so the digest is remembered per (path, size, mtime) in the user cache.
  */
 export async function fileDigest(file: string, env: NodeJS.ProcessEnv = process.env): Promise<string> {
-  const st = statSync(file);
   const real = realpathSync(file);
-  const key = `${real}|${st.size}|${st.mtimeMs}`;
-  const memoDir = path.join(env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'todeval');
-  const memoFile = path.join(memoDir, 'onnx-digests.json');
-  let memo: Record<string, string> = {};
-  try {
-    memo = JSON.parse(readFileSync(memoFile, 'utf8')) as Record<string, string>;
-  } catch {
-    // no memo yet
-  }
-  if (memo[key]) return memo[key];
-  const hash = createHash('sha256');
-  await new Promise<void>((resolve, reject) => {
-    createReadStream(real)
-      .on('data', (c) => hash.update(c))
-      .on('end', () => resolve())
-      .on('error', reject);
+  const memo = new StampedFileCache(path.join(userCacheDir(env), 'onnx-digests.json'));
+  return memo.get(real, filesStamp([real])!, async () => {
+    const hash = createHash('sha256');
+    await new Promise<void>((resolve, reject) => {
+      createReadStream(real)
+        .on('data', (c) => hash.update(c))
+        .on('end', () => resolve())
+        .on('error', reject);
+    });
+    return hash.digest('hex').slice(0, 16);
   });
-  const digest = hash.digest('hex').slice(0, 16);
-  memo[key] = digest;
-  try {
-    mkdirSync(memoDir, { recursive: true });
-    writeFileSync(memoFile, JSON.stringify(memo));
-  } catch {
-    // a read-only home only costs a re-hash next time
-  }
-  return digest;
 }
 
 /** resolveModel plus the content digest for local exports, so the signature is complete. */

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileBytes, STDIN } from './json-file.js';
+import { StampedCache } from './stamped-cache.js';
 
 /**
  * How a signature names an input file or folder: `<path>@<first 12 hex of the sha256 of its
@@ -28,22 +29,16 @@ export function inputPath(file: string, dataDir?: string): string {
 export function contentDigest(file: string): string {
   // A long-lived process (serve, stdio) names the same data-dir files on every request: their
   // digest is kept while every file keeps its size and mtime (one entry a path, replaced when it changes).
-  const where = path.resolve(file);
   const { files, stamp } = stampOf(file);
-  const known = digestMemo.get(where);
-  if (known?.stamp === stamp) return known.digest;
-  let digest: string;
-  if (!files) digest = sha12(fileBytes(file));
-  else {
+  return digestMemo.get(path.resolve(file), stamp, () => {
+    if (!files) return sha12(fileBytes(file));
     const hash = createHash('sha256');
     for (const rel of files) hash.update(`${rel}\0`).update(fileBytes(path.join(file, rel))).update('\0');
-    digest = hash.digest('hex').slice(0, 12);
-  }
-  digestMemo.set(where, { stamp, digest });
-  return digest;
+    return hash.digest('hex').slice(0, 12);
+  });
 }
 
-const digestMemo = new Map<string, { stamp: string; digest: string }>();
+const digestMemo = new StampedCache<string>();
 
 /** A file's size and mtime, or a folder's files (name order) with theirs; `files` only for a folder. */
 function stampOf(file: string): { files?: string[]; stamp: string } {

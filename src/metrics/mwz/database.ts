@@ -1,5 +1,5 @@
-import { statSync } from 'node:fs';
 import { holdingMwzData } from './held-data.js';
+import { filesStamp, StampedCache } from '../../util/stamped-cache.js';
 import path from 'node:path';
 import { dataFile } from '../../data/data-dir.js';
 import { readJsonFile } from '../../util/json-file.js';
@@ -51,8 +51,8 @@ const isVenueDomain = (d: string): d is VenueDomain => (VENUE_DOMAINS as readonl
  * agrees (times as arrive-by/leave-after bounds, fuzzy names), '?' cells match anything, and the
  * result is the list of venue ids (train ids for trains). Results are memoized per query.
  */
-/** The databases this process loaded, by their files' identity (MwzDatabase.load). */
-const heldDatabases = new Map<string, MwzDatabase>();
+/** The databases this process loaded, by their files' paths, while their sizes and mtimes hold (MwzDatabase.load). */
+const heldDatabases = new StampedCache<MwzDatabase>();
 
 export class MwzDatabase {
   readonly rows: Record<VenueDomain, Row[]>;
@@ -90,19 +90,8 @@ export class MwzDatabase {
   static load(dataDir: string): MwzDatabase {
     if (!holdingMwzData()) return MwzDatabase.read(dataDir);
     const files = VENUE_DOMAINS.map((domain) => dataFile(dataDir, 'multiwoz', 'db', `${domain}_db.json`));
-    const key = files.map((f) => {
-      try {
-        const st = statSync(f);
-        return `${path.resolve(f)}|${st.size}|${st.mtimeMs}`;
-      } catch {
-        return f; // missing: MwzDatabase.read names it
-      }
-    }).join('\n');
-    const held = heldDatabases.get(key);
-    if (held) return held;
-    const db = MwzDatabase.read(dataDir);
-    heldDatabases.set(key, db);
-    return db;
+    // A missing file has no stamp: nothing is kept, and MwzDatabase.read names it.
+    return heldDatabases.get(files.map((f) => path.resolve(f)).join('\n'), filesStamp(files), () => MwzDatabase.read(dataDir));
   }
 
   private static read(dataDir: string): MwzDatabase {

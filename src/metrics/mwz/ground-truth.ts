@@ -1,12 +1,12 @@
 import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import os from 'node:os';
 import path from 'node:path';
 import { dataFile } from '../../data/data-dir.js';
 import { InputError } from '../../util/errors.js';
 import { inputsContentDigest } from '../../util/input-label.js';
 import { readJsonFile } from '../../util/json-file.js';
-import { deepFreeze, fileStamp, holdingMwzData } from './held-data.js';
+import { filesStamp, StampedCache, userCacheDir } from '../../util/stamped-cache.js';
+import { deepFreeze, holdingMwzData } from './held-data.js';
 import { type BeliefState, normalizeState, normalizeStateSlotName, normalizeStateSlotValue } from './normalize-state.js';
 
 /**
@@ -337,7 +337,7 @@ function buildFromMwz22(dataDir: string, goals: Record<string, MwzGoal>): Record
 }
 
 /** Ground truths read from the cache while holdMwzData is on, by cache file (see held-data.ts). */
-const heldGroundTruth = new Map<string, { stamp: string; gt: GroundTruth }>();
+const heldGroundTruth = new StampedCache<GroundTruth | null>();
 
 function inputsDigest(files: string[]): string {
   const h = createHash('sha256');
@@ -357,8 +357,7 @@ export function groundTruthCacheDir(dataDir: string, env = process.env): string 
     accessSync(dataDir, constants.W_OK);
     return path.join(dataDir, '.todeval-cache');
   } catch {
-    const base = env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
-    return path.join(base, 'todeval');
+    return userCacheDir(env);
   }
 }
 
@@ -402,6 +401,16 @@ export function groundTruthLabel(dataDir: string, source: GroundTruthSource): st
   return `${source}@${inputsContentDigest(files)}`;
 }
 
+/** The cached ground truth when it is of this builder and these inputs; null for a torn, foreign or stale file (rebuilt). */
+function readCachedGroundTruth(cacheFile: string, digest: string): GroundTruth | null {
+  try {
+    const cached = JSON.parse(readFileSync(cacheFile, 'utf8')) as GroundTruth;
+    return cached.builderVersion === GROUND_TRUTH_BUILDER_VERSION && cached.inputsDigest === digest ? cached : null;
+  } catch {
+    return null;
+  }
+}
+
 /** Build (or read from cache) the ground truth for the test set. */
 export function loadGroundTruth(dataDir: string, opts: LoadGroundTruthOptions = {}): GroundTruth & { cacheFile?: string } {
   const source = resolveSource(dataDir, opts.source);
@@ -413,17 +422,10 @@ export function loadGroundTruth(dataDir: string, opts: LoadGroundTruthOptions = 
     `mwz-ground-truth-${source}-v${GROUND_TRUTH_BUILDER_VERSION}-${digest}.json`,
   );
   if (!opts.noCache && existsSync(cacheFile)) {
-    const held = holdingMwzData() ? heldGroundTruth.get(cacheFile) : undefined;
-    if (held && held.stamp === fileStamp(cacheFile)) return { ...held.gt, cacheFile };
-    try {
-      const cached = JSON.parse(readFileSync(cacheFile, 'utf8')) as GroundTruth;
-      if (cached.builderVersion === GROUND_TRUTH_BUILDER_VERSION && cached.inputsDigest === digest) {
-        if (holdingMwzData()) heldGroundTruth.set(cacheFile, { stamp: fileStamp(cacheFile), gt: deepFreeze(cached) });
-        return { ...cached, cacheFile };
-      }
-    } catch {
-      // a torn or foreign file: rebuild it below
-    }
+    const cached = holdingMwzData()
+      ? heldGroundTruth.get(cacheFile, filesStamp([cacheFile]), () => deepFreeze(readCachedGroundTruth(cacheFile, digest)))
+      : readCachedGroundTruth(cacheFile, digest);
+    if (cached) return { ...cached, cacheFile };
   }
   const fromConvlab = buildFromConvlab(convlab);
   let dialogues = fromConvlab;
@@ -446,21 +448,11 @@ export function loadGroundTruth(dataDir: string, opts: LoadGroundTruthOptions = 
 }
 
 /** Booked-domain files read while holdMwzData is on, by path (see held-data.ts). */
-const heldBooked = new Map<string, { stamp: string; booked: Record<string, string[][]> }>();
+const heldBooked = new StampedCache<Record<string, string[][]>>();
 
 /** mwzeval's booked_domains.json: per dialogue and system turn, domains booked so far. */
 export function loadBookedDomains(dataDir: string): Record<string, string[][]> {
   const file = path.resolve(dataFile(dataDir, 'multiwoz', 'booked_domains.json'));
   if (!holdingMwzData()) return readJsonFile<Record<string, string[][]>>(file);
-  let stamp: string | undefined;
-  try {
-    stamp = fileStamp(file);
-  } catch {
-    // missing: readJsonFile below names it
-  }
-  const held = heldBooked.get(file);
-  if (held && held.stamp === stamp) return held.booked;
-  const booked = deepFreeze(readJsonFile<Record<string, string[][]>>(file));
-  if (stamp !== undefined) heldBooked.set(file, { stamp, booked });
-  return booked;
+  return heldBooked.get(file, filesStamp([file]), () => deepFreeze(readJsonFile<Record<string, string[][]>>(file)));
 }

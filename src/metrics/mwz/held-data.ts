@@ -1,5 +1,3 @@
-import { statSync } from 'node:fs';
-
 /**
  * Whether this process keeps the MultiWOZ data it reads (ground truth, database, booked domains)
  * for its later evaluations. Off by default: a one-shot run reads each file once anyway, and a
@@ -15,12 +13,6 @@ export function holdMwzData(on = true): void {
 
 export function holdingMwzData(): boolean {
   return holding;
-}
-
-/** Size and mtime of a file: a kept copy is used only while its file still has them. */
-export function fileStamp(file: string): string {
-  const st = statSync(file);
-  return `${st.size}|${st.mtimeMs}`;
 }
 
 /** `value` and everything reachable from it frozen; returns it. */
