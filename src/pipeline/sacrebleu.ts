@@ -260,7 +260,7 @@ async function score(
     metrics.set(
       key,
       textMetric(key, refs, {
-        bleu: { tokenize: args.tokenize ?? '13a', lowercase: args.lowercase, smoothMethod: args.smoothMethod, smoothValue: args.smoothValue ?? undefined, effectiveOrder: args.sentenceLevel },
+        bleu: { tokenize: args.tokenize ?? '13a', lowercase: args.lowercase, smoothMethod: args.smoothMethod, smoothValue: args.smoothValue ?? undefined, effectiveOrder: args.sentenceLevel, correctlyRounded: true },
         chrf: { charOrder: args.chrfCharOrder, wordOrder: args.chrfWordOrder, beta: args.chrfBeta, whitespace: args.chrfWhitespace, lowercase: args.chrfLowercase, epsSmoothing: args.chrfEpsSmoothing },
         ter: { caseSensitive: args.terCaseSensitive, asianSupport: args.terAsianSupport, noPunct: args.terNoPunct, normalized: args.terNormalized },
       }),

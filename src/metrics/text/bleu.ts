@@ -7,6 +7,7 @@
 import { formatFields, type SignatureField } from '../../util/signature.js';
 import type { StatMetric } from '../significance/types.js';
 import { bleuTokenizer, tokenize13a, type BleuTokenizerName } from './bleu-tokenizers.js';
+import { expRounded, logRounded } from './libm.js';
 import { isPyWhitespace, pyRstrip } from './py-string.js';
 import { checkStreams, referenceSegments } from './references.js';
 
@@ -26,6 +27,12 @@ export interface BleuOptions {
   smoothValue?: number;
   /** Average only over orders up to the last with any hypothesis n-gram (sentence-level use). */
   effectiveOrder?: boolean;
+  /**
+   * exp and log correctly rounded (libm.ts) instead of V8's Math.exp and Math.log, which can be
+   * one ulp off: the last digits then equal Python's (sacreBLEU's) but in rare hard cases.
+   * `todeval sacrebleu` and sentenceBleu set it; elsewhere the scores keep the digits they had.
+   */
+  correctlyRounded?: boolean;
 }
 
 export interface BleuResult {
@@ -67,6 +74,7 @@ const DEFAULT_SMOOTH_VALUE: Record<SmoothMethod, number> = { exp: 0, none: 0, fl
 // sacreBLEU floors log(0) to this instead of -Infinity.
 const LOG_ZERO = -9999999999;
 const safeLog = (x: number) => (x === 0 ? LOG_ZERO : Math.log(x));
+const safeLogRounded = (x: number) => (x === 0 ? LOG_ZERO : logRounded(x));
 
 /** BLEU from corpus sufficient statistics (sacreBLEU `BLEU.compute_bleu`). */
 export function bleuFromStats(
@@ -74,16 +82,18 @@ export function bleuFromStats(
   totalsIn: readonly number[],
   sysLen: number,
   refLen: number,
-  opts: Pick<BleuOptions, 'smoothMethod' | 'smoothValue' | 'effectiveOrder'> = {},
+  opts: Pick<BleuOptions, 'smoothMethod' | 'smoothValue' | 'effectiveOrder' | 'correctlyRounded'> = {},
 ): Pick<BleuResult, 'score' | 'counts' | 'totals' | 'precisions' | 'bp' | 'sysLen' | 'refLen'> {
   const method = opts.smoothMethod ?? 'exp';
+  const exp = opts.correctlyRounded ? expRounded : Math.exp;
+  const log = opts.correctlyRounded ? safeLogRounded : safeLog;
   const smoothValue = opts.smoothValue ?? DEFAULT_SMOOTH_VALUE[method];
   const maxOrder = countsIn.length;
   const counts = [...countsIn];
   const totals = [...totalsIn];
 
   let bp = 1.0;
-  if (sysLen < refLen) bp = sysLen > 0 ? Math.exp(1 - refLen / sysLen) : 0.0;
+  if (sysLen < refLen) bp = sysLen > 0 ? exp(1 - refLen / sysLen) : 0.0;
 
   const precisions = new Array<number>(maxOrder).fill(0);
   if (!counts.some((c) => c !== 0)) {
@@ -111,8 +121,8 @@ export function bleuFromStats(
     }
   }
   let logSum = 0;
-  for (const p of precisions.slice(0, effOrder)) logSum += safeLog(p);
-  const score = bp * Math.exp(logSum / effOrder);
+  for (const p of precisions.slice(0, effOrder)) logSum += log(p);
+  const score = bp * exp(logSum / effOrder);
   return { score, counts, totals, precisions, bp, sysLen, refLen };
 }
 
@@ -489,7 +499,7 @@ export function bleuFromSegmentStats(stats: ArrayLike<number>, opts: BleuOptions
  */
 export function makeBleuScorer(opts: BleuOptions = {}): (sums: ArrayLike<number>, offset?: number) => number {
   const method = opts.smoothMethod ?? 'exp';
-  if (method !== 'exp' || opts.effectiveOrder) {
+  if (method !== 'exp' || opts.effectiveOrder || opts.correctlyRounded) {
     return (sums, offset = 0) => {
       const row = Array.from({ length: BLEU_STATS_WIDTH }, (_, j) => sums[offset + j]);
       return bleuFromStats(row.slice(2, 2 + BLEU_MAX_ORDER), row.slice(2 + BLEU_MAX_ORDER), row[0], row[1], opts).score;
@@ -541,10 +551,11 @@ export function corpusBleu(
 
 /**
  * Sentence BLEU as sacreBLEU's `sentence_bleu`: one hypothesis against its references, with
- * exponential smoothing and effective order (orders beyond the hypothesis length do not zero it).
+ * exponential smoothing and effective order (orders beyond the hypothesis length do not zero it),
+ * exp and log correctly rounded as Python's are, so that the score is sacreBLEU's to the last bit.
  */
 export function sentenceBleu(hypothesis: string, references: readonly string[], opts: BleuOptions = {}): BleuResult {
-  return corpusBleu([hypothesis], references.map((r) => [r]), { effectiveOrder: true, ...opts });
+  return corpusBleu([hypothesis], references.map((r) => [r]), { effectiveOrder: true, correctlyRounded: true, ...opts });
 }
 
 /** BLEU as a StatMetric over BLEU_STATS_WIDTH rows (the score of summed segment statistics). */
