@@ -1,10 +1,11 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnServe } from '../scripts/lib/serve-process.js';
 import { loadSgsaccData, type SgsaccConfig, type SgsaccSettings } from '../src/metrics/sgsacc/index.js';
 import { createNliRunner } from '../src/nli/runner.js';
+import { runEvaluatePipeline } from '../src/pipeline/evaluate.js';
 import { runRerankPipeline } from '../src/pipeline/rerank.js';
 import { runScore } from '../src/pipeline/score-run.js';
 import { RANK_BY, rerank, rerankSignature, resolveRerankConfig, resolveRerankItem, type RankBy, type RerankSettings } from '../src/rerank/index.js';
@@ -20,7 +21,8 @@ import { suiteTempDir } from './helpers/temp.js';
 // (flags x rankings x granularity x context x the control given, refused or left out): the same
 // configuration gives the same signature and the same results through `todeval serve`'s flags, the
 // library's serveFaithfulness, the Python client, `todeval score` / `todeval rerank` and their
-// library pipelines, and rerank() itself. Real servers on loopback, the lexical stand-in model.
+// library pipelines, and rerank() itself; and for evaluate --sgsacc, the CLI, `todeval stdio`, the
+// library and the Python Evaluator. Real servers on loopback, the lexical stand-in model.
 
 const DIALOGUES = path.join(DATA_DIR, 'sgd', 'test', 'dialogues_017.json');
 const LIMIT = 6;
@@ -213,6 +215,67 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))('one config at ev
         expect(rerankSignature(resolveRerankConfig(routes.rerank), { model: runner.modelSignature, rulesHash: sgd.rulesHash, dataset: 'sgd' })).toEqual(served.rerank.signature);
       } finally {
         await runner.close();
+      }
+    }, 300_000);
+  }
+});
+
+/** `todeval stdio` (the Python package's warm process): one request, its answer. */
+async function stdioRequest(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'stdio'], { cwd: REPO_ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.stdin.end(JSON.stringify({ id: 1, args }) + '\n');
+  await exited;
+  return JSON.parse(out.trim()) as { code: number; stdout: string; stderr: string };
+}
+
+describe.skipIf(!hasData('multiwoz', 'convlab_mwz21_test.json'))('evaluate --sgsacc: one config through the CLI, stdio, the library and the Python Evaluator (random option sets)', () => {
+  const dir = suiteTempDir('config-edges-evaluate');
+  const input = path.join(dir, 'input.json');
+  let model = '';
+
+  beforeAll(() => {
+    model = getLexicalStandinDir();
+    const convlab = JSON.parse(readFileSync(path.join(DATA_DIR, 'multiwoz', 'convlab_mwz21_test.json'), 'utf8')) as Record<string, { log: { text: string }[] }>;
+    const system = (id: string) => convlab[id].log.filter((_, i) => i % 2 === 1).map((t) => ({ response: '[value_name] ok', utterance: t.text }));
+    writeFileSync(input, JSON.stringify({ sng0580: system('SNG0580'), pmul4648: system('PMUL4648') }));
+  });
+
+  for (let seed = 1; seed <= 3; seed++) {
+    const r = random(1000 + seed);
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)];
+    const s = { referenceSelection: pick(['entailed', 'paper'] as const), granularity: pick(['turn', 'sentence', undefined] as const), contextControl: pick([true, false, undefined]) };
+    it(`set ${seed}: ${JSON.stringify(s)}`, async () => {
+      const flags = [
+        ...(s.referenceSelection ? ['--reference-selection', s.referenceSelection] : []),
+        ...(s.granularity ? ['--granularity', s.granularity] : []),
+        ...(s.contextControl === true ? ['--context-control'] : s.contextControl === false ? ['--no-context-control'] : []),
+      ];
+      const args = ['evaluate', '-i', input, '--sgsacc', '--json', '--data-dir', DATA_DIR, '--model', model, '--device', 'cpu', '--progress', 'none', ...flags];
+      const cli = await runCli(args);
+      expect(cli.code, cli.stderr).toBe(0);
+      const fromCli = JSON.parse(cli.stdout) as Record<string, unknown>;
+      expect(fromCli.sgsacc).toBeTruthy();
+      const warm = await stdioRequest(args);
+      expect(warm.code, warm.stderr).toBe(0);
+      expect(JSON.parse(warm.stdout)).toEqual(fromCli);
+      const lib = await runEvaluatePipeline({ input, dataDir: DATA_DIR, sgsacc: { nli: { model, device: 'cpu' }, ...s } });
+      expect(JSON.parse(JSON.stringify(lib))).toEqual(fromCli);
+      if (hasPython) {
+        const code = [
+          'import json, sys',
+          'from todeval import Evaluator',
+          'e = Evaluator(sgsacc=True, model=sys.argv[2], device="cpu", data_dir=sys.argv[3], extra_args=sys.argv[5:], todeval=[sys.argv[4], "--import", "tsx", "src/cli/main.ts"])',
+          'try:',
+          '    print(json.dumps(e.evaluate(sys.argv[1]).report))',
+          'finally:',
+          '    e.close()',
+        ].join('\n');
+        const py = spawnSync('python3', ['-c', code, input, model, DATA_DIR, process.execPath, ...flags], { cwd: REPO_ROOT, encoding: 'utf8', env: { ...process.env, PYTHONPATH: path.join(REPO_ROOT, 'python') } });
+        expect(py.status, py.stderr).toBe(0);
+        expect(JSON.parse(py.stdout)).toEqual(fromCli);
       }
     }, 300_000);
   }
