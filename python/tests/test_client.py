@@ -375,6 +375,36 @@ class NotTodevalServe(unittest.TestCase):
             Client("ftp://example.org")
 
 
+class ConstructorArguments(unittest.TestCase):
+    """Client's arguments checked when it is made, one line naming each (they gave raw TypeErrors)."""
+
+    def test_each_argument_is_named(self) -> None:
+        cases = [
+            (lambda: Client(12345), r"url must be a string, got int 12345"),  # type: ignore[arg-type]
+            (lambda: Client(timeout="abc"), r"timeout must be a positive number of seconds, got str 'abc'"),  # type: ignore[arg-type]
+            (lambda: Client(timeout=0), r"timeout must be a positive number"),
+            (lambda: Client(token=123), r"token must be a string .*got int"),  # type: ignore[arg-type]
+            (lambda: Client(retries=-1), r"retries must be a non-negative int"),
+            (lambda: Client(max_retry_wait=float("nan")), r"max_retry_wait must be a positive number"),
+        ]
+        for make, message in cases:
+            with self.subTest(message=message), self.assertRaisesRegex(InvalidArgumentError, message) as caught:
+                make()
+            self.assertEqual(len(str(caught.exception).splitlines()), 1)
+
+    def test_what_json_cannot_carry_is_refused_before_sending(self) -> None:
+        # No server at this address: the refusals come before any connection is tried.
+        client = Client("http://127.0.0.1:9")
+        item = {"id": "a", "utterance": b"Sure, 7 am.", "dataset_id": "1_00000/1"}
+        with self.assertRaisesRegex(InvalidArgumentError, r"score: body/items/0/utterance: expected a string, got bytes b'Sure, 7 am.'.*decode"):
+            client.score(item)  # type: ignore[arg-type]
+        candidate = {"system": "a", "text": "Okay.", "likelihood": float("nan")}
+        with self.assertRaisesRegex(InvalidArgumentError, r"rerank: body/items/0/candidates/0/likelihood: nan is not a number JSON can carry"):
+            client.rerank({"id": "a", "dataset_id": "1_00000/1", "candidates": [candidate]})
+        with self.assertRaisesRegex(InvalidArgumentError, r"nli: body/pairs/0/hypothesis: expected a string, got bytes"):
+            client.nli([("a premise", b"a hypothesis")])  # type: ignore[list-item]
+
+
 class Unreachable(unittest.TestCase):
     def test_refused_connection(self) -> None:
         with socket.socket() as s:

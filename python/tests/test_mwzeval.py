@@ -88,6 +88,13 @@ class ImportPaths(unittest.TestCase):
         self.assertIs(FromMetrics, Evaluator)
         self.assertEqual(metrics_module.Evaluator.__module__, "todeval.mwzeval.metrics")
 
+    def test_flags_must_be_bools(self) -> None:
+        # bleu='yes' was taken as on (and bleu='no' too): a flag that is not a bool is refused, named.
+        with self.assertRaisesRegex(ValueError, r"^todeval: bleu must be True or False, not 'yes'$"):
+            Evaluator(bleu="yes")  # type: ignore[arg-type]
+        with self.assertRaisesRegex(ValueError, r"sgsacc must be True or False, not 'no'"):
+            Evaluator(sgsacc="no")  # type: ignore[arg-type]
+
     def test_chrf_word_order_is_checked_and_named(self) -> None:
         with self.assertRaisesRegex(ValueError, r"chrf_word_order must be a non-negative int"):
             Evaluator(bleu=True, chrf=True, chrf_word_order=-1)

@@ -105,9 +105,37 @@ def _refuse_duplicate_ids(items: Sequence[Mapping[str, Any]]) -> None:
             raise InvalidArgumentError(f'body/items/{i}/id: duplicate item id "{item.get("id")}" (also body/items/{first}/id)', hint="give every item of the call its own id")
 
 
+def _refuse_non_json(value: Any, where: str) -> None:
+    """
+    What JSON cannot carry, refused here naming where it is: bytes (json.dumps raised a bare
+    TypeError), NaN and infinities (json.dumps wrote `NaN`, which the server refused as "Body is not
+    valid JSON"), and any other non-JSON object.
+    """
+    if value is None or isinstance(value, (str, bool, int)):
+        return
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise InvalidArgumentError(f"{where}: {value!r} is not a number JSON can carry", hint="send a finite number, or leave the field out")
+        return
+    if isinstance(value, (bytes, bytearray)):
+        raise InvalidArgumentError(f"{where}: expected a string, got {type(value).__name__} {bytes(value)[:40]!r}", hint="decode it first, e.g. value.decode('utf-8')")
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise InvalidArgumentError(f"{where}: keys must be strings, got {type(k).__name__} {k!r}")
+            _refuse_non_json(v, f"{where}/{k}")
+        return
+    if isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            _refuse_non_json(v, f"{where}/{i}")
+        return
+    raise InvalidArgumentError(f"{where}: a {type(value).__name__} cannot be sent as JSON", hint="use strings, numbers, lists and dicts")
+
+
 def _as_items(what: str, items: Any) -> List[Mapping[str, Any]]:
     """One item (a dict) or a list of them; anything else is refused naming what it got."""
     if isinstance(items, Mapping):
+        _refuse_non_json(items, f"{what}: body/items/0")
         return [items]
     if isinstance(items, (str, bytes)) or not isinstance(items, Iterable):
         raise InvalidArgumentError(f"{what}: expected an item (a dict) or a list of items, got {type(items).__name__}", hint="items are dicts as docs/serve.md shows them; json.loads a JSON text first")
@@ -115,6 +143,7 @@ def _as_items(what: str, items: Any) -> List[Mapping[str, Any]]:
     for i, item in enumerate(out):
         if not isinstance(item, Mapping):
             raise InvalidArgumentError(f"{what}: body/items/{i}: expected an item (a dict), got {type(item).__name__}")
+        _refuse_non_json(item, f"{what}: body/items/{i}")
     if not out:
         raise InvalidArgumentError(f"{what}: no items")
     return out
@@ -135,6 +164,8 @@ def _as_pairs(pairs: Any) -> List[Dict[str, Any]]:
             raise InvalidArgumentError(f"nli: body/pairs/{i}: expected a (premise, hypothesis) pair or a {{premise, hypothesis}} dict, got {got}")
     if not out:
         raise InvalidArgumentError("nli: no pairs")
+    for i, pair in enumerate(out):
+        _refuse_non_json(pair, f"nli: body/pairs/{i}")
     return out
 
 
@@ -164,13 +195,26 @@ class Client:
         max_retry_wait: float = 30.0,
         on_retry: Optional[RetryHook] = None,
     ):
+        # Each argument checked here, in one line naming it, instead of a TypeError from deep inside
+        # urllib or http.client on the first request.
+        if not isinstance(url, str):
+            raise InvalidArgumentError(f"Client: url must be a string, got {type(url).__name__} {url!r}", hint=f"e.g. Client({DEFAULT_URL!r}), or Client(port=...) is not a thing: put the port in the URL")
+        if token is not None and not isinstance(token, str):
+            raise InvalidArgumentError(f"Client: token must be a string (the server's --token), got {type(token).__name__}")
+        for name, value, least in (("timeout", timeout, 0.0), ("max_retry_wait", max_retry_wait, 0.0)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > least or value != value:
+                raise InvalidArgumentError(f"Client: {name} must be a positive number of seconds, got {type(value).__name__} {value!r}")
+        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+            raise InvalidArgumentError(f"Client: retries must be a non-negative int, got {type(retries).__name__} {retries!r}")
+        if on_retry is not None and not callable(on_retry):
+            raise InvalidArgumentError(f"Client: on_retry must be callable, got {type(on_retry).__name__}")
         parts = urllib.parse.urlsplit(url if "://" in url else "http://" + url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise InvalidArgumentError(f"Client: url {url!r} is not an http:// or https:// URL", hint=f"e.g. {DEFAULT_URL}")
         self.url = url.rstrip("/")
         self._parts = parts
         self.token = token or None
-        self.timeout = timeout
+        self.timeout = float(timeout)
         self.retries = retries
         self.max_retry_wait = max_retry_wait
         self.on_retry = on_retry

@@ -183,6 +183,12 @@ class Evaluator:
         extra_args: Union[str, Sequence[str]] = (),
         warm: bool = True,
     ):
+        # Flags are bools: bleu='yes' (or 'no', which bool() made True) is refused, not taken as on.
+        flags = {"bleu": bleu, "success": success, "richness": richness, "dst": dst, "enable_normalization": enable_normalization, "chrf": chrf, "ter": ter,
+                 "sgsacc": sgsacc, "confidence": confidence, "domains_from_slots": domains_from_slots, "strict": strict, "skip_invalid": skip_invalid, "warm": warm}
+        for name, value in flags.items():
+            if not (isinstance(value, bool) or (type(value) is int and value in (0, 1))):
+                raise InvalidArgumentError(f"todeval: {name} must be True or False, not {value!r}")
         if not enable_normalization:
             # todeval always normalizes as mwzeval does by default; scoring raw text would be another metric.
             raise InvalidArgumentError("todeval: enable_normalization=False is not supported: todeval always normalizes responses and states as mwzeval does by default")

@@ -43,6 +43,8 @@ export function pyCollapseWhitespace(s: string): string {
  * the even digit. JavaScript's toFixed rounds such ties up (0.25 -> '0.3' where Python prints '0.2').
  */
 export function pyFixed(x: number, digits: number): string {
+  // toFixed takes at most 100 digits; Python prints any number of them (`bleu -w 1000`).
+  if (digits > 100 && Number.isFinite(x)) return exactFixed(x, digits);
   const fixed = x.toFixed(digits);
   if (!Number.isFinite(x)) return fixed;
   // toFixed(60) is the exact expansion of any double of magnitude >= 2^-8 with digits to spare.
@@ -55,4 +57,33 @@ export function pyFixed(x: number, digits: number): string {
   const lastDigit = Number(truncated.replace('.', '').slice(-1));
   if (lastDigit % 2 === 0) return (x < 0 ? '-' : '') + truncated;
   return fixed;
+}
+
+/**
+ * `x` to `digits` decimals from its exact binary value (mantissa x 2^exponent, in BigInt), a tie to
+ * the even digit, as Python formats it: for widths past toFixed's 100.
+ */
+function exactFixed(x: number, digits: number): string {
+  const view = new DataView(new ArrayBuffer(8));
+  view.setFloat64(0, x);
+  const bits = view.getBigUint64(0);
+  const negative = bits >> 63n === 1n;
+  const biased = Number((bits >> 52n) & 0x7ffn);
+  const fraction = bits & ((1n << 52n) - 1n);
+  // value = mantissa * 2^exponent (subnormals have no implicit leading bit).
+  const mantissa = biased === 0 ? fraction : fraction | (1n << 52n);
+  const exponent = (biased === 0 ? 1 : biased) - 1075;
+  const scaled = mantissa * 10n ** BigInt(digits);
+  let q: bigint;
+  if (exponent >= 0) q = scaled << BigInt(exponent);
+  else {
+    const shift = BigInt(-exponent);
+    q = scaled >> shift;
+    const rest = scaled - (q << shift);
+    const half = 1n << (shift - 1n);
+    if (rest > half || (rest === half && (q & 1n) === 1n)) q += 1n;
+  }
+  const text = q.toString().padStart(digits + 1, '0');
+  const body = `${text.slice(0, text.length - digits)}.${text.slice(text.length - digits)}`;
+  return negative ? `-${body}` : body;
 }
