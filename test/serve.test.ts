@@ -76,7 +76,7 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))('todeval serve (l
     const h = (await res.json()) as Record<string, unknown>;
     expect(h).toMatchObject({ status: 'ok', device: 'cpu', dtype: 'fp32', dataset: 'sgd', pendingPairs: 0 });
     // The limits it was started with, for clients to split their batches to (python/todeval/client.py).
-    expect(h.limits).toEqual({ maxBodyBytes: 1 << 20, maxItems: 8, maxCandidates: 4, maxActions: 32, maxPairs: 512, maxPendingPairs: 8192, timeoutMs: 60_000, maxCacheBytes: 128 * 2 ** 20, degradedAfter: 3 });
+    expect(h.limits).toEqual({ maxBodyBytes: 1 << 20, maxItems: 8, maxCandidates: 4, maxActions: 32, maxPairs: 512, maxPendingPairs: 8192, timeoutMs: 60_000, maxCacheBytes: 64 * 2 ** 20, degradedAfter: 3 });
     expect(String(h.model)).toContain('random');
     // Readiness, open as liveness is (probes carry no token): ready while the model answers.
     const ready = await fetch(url('/readyz'));

@@ -51,8 +51,8 @@ export class SegmentEncoder {
   private readonly wordwise: boolean;
   private readonly addedTokens: string[];
   /** Bytes of pre-tokens and of sentences kept; past these a memo starts over (a long-running server's bound). */
-  static readonly WORD_BYTES = 32 * 2 ** 20;
-  static readonly SENTENCE_BYTES = 32 * 2 ** 20;
+  static readonly WORD_BYTES = 8 * 2 ** 20;
+  static readonly SENTENCE_BYTES = 8 * 2 ** 20;
   private readonly words = new BoundedMemo(SegmentEncoder.WORD_BYTES);
   private readonly sentences = new BoundedMemo(SegmentEncoder.SENTENCE_BYTES);
   private scratch = new Int32Array(1024);

@@ -56,7 +56,7 @@ export class PairTokenizer {
   /** What the tokenizer was built from, so worker threads can build the same one. */
   readonly source: { tokenizerJson: object; tokenizerConfig: object };
   /** Bytes of texts and their ids kept; past this the memo starts over (a long-running server's bound). */
-  static readonly MEMO_BYTES = 64 * 2 ** 20;
+  static readonly MEMO_BYTES = 16 * 2 ** 20;
   private readonly memo = new BoundedMemo(PairTokenizer.MEMO_BYTES);
 
   constructor(tokenizerJson: object, tokenizerConfig: object, modelConfig: Record<string, unknown> = {}, opts: PairTokenizerOptions = {}) {

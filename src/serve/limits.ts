@@ -40,8 +40,8 @@ export const DEFAULT_LIMITS: ServeLimits = {
   maxPairs: 512,
   maxPendingPairs: 8192,
   timeoutMs: 60_000,
-  // About 300k pairs of SGD-sized texts (docs/serve.md): a day of a generation loop's repeats.
-  maxCacheBytes: 128 * 2 ** 20,
+  // About 150k pairs of SGD-sized texts at the estimate's 420 bytes a pair (docs/serve.md).
+  maxCacheBytes: 64 * 2 ** 20,
   degradedAfter: 3,
 };
 
