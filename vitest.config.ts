@@ -1,20 +1,42 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * The suites that mostly wait on other programs (Chromium, a Slurm cluster, pip and a venv, npm pack
+ * and install, the GPU bundle's xz) or read the whole dataset for the docs' figures. They run as a
+ * project of their own on the threads pool, which vitest runs beside the forks pool of the other
+ * suites: they overlap with the CPU-bound suites instead of holding a fork each while they wait.
+ */
+export const SYSTEM_SUITES = [
+  'test/report-browser.test.ts',
+  'test/slurm.test.ts',
+  'test/python-package.test.ts',
+  'test/fresh-install.test.ts',
+  'test/gpu-bundle.test.ts',
+  'test/doc-figures.test.ts',
+];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    // Fails the run when a test leaves a process or a todeval-* temp folder behind (see the file).
-    globalSetup: ['./test/leaks/global-setup.ts'],
+    // First: dist/ rebuilt from src/ when older (the tests run the built CLI), so a single
+    // `npx vitest run test/x.test.ts` after an edit tests the edit. Then the leak check: the run fails
+    // when a test leaves a process or a todeval-* temp folder behind (see the file). Each project
+    // lists both (they run once per run whatever the projects).
+    globalSetup: ['./test/helpers/build-setup.ts', './test/leaks/global-setup.ts'],
     testTimeout: 120_000,
     hookTimeout: 300_000,
     // CI has two cores; model-backed suites each hold an ONNX session. A third worker because several
-    // suites mostly wait (the Slurm cluster's scheduling, pip and npm installs, servers, Chromium)
-    // while their child processes, not the worker, use the CPU: with two, such a suite idles a core.
+    // suites mostly wait (servers, the CLI's child processes) while their child processes, not the
+    // worker, use the CPU: with two, such a suite idles a core. The system project's threads take
+    // the same number again, beside these.
     maxWorkers: 3,
     minWorkers: 1,
     reporters: ['default', './test/helpers/plain-summary-reporter.ts'],
     // Commands run by tests have no terminal, so they would print a progress line every 30 s: on a
     // loaded CI box that lands in stderr assertions. Tests of the lines set their own interval.
     env: { TODEVAL_PROGRESS_SECONDS: '86400' },
+    projects: [
+      { extends: true, test: { name: 'main', include: ['test/**/*.test.ts'], exclude: SYSTEM_SUITES, pool: 'forks' } },
+      { extends: true, test: { name: 'system', include: SYSTEM_SUITES, pool: 'threads' } },
+    ],
   },
 });

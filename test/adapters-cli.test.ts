@@ -22,8 +22,8 @@ function mutated(name: string, mutate: (d: any) => void): string {
 }
 
 describe.skipIf(!HAS_BUILT_CLI)('todeval refs CLI', () => {
-  it('runs the bundled example: summary with per-act counts, no action below two candidates', () => {
-    const r = todeval('refs', '--input', DIALOGUES, '--schema', SCHEMA, '--summary');
+  it('runs the bundled example: summary with per-act counts, no action below two candidates', async () => {
+    const r = await todeval('refs', '--input', DIALOGUES, '--schema', SCHEMA, '--summary');
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/9 system turns, 14 actions/);
     expect(r.stdout).toMatch(/actions with < 2 candidates: 0/);
@@ -31,9 +31,9 @@ describe.skipIf(!HAS_BUILT_CLI)('todeval refs CLI', () => {
     expect(r.stdout).toMatch(/rules hash: [0-9a-f]{64}/);
   });
 
-  it('writes one JSON object per action to --out and the signature beside it', () => {
+  it('writes one JSON object per action to --out and the signature beside it', async () => {
     const out = path.join(tmp, 'refs.jsonl');
-    const r = todeval('refs', '--input', DIALOGUES, '--schema', SCHEMA, '--out', out);
+    const r = await todeval('refs', '--input', DIALOGUES, '--schema', SCHEMA, '--out', out);
     expect(r.code).toBe(0);
     const lines = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     expect(lines.length).toBe(14);
@@ -60,29 +60,29 @@ describe.skipIf(!HAS_BUILT_CLI)('todeval refs CLI', () => {
     files['action without utterance'] = mutated('utt.json', (d) => delete d[2].turns[1].utterance);
   });
 
-  it.each(bad)('%s: one line naming file and turn, exit 2', (name, _extra, msg) => {
-    const r = todeval('refs', '--input', files[name], '--schema', SCHEMA, '--summary');
+  it.each(bad)('%s: one line naming file and turn, exit 2', async (name, _extra, msg) => {
+    const r = await todeval('refs', '--input', files[name], '--schema', SCHEMA, '--summary');
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(msg);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 
-  it('wrong schema version: a dialogues file as schema, an SGD file as MultiWOZ', () => {
-    const a = todeval('refs', '--input', DIALOGUES, '--schema', DIALOGUES);
+  it('wrong schema version: a dialogues file as schema, an SGD file as MultiWOZ', async () => {
+    const a = await todeval('refs', '--input', DIALOGUES, '--schema', DIALOGUES);
     expect(a.code).toBe(2);
     expect(a.stderr).toMatch(/dialogues\.json: service #0: unsupported schema format/);
-    const b = todeval('refs', '--dataset', 'multiwoz', '--input', DIALOGUES, '--schema', SCHEMA);
+    const b = await todeval('refs', '--dataset', 'multiwoz', '--input', DIALOGUES, '--schema', SCHEMA);
     expect(b.code).toBe(2);
     expect(b.stderr).toMatch(/expected a MultiWOZ ConvLab file/);
   });
 
-  it('--skip-invalid lists the invalid turns and goes on', () => {
+  it('--skip-invalid lists the invalid turns and goes on', async () => {
     const f = mutated('two-bad.json', (d) => {
       d[0].turns[1].frames[0].service = 'Nowhere_1';
       delete d[2].turns[1].utterance;
     });
-    const r = todeval('refs', '--input', f, '--schema', SCHEMA, '--summary', '--skip-invalid');
+    const r = await todeval('refs', '--input', f, '--schema', SCHEMA, '--summary', '--skip-invalid');
     expect(r.code).toBe(0);
     const listed = r.stderr.trim().split('\n');
     expect(listed).toEqual([
@@ -97,8 +97,8 @@ describe.skipIf(!HAS_BUILT_CLI)('todeval refs CLI', () => {
 describe.skipIf(!hasData('multiwoz', 'convlab_mwz21_test.json') || !existsSync(path.join(REPO_ROOT, 'dist')))(
   'todeval refs on the shared MultiWOZ test file',
   () => {
-    it('--dataset multiwoz --summary: every action covered, counts match the file', () => {
-      const r = todeval('refs', '--dataset', 'multiwoz', '--data-dir', DATA_DIR, '--summary');
+    it('--dataset multiwoz --summary: every action covered, counts match the file', async () => {
+      const r = await todeval('refs', '--dataset', 'multiwoz', '--data-dir', DATA_DIR, '--summary');
       expect(r.code).toBe(0);
       const raw = JSON.parse(readFileSync(path.join(DATA_DIR, 'multiwoz', 'convlab_mwz21_test.json'), 'utf8')) as Record<
         string,

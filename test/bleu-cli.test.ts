@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCli, type CliResult } from './helpers/cli.js';
+import { CLI_ARGV, runCli, type CliResult } from './helpers/cli.js';
 import { loadFixture, type BleuSynthetic } from './helpers/sacrebleu-fixtures.js';
 import { REPO_ROOT } from './helpers/shared.js';
 
@@ -72,7 +72,7 @@ describe('todeval bleu', () => {
   it('--confidence of one system read from stdin (-i -)', async () => {
     const c = fixture.confidence.find((x) => x.bleu.tokenize === 'char')!;
     const r = await new Promise<CliResult>((resolve) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'bleu', '-r', refs[0], '-i', '-', '--tokenize', 'char', '--confidence', '--confidence-n', String(c.n), '--seed', String(c.seed), '--json'], { cwd: REPO_ROOT });
+      const child = spawn(process.execPath, [...CLI_ARGV, 'bleu', '-r', refs[0], '-i', '-', '--tokenize', 'char', '--confidence', '--confidence-n', String(c.n), '--seed', String(c.seed), '--json'], { cwd: REPO_ROOT });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (d) => (stdout += d));

@@ -1,10 +1,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { spawnSync } from 'node:child_process';
 import { Command } from 'commander';
 import { commands } from '../src/cli/commands/index.js';
-import { BUILT_CLI, HAS_BUILT_CLI, runBuiltCli } from './helpers/cli.js';
+import { BUILT_CLI, HAS_BUILT_CLI, runBuiltCli, runProcess } from './helpers/cli.js';
 import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
 import { tempDir } from './helpers/temp.js';
 
@@ -16,69 +15,69 @@ const tmp = tempDir('conventions');
 const todeval = (...args: string[]) => runBuiltCli(args, tmp);
 
 describe.skipIf(!HAS_BUILT_CLI)('CLI conventions', () => {
-  it('refs: --dialogues and the old --input read the same dialogues', () => {
-    const now = todeval('refs', '--dialogues', DIALOGUES, '--schema', SCHEMA);
-    const old = todeval('refs', '--input', DIALOGUES, '--schema', SCHEMA);
+  it('refs: --dialogues and the old --input read the same dialogues', async () => {
+    const now = await todeval('refs', '--dialogues', DIALOGUES, '--schema', SCHEMA);
+    const old = await todeval('refs', '--input', DIALOGUES, '--schema', SCHEMA);
     expect(now.code).toBe(0);
     expect(now.stdout.split('\n').length).toBeGreaterThan(10);
     expect(old).toEqual(now);
   });
 
-  it('ser: -o and the old --json <file> write the same report; --json alone prints it', () => {
+  it('ser: -o and the old --json <file> write the same report; --json alone prints it', async () => {
     const a = path.join(tmp, 'a.json');
     const b = path.join(tmp, 'b.json');
-    const now = todeval('ser', '--dataset', 'sgd', '--dialogues', DIALOGUES, '--schema', SCHEMA, '-o', a);
-    const old = todeval('ser', '--dataset', 'sgd', '--dialogues', DIALOGUES, '--schema', SCHEMA, '--json', b);
+    const now = await todeval('ser', '--dataset', 'sgd', '--dialogues', DIALOGUES, '--schema', SCHEMA, '-o', a);
+    const old = await todeval('ser', '--dataset', 'sgd', '--dialogues', DIALOGUES, '--schema', SCHEMA, '--json', b);
     expect(now.code).toBe(0);
     expect(old.stdout).toBe(now.stdout);
     const report = JSON.parse(readFileSync(a, 'utf8')) as { signatureText: string; report: { turnsScored: number } };
     expect(report.report.turnsScored).toBe(9);
     expect(readFileSync(b, 'utf8')).toBe(readFileSync(a, 'utf8'));
-    const json = todeval('ser', '--dialogues', DIALOGUES, '--schema', SCHEMA, '--json');
+    const json = await todeval('ser', '--dialogues', DIALOGUES, '--schema', SCHEMA, '--json');
     expect(json.code).toBe(0);
     expect(JSON.parse(json.stdout)).toEqual(report);
   });
 
-  it('ser: -i, --input, the old --predictions and stdin (-i -) read the same predictions', () => {
+  it('ser: -i, --input, the old --predictions and stdin (-i -) read the same predictions', async () => {
     const preds = path.join(tmp, 'preds.jsonl');
-    const refs = todeval('refs', '--dialogues', DIALOGUES, '--schema', SCHEMA);
+    const refs = await todeval('refs', '--dialogues', DIALOGUES, '--schema', SCHEMA);
     const ids = [...new Set(refs.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { id: string }).id))];
     writeFileSync(preds, ids.map((id) => JSON.stringify({ id, utterance: 'Sure.' })).join('\n') + '\n');
     const own = ['ser', '--dialogues', DIALOGUES, '--schema', SCHEMA, '--json'];
-    const a = todeval(...own, '-i', preds);
+    const a = await todeval(...own, '-i', preds);
     expect(a.code).toBe(0);
-    expect(todeval(...own, '--predictions', preds).stdout).toBe(a.stdout);
-    const viaStdin = spawnSync(process.execPath, [BUILT_CLI, ...own, '-i', '-'], { input: readFileSync(preds), encoding: 'utf8', cwd: tmp });
-    expect(viaStdin.status).toBe(0);
+    expect((await todeval(...own, '--predictions', preds)).stdout).toBe(a.stdout);
+    const viaStdin = await runProcess(process.execPath, [BUILT_CLI, ...own, '-i', '-'], { input: readFileSync(preds), cwd: tmp });
+    expect(viaStdin.code).toBe(0);
     const parsed = (out: string) => JSON.parse(out) as { report: unknown; signature: { predictions: string } };
     expect(parsed(viaStdin.stdout).report).toEqual(parsed(a.stdout).report);
     expect(parsed(viaStdin.stdout).signature.predictions.split('@')[1]).toBe(parsed(a.stdout).signature.predictions.split('@')[1]);
   });
 
-  it('refs: -o and the old --out write the same references; --limit slices', () => {
+  it('refs: -o and the old --out write the same references; --limit slices', async () => {
     const a = path.join(tmp, 'refs-a.jsonl');
     const b = path.join(tmp, 'refs-b.jsonl');
-    expect(todeval('refs', '--dialogues', DIALOGUES, '--schema', SCHEMA, '-o', a, '--limit', '2').code).toBe(0);
-    expect(todeval('refs', '--dialogues', DIALOGUES, '--schema', SCHEMA, '--out', b, '--limit', '2').code).toBe(0);
+    expect((await todeval('refs', '--dialogues', DIALOGUES, '--schema', SCHEMA, '-o', a, '--limit', '2')).code).toBe(0);
+    expect((await todeval('refs', '--dialogues', DIALOGUES, '--schema', SCHEMA, '--out', b, '--limit', '2')).code).toBe(0);
     expect(readFileSync(b, 'utf8')).toBe(readFileSync(a, 'utf8'));
-    const all = todeval('refs', '--dialogues', DIALOGUES, '--schema', SCHEMA).stdout.trim().split('\n');
+    const all = (await todeval('refs', '--dialogues', DIALOGUES, '--schema', SCHEMA)).stdout.trim().split('\n');
     expect(readFileSync(a, 'utf8').trim().split('\n').length).toBeLessThan(all.length);
   });
 
-  it('an unknown dataset flag value is a usage error (exit 2), not a crash', () => {
-    const r = todeval('ser', '--dataset', 'woz', '--dialogues', DIALOGUES, '--schema', SCHEMA);
+  it('an unknown dataset flag value is a usage error (exit 2), not a crash', async () => {
+    const r = await todeval('ser', '--dataset', 'woz', '--dialogues', DIALOGUES, '--schema', SCHEMA);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/--dataset/);
   });
 
   it.skipIf(!hasData('multiwoz', 'predictions', 'augpt.json'))(
     'evaluate --skip-invalid lists dropped dialogues in the shared `skipped invalid input` form',
-    () => {
+    async () => {
       const all = JSON.parse(readFileSync(path.join(DATA_DIR, 'multiwoz', 'predictions', 'augpt.json'), 'utf8')) as Record<string, unknown[]>;
       const [first, second] = Object.keys(all);
       const file = path.join(tmp, 'mixed.json');
       writeFileSync(file, JSON.stringify({ [first]: all[first], [second]: all[second].slice(1), not_a_dialogue: [{ response: 'hi' }] }));
-      const r = todeval('evaluate', '-i', file, '--data-dir', DATA_DIR, '--skip-invalid', '--bleu');
+      const r = await todeval('evaluate', '-i', file, '--data-dir', DATA_DIR, '--skip-invalid', '--bleu');
       expect(r.code).toBe(0);
       const lines = r.stderr.trim().split('\n');
       expect(lines).toHaveLength(2);

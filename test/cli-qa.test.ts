@@ -12,11 +12,12 @@ import { loadPredictions } from '../src/metrics/predictions.js';
 import { PairCache } from '../src/nli/pair-cache.js';
 import { InputError } from '../src/util/errors.js';
 import { repairJsonlTail } from '../src/util/jsonl-append.js';
+import { CLI_ARGV } from './helpers/cli.js';
 import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
 import { getTinyModelDir } from './helpers/tiny-model.js';
 
 const cli = (args: string[], env: Record<string, string> = {}) =>
-  promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+  promisify(execFile)(process.execPath, [...CLI_ARGV, ...args], {
     cwd: REPO_ROOT,
     maxBuffer: 1 << 26,
     env: { ...process.env, ...env },
@@ -63,10 +64,10 @@ describe('progress bar and Ctrl-C', () => {
   }, 30_000);
 
   it('Ctrl-C exits 130 through process.exit (was: killed by the signal, so no exit hooks ran)', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', '-e', `
+    const child = spawn(process.execPath, ['--input-type=module', '-e', `
       process.argv = [process.argv[0], 'todeval', 'models', 'list', '--cache-dir', ${JSON.stringify(tmp())}];
       process.on('exit', (code) => process.stdout.write('exit hook ran ' + code + '\\n'));
-      await import('./src/cli/main.ts');
+      await import('./dist/src/cli/main.js');
       setInterval(() => {}, 1000);
       process.stdout.write('ready\\n');
     `], { cwd: REPO_ROOT });
@@ -521,7 +522,7 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_001.json'))(
       expect((await cli([...base, '--limit', '4'])).code).toBe(0);
       // util-linux `script` gives the command a pseudo-terminal, so stderr.isTTY is true
       const log = path.join(tmp(), 'tty.log');
-      const quoted = [process.execPath, '--import', 'tsx', 'src/cli/main.ts', ...base, '--limit', '8'].map((a) => `'${a}'`).join(' ');
+      const quoted = [process.execPath, ...CLI_ARGV, ...base, '--limit', '8'].map((a) => `'${a}'`).join(' ');
       await promisify(execFile)('/usr/bin/script', ['-qec', `${quoted} > /dev/null`, log], { cwd: REPO_ROOT });
       const tty = readFileSync(log, 'utf8');
       const notice = tty.indexOf('resuming');

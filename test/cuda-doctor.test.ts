@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,7 +6,7 @@ import { runDoctor, type DoctorReport } from '../src/nli/cuda/doctor.js';
 import { findCudaLibraries } from '../src/nli/cuda/libraries.js';
 import { probeProvider } from '../src/nli/cuda/probe.js';
 import { checkProviderDir, embeddedOrtVersion, ortInstall, PROVIDER_STAMP, REGISTRY_PROVIDER, setupCudaProvider } from '../src/nli/cuda/provider.js';
-import { runCli } from './helpers/cli.js';
+import { runCli, runProcess } from './helpers/cli.js';
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'todeval-doctor-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -86,27 +85,29 @@ describe('CUDA provider files', () => {
     expect(check.libs.map((l) => l.present)).toEqual([true, true]);
   });
 
-  it('cuda:setup places the two libraries from the package and refuses a version mismatch', () => {
-    const pack = (name: string, ortVersion: string): string => {
+  it('cuda:setup places the two libraries from the package and refuses a version mismatch', async () => {
+    const pack = async (name: string, ortVersion: string): Promise<string> => {
       const root = path.join(tmp, name);
       const libDir = path.join(root, REGISTRY_PROVIDER.libDir);
       mkdirSync(libDir, { recursive: true });
       fakeProviderLib(path.join(libDir, 'libonnxruntime_providers_cuda.so'), ortVersion);
       writeFileSync(path.join(libDir, 'libonnxruntime_providers_shared.so'), 'shared');
       const tgz = path.join(tmp, `${name}.tgz`);
-      execFileSync('tar', ['-czf', tgz, '-C', root, 'package']);
+      const tar = await runProcess('tar', ['-czf', tgz, '-C', root, 'package']);
+      if (tar.code !== 0) throw new Error(`tar: ${tar.stderr}`);
       return tgz;
     };
     const bin = path.join(tmp, 'ortbin');
     mkdirSync(bin);
     const lines: string[] = [];
-    const placed = setupCudaProvider({ tarball: pack('good', '1.29.0'), binDir: bin, log: (l) => lines.push(l) });
+    const placed = setupCudaProvider({ tarball: await pack('good', '1.29.0'), binDir: bin, log: (l) => lines.push(l) });
     expect(placed.placed.map((p) => path.basename(p))).toEqual(['libonnxruntime_providers_shared.so', 'libonnxruntime_providers_cuda.so']);
     expect(checkProviderDir(bin, ortInstall().version).ok).toBe(true);
     expect(JSON.parse(readFileSync(path.join(bin, PROVIDER_STAMP), 'utf8')).package).toBe(`${REGISTRY_PROVIDER.packageName}@${REGISTRY_PROVIDER.version}`);
     const other = path.join(tmp, 'ortbin2');
     mkdirSync(other);
-    expect(() => setupCudaProvider({ tarball: pack('old', '1.28.0'), binDir: other, log: () => {} })).toThrow(
+    const oldTarball = await pack('old', '1.28.0');
+    expect(() => setupCudaProvider({ tarball: oldTarball, binDir: other, log: () => {} })).toThrow(
       /built for ONNX Runtime 1\.28\.0, onnxruntime-node is 1\.29\.0; refusing the mismatch/,
     );
     expect(existsSync(path.join(other, 'libonnxruntime_providers_cuda.so'))).toBe(false);

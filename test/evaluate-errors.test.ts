@@ -1,11 +1,11 @@
-import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Evaluator } from '../src/metrics/mwz/evaluator.js';
 import { validatePredictions } from '../src/metrics/mwz/input.js';
 import { InputError } from '../src/util/errors.js';
-import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
+import { DATA_DIR, hasData } from './helpers/shared.js';
+import { runCli } from './helpers/cli.js';
 import { tempDir } from './helpers/temp.js';
 
 const expectedTurns = { sng0073: 2, pmul4648: 3 };
@@ -70,25 +70,21 @@ describe.skipIf(!hasData('multiwoz', 'convlab_mwz21_test.json'))('evaluate on re
     expect(e.oneLine()).toBe('p.json: sng0073/turn 0: unknown slot placeholder(s) [hotel_colour]');
   });
 
-  it('exits 2 with one line naming the dialogue for a wrong turn count, and writes -o output', () => {
+  it('exits 2 with one line naming the dialogue for a wrong turn count, and writes -o output', async () => {
     const dir = tempDir('eval');
     const bad = path.join(dir, 'bad.json');
     writeFileSync(bad, JSON.stringify({ sng0073: [{ response: 'hello' }] }));
-    const cli = (args: string[]) =>
-      spawnSync(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'src/cli/main.ts'), 'evaluate', '--data-dir', DATA_DIR, ...args], {
-        cwd: REPO_ROOT,
-        encoding: 'utf8',
-      });
-    const r = cli(['-i', bad, '--bleu']);
-    expect(r.status).toBe(2);
+    const cli = (args: string[]) => runCli(['evaluate', '--data-dir', DATA_DIR, ...args]);
+    const r = await cli(['-i', bad, '--bleu']);
+    expect(r.code).toBe(2);
     expect(r.stderr.trim()).toBe(`todeval: ${bad}: sng0073: expected 4 system turns, got 1`);
 
     const good = path.join(dir, 'good.json');
     writeFileSync(good, JSON.stringify({ sng0073: sng0073('[value_name] is a nice place .') }));
     const out = path.join(dir, 'out.json');
-    const ok = cli(['-i', good, '--richness', '--success', '-o', out]);
+    const ok = await cli(['-i', good, '--richness', '--success', '-o', out]);
     expect(ok.stderr).toBe('');
-    expect(ok.status).toBe(0);
+    expect(ok.code).toBe(0);
     expect(ok.stdout).toMatch(/====== RICHNESS ======/);
     const saved = JSON.parse(readFileSync(out, 'utf8'));
     expect(Object.keys(saved)).toEqual(expect.arrayContaining(['bleu', 'success', 'richness', 'dst', 'signature']));
@@ -100,19 +96,19 @@ describe.skipIf(!hasData('multiwoz', 'convlab_mwz21_test.json'))('evaluate on re
     // with --skip-delexicalized nothing is left to score, said in one warning, no model loaded
     const delex = path.join(dir, 'delex.json');
     writeFileSync(delex, JSON.stringify({ sng0073: ['a', 'b', 'c', 'd'].map((w) => ({ response: `${w} [value_name]` })) }));
-    const refused = cli(['-i', delex, '--sgsacc', '--richness', '-o', path.join(dir, 'refused.json')]);
-    expect(refused.status).toBe(2);
+    const refused = await cli(['-i', delex, '--sgsacc', '--richness', '-o', path.join(dir, 'refused.json')]);
+    expect(refused.code).toBe(2);
     expect(refused.stdout).toBe('');
     expect(refused.stderr).toBe(
       `todeval: ${delex}: --sgsacc: 4 of 4 turns hold delexicalization placeholders ([value_name]) and no "utterance": SGSAcc and SER score lexicalized text. ` +
         'Give each turn its lexicalized text as "utterance" (a lexicalized file), or pass --skip-delexicalized to score only the 0 turns without placeholders\n',
     );
     expect(existsSync(path.join(dir, 'refused.json'))).toBe(false);
-    const sg = cli(['-i', delex, '--sgsacc', '--skip-delexicalized', '--richness']);
-    expect(sg.status).toBe(0);
+    const sg = await cli(['-i', delex, '--sgsacc', '--skip-delexicalized', '--richness']);
+    expect(sg.code).toBe(0);
     expect(sg.stderr.trim()).toBe('todeval: warning: --sgsacc: no turn carries lexicalized text ("utterance", or a response without placeholders)');
-    const noSgsacc = cli(['-i', delex, '--skip-delexicalized', '--richness']);
-    expect([noSgsacc.status, noSgsacc.stderr]).toEqual([2, 'todeval: --skip-delexicalized sets which turns --sgsacc scores: give --sgsacc\n']);
+    const noSgsacc = await cli(['-i', delex, '--skip-delexicalized', '--richness']);
+    expect([noSgsacc.code, noSgsacc.stderr]).toEqual([2, 'todeval: --skip-delexicalized sets which turns --sgsacc scores: give --sgsacc\n']);
   });
 });
 
@@ -154,11 +150,11 @@ describe.skipIf(!hasData('multiwoz', 'convlab_mwz21_test.json'))('evaluate: one 
 });
 
 describe.skipIf(!hasData('multiwoz', 'predictions', 'augpt.json'))('evaluate --sgsacc on a delexicalized system (AuGPT)', () => {
-  it('refuses in one line with how many turns hold placeholders and what to pass, before loading a model', () => {
+  it('refuses in one line with how many turns hold placeholders and what to pass, before loading a model', async () => {
     const augpt = path.join(DATA_DIR, 'multiwoz', 'predictions', 'augpt.json');
     // No --model: the refusal comes before the model is looked for.
-    const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'src/cli/main.ts'), 'evaluate', '-i', augpt, '--sgsacc', '--data-dir', DATA_DIR], { cwd: REPO_ROOT, encoding: 'utf8' });
-    expect(r.status).toBe(2);
+    const r = await runCli(['evaluate', '-i', augpt, '--sgsacc', '--data-dir', DATA_DIR]);
+    expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
     // 4,523 of AuGPT's 7,372 responses hold placeholders ([name], [type]...); the other 2,849 name no value.
     expect(r.stderr).toMatch(

@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -8,6 +7,7 @@ import { aggregate, behaviourCounts, evaluateDialogue, loadDialogues, makeEvalua
 import type { Dialogue } from '../src/metrics/gcdf1/types.js';
 import { conversation, system, user } from './gcdf1-conversations.js';
 import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
+import { runBuiltCli } from './helpers/cli.js';
 import { tempDir } from './helpers/temp.js';
 
 const GCDF1 = path.join(DATA_DIR, 'gcdf1');
@@ -87,7 +87,6 @@ describe.skipIf(!haveData)('GCDF1 on the convlab baseline conversations', () => 
   });
 });
 
-const cli = path.join(REPO_ROOT, 'bin', 'todeval.js');
 const built = existsSync(path.join(REPO_ROOT, 'dist', 'src', 'cli', 'commands', 'gcdf1.js'));
 
 describe.skipIf(!built)('todeval gcdf1 (CLI)', () => {
@@ -98,24 +97,23 @@ describe.skipIf(!built)('todeval gcdf1 (CLI)', () => {
   const bad = { ...good, dialogue_id: 'BROKEN.json', goal: { spaceship: { info: {} } } };
   const dir = tempDir('gcdf1-cli');
   writeFileSync(path.join(dir, 'dialogues_001.json'), JSON.stringify([good, bad]));
-  const run = (...args: string[]) =>
-    spawnSync(process.execPath, [cli, 'gcdf1', '--dialogues', dir, '--no-canonical-map', ...args], { encoding: 'utf8' });
+  const run = (...args: string[]) => runBuiltCli(['gcdf1', '--dialogues', dir, '--no-canonical-map', ...args]);
 
-  it('exits 2 with one line naming the malformed dialogue', () => {
-    const r = run();
-    expect(r.status).toBe(2);
+  it('exits 2 with one line naming the malformed dialogue', async () => {
+    const r = await run();
+    expect(r.code).toBe(2);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toContain('dialogue BROKEN.json: unknown domain "spaceship" in goal');
     expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 
-  it('with --skip-invalid lists it, scores the rest and writes both outputs', () => {
+  it('with --skip-invalid lists it, scores the rest and writes both outputs', async () => {
     // Outputs go outside the dialogues folder: one inside it is refused (it is read as input).
     const outDir = tempDir('gcdf1-cli-out');
     const out = path.join(outDir, 'out.json');
     const per = path.join(outDir, 'per.json');
-    const r = run('--skip-invalid', '-o', out, '--per-dialogue', per);
-    expect(r.status).toBe(0);
+    const r = await run('--skip-invalid', '-o', out, '--per-dialogue', per);
+    expect(r.code).toBe(0);
     expect(r.stderr).toContain('skipped');
     expect(r.stderr).toContain('BROKEN.json');
     expect(r.stdout).toMatch(/I-GCDF1 F1\s+1\.000/);

@@ -11,6 +11,7 @@ import { listCachedModels, repoCacheFolder, resolveModel } from '../src/nli/mode
 import { pullModel } from '../src/nli/pull.js';
 import { createNliRunner } from '../src/nli/runner.js';
 import { InputError, MissingResourceError } from '../src/util/errors.js';
+import { CLI_ARGV } from './helpers/cli.js';
 import { REPO_ROOT } from './helpers/shared.js';
 import { getSensitiveTinyModelDir } from './nli-fixtures.js';
 
@@ -176,7 +177,7 @@ describe('todeval models pull against a loopback hub', () => {
     try {
       const res = await promisify(execFile)(
         process.execPath,
-        ['--import', 'tsx', 'src/cli/main.ts', 'models', 'pull', '--hub-url', hubUrl, '--cache-dir', tmpCache()],
+        [...CLI_ARGV, 'models', 'pull', '--hub-url', hubUrl, '--cache-dir', tmpCache()],
         { cwd: REPO_ROOT },
       );
       const pulled = res.stderr.split('\n').filter((l) => l.startsWith('pulling '));
@@ -247,7 +248,7 @@ describe('todeval models pull against a loopback hub', () => {
     expect(err).toBeInstanceOf(MissingResourceError);
     expect((err as Error).message).toMatch(/^cannot reach the model hub at http:\/\/127\.0\.0\.1:9 for Xenova\/roberta-large-mnli: .*pass --model <dir>$/);
     const run = promisify(execFile);
-    const res = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'models', 'pull', '--hub-url', 'http://127.0.0.1:9', '--cache-dir', tmpCache()], { cwd: REPO_ROOT }).then(
+    const res = await run(process.execPath, [...CLI_ARGV, 'models', 'pull', '--hub-url', 'http://127.0.0.1:9', '--cache-dir', tmpCache()], { cwd: REPO_ROOT }).then(
       () => ({ code: 0, stderr: '' }),
       (e: { code: number; stderr: string }) => e,
     );

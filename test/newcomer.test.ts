@@ -2,13 +2,11 @@
 // way the newcomer ran it, and failed before its fix.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { runCli, type CliResult } from './helpers/cli.js';
+import { CLI_ARGV, runCli, type CliResult } from './helpers/cli.js';
 import { getLexicalStandinDir } from './helpers/lexical-standin.js';
 import { tempDir } from './helpers/temp.js';
 import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
@@ -95,9 +93,8 @@ describe('report without -o', () => {
     const run = await runCli(['score', ...miniData, '--model', getLexicalStandinDir(), '--device', 'cpu', '-o', f('run.json')]);
     expect(run.code).toBe(0);
     const cwd = mkdtempSync(path.join(dir, 'cwd-'));
-    // From another working folder, as a user runs it: tsx is loaded by its path, not resolved from there.
-    const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-    const r = await promisify(execFile)(process.execPath, ['--import', tsx, path.join(REPO_ROOT, 'src', 'cli', 'main.ts'), 'report', f('run.json')], { cwd });
+    // From another working folder, as a user runs it.
+    const r = await promisify(execFile)(process.execPath, [...CLI_ARGV, 'report', f('run.json')], { cwd });
     expect(r.stdout).toMatch(new RegExp(`^report: ${path.join(cwd, 'report.html').replaceAll('.', '\\.')} \\(no -o given: report\\.html in the working folder\\) \\(\\d+\\.\\d\\d MiB; 1 run,`));
     expect(existsSync(path.join(cwd, 'report.html'))).toBe(true);
   }, 60_000);

@@ -1,4 +1,4 @@
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,7 +16,7 @@ import { oneMatMulFiles, rowReference, ONE_MATMUL } from './helpers/one-matmul.j
 import { resolveModel } from '../src/nli/model-store.js';
 import { createNliRunner, type NliRunner } from '../src/nli/runner.js';
 import { argmaxLabel, type NliProbs } from '../src/nli/types.js';
-import { runCli, runTsx } from './helpers/cli.js';
+import { runCli, runProcess, runTsx } from './helpers/cli.js';
 import { REPO_ROOT, TOKENIZER_DIR } from './helpers/shared.js';
 import { SAMPLE_PAIRS } from './nli-fixtures.js';
 
@@ -73,6 +73,13 @@ function expectIdentical(a: NliProbs, b: NliProbs, what: string): void {
   for (const k of ['entailment', 'neutral', 'contradiction'] as const) expect(Object.is(a[k], b[k]), `${what}: ${k} ${a[k]} vs ${b[k]}`).toBe(true);
 }
 
+// qemu-user's TCG emulates an AVX2 CPU with no AVX-512 and no VNNI (-cpu Haswell): onnxruntime's
+// MLAS then takes its AVX2 u8s8 kernel, whose vpmaddubsw adds pairs of products in saturating int16.
+const qemu = await (async () => {
+  const r = await runProcess('sh', ['-c', 'command -v qemu-x86_64']);
+  return (r.code === 0 && r.stdout.trim()) || undefined;
+})();
+
 describe('the row scheme on one Linear layer: exact against a plain reference, worst case included', () => {
   let dir: string;
   let files: ReturnType<typeof oneMatMulFiles>;
@@ -110,15 +117,6 @@ describe('the row scheme on one Linear layer: exact against a plain reference, w
     expect(Array.from(rowReference(x, 127))).not.toEqual(Array.from(ref));
   });
 
-  // qemu-user's TCG emulates an AVX2 CPU with no AVX-512 and no VNNI (-cpu Haswell): onnxruntime's
-  // MLAS then takes its AVX2 u8s8 kernel, whose vpmaddubsw adds pairs of products in saturating int16.
-  const qemu = (() => {
-    try {
-      return execFileSync('sh', ['-c', 'command -v qemu-x86_64'], { encoding: 'utf8' }).trim() || undefined;
-    } catch {
-      return undefined;
-    }
-  })();
   it.skipIf(!qemu)('on an emulated AVX2-only CPU (qemu-x86_64 -cpu Haswell): 7-bit weights exact, 8-bit weights saturate', async () => {
     const script = path.join(REPO_ROOT, 'test', 'helpers', 'one-matmul-run.ts');
     const { stdout } = await promisify(execFile)(qemu!, ['-cpu', 'Haswell', process.execPath, '--import', 'tsx', script, files.row, files.row8], {

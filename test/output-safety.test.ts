@@ -7,7 +7,7 @@ import { refuseOutputOverInput } from '../src/cli/output-guard.js';
 import { PairCache } from '../src/nli/pair-cache.js';
 import { writeFileAtomic, type AtomicWriteIo } from '../src/util/atomic-write.js';
 import { InputError } from '../src/util/errors.js';
-import { runCli } from './helpers/cli.js';
+import { CLI_ARGV, runCli } from './helpers/cli.js';
 import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
 import { getTinyModelDir } from './helpers/tiny-model.js';
 import { tempDir } from './helpers/temp.js';
@@ -124,7 +124,7 @@ describe.skipIf(!hasData('sgd', 'test'))('Ctrl-C', () => {
     const model = await getTinyModelDir();
     const turns = path.join(tmp(), 'turns.jsonl');
     const args = ['score', '--data-dir', DATA_DIR, '--limit', '400', '--chunk', '2', '--turns', turns, '--model', model, '--device', 'cpu'];
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: REPO_ROOT });
+    const child = spawn(process.execPath, [...CLI_ARGV, ...args], { cwd: REPO_ROOT });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const code = await new Promise<number | null>((resolve) => {

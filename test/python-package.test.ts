@@ -1,9 +1,9 @@
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdirSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnServe, type ServeProcess } from '../scripts/lib/serve-process.js';
-import { BUILT_CLI } from './helpers/cli.js';
+import { BUILT_CLI, runProcess } from './helpers/cli.js';
 import { getLexicalStandinDir } from './helpers/lexical-standin.js';
 import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
 import { getTinyModelDir } from './helpers/tiny-model.js';
@@ -15,14 +15,14 @@ import { suiteTempDir } from './helpers/temp.js';
 // processes on loopback, started as users start them (node bin/todeval.js serve).
 
 /** A Python interpreter >= 3.9 by that name, or undefined. */
-function python(name: string): string | undefined {
-  const r = spawnSync(name, ['-c', 'import sys; print(sys.version_info >= (3, 9))'], { encoding: 'utf8' });
-  return r.status === 0 && r.stdout.trim() === 'True' ? name : undefined;
+async function python(name: string): Promise<string | undefined> {
+  const r = await runProcess(name, ['-c', 'import sys; print(sys.version_info >= (3, 9))']);
+  return r.code === 0 && r.stdout.trim() === 'True' ? name : undefined;
 }
 
-const PYTHON = python('python3');
+const PYTHON = await python('python3');
 if (!PYTHON) console.warn('[skip] no python3 >= 3.9 on PATH: the Python package tests (python/tests) are skipped');
-const PYTHON39 = PYTHON && python('python3.9');
+const PYTHON39 = PYTHON && (await python('python3.9'));
 if (PYTHON && !PYTHON39) console.warn('[skip] no python3.9 on PATH: the package is tested on python3 only (its oldest supported Python is 3.9)');
 
 const TOKEN = 'test-token-0123456789abcdef';
@@ -159,8 +159,8 @@ describe.skipIf(!PYTHON || !hasData('sgd', 'test', 'dialogues_017.json'))(
         '    spec = importlib.util.spec_from_file_location("m_" + str(abs(hash(f))), f)',
         '    spec.loader.exec_module(importlib.util.module_from_spec(spec))',
       ].join('\n');
-      const compiled = spawnSync(PYTHON39!, ['-c', load, ...scripts], { cwd: REPO_ROOT, encoding: 'utf8', env: { ...process.env, PYTHONPATH: ['python', 'python/tests'].join(path.delimiter), PYTHONDONTWRITEBYTECODE: '1' } });
-      expect(compiled.status, compiled.stderr).toBe(0);
+      const compiled = await runProcess(PYTHON39!, ['-c', load, ...scripts], { cwd: REPO_ROOT, env: { ...process.env, PYTHONPATH: ['python', 'python/tests'].join(path.delimiter), PYTHONDONTWRITEBYTECODE: '1' } });
+      expect(compiled.code, compiled.stderr).toBe(0);
       const r = await unittest(PYTHON39!, ['test_cli', 'test_client'], env);
       expectPassed(r, 20);
       expect(r.skipped).toEqual([]);
@@ -181,16 +181,17 @@ function runAsync(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJ
 }
 
 /** Whether `python3 -m venv` can make a venv with pip here (Debian splits it into python3-venv). */
-function canMakeVenv(): boolean {
-  const r = spawnSync(PYTHON ?? 'python3', ['-c', 'import venv, ensurepip'], { encoding: 'utf8' });
-  return r.status === 0;
+async function canMakeVenv(): Promise<boolean> {
+  const r = await runProcess(PYTHON ?? 'python3', ['-c', 'import venv, ensurepip']);
+  return r.code === 0;
 }
+const CAN_MAKE_VENV = await canMakeVenv();
 
 const FRESH_DATA = hasData('multiwoz', 'predictions', 'damd.json');
-if (PYTHON && !canMakeVenv()) console.warn('[skip] python3 cannot make a venv with pip (Debian: apt-get install python3-venv): the fresh-venv install test is skipped');
+if (PYTHON && !CAN_MAKE_VENV) console.warn('[skip] python3 cannot make a venv with pip (Debian: apt-get install python3-venv): the fresh-venv install test is skipped');
 if (PYTHON && !FRESH_DATA) console.warn(`[skip] no ${path.join(DATA_DIR, 'multiwoz', 'predictions', 'damd.json')}: the fresh-venv install test is skipped`);
 
-describe.skipIf(!PYTHON || !canMakeVenv() || !FRESH_DATA)('pip install ./python in a fresh venv, offline', () => {
+describe.skipIf(!PYTHON || !CAN_MAKE_VENV || !FRESH_DATA)('pip install ./python in a fresh venv, offline', () => {
   const dir = suiteTempDir('python-venv');
 
   it('from another folder, with no environment variable set, Evaluator finds the CLI the package came with and scores DAMD as the CLI does', async () => {
@@ -234,14 +235,14 @@ describe.skipIf(!PYTHON || !canMakeVenv() || !FRESH_DATA)('pip install ./python 
 });
 
 /** An interpreter that has mypy (Debian's python3-mypy installs it for /usr/bin/python3), or undefined. */
-function mypyPython(): string | undefined {
+async function mypyPython(): Promise<string | undefined> {
   for (const name of ['python3', '/usr/bin/python3']) {
-    if (spawnSync(name, ['-m', 'mypy', '--version'], { encoding: 'utf8' }).status === 0) return name;
+    if ((await runProcess(name, ['-m', 'mypy', '--version'])).code === 0) return name;
   }
   return undefined;
 }
 
-const MYPY = PYTHON ? mypyPython() : undefined;
+const MYPY = PYTHON ? await mypyPython() : undefined;
 if (PYTHON && !MYPY) console.warn('[skip] no mypy (Debian: apt-get install python3-mypy): the package is not type-checked');
 
 describe.skipIf(!MYPY)('mypy --strict', () => {

@@ -138,9 +138,9 @@ describe.skipIf(!canRun)('the HTML report in Chromium: the bundled example', () 
   const perAct = () => Object.keys((JSON.parse(readFileSync(runs.system.report, 'utf8')) as { sgsacc: { perAct: object } }).sgsacc.perAct);
 
   beforeAll(async () => {
-    runs = scoreExampleRuns();
+    runs = await scoreExampleRuns();
     file = path.join(runs.dir, 'report.html');
-    const cli = runBuiltCli(['report', runs.system.report, runs.gold.report, '--turns', runs.system.turns, runs.gold.turns, '-o', file, '--csv', path.join(runs.dir, 'failing.csv')]);
+    const cli = await runBuiltCli(['report', runs.system.report, runs.gold.report, '--turns', runs.system.turns, runs.gold.turns, '-o', file, '--csv', path.join(runs.dir, 'failing.csv')]);
     expect(cli.code).toBe(0);
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-background-networking'] });
     page = (await open(browser, file, 1400)).page;

@@ -38,14 +38,14 @@ function embeddedData(html: string): PageData {
   return JSON.parse(gunzipSync(Buffer.from(m[1], 'base64')).toString('utf8')) as PageData;
 }
 
-function compareJson(args: string[]): CompareResult {
-  const r = runBuiltCli(['compare', ...args, '--json']);
+async function compareJson(args: string[]): Promise<CompareResult> {
+  const r = await runBuiltCli(['compare', ...args, '--json']);
   expect(r.code, r.stderr).toBe(0);
   return JSON.parse(r.stdout) as CompareResult;
 }
 
-function reportHtml(args: string[], out: string): { html: string; stdout: string } {
-  const r = runBuiltCli(['report', ...args, '-o', out]);
+async function reportHtml(args: string[], out: string): Promise<{ html: string; stdout: string }> {
+  const r = await runBuiltCli(['report', ...args, '-o', out]);
   expect(r.code, r.stderr).toBe(0);
   expect(r.stderr).toBe('');
   return { html: readFileSync(out, 'utf8'), stdout: r.stdout };
@@ -74,11 +74,11 @@ const fixed = (x: number, d = 2) => x.toFixed(d);
 
 describe.skipIf(!HAS_BUILT_CLI)('todeval report: the ± and vs-baseline columns', () => {
   let runs: ExampleRuns;
-  beforeAll(() => {
-    runs = scoreExampleRuns();
+  beforeAll(async () => {
+    runs = await scoreExampleRuns();
   }, 120_000);
 
-  it("the cells are todeval compare's p-values and the runs' --confidence intervals, for the default settings and for others", () => {
+  it("the cells are todeval compare's p-values and the runs' --confidence intervals, for the default settings and for others", async () => {
     const out = path.join(runs.dir, 'sig.html');
     const settings: [report: string[], compare: string[], confidence: string[]][] = [
       [[], [], []],
@@ -87,8 +87,8 @@ describe.skipIf(!HAS_BUILT_CLI)('todeval report: the ± and vs-baseline columns'
       [['--paired-ar', '--paired-ar-n', '2000'], ['--paired-ar', '--paired-ar-n', '2000'], []],
     ];
     for (const [reportFlags, compareFlags, confidenceFlags] of settings) {
-      const { html, stdout } = reportHtml([runs.system.report, runs.gold.report, '--turns', runs.system.turns, runs.gold.turns, ...reportFlags], out);
-      const cmp = compareJson([runs.system.turns, runs.gold.turns, ...compareFlags]);
+      const { html, stdout } = await reportHtml([runs.system.report, runs.gold.report, '--turns', runs.system.turns, runs.gold.turns, ...reportFlags], out);
+      const cmp = await compareJson([runs.system.turns, runs.gold.turns, ...compareFlags]);
       const data = embeddedData(html);
       // The headline metric is the table's first with statistics: validated SGSAcc (of a stand-in model here).
       const sgsacc = cmp.comparisons.find((c) => c.id === 'sgsacc')!;
@@ -103,7 +103,7 @@ describe.skipIf(!HAS_BUILT_CLI)('todeval report: the ± and vs-baseline columns'
 
       // ±: each run's own --confidence interval, as score prints it with the same flags.
       for (const [k, run] of [runs.system, runs.gold].entries()) {
-        const conf = runBuiltCli(['score', ...scoreArgs(run.turns), '--confidence', ...confidenceFlags, '--json']);
+        const conf = await runBuiltCli(['score', ...scoreArgs(run.turns), '--confidence', ...confidenceFlags, '--json']);
         expect(conf.code, conf.stderr).toBe(0);
         const block = (JSON.parse(conf.stdout) as { confidence: { metrics: Record<string, { ci: number; mean: number; low: number; high: number; lowUnits?: boolean }> } }).confidence;
         expect(data.runs[k].values.ci).toBe(block.metrics.sgsacc.ci);
@@ -142,7 +142,7 @@ describe.skipIf(!HAS_BUILT_CLI)('todeval report: the ± and vs-baseline columns'
     ];
   }
 
-  it('marks a significant difference and not a non-significant one, at the level --alpha sets', () => {
+  it('marks a significant difference and not a non-significant one, at the level --alpha sets', async () => {
     const dir = runs.dir;
     // The same verdicts: p = 1 (identical statistics), never significant.
     const copy = variantRun(dir, runs.gold, 'gold-copy', (f) => f);
@@ -151,12 +151,12 @@ describe.skipIf(!HAS_BUILT_CLI)('todeval report: the ± and vs-baseline columns'
     const wrong = variantRun(dir, runs.gold, 'all-unfaithful', (f) => (f === null ? null : false));
     const args = [runs.gold.report, copy.report, wrong.report, '--turns', runs.gold.turns, copy.turns, wrong.turns];
     const out = path.join(dir, 'marks.html');
-    const cmp = compareJson([runs.gold.turns, copy.turns, wrong.turns]);
+    const cmp = await compareJson([runs.gold.turns, copy.turns, wrong.turns]);
     const sgsacc = cmp.comparisons.find((c) => c.id === 'sgsacc')!;
     expect(sgsacc.systems[1].pValue).toBe(1);
     expect(sgsacc.systems[2].pValue).toBe(1 / 1001);
 
-    const { html, stdout } = reportHtml(args, out);
+    const { html, stdout } = await reportHtml(args, out);
     // The command says the same, run by run.
     // Three dialogues: the bootstrap's p-values and ± are marked † as resting on too few units (issue 31).
     expect(stdout).toMatch(/\n  ground-truth +[\d.]+ ± [\d.]+  baseline †\n  gold-copy +[\d.]+ ± [\d.]+  p = 1\.0000 †\n  all-unfaithful +0\.00 ± 0\.00  p = 0\.0010 \* †\nsignificance: † 3 dialogues: too few for a bootstrap \(fewer than 18\)[^\n]*\n$/);
@@ -169,12 +169,12 @@ describe.skipIf(!HAS_BUILT_CLI)('todeval report: the ± and vs-baseline columns'
     expect(data.runs[1].values.ci).toBe(data.runs[0].values.ci);
 
     // Below p, nothing is marked.
-    const strict = reportHtml([...args, '--alpha', '0.0005'], out).html;
+    const strict = (await reportHtml([...args, '--alpha', '0.0005'], out)).html;
     expect(rowCells(strict, 'all-unfaithful')['vs baseline']).toMatchObject({ text: '0.0010 †', cls: 'nonsig' });
     expect(strict).toContain('* marks p ≤ 0.0005');
   }, 120_000);
 
-  it('says why a run has no p-value, compares on common items when asked, and can be left out', () => {
+  it('says why a run has no p-value, compares on common items when asked, and can be left out', async () => {
     const dir = runs.dir;
     // The system with its last turn missing: other items than the baseline's.
     const [header, ...lines] = readFileSync(runs.system.turns, 'utf8').trim().split('\n');
@@ -182,47 +182,47 @@ describe.skipIf(!HAS_BUILT_CLI)('todeval report: the ± and vs-baseline columns'
     writeFileSync(short, [header, ...lines.slice(0, -1)].join('\n') + '\n');
     const out = path.join(dir, 'why.html');
     // A per-turn file shorter than its run report is refused without --allow-partial (issue 31).
-    const partialRefused = runBuiltCli(['report', runs.gold.report, runs.system.report, '--turns', runs.gold.turns, short, '-o', out]);
+    const partialRefused = await runBuiltCli(['report', runs.gold.report, runs.system.report, '--turns', runs.gold.turns, short, '-o', out]);
     expect(partialRefused.code).toBe(2);
     expect(partialRefused.stderr).toMatch(/short\.turns\.jsonl: covers \d+ of the \d+ turns of its run report .*system\.json: pass the complete per-turn file, or --allow-partial/);
     const base = [runs.gold.report, runs.system.report, '--turns', runs.gold.turns, short, '--allow-partial'];
 
-    const refused = reportHtml(base, out);
+    const refused = await reportHtml(base, out);
     expect(embeddedData(refused.html).runs[1].values.pValue).toBeNull();
     expect(refused.html).toMatch(/<ul id="significance-notes"><li>predictions: no p-value: [^<]*pass --common-items to compare on the \d+ all runs have<\/li>/);
     expect(refused.stdout).toMatch(/\nsignificance: predictions: no p-value: .*--common-items/);
     expect(rowCells(refused.html, 'predictions')['vs baseline'].text).toBe('–');
 
-    const common = reportHtml([...base, '--common-items'], out);
-    const cmp = compareJson([runs.gold.turns, short, '--common-items']);
+    const common = await reportHtml([...base, '--common-items'], out);
+    const cmp = await compareJson([runs.gold.turns, short, '--common-items']);
     expect(embeddedData(common.html).runs[1].values.pValue).toBe(cmp.comparisons.find((c) => c.id === 'sgsacc')!.systems[1].pValue);
 
     // A run without per-item statistics gets neither column, and the page says what to pass.
-    const partial = reportHtml([runs.gold.report, runs.system.report, '--turns', runs.gold.turns], out);
+    const partial = await reportHtml([runs.gold.report, runs.system.report, '--turns', runs.gold.turns], out);
     expect(partial.html).toContain('predictions: no interval or p-value: no per-item statistics (pass its per-turn file with --turns');
     expect(rowCells(partial.html, 'predictions')['± 95%'].text).toBe('–');
 
     // One run: an interval, no baseline to compare with.
-    const single = reportHtml([runs.gold.report, '--turns', runs.gold.turns], out).html;
+    const single = (await reportHtml([runs.gold.report, '--turns', runs.gold.turns], out)).html;
     expect(Object.keys(rowCells(single, 'ground-truth'))).toContain('± 95%');
     expect(Object.keys(rowCells(single, 'ground-truth'))).not.toContain('vs baseline');
 
     // --no-significance, or no per-item statistics at all: the table as before.
-    for (const html of [reportHtml([...base, '--no-significance'], out).html, buildHtmlReport({ runs: [runs.gold.report, runs.system.report] }).html]) {
+    for (const html of [(await reportHtml([...base, '--no-significance'], out)).html, buildHtmlReport({ runs: [runs.gold.report, runs.system.report] }).html]) {
       expect(Object.keys(rowCells(html, 'ground-truth'))).not.toContain('± 95%');
       expect(html).not.toContain('id="significance"');
     }
 
-    const bad = (args: string[], pattern: RegExp) => {
-      const r = runBuiltCli(['report', ...args, '-o', path.join(dir, 'never.html')]);
+    const bad = async (args: string[], pattern: RegExp) => {
+      const r = await runBuiltCli(['report', ...args, '-o', path.join(dir, 'never.html')]);
       expect(r.code).toBe(2);
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
       expect(r.stderr).toMatch(pattern);
     };
-    bad([...base, '--significance-metric', 'inform'], /--significance-metric inform: no run has statistics for it \(these runs have: sgsacc, sgsacc-all, ser, bleu\)/);
-    bad([runs.gold.report, '--items', runs.gold.turns], /gold\.turns\.jsonl: is a score-turns file: --items takes the files evaluate --items writes/);
+    await bad([...base, '--significance-metric', 'inform'], /--significance-metric inform: no run has statistics for it \(these runs have: sgsacc, sgsacc-all, ser, bleu\)/);
+    await bad([runs.gold.report, '--items', runs.gold.turns], /gold\.turns\.jsonl: is a score-turns file: --items takes the files evaluate --items writes/);
     // An option's bad value: commander's line naming it (and its usual hint), exit 2.
-    const alpha = runBuiltCli(['report', ...base, '--alpha', '2', '-o', path.join(dir, 'never.html')]);
+    const alpha = await runBuiltCli(['report', ...base, '--alpha', '2', '-o', path.join(dir, 'never.html')]);
     expect(alpha.code).toBe(2);
     expect(alpha.stderr).toMatch(/--alpha must be a number in \(0, 1\]/);
     expect(existsSync(path.join(dir, 'never.html'))).toBe(false);
@@ -232,18 +232,18 @@ describe.skipIf(!HAS_BUILT_CLI)('todeval report: the ± and vs-baseline columns'
 describe.skipIf(!HAS_BUILT_CLI || !hasData('multiwoz', 'predictions', 'uniconv.json'))('todeval report: evaluate runs with --items (MultiWOZ, AuGPT and UniConv)', () => {
   const dir = suiteTempDir('report-significance-mwz');
   const f = (n: string) => path.join(dir, n);
-  beforeAll(() => {
+  beforeAll(async () => {
     for (const system of ['augpt', 'uniconv']) {
-      const r = runBuiltCli(['evaluate', '-i', path.join(DATA_DIR, 'multiwoz', 'predictions', `${system}.json`), '--data-dir', DATA_DIR, '--bleu', '--success', '--items', f(`${system}.items.json`), '-o', f(`${system}.json`)]);
+      const r = await runBuiltCli(['evaluate', '-i', path.join(DATA_DIR, 'multiwoz', 'predictions', `${system}.json`), '--data-dir', DATA_DIR, '--bleu', '--success', '--items', f(`${system}.items.json`), '-o', f(`${system}.json`)]);
       if (r.code !== 0) throw new Error(`evaluate ${system}: ${r.stderr}`);
     }
   }, 180_000);
 
-  it("BLEU's ± and p-value are compare's; Success's difference (p = 0.13) is not marked", () => {
+  it("BLEU's ± and p-value are compare's; Success's difference (p = 0.13) is not marked", async () => {
     // The items files in the other order: each goes to the run whose numbers it reproduces.
     const args = [f('augpt.json'), f('uniconv.json'), '--items', f('uniconv.items.json'), f('augpt.items.json')];
-    const { html } = reportHtml(args, f('report.html'));
-    const cmp = compareJson([f('augpt.items.json'), f('uniconv.items.json')]);
+    const { html } = await reportHtml(args, f('report.html'));
+    const cmp = await compareJson([f('augpt.items.json'), f('uniconv.items.json')]);
     const byId = Object.fromEntries(cmp.comparisons.map((c) => [c.id, c]));
     const data = embeddedData(html);
     expect(data.runs[1].values.pValue).toBe(byId.bleu.systems[1].pValue);
@@ -254,12 +254,12 @@ describe.skipIf(!HAS_BUILT_CLI || !hasData('multiwoz', 'predictions', 'uniconv.j
     expect(data.runs[1].values['sig:success']).not.toContain('*');
 
     // The columns can follow another metric: Success, whose difference is not significant.
-    const success = reportHtml([...args, '--significance-metric', 'success'], f('report.html')).html;
+    const success = (await reportHtml([...args, '--significance-metric', 'success'], f('report.html'))).html;
     expect(rowCells(success, 'uniconv')['vs baseline']).toMatchObject({ text: byId.success.systems[1].pValue!.toFixed(4), cls: 'nonsig' });
     expect(success).toContain('± and vs baseline are for Success');
 
     // An items file of a system not in the report is refused, in one line.
-    const r = runBuiltCli(['report', f('uniconv.json'), '--items', f('augpt.items.json'), '-o', f('never.html')]);
+    const r = await runBuiltCli(['report', f('uniconv.json'), '--items', f('augpt.items.json'), '-o', f('never.html')]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/augpt\.items\.json: matches no evaluate run given/);
   }, 180_000);

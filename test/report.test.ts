@@ -16,8 +16,8 @@ function embeddedData(html: string): PageData {
 
 describe.skipIf(!HAS_BUILT_CLI)('todeval report (HTML)', () => {
   let runs: ExampleRuns;
-  beforeAll(() => {
-    runs = scoreExampleRuns();
+  beforeAll(async () => {
+    runs = await scoreExampleRuns();
   }, 120_000);
 
   it('is one self-contained file: inline scripts and styles, nothing fetched from the network', () => {
@@ -97,9 +97,9 @@ describe.skipIf(!HAS_BUILT_CLI)('todeval report (HTML)', () => {
     expect(same.warnings.some((w) => w.includes('differ in signature'))).toBe(false);
   });
 
-  it('CLI: writes the file and names it; bad inputs are one line and exit 2, before anything is written', () => {
+  it('CLI: writes the file and names it; bad inputs are one line and exit 2, before anything is written', async () => {
     const out = path.join(runs.dir, 'r.html');
-    const ok = runBuiltCli(['report', runs.system.report, runs.gold.report, '--turns', runs.system.turns, runs.gold.turns, '-o', out]);
+    const ok = await runBuiltCli(['report', runs.system.report, runs.gold.report, '--turns', runs.system.turns, runs.gold.turns, '-o', out]);
     expect(ok.stderr).toBe('');
     expect(ok.code).toBe(0);
     expect(ok.stdout).toMatch(/^report: .*r\.html \(\d+\.\d\d MiB; 2 runs, \d+ listed turns; [\d.]+ s\)\n/);
@@ -108,7 +108,7 @@ describe.skipIf(!HAS_BUILT_CLI)('todeval report (HTML)', () => {
     expect(readFileSync(out, 'utf8')).toMatch(/^<!doctype html>/);
     // --csv: the failing turns (some run unfaithful), one row per turn and run, as the page's button gives them.
     const csvFile = path.join(runs.dir, 'failing.csv');
-    const withCsv = runBuiltCli(['report', runs.system.report, runs.gold.report, '--turns', runs.system.turns, runs.gold.turns, '-o', out, '--csv', csvFile]);
+    const withCsv = await runBuiltCli(['report', runs.system.report, runs.gold.report, '--turns', runs.system.turns, runs.gold.turns, '-o', out, '--csv', csvFile]);
     expect(withCsv.code).toBe(0);
     const rows = readFileSync(csvFile, 'utf8').split('\r\n').filter((r) => r !== '');
     const failing = new Set(
@@ -118,20 +118,20 @@ describe.skipIf(!HAS_BUILT_CLI)('todeval report (HTML)', () => {
     expect(new Set(rows.slice(1).map((r) => r.split(',')[0]))).toEqual(failing);
     expect(withCsv.stdout).toContain(`csv: ${csvFile} (${2 * failing.size} rows: failing turns, one row per turn and run)`);
 
-    const bad = (args: string[], pattern: RegExp) => {
-      const r = runBuiltCli(['report', ...args]);
+    const bad = async (args: string[], pattern: RegExp) => {
+      const r = await runBuiltCli(['report', ...args]);
       expect(r.code).toBe(2);
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
       expect(r.stderr).toMatch(pattern);
     };
     const notRun = path.join(runs.dir, 'not-a-run.json');
     writeFileSync(notRun, '{"hello": 1}');
-    bad([notRun, '-o', path.join(runs.dir, 'x.html')], /not-a-run\.json: not a todeval run report/);
-    bad([runs.system.report, '--turns', runs.system.report, '-o', path.join(runs.dir, 'x.html')], /not a per-turn file/);
-    bad([runs.gold.report, '--turns', runs.system.turns, '-o', path.join(runs.dir, 'x.html')], /system\.turns\.jsonl: matches no run given/);
-    bad([runs.system.report, '-o', runs.system.report], /would overwrite/);
-    bad([runs.system.report, '-o', path.join(runs.dir, 'x.html'), '--csv', path.join(runs.dir, 'x.html')], /--csv and -o\/--output name the same file/);
-    bad([runs.system.report, '--turns', runs.system.turns, '-o', path.join(runs.dir, 'x.html'), '--csv', runs.system.turns], /would overwrite/);
+    await bad([notRun, '-o', path.join(runs.dir, 'x.html')], /not-a-run\.json: not a todeval run report/);
+    await bad([runs.system.report, '--turns', runs.system.report, '-o', path.join(runs.dir, 'x.html')], /not a per-turn file/);
+    await bad([runs.gold.report, '--turns', runs.system.turns, '-o', path.join(runs.dir, 'x.html')], /system\.turns\.jsonl: matches no run given/);
+    await bad([runs.system.report, '-o', runs.system.report], /would overwrite/);
+    await bad([runs.system.report, '-o', path.join(runs.dir, 'x.html'), '--csv', path.join(runs.dir, 'x.html')], /--csv and -o\/--output name the same file/);
+    await bad([runs.system.report, '--turns', runs.system.turns, '-o', path.join(runs.dir, 'x.html'), '--csv', runs.system.turns], /would overwrite/);
     expect(existsSync(path.join(runs.dir, 'x.html'))).toBe(false);
   });
 });

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { pyFixed } from '../src/metrics/text/py-string.js';
-import { runCli, type CliResult } from './helpers/cli.js';
+import { CLI_ARGV, runCli, type CliResult } from './helpers/cli.js';
 import { loadFixture, type BleuSynthetic, type ChrfTerSynthetic, type SacrebleuSystemResult } from './helpers/sacrebleu-fixtures.js';
 import { REPO_ROOT } from './helpers/shared.js';
 
@@ -52,7 +52,7 @@ const terRef = file('ter-ref.txt', TER_REFS);
 /** `todeval ARGS` with `input` on stdin. */
 function runWithStdin(args: string[], input: string): Promise<CliResult> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: REPO_ROOT });
+    const child = spawn(process.execPath, [...CLI_ARGV, ...args], { cwd: REPO_ROOT });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from './helpers/cli.js';
+import { CLI_ARGV, runCli } from './helpers/cli.js';
 import { getLexicalStandinDir } from './helpers/lexical-standin.js';
 import { suiteTempDir } from './helpers/temp.js';
 import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
@@ -52,7 +52,7 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))(
           const name = `${signal}-${references ? 'refs' : 'kept'}`;
           const argv = args(name, references);
           const turns = f(`${name}.turns.jsonl`);
-          const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...argv], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+          const child = spawn(process.execPath, [...CLI_ARGV, ...argv], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
           let stderr = '';
           child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
           const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, sig) => resolve({ code, signal: sig })));

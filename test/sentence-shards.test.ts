@@ -3,7 +3,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { BUILT_CLI, HAS_BUILT_CLI, type CliResult } from './helpers/cli.js';
+import { CLI_ARGV, BUILT_CLI, HAS_BUILT_CLI, type CliResult } from './helpers/cli.js';
 import { runInProcess } from './helpers/in-process-cli.js';
 import { getLexicalStandinDir } from './helpers/lexical-standin.js';
 import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
@@ -19,7 +19,7 @@ const DIALOGUES = path.join(DATA_DIR, 'sgd', 'test', FILE);
 const LIMIT = 40;
 
 // The built CLI when `npm test` has built it (its workers start as plain JS), else the sources.
-const CLI = HAS_BUILT_CLI ? [BUILT_CLI] : ['--import', 'tsx', 'src/cli/main.ts'];
+const CLI = HAS_BUILT_CLI ? [BUILT_CLI] : [...CLI_ARGV];
 const runCli = (args: string[]): Promise<CliResult> =>
   promisify(execFile)(process.execPath, [...CLI, ...args], { cwd: REPO_ROOT, maxBuffer: 1 << 26 }).then(
     (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),

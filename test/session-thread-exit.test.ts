@@ -1,6 +1,6 @@
-import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { runProcess } from './helpers/cli.js';
 import { REPO_ROOT } from './helpers/shared.js';
 import { getTinyModelDir } from './helpers/tiny-model.js';
 
@@ -31,11 +31,11 @@ describe('a process exiting while the inference thread runs a batch', () => {
     model = await getTinyModelDir();
   }, 300_000);
 
-  it('exits with its own code, never SIGABRT (8 exits, each with a run in progress)', () => {
+  it('exits with its own code, never SIGABRT (8 exits, each with a run in progress)', async () => {
     const outcomes: string[] = [];
     for (let i = 0; i < 8; i++) {
-      const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', CHILD, model], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 60_000 });
-      outcomes.push(`${r.status}/${r.signal}${r.stderr.includes('terminate called') ? ' (terminate called)' : ''}`);
+      const r = await runProcess(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', CHILD, model], { cwd: REPO_ROOT, timeoutMs: 60_000 });
+      outcomes.push(`${r.code}/${r.signal}${r.stderr.includes('terminate called') ? ' (terminate called)' : ''}`);
     }
     expect(outcomes).toEqual(Array(8).fill('130/null'));
   }, 240_000);

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from './helpers/cli.js';
+import { CLI_ARGV, runCli } from './helpers/cli.js';
 import { runInProcess } from './helpers/in-process-cli.js';
 import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
 import { getSensitiveTinyModelDir } from './nli-fixtures.js';
@@ -170,7 +170,7 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))(
       const shardArgs = (k: number) => [...scoreArgs(), '--shard', `${k}/2`, '-o', p(k, 'json'), '--turns', p(k, 'turns.jsonl'), '--references', p(k, 'refs.jsonl')];
       await runInProcess(shardArgs(1));
       // Shard 2 in its own process, one turn per chunk, killed without warning once a few turns are saved.
-      const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...shardArgs(2), '--chunk', '1'], { cwd: REPO_ROOT, stdio: 'ignore' });
+      const child = spawn(process.execPath, [...CLI_ARGV, ...shardArgs(2), '--chunk', '1'], { cwd: REPO_ROOT, stdio: 'ignore' });
       const exited = new Promise((resolve) => child.once('exit', resolve));
       const deadline = Date.now() + 60_000;
       while (Date.now() < deadline && !(existsSync(p(2, 'turns.jsonl')) && records(p(2, 'turns.jsonl')).length >= 4)) await new Promise((r) => setTimeout(r, 10));

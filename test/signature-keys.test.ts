@@ -1,9 +1,6 @@
-import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { conversation, system, user } from './gcdf1-conversations.js';
 import { HAS_BUILT_CLI, runBuiltCli } from './helpers/cli.js';
@@ -52,13 +49,13 @@ describe('one signature vocabulary (docs/cli-conventions.md)', () => {
     for (const sig of [refs, rerank]) expect(undocumented(sig)).toEqual([]);
   });
 
-  it.skipIf(!HAS_BUILT_CLI)('refs and ser emit documented keys only; same things under the same keys', () => {
+  it.skipIf(!HAS_BUILT_CLI)('refs and ser emit documented keys only; same things under the same keys', async () => {
     const out = path.join(tmp, 'refs.jsonl');
     const schema = path.join(MINI, 'schema.json');
     const dialogues = path.join(MINI, 'dialogues.json');
-    expect(runBuiltCli(['refs', '--dialogues', dialogues, '--schema', schema, '-o', out]).code).toBe(0);
+    expect((await runBuiltCli(['refs', '--dialogues', dialogues, '--schema', schema, '-o', out])).code).toBe(0);
     const refs = JSON.parse(readFileSync(`${out}.signature.json`, 'utf8')) as Signature;
-    const ser = runBuiltCli(['ser', '--dialogues', dialogues, '--schema', schema, '-i', path.join(MINI, 'predictions.jsonl'), '--robust', '--json']);
+    const ser = await runBuiltCli(['ser', '--dialogues', dialogues, '--schema', schema, '-i', path.join(MINI, 'predictions.jsonl'), '--robust', '--json']);
     expect(ser.code).toBe(0);
     const serSig = (JSON.parse(ser.stdout) as { signature: Signature }).signature;
     for (const sig of [refs, serSig]) expect(undocumented(sig)).toEqual([]);
@@ -69,22 +66,22 @@ describe('one signature vocabulary (docs/cli-conventions.md)', () => {
     expect(serSig.canonicalMap).toBe('none');
   });
 
-  it.skipIf(!HAS_BUILT_CLI)('gcdf1 emits documented keys only', () => {
+  it.skipIf(!HAS_BUILT_CLI)('gcdf1 emits documented keys only', async () => {
     const one = conversation({ hotel: { info: { area: 'north' }, reqt: { phone: '?' } } }, [
       user([['Hotel-Inform', 'area', 'north'], ['Hotel-Request', 'phone']]),
       system([['Hotel-Inform', 'phone', '01223']]),
     ]);
     const folder = mkdtempSync(path.join(tmp, 'conv-'));
     writeFileSync(path.join(folder, 'dialogues_001.json'), JSON.stringify([one]));
-    const r = runBuiltCli(['gcdf1', '--dialogues', folder, '--no-canonical-map', '--json']);
+    const r = await runBuiltCli(['gcdf1', '--dialogues', folder, '--no-canonical-map', '--json']);
     expect(r.code).toBe(0);
     const sig = (JSON.parse(r.stdout) as { metadata: { signature: Signature } }).metadata.signature;
     expect(undocumented(sig)).toEqual([]);
     expect(sig).toMatchObject({ metric: 'gcdf1', canonicalMap: 'none', configFile: 'published-defaults' });
   });
 
-  it.skipIf(!HAS_BUILT_CLI || !hasData('multiwoz', 'predictions', 'augpt.json'))('evaluate emits documented keys only', () => {
-    const r = runBuiltCli(['evaluate', '-i', path.join(DATA_DIR, 'multiwoz', 'predictions', 'augpt.json'), '--limit', '2', '--bleu', '--chrf', '--ter', '--json', '--data-dir', DATA_DIR]);
+  it.skipIf(!HAS_BUILT_CLI || !hasData('multiwoz', 'predictions', 'augpt.json'))('evaluate emits documented keys only', async () => {
+    const r = await runBuiltCli(['evaluate', '-i', path.join(DATA_DIR, 'multiwoz', 'predictions', 'augpt.json'), '--limit', '2', '--bleu', '--chrf', '--ter', '--json', '--data-dir', DATA_DIR]);
     expect(r.code).toBe(0);
     const sig = (JSON.parse(r.stdout) as { signature: Signature }).signature;
     expect(undocumented(sig)).toEqual([]);
@@ -131,10 +128,9 @@ describe('old key spellings still load', () => {
 describe('inputs are named by content and a relative path, never an absolute one (issue 21)', () => {
   /** What the docs say a signature names a file by: its path from the working directory (here the repo root) and 12 hex of its sha256. */
   const inputLabel = (file: string) => `${path.relative(process.cwd(), file)}@${createHash('sha256').update(readFileSync(file)).digest('hex').slice(0, 12)}`;
-  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-  /** `todeval ARGS` from the sources, run from `cwd`; its signature line. */
-  const signatureFrom = (cwd: string, args: string[]): string => {
-    const r = spawnSync(process.execPath, ['--import', tsx, path.join(REPO_ROOT, 'src', 'cli', 'main.ts'), ...args], { cwd, encoding: 'utf8' });
+  /** `todeval ARGS` run from `cwd`; its signature line. */
+  const signatureFrom = async (cwd: string, args: string[]): Promise<string> => {
+    const r = await runBuiltCli(args, cwd);
     expect(r.stderr).toBe('');
     const line = r.stdout.split('\n').find((l) => l.startsWith('signature: '));
     expect(line, r.stdout).toBeDefined();
@@ -142,22 +138,22 @@ describe('inputs are named by content and a relative path, never an absolute one
   };
   const rel = (f: string) => path.relative(REPO_ROOT, f);
 
-  it('the same files named by an absolute and a relative path give one signature (was: two, each with the path as typed)', () => {
+  it('the same files named by an absolute and a relative path give one signature (was: two, each with the path as typed)', async () => {
     const abs = ['--dialogues', path.join(MINI, 'dialogues.json'), '--schema', path.join(MINI, 'schema.json'), '-i', path.join(MINI, 'predictions.jsonl')];
     const relative = ['--dialogues', rel(path.join(MINI, 'dialogues.json')), '--schema', rel(path.join(MINI, 'schema.json')), '-i', rel(path.join(MINI, 'predictions.jsonl'))];
-    const a = signatureFrom(REPO_ROOT, ['ser', ...abs]);
-    expect(signatureFrom(REPO_ROOT, ['ser', ...relative])).toBe(a);
+    const a = await signatureFrom(REPO_ROOT, ['ser', ...abs]);
+    expect(await signatureFrom(REPO_ROOT, ['ser', ...relative])).toBe(a);
     expect(a).not.toContain(REPO_ROOT);
     expect(a).toMatch(/\|data:sgd:examples\/sgd-mini\/dialogues\.json@[0-9a-f]{12}\|/);
     expect(a).toMatch(/\|predictions:examples\/sgd-mini\/predictions\.jsonl@[0-9a-f]{12}\|/);
     expect(a).toMatch(/\|schema:examples\/sgd-mini\/schema\.json@[0-9a-f]{12}\|/);
   }, 60_000);
 
-  it.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))('files in the data dir are named relative to it: the same signature from any working directory', () => {
+  it.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))('files in the data dir are named relative to it: the same signature from any working directory', async () => {
     const file = path.join(DATA_DIR, 'sgd', 'test', 'dialogues_017.json');
     const args = ['refs', '--data-dir', DATA_DIR, '--dialogues', file, '--limit', '3', '--summary'];
-    const here = signatureFrom(REPO_ROOT, args);
-    expect(signatureFrom(tmp, args)).toBe(here);
+    const here = await signatureFrom(REPO_ROOT, args);
+    expect(await signatureFrom(tmp, args)).toBe(here);
     expect(here).toMatch(/\|data:sgd:sgd\/test\/dialogues_017\.json@[0-9a-f]{12}\|/);
   }, 60_000);
 

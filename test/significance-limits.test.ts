@@ -18,7 +18,7 @@ import { bleuStatMetric, bleuTestSignature, compareBleu } from '../src/metrics/t
 import { compareRuns } from '../src/report/compare.js';
 import type { ItemSource } from '../src/report/item-files.js';
 import { makeSignature } from '../src/util/signature.js';
-import { runCli } from './helpers/cli.js';
+import { CLI_ARGV, runCli } from './helpers/cli.js';
 import { REPO_ROOT } from './helpers/shared.js';
 import { tempDir } from './helpers/temp.js';
 
@@ -186,7 +186,7 @@ const sysB = path.join(T, 'b.txt');
 
 /** Starts `todeval ARGS`, waits for `ready(stderr)` (a line printed once its signal handlers are in place), waits `delayMs`, sends SIGTERM; how it ended and how long that took. */
 async function terminate(args: string[], delayMs: number, ready: (stderr: string) => boolean, stdin: 'ignore' | 'pipe' = 'ignore'): Promise<{ code: number | null; signal: string | null; afterMs: number; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: REPO_ROOT, stdio: [stdin, 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...CLI_ARGV, ...args], { cwd: REPO_ROOT, stdio: [stdin, 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));

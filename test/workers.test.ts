@@ -4,7 +4,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { planWorkers, shardFileName, withoutShardFlags } from '../src/shard/workers.js';
-import { BUILT_CLI, HAS_BUILT_CLI, type CliResult } from './helpers/cli.js';
+import { CLI_ARGV, BUILT_CLI, HAS_BUILT_CLI, type CliResult } from './helpers/cli.js';
 import { runInProcess } from './helpers/in-process-cli.js';
 import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
 import { getSensitiveTinyModelDir } from './nli-fixtures.js';
@@ -12,7 +12,7 @@ import { tempDir } from './helpers/temp.js';
 
 // The built CLI when `npm test` has built it: its workers then start as plain JS (dist/), not
 // through tsx, which keeps these multi-process runs quick. Else the sources.
-const CLI = HAS_BUILT_CLI ? [BUILT_CLI] : ['--import', 'tsx', 'src/cli/main.ts'];
+const CLI = HAS_BUILT_CLI ? [BUILT_CLI] : [...CLI_ARGV];
 const runCli = (args: string[]): Promise<CliResult> =>
   promisify(execFile)(process.execPath, [...CLI, ...args], { cwd: REPO_ROOT, maxBuffer: 1 << 26 }).then(
     (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),

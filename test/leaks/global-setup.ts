@@ -12,7 +12,9 @@
  *   environment (set here, inherited by the workers and everything they spawn), so one that outlived
  *   its parent and was re-parented to init is still found (/proc/PID/environ); a child that was
  *   given a fresh environment is found as a descendant of this process (/proc/PID/stat's ppid).
- *   Vitest's own children (workers, esbuild's service) are left out. Leftovers get a few seconds to exit (a SIGTERM in flight),
+ *   Vitest's own children (its fork workers, esbuild's service) are left out; a test of the system
+ *   project runs on a thread of this process, so its direct children are this process's too, and
+ *   are told from vitest's by their command line. Leftovers get a few seconds to exit (a SIGTERM in flight),
  *   then are named, killed (SIGKILL, by pid) and the run fails.
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -61,15 +63,25 @@ export function leftoverProcesses(runId: string, self = process.pid): Proc[] {
     for (let q: Proc | undefined = p, n = 0; q && n < 64; q = byPid.get(q.ppid), n++) if (q.ppid === self) return true;
     return false;
   };
-  // This process's own children are vitest's (its workers, its esbuild service): tests run inside
-  // the workers, so what a test starts is a grandchild at least, or an orphan carrying the variable.
-  return procs.filter((p) => p.pid !== self && p.ppid !== self && (p.ours || descends(p)));
+  // This process's own children are vitest's (its fork workers, its esbuild service), or started by a
+  // test on one of the threads pool's threads (the system project), which run inside this process.
+  const vitestOwn = (p: Proc): boolean => p.ppid === self && VITEST_OWN.test(p.cmd);
+  return procs.filter((p) => p.pid !== self && !vitestOwn(p) && (p.ours || descends(p) || p.ppid === self));
 }
+
+/** The command lines of vitest's own children: its fork workers (titled `node (vitest N)`) and esbuild's service. */
+const VITEST_OWN = /^node \(vitest \d+\)$|node_modules\/(vitest|tinypool|esbuild|@esbuild)\/|\besbuild --service/;
 
 let runTmp = '';
 let runId = '';
+/** Every project of the run (vitest.config.ts) lists this file: the first setup does the work, once. */
+const OWNER_VAR = 'TODEVAL_TEST_LEAKS_OWNER';
+let owner = false;
 
 export function setup(): void {
+  if (process.env[OWNER_VAR] === String(process.pid)) return;
+  process.env[OWNER_VAR] = String(process.pid);
+  owner = true;
   runId = `${process.pid}-${Date.now().toString(36)}`;
   runTmp = mkdtempSync(path.join(tmpdir(), 'todeval-test-run-'));
   process.env.TMPDIR = runTmp;
@@ -80,6 +92,8 @@ export function setup(): void {
 }
 
 export async function teardown(): Promise<void> {
+  if (!owner) return;
+  owner = false;
   const problems: string[] = [];
   let procs = leftoverProcesses(runId);
   for (let waited = 0; procs.length > 0 && waited < 5000; waited += 250) {
