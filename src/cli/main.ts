@@ -1,7 +1,7 @@
 import { CommanderError } from 'commander';
 import { isInputError } from '../util/errors.js';
 import { commandFailure } from './failure.js';
-import { buildProgram } from './program.js';
+import { programFor } from './program.js';
 import { spellOutSacrebleuFlags } from './sacrebleu-flags.js';
 import { interruptNotice, interruptWait } from '../util/interrupt-notice.js';
 import { exitWithParent } from '../report/worker-progress.js';
@@ -11,8 +11,6 @@ process.stdout.on('error', (e: NodeJS.ErrnoException) => {
   if (e.code === 'EPIPE') process.exit(0);
   throw e;
 });
-
-const program = buildProgram();
 
 function exitOn(e: unknown): never {
   // With TODEVAL_DEBUG, what is not bad input (a bug, a system failure) keeps its stack trace.
@@ -46,7 +44,8 @@ process.on('uncaughtException', exitOn);
 
 try {
   // sacreBLEU's multi-letter short flags (-tok, -lc, ...) for `bleu`, which commander cannot parse.
-  await program.parseAsync(spellOutSacrebleuFlags(process.argv));
+  const argv = spellOutSacrebleuFlags(process.argv);
+  await (await programFor(argv)).parseAsync(argv);
   // A signal that came during the last synchronous stretch is still pending: signal watchers do not
   // keep the event loop alive, so without one more turn the process would end as if it had finished
   // (exit 0). One turn dispatches it (stop above) before the natural exit.

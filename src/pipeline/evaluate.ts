@@ -15,7 +15,7 @@ import { writeFileAtomic, writeJsonAtomic } from '../util/atomic-write.js';
 import { whileSynchronous } from '../util/sync-signals.js';
 import { readJsonFile } from '../util/json-file.js';
 import { fileSignature, makeSignature } from '../util/signature.js';
-import { checkDelexicalized, evaluateSgsacc, type EvaluateSgsaccSettings } from './evaluate-sgsacc.js';
+import type { EvaluateSgsaccSettings } from './evaluate-sgsacc.js';
 import { InputError } from '../util/errors.js';
 import { mwzEvaluator, type MwzHooks, type MwzReadOptions } from './mwz-evaluator.js';
 
@@ -66,6 +66,8 @@ function metricsOf(o: EvaluatePipelineOptions): Pick<EvaluatorOptions, 'bleu' | 
 /** `--sgsacc`: the SGSAcc section of the lexicalized turns, and the model's fields in the signature. */
 async function addSgsacc(result: EvaluateResult, predictions: ValidatedPredictions, o: EvaluatePipelineOptions, dataDir: string, wantItems: boolean): Promise<void> {
   const sg = o.sgsacc!;
+  // Loaded here, not at the top (see checkDelexicalized's call).
+  const { evaluateSgsacc } = await import('./evaluate-sgsacc.js');
   result.sgsacc = await evaluateSgsacc(predictions.dialogues, {
     ...sg,
     dataDir,
@@ -139,7 +141,9 @@ export async function runEvaluatePipeline(o: EvaluatePipelineOptions): Promise<E
   // Synchronous for seconds: a signal must still end the run at once (src/util/sync-signals.ts).
   const predictions = whileSynchronous(() => evaluator.validate(input, o.input));
   // Before the mwzeval metrics and the model load: a delexicalized input is refused at once.
-  if (o.sgsacc) checkDelexicalized(predictions.dialogues, { skipDelexicalized: o.sgsacc.skipDelexicalized, source: o.input });
+  // evaluate-sgsacc.js (the NLI runner, ONNX Runtime) is loaded for --sgsacc only: mwzeval's
+  // metrics without it start in a fraction of the time (the Python Evaluator's calls).
+  if (o.sgsacc) (await import('./evaluate-sgsacc.js')).checkDelexicalized(predictions.dialogues, { skipDelexicalized: o.sgsacc.skipDelexicalized, source: o.input });
   const wantItems = o.confidence !== undefined || o.itemsFile !== undefined;
   const { items: mwzItems, ...evaluation } = whileSynchronous(() => evaluator.evaluateValidated(predictions, o.input, { items: wantItems }));
   const result: EvaluateResult = evaluation;

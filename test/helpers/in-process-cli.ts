@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { vi } from 'vitest';
-import { commands } from '../../src/cli/commands/index.js';
+import { loadCommands } from '../../src/cli/commands/index.js';
 import { releaseRunLocks } from '../../src/util/run-lock.js';
 
 /**
@@ -12,7 +12,7 @@ import { releaseRunLocks } from '../../src/util/run-lock.js';
  */
 export async function runInProcess(args: string[]): Promise<string> {
   const program = new Command('todeval').exitOverride().configureOutput({ writeErr: () => {}, writeOut: () => {} });
-  for (const register of commands) register(program);
+  for (const register of await loadCommands()) register(program);
   let out = '';
   const write = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
     out += String(chunk);

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { commands } from '../../src/cli/commands/index.js';
+import { loadCommands } from '../../src/cli/commands/index.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../../src/cli/nli-options.js';
 import {
   addDatasetOptions,
@@ -123,9 +123,11 @@ describe('reportSkipped', () => {
   });
 });
 
+const registers = await loadCommands();
+
 describe('the registered commands use the same flag names', () => {
   const program = new Command('todeval');
-  for (const register of commands) register(program);
+  for (const register of registers) register(program);
   const help = (name: string): string => program.commands.find((c) => c.name() === name)!.helpInformation();
 
   it.each(['refs', 'ser', 'score', 'rerank'])('%s: own dialogues are --dialogues', (name) => {
