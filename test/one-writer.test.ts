@@ -1,9 +1,9 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from './helpers/cli.js';
+import { CLI_ARGV, runCli, runProcess } from './helpers/cli.js';
 import { getLexicalStandinDir } from './helpers/lexical-standin.js';
 import { suiteTempDir } from './helpers/temp.js';
 import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
@@ -30,7 +30,7 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))('one writer per r
   });
 
   it('two concurrent scores on one -o: the second is refused naming the first one\'s PID; every turn is saved once', async () => {
-    const first = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args('run')], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+    const first = spawn(process.execPath, [...CLI_ARGV, ...args('run')], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
     let firstErr = '';
     first.stderr.setEncoding('utf8').on('data', (d: string) => (firstErr += d));
     const firstExit = new Promise<number | null>((resolve) => first.once('exit', (code) => resolve(code)));
@@ -61,7 +61,7 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))('one writer per r
   }, 180_000);
 
   it('a lock whose process is gone (SIGKILL) is taken over: the run goes on', async () => {
-    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+    const dead = await runProcess(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']);
     const pid = Number(dead.stdout);
     for (const out of ['stale.turns.jsonl', 'stale.json']) {
       writeFileSync(f(`${out}.lock`), `${JSON.stringify({ pid, host: hostname(), started: new Date().toISOString() })}\n`);

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { lstatSync, mkdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
@@ -6,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { refuseOutputOverInput } from '../src/cli/output-guard.js';
 import { writeFileAtomic } from '../src/util/atomic-write.js';
 import { InputError } from '../src/util/errors.js';
-import { runCli } from './helpers/cli.js';
+import { runCli, runProcess } from './helpers/cli.js';
 import { tempDir } from './helpers/temp.js';
 import { getTinyModelDir } from './helpers/tiny-model.js';
 
@@ -25,19 +24,20 @@ function refusal(f: () => unknown): string {
 }
 
 /** A character device made in a temp folder (1,7 is /dev/full's numbers); null where mknod is not allowed. */
-function charDevice(dir: string): string | null {
+async function charDevice(dir: string): Promise<string | null> {
   const dev = path.join(dir, 'full');
-  try {
-    execFileSync('mknod', [dev, 'c', '1', '7'], { stdio: 'ignore' });
-    return dev;
-  } catch {
-    return null;
-  }
+  return (await runProcess('mknod', [dev, 'c', '1', '7'])).code === 0 ? dev : null;
+}
+
+/** mkfifo FILE, or the test fails naming why. */
+async function mkfifo(file: string): Promise<void> {
+  const r = await runProcess('mkfifo', [file]);
+  if (r.code !== 0) throw new Error(`mkfifo ${file}: ${r.stderr}`);
 }
 
 describe('output paths: a device, FIFO, socket or folder is refused in one line before any work', () => {
-  it('a character device made with mknod', (ctx) => {
-    const dev = charDevice(tempDir('outpath'));
+  it('a character device made with mknod', async (ctx) => {
+    const dev = await charDevice(tempDir('outpath'));
     if (!dev) return ctx.skip(); // mknod needs CAP_MKNOD: not everywhere
     expect(refusal(() => refuseOutputOverInput({ '-o/--output': dev }, {}))).toBe(`${dev}: -o/--output: refused: a character device, not a regular file; give a file name`);
     expect(statSync(dev).isCharacterDevice()).toBe(true);
@@ -46,7 +46,7 @@ describe('output paths: a device, FIFO, socket or folder is refused in one line 
   it('a FIFO, a socket and a folder', async () => {
     const dir = tempDir('outpath');
     const fifo = path.join(dir, 'pipe');
-    execFileSync('mkfifo', [fifo]);
+    await mkfifo(fifo);
     expect(refusal(() => refuseOutputOverInput({ '--turns': fifo }, {}))).toBe(`${fifo}: --turns: refused: a FIFO (named pipe), not a regular file; give a file name`);
     const sock = path.join(dir, 'sock');
     const server = createServer();
@@ -59,10 +59,10 @@ describe('output paths: a device, FIFO, socket or folder is refused in one line 
     expect(refusal(() => refuseOutputOverInput({ '-o/--output': dir }, {}))).toBe(`${dir}: -o/--output names a folder; give a file name`);
   });
 
-  it('the atomic write itself refuses a device or FIFO (nothing renames over one)', () => {
+  it('the atomic write itself refuses a device or FIFO (nothing renames over one)', async () => {
     const dir = tempDir('outpath');
     const fifo = path.join(dir, 'pipe');
-    execFileSync('mkfifo', [fifo]);
+    await mkfifo(fifo);
     expect(refusal(() => writeFileAtomic(fifo, 'x'))).toBe(`${fifo}: cannot write: a FIFO (named pipe), not a regular file; give a file name`);
     expect(lstatSync(fifo).isFIFO()).toBe(true);
   });
@@ -94,7 +94,7 @@ describe('output paths: a symbolic link is followed, its target written atomical
 
 describe('models quantize -o is checked before the build', () => {
   it('a device is refused and stays a device (was: "built /dev/full", exit 0, the device replaced)', async (ctx) => {
-    const dev = charDevice(tempDir('outpath'));
+    const dev = await charDevice(tempDir('outpath'));
     if (!dev) return ctx.skip();
     const r = await runCli(['models', 'quantize', '--model', await getTinyModelDir(), '-o', dev]);
     expect(r.stderr).toBe(`todeval: ${dev}: -o/--output: refused: a character device, not a regular file; give a file name\n`);
