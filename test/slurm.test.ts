@@ -1,11 +1,13 @@
+import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BUILT_CLI, HAS_BUILT_CLI, runCli } from './helpers/cli.js';
 import { getLexicalStandinDir } from './helpers/lexical-standin.js';
 import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
-import { startSlurmCluster, type SlurmCluster } from './helpers/slurm-cluster.js';
+import { slurmUnavailable, startSlurmCluster, type SlurmCluster } from './helpers/slurm-cluster.js';
 import { suiteTempDir } from './helpers/temp.js';
 
 // deploy/slurm run for real: a one-node Slurm cluster from Debian's packages (test/helpers/slurm-cluster.ts),
@@ -34,6 +36,60 @@ const withoutWork = (file: string) => {
   const { nli: _n, resumed: _r, references, ...rest } = JSON.parse(readFileSync(file, 'utf8')) as Json;
   return JSON.stringify({ ...rest, references: { ...(references as Json), file: null, reused: 0, computed: 0 } }, null, 2);
 };
+
+// deploy/slurm/try-local.sh as a newcomer runs it: it brings its own one-node cluster up (in a folder
+// of its own, here under this suite's temp folder), runs the bundled example through submit.sh
+// --cpu, and takes the cluster down. Needs no data beyond the repository.
+describe('deploy/slurm/try-local.sh: the bundled example on a one-node cluster it brings up and takes down', () => {
+  const dir = suiteTempDir('slurm-try');
+  const f = (...p: string[]) => path.join(dir, ...p);
+  const MINI = path.join(REPO_ROOT, 'examples', 'sgd-mini');
+
+  it('runs the example through submit.sh --cpu (references, 2 array tasks, merge): the one-process run byte for byte; no daemon or folder left', async (ctx) => {
+    const why = slurmUnavailable();
+    if (why) {
+      console.warn(`[skip] try-local.sh test skipped: ${why}`);
+      return ctx.skip();
+    }
+    const model = getLexicalStandinDir();
+    // TMPDIR: the script's cluster folder goes under this suite's folder (removed whatever happens).
+    const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: dir, TODEVAL_MODEL: model };
+    for (const k of Object.keys(env)) if (/^(SBATCH|SLURM|SQUEUE|SINFO)_/.test(k)) delete env[k];
+    const r = await promisify(execFile)('bash', [path.join(SLURM, 'try-local.sh'), '--out-dir', f('out')], { cwd: REPO_ROOT, env, timeout: 540_000 }).then(
+      (x) => ({ code: 0, stdout: x.stdout, stderr: x.stderr }),
+      (e: { code: number; stdout: string; stderr: string }) => e,
+    );
+    expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
+    expect(r.stdout).toMatch(/^cluster: one node, up in .*\nreferences: job \d+\nshards: job \d+ \(2 tasks\)\nmerge: job \d+\n/);
+    expect(r.stdout).toMatch(/^merged: 9 turns, SGSAcc \d+\.\d\d \(unvalidated \d+\.\d\d\), SER 66\.67; model local:lexical-standin/m);
+    // Taken down: its folder removed, none of its daemons or job processes left.
+    const clusterDir = /up in (\S+) /.exec(r.stdout)![1];
+    expect(existsSync(clusterDir)).toBe(false);
+    expect(readdirSync(dir).filter((n) => n.startsWith('todeval-slurm-'))).toEqual([]);
+    expect(readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
+      try {
+        return readFileSync(`/proc/${p}/environ`, 'utf8').split('\0').includes(`SLURM_CONF=${clusterDir}/slurm.conf`);
+      } catch {
+        return false;
+      }
+    })).toEqual([]);
+
+    // The same example in one process, from nothing the cluster wrote.
+    const one = await runCli(['score', '--dataset', 'sgd', '--dialogues', path.join(MINI, 'dialogues.json'), '--schema', path.join(MINI, 'schema.json'), '--model', model, '--threads', '1', '--progress', 'none',
+      '-i', path.join(MINI, 'predictions.jsonl'), '--device', 'cpu', '--dtype', 'fp32', '--references', f('one.refs.jsonl'), '--turns', f('one.turns.jsonl'), '-o', f('one.json')]);
+    expect(one.code, one.stderr).toBe(0);
+    expect(withoutWork(f('out', 'run.json'))).toBe(withoutWork(f('one.json')));
+    expect(readFileSync(f('out', 'run.turns.jsonl'), 'utf8')).toBe(readFileSync(f('one.turns.jsonl'), 'utf8'));
+  }, 600_000);
+
+  it('up/down: bad use is one line and exit 2', async () => {
+    const bad = await promisify(execFile)('bash', [path.join(SLURM, 'try-local.sh'), 'up']).then(
+      () => ({ code: 0, stderr: '' }),
+      (e: { code: number; stderr: string }) => e,
+    );
+    expect([bad.code, bad.stderr]).toEqual([2, 'try-local.sh: usage: try-local.sh [--out-dir DIR] [--shards N] | up DIR [--cpus N] [--gpus N] | down DIR\n']);
+  });
+});
 
 describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))('deploy/slurm on a one-node Slurm cluster', () => {
   const dir = suiteTempDir('slurm-run');

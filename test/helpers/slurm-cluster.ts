@@ -59,11 +59,20 @@ export interface SlurmCluster {
  * The node advertises `gpus` pretend GPUs (plain files: with task/none nothing opens them), so a
  * script asking for --gres=gpu:1 runs as written; `cpus` is what the node claims to have.
  */
-export async function startSlurmCluster(opts: { cpus?: number; gpus?: number } = {}): Promise<SlurmCluster | string> {
-  const bins = Object.fromEntries(['munged', 'slurmctld', 'slurmd', 'sbatch', 'squeue', 'scontrol', 'scancel', 'sinfo'].map((b) => [b, findBinary(b)]));
-  const absent = Object.entries(bins).filter(([, f]) => !f).map(([b]) => b);
+const SLURM_BINARIES = ['munged', 'slurmctld', 'slurmd', 'sbatch', 'squeue', 'scontrol', 'scancel', 'sinfo'];
+
+/** Why no Slurm cluster can start here (one line, the test skips with it), or undefined when one can. */
+export function slurmUnavailable(): string | undefined {
+  const absent = SLURM_BINARIES.filter((b) => !findBinary(b));
   if (absent.length > 0) return `Slurm is not installed here (no ${absent.join(', ')}): apt-get install slurm-wlm munge`;
   if (process.getuid?.() !== 0) return 'slurmd must run as root to start jobs, and this test runs as another user';
+  return undefined;
+}
+
+export async function startSlurmCluster(opts: { cpus?: number; gpus?: number } = {}): Promise<SlurmCluster | string> {
+  const unavailable = slurmUnavailable();
+  if (unavailable) return unavailable;
+  const bins = Object.fromEntries(SLURM_BINARIES.map((b) => [b, findBinary(b)]));
 
   const dir = mkdtempSync(path.join(tmpdir(), 'todeval-slurm-'));
   const daemons: ChildProcess[] = [];
