@@ -7,6 +7,7 @@ import { mergeRunShards } from '../../shard/run-merge.js';
 import { formatEvaluation } from '../../report/evaluate-text.js';
 import { addTurnsOption, jsonToStdout } from '../options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
+import { holdRunLocks } from '../../util/run-lock.js';
 
 interface MergeFlags {
   output: string;
@@ -34,6 +35,8 @@ export function register(program: Command): void {
       { '-o/--output': flags.output, '--turns': flags.turns, '--references': flags.references, '--per-dialogue': flags.perDialogue },
       Object.fromEntries(files.map((f, i) => [`shard report ${i + 1}`, f])),
     );
+    // merge appends to --turns and --references stores as a run does: one writer at a time.
+    holdRunLocks([flags.output, flags.turns, flags.references]);
     const merged = mergeRunShards(files, {
       output: flags.output,
       turns: flags.turns,
