@@ -1,5 +1,5 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { ModelField } from './onnx-proto.js';
+import { GraphField, ModelField } from './onnx-proto.js';
 
 /**
  * Just enough of a protobuf reader to rewrite an ONNX export without holding it in memory: fields
@@ -204,4 +204,44 @@ export function readFileMetadata(file: string): Map<string, string> {
   } finally {
     src?.close();
   }
+}
+
+/**
+ * A graph as read: its nodes (in graph order) and initializers by field, and every name in it. The
+ * quantizer rewrites from it and the q8 audit bounds its integer MatMuls from it: one reading of a graph.
+ */
+export interface GraphIndex {
+  fields: Field[];
+  nodes: Map<Field, NodeInfo>;
+  tensors: Map<string, TensorInfo>;
+  tensorAt: Map<Field, TensorInfo>;
+  /** Every name in the graph: new ones must not clash with any. */
+  used: Set<string>;
+  /** The graph's inputs and outputs. */
+  graphIo: Set<string>;
+  /** How many node inputs read each name. */
+  uses: Map<string, number>;
+}
+
+export function indexGraph(src: ByteSource, fields: Field[]): GraphIndex {
+  const g: GraphIndex = { fields, nodes: new Map(), tensors: new Map(), tensorAt: new Map(), used: new Set(), graphIo: new Set(), uses: new Map() };
+  for (const f of fields) {
+    if (f.field === GraphField.NODE) {
+      const n = readNode(src, f);
+      g.nodes.set(f, n);
+      for (const i of n.inputs) g.uses.set(i, (g.uses.get(i) ?? 0) + 1);
+      for (const name of [...n.inputs, ...n.outputs, n.name]) g.used.add(name);
+    } else if (f.field === GraphField.INITIALIZER) {
+      const t = readTensor(src, f);
+      g.tensors.set(t.name, t);
+      g.tensorAt.set(f, t);
+      g.used.add(t.name);
+    } else if (f.field === GraphField.INPUT || f.field === GraphField.OUTPUT) {
+      // a ValueInfoProto: its name is field 1
+      const name = stringFieldOf(src, f, 1);
+      g.graphIo.add(name);
+      g.used.add(name);
+    }
+  }
+  return g;
 }

@@ -1,5 +1,5 @@
-import { DataType, GraphField, ModelField } from './onnx-proto.js';
-import { fieldsOf, FileSource, readNode, readTensor, type ByteSource, type NodeInfo, type TensorInfo } from './onnx-reader.js';
+import { DataType, ModelField } from './onnx-proto.js';
+import { fieldsOf, FileSource, indexGraph, type ByteSource, type NodeInfo } from './onnx-reader.js';
 
 /** int16, where AVX2's and AVX-512BW's vpmaddubsw adds each pair of u8 x s8 products (saturating). */
 export const INT16_MAX = 32767;
@@ -31,15 +31,9 @@ export interface MatMulIntegerBound {
 export function matMulIntegerBounds(src: ByteSource): MatMulIntegerBound[] {
   const graph = fieldsOf(src).find((f) => f.field === ModelField.GRAPH);
   if (!graph) throw new Error('not an ONNX model: no graph');
-  const nodes: NodeInfo[] = [];
-  const tensors = new Map<string, TensorInfo>();
-  for (const f of fieldsOf(src, graph.offset, graph.end)) {
-    if (f.field === GraphField.NODE) nodes.push(readNode(src, f));
-    else if (f.field === GraphField.INITIALIZER) {
-      const t = readTensor(src, f);
-      tensors.set(t.name, t);
-    }
-  }
+  // The quantizer's own reading of the graph (onnx-reader's indexGraph), not a second one.
+  const { nodes: byField, tensors } = indexGraph(src, fieldsOf(src, graph.offset, graph.end));
+  const nodes = [...byField.values()];
   const producer = new Map<string, NodeInfo>();
   for (const n of nodes) for (const o of n.outputs) producer.set(o, n);
   const out: MatMulIntegerBound[] = [];

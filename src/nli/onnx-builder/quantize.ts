@@ -5,11 +5,11 @@ import { MessageWriter, writeMessageToFile, type LazyBytes, type Part } from './
 import {
   fieldsOf,
   FileSource,
-  readNode,
-  readTensor,
+  indexGraph,
   stringFieldOf,
   type ByteSource,
   type Field,
+  type GraphIndex,
   type NodeInfo,
   type TensorInfo,
 } from './onnx-reader.js';
@@ -131,43 +131,6 @@ export function quantizeModel(src: ByteSource, outFile: string, scheme: Q8Scheme
   if (rewrite.matmuls === 0) throw new Error('no MatMul with a float weight initializer found: nothing to quantize (is this an fp32 export?)');
   const model = writeModel(src, top, writeGraph(src, graph, rewrite, q8.initializers), scheme, q8.usesMsDomain);
   return { scheme, matmuls: rewrite.matmuls, gathers: rewrite.gathers, ...writeModelFile(model, outFile) };
-}
-
-/** The source graph as read: its nodes and initializers by field, and the names the rewrite must respect. */
-interface GraphIndex {
-  fields: Field[];
-  nodes: Map<Field, NodeInfo>;
-  tensors: Map<string, TensorInfo>;
-  tensorAt: Map<Field, TensorInfo>;
-  /** Every name in the graph: new ones must not clash with any. */
-  used: Set<string>;
-  /** The graph's inputs and outputs. */
-  graphIo: Set<string>;
-  /** How many node inputs read each name. */
-  uses: Map<string, number>;
-}
-
-function indexGraph(src: ByteSource, fields: Field[]): GraphIndex {
-  const g: GraphIndex = { fields, nodes: new Map(), tensors: new Map(), tensorAt: new Map(), used: new Set(), graphIo: new Set(), uses: new Map() };
-  for (const f of fields) {
-    if (f.field === GraphField.NODE) {
-      const n = readNode(src, f);
-      g.nodes.set(f, n);
-      for (const i of n.inputs) g.uses.set(i, (g.uses.get(i) ?? 0) + 1);
-      for (const name of [...n.inputs, ...n.outputs, n.name]) g.used.add(name);
-    } else if (f.field === GraphField.INITIALIZER) {
-      const t = readTensor(src, f);
-      g.tensors.set(t.name, t);
-      g.tensorAt.set(f, t);
-      g.used.add(t.name);
-    } else if (f.field === GraphField.INPUT || f.field === GraphField.OUTPUT) {
-      // a ValueInfoProto: its name is field 1
-      const name = stringFieldOf(src, f, 1);
-      g.graphIo.add(name);
-      g.used.add(name);
-    }
-  }
-  return g;
 }
 
 /** A weight we may replace: a float 2-D initializer held in the file, not overridable as a graph input. */
