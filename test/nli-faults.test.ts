@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnServe, type ServeProcess } from '../scripts/lib/serve-process.js';
 import { createNliRunner, type NliRunner } from '../src/nli/runner.js';
-import { PairTokenizer, PAIR_SPECIAL_TOKENS } from '../src/nli/tokenizer.js';
+import { PairTokenizer } from '../src/nli/tokenizer.js';
 import type { NliPair, NliProbs } from '../src/nli/types.js';
 import { buildShapeFaultModel, injectThreadFault, injectTokenizerFault, shapeFaultRuns } from './helpers/faults.js';
 import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
@@ -44,7 +44,7 @@ const reasonOf = (r: PromiseSettledResult<unknown>) => (r.status === 'rejected' 
 
 /** Row length of a pair under the shipped tokenizer (no truncation at these lengths). */
 function rowLength(tokenizer: PairTokenizer, p: NliPair): number {
-  return tokenizer.ids(p.premise).length + tokenizer.ids(p.hypothesis).length + PAIR_SPECIAL_TOKENS;
+  return tokenizer.ids(p.premise).length + tokenizer.ids(p.hypothesis).length + tokenizer.pairEncoding.specials;
 }
 
 /** Pairs of growing length: some rows a multiple of 7 tokens long, most not. */

@@ -6,6 +6,11 @@ export interface PaddedBatch {
   inputIds: BigInt64Array;
   /** [rows, width] 1 on real tokens, 0 on padding. */
   attentionMask: BigInt64Array;
+  /**
+   * [rows, width] segment ids (0 on padding), only where the pair encoding has a non-zero one;
+   * absent means all zero.
+   */
+  tokenTypeIds?: BigInt64Array;
 }
 
 /** Index of an int64's low 32-bit word within its pair of words (0 on little-endian machines). */
@@ -20,21 +25,24 @@ const LOW_WORD = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1 ? 0 : 1;
  * have been packed, so one can be packed while the one before it is still being read.
  */
 export class BatchPacker {
-  private readonly buffers: { ids: ArrayBufferLike; mask: ArrayBufferLike }[] = [];
+  private readonly buffers: { ids: ArrayBufferLike; mask: ArrayBufferLike; types: ArrayBufferLike }[] = [];
   private next = 0;
   private row = new Int32Array(64);
+  private rowTypes = new Int32Array(64);
 
   /**
    * `shared`: the buffers are SharedArrayBuffers, so a batch reaches another thread (the session
    * thread) without a copy; the packer's slots then guard it, as they guard a batch read here.
+   * `segments`: batches carry segment ids (tokenTypeIds), which `fill` writes.
    */
   constructor(
     readonly padId: number,
     readonly slots = 2,
     readonly shared = false,
+    readonly segments = false,
   ) {
     if (!Number.isInteger(padId) || padId < 0 || padId > 0x7fffffff) throw new Error(`pad id ${padId} is not a small non-negative integer`);
-    for (let i = 0; i < slots; i++) this.buffers.push({ ids: this.allocate(0), mask: this.allocate(0) });
+    for (let i = 0; i < slots; i++) this.buffers.push({ ids: this.allocate(0), mask: this.allocate(0), types: this.allocate(0) });
   }
 
   private allocate(bytes: number): ArrayBufferLike {
@@ -42,10 +50,11 @@ export class BatchPacker {
   }
 
   /**
-   * A batch of `rows` rows, `width` wide: `fill(row, r)` writes row `r`'s token ids into `row` (room
-   * for `width`) and returns how many it wrote; the rest of the row is padded and masked here.
+   * A batch of `rows` rows, `width` wide: `fill(row, r, types)` writes row `r`'s token ids into `row`
+   * (room for `width`), and with `segments` their segment ids into `types`, and returns how many it
+   * wrote; the rest of the row is padded and masked here.
    */
-  pack(rows: number, width: number, fill: (row: Int32Array, r: number) => number): PaddedBatch {
+  pack(rows: number, width: number, fill: (row: Int32Array, r: number, types?: Int32Array) => number): PaddedBatch {
     const n = rows * width;
     const slot = this.buffers[this.next];
     this.next = (this.next + 1) % this.slots;
@@ -54,14 +63,20 @@ export class BatchPacker {
       const bytes = Math.max(n * 8, slot.ids.byteLength * 2);
       slot.ids = this.allocate(bytes);
       slot.mask = this.allocate(bytes);
+      if (this.segments) slot.types = this.allocate(bytes);
     }
-    if (this.row.length < width) this.row = new Int32Array(Math.max(width, this.row.length * 2));
+    if (this.row.length < width) {
+      this.row = new Int32Array(Math.max(width, this.row.length * 2));
+      this.rowTypes = new Int32Array(this.row.length);
+    }
     const row = this.row;
     const ids32 = new Int32Array(slot.ids, 0, n * 2);
     const mask32 = new Int32Array(slot.mask, 0, n * 2);
+    const types32 = this.segments ? new Int32Array(slot.types, 0, n * 2) : undefined;
+    const rowTypes = this.rowTypes;
     const pad = this.padId;
     for (let r = 0; r < rows; r++) {
-      const used = fill(row, r);
+      const used = fill(row, r, types32 ? rowTypes : undefined);
       if (used > width) throw new Error(`row ${r} has ${used} tokens, more than the batch width ${width}`);
       let k = r * width * 2 + LOW_WORD;
       for (let j = 0; j < used; j++, k += 2) {
@@ -72,16 +87,25 @@ export class BatchPacker {
         ids32[k] = pad;
         mask32[k] = 0;
       }
+      if (types32) {
+        // Padding takes segment 0, as the library pads.
+        let t = r * width * 2 + LOW_WORD;
+        for (let j = 0; j < used; j++, t += 2) types32[t] = rowTypes[j];
+        for (let j = used; j < width; j++, t += 2) types32[t] = 0;
+      }
     }
-    return { rows, width, inputIds: new BigInt64Array(slot.ids, 0, n), attentionMask: new BigInt64Array(slot.mask, 0, n) };
+    const batch: PaddedBatch = { rows, width, inputIds: new BigInt64Array(slot.ids, 0, n), attentionMask: new BigInt64Array(slot.mask, 0, n) };
+    if (types32) batch.tokenTypeIds = new BigInt64Array(slot.types, 0, n);
+    return batch;
   }
 }
 
-/** Token rows (plain arrays) packed into a new padded batch: for benches and tests. */
-export function padRows(ids: readonly (readonly number[])[], padId: number): PaddedBatch {
+/** Token rows (plain arrays) packed into a new padded batch, with their segment ids if given: for benches and tests. */
+export function padRows(ids: readonly (readonly number[])[], padId: number, typeIds?: readonly (readonly number[])[]): PaddedBatch {
   const width = ids.reduce((m, r) => Math.max(m, r.length), 0);
-  return new BatchPacker(padId, 1).pack(ids.length, width, (out, r) => {
+  return new BatchPacker(padId, 1, false, typeIds !== undefined).pack(ids.length, width, (out, r, types) => {
     out.set(ids[r]);
+    types?.set(typeIds![r]);
     return ids[r].length;
   });
 }

@@ -32,7 +32,7 @@ function waitForRunsToEnd(state: Int32Array): void {
 }
 
 export type SessionRequest =
-  | { type: 'run'; id: number; rows: number; width: number; inputIds: BigInt64Array; attentionMask: BigInt64Array }
+  | { type: 'run'; id: number; rows: number; width: number; inputIds: BigInt64Array; attentionMask: BigInt64Array; tokenTypeIds?: BigInt64Array }
   | { type: 'release' };
 
 export type SessionReply =
@@ -141,15 +141,21 @@ export class SessionThread implements LogitsSession {
     if (this.failed) return Promise.reject(this.failed);
     if (this.released) return Promise.reject(new Error('the session is released'));
     const id = this.nextId++;
-    const shared = batch.inputIds.buffer instanceof SharedArrayBuffer && batch.attentionMask.buffer instanceof SharedArrayBuffer;
+    const types = batch.tokenTypeIds;
+    const shared =
+      batch.inputIds.buffer instanceof SharedArrayBuffer &&
+      batch.attentionMask.buffer instanceof SharedArrayBuffer &&
+      (types === undefined || types.buffer instanceof SharedArrayBuffer);
     // Shared buffers are read in place (the packer does not reuse them before this run returns);
     // others are copied, so the caller may reuse them at once.
     const inputIds = shared ? batch.inputIds : batch.inputIds.slice();
     const attentionMask = shared ? batch.attentionMask : batch.attentionMask.slice();
-    const req: SessionRequest = { type: 'run', id, rows: batch.rows, width: batch.width, inputIds, attentionMask };
+    const tokenTypeIds = types === undefined || shared ? types : types.slice();
+    const req: SessionRequest = { type: 'run', id, rows: batch.rows, width: batch.width, inputIds, attentionMask, ...(tokenTypeIds ? { tokenTypeIds } : {}) };
     const result = new Promise<Float32Array>((resolve, reject) => this.pending.set(id, { resolve, reject }));
     if (this.pending.size === 1) this.worker.ref();
-    this.worker.postMessage(req, shared ? [] : [inputIds.buffer as ArrayBuffer, attentionMask.buffer as ArrayBuffer]);
+    const transfer = shared ? [] : [inputIds.buffer as ArrayBuffer, attentionMask.buffer as ArrayBuffer, ...(tokenTypeIds ? [tokenTypeIds.buffer as ArrayBuffer] : [])];
+    this.worker.postMessage(req, transfer);
     return result;
   }
 

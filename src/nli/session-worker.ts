@@ -18,17 +18,23 @@ let session: LogitsSession | undefined;
 // packing thread, into buffers this thread keeps.
 let localIds = new BigInt64Array(0);
 let localMask = new BigInt64Array(0);
-function local(ids: BigInt64Array, mask: BigInt64Array): [BigInt64Array, BigInt64Array] {
-  if (!(ids.buffer instanceof SharedArrayBuffer)) return [ids, mask];
+let localTypes = new BigInt64Array(0);
+function local(ids: BigInt64Array, mask: BigInt64Array, types?: BigInt64Array): [BigInt64Array, BigInt64Array, BigInt64Array | undefined] {
+  if (!(ids.buffer instanceof SharedArrayBuffer)) return [ids, mask, types];
   if (localIds.length < ids.length) {
     localIds = new BigInt64Array(Math.max(ids.length, localIds.length * 2));
     localMask = new BigInt64Array(localIds.length);
+    localTypes = new BigInt64Array(0);
   }
   const a = localIds.subarray(0, ids.length);
   const b = localMask.subarray(0, mask.length);
   a.set(ids);
   b.set(mask);
-  return [a, b];
+  if (types === undefined) return [a, b, undefined];
+  if (localTypes.length < localIds.length) localTypes = new BigInt64Array(localIds.length);
+  const c = localTypes.subarray(0, types.length);
+  c.set(types);
+  return [a, b, c];
 }
 try {
   session = await openSession(data.onnxPath, { ...data.options, notice: (line) => post({ type: 'notice', line }) });
@@ -56,8 +62,8 @@ async function handle(req: SessionRequest): Promise<void> {
   Atomics.add(state, RUNNING, 1);
   try {
     if (Atomics.load(state, EXITING) === 1) return;
-    const [inputIds, attentionMask] = local(req.inputIds, req.attentionMask);
-    const logits = await session.run({ rows: req.rows, width: req.width, inputIds, attentionMask });
+    const [inputIds, attentionMask, tokenTypeIds] = local(req.inputIds, req.attentionMask, req.tokenTypeIds);
+    const logits = await session.run({ rows: req.rows, width: req.width, inputIds, attentionMask, ...(tokenTypeIds ? { tokenTypeIds } : {}) });
     // A view of ORT's output may not span its whole buffer: send exactly the logits.
     const own = logits.byteOffset === 0 && logits.byteLength === logits.buffer.byteLength ? logits : logits.slice();
     post({ type: 'result', id: req.id, logits: own, numLabels: session.numLabels }, [own.buffer as ArrayBuffer]);

@@ -126,8 +126,9 @@ function corruptModel(onnxPath: string, e: unknown): InputError {
 }
 
 /**
- * A padded batch as the model's inputs, plus all-zero segment ids when the export kept that input
- * (`zeros`: at least rows x width zeros to view them from).
+ * A padded batch as the model's inputs; with `zeros` (at least rows x width zeros), the graph takes
+ * segment ids too: the batch's own, or zeros for a batch without them (its pair encoding gives
+ * every token segment 0, as RoBERTa's does).
  */
 export function batchFeeds(batch: PaddedBatch, zeros?: BigInt64Array): Record<string, ort.Tensor> {
   const dims = [batch.rows, batch.width];
@@ -135,17 +136,16 @@ export function batchFeeds(batch: PaddedBatch, zeros?: BigInt64Array): Record<st
     input_ids: new ort.Tensor('int64', batch.inputIds, dims),
     attention_mask: new ort.Tensor('int64', batch.attentionMask, dims),
   };
-  // Exports of RoBERTa sometimes keep the (all-zero) segment input.
-  if (zeros) feeds.token_type_ids = new ort.Tensor('int64', zeros.subarray(0, batch.rows * batch.width), dims);
+  if (zeros) feeds.token_type_ids = new ort.Tensor('int64', batch.tokenTypeIds ?? zeros.subarray(0, batch.rows * batch.width), dims);
   return feeds;
 }
 
 /**
  * A batch of token rows as the model's int64 inputs: right-padded with `padId` to the longest row,
- * attention mask 1 on real tokens; all-zero segment ids when the export kept that input.
+ * attention mask 1 on real tokens; segment ids when the export takes them (`typeIds`, else zeros).
  */
-export function paddedFeeds(ids: number[][], padId: number, tokenTypeIds = false): Record<string, ort.Tensor> {
-  const batch = padRows(ids, padId);
+export function paddedFeeds(ids: number[][], padId: number, tokenTypeIds = false, typeIds?: number[][]): Record<string, ort.Tensor> {
+  const batch = padRows(ids, padId, typeIds);
   return batchFeeds(batch, tokenTypeIds ? new BigInt64Array(batch.rows * batch.width) : undefined);
 }
 
@@ -166,7 +166,7 @@ function wrap(session: ort.InferenceSession, device: 'cpu' | 'cuda'): LogitsSess
       return numLabels;
     },
     async run(batch: PaddedBatch): Promise<Float32Array> {
-      if (segments && zeros.length < batch.rows * batch.width) zeros = new BigInt64Array(Math.max(batch.rows * batch.width, zeros.length * 2));
+      if (segments && !batch.tokenTypeIds && zeros.length < batch.rows * batch.width) zeros = new BigInt64Array(Math.max(batch.rows * batch.width, zeros.length * 2));
       const feeds = batchFeeds(batch, segments ? zeros : undefined);
       const out = await session.run(feeds, [outputName]);
       const t = out[outputName];

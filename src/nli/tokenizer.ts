@@ -2,11 +2,15 @@ import { readFileSync } from 'node:fs';
 import { MissingResourceError } from '../util/errors.js';
 import { BoundedMemo } from './bounded-memo.js';
 import { capPairText } from './limits.js';
+import { modelFamily, positionsLimit } from './family.js';
+import { pairEncodingOf, type PairEncoding } from './pair-encoding.js';
 import { SegmentEncoder } from './segment-encoder.js';
 
 /** One encoded (premise, hypothesis) pair, ready to pad into a batch. */
 export interface EncodedPair {
   ids: number[];
+  /** The segment id of every token (token_type_ids), as the model's post-processor sets them. */
+  typeIds: number[];
   /**
    * Premise tokens dropped to fit the model maximum: more than 0 exactly when the premise was cut,
    * counted among its first maxLength tokens only (encoding a side stops there).
@@ -21,37 +25,39 @@ export interface PairTokenizerOptions {
   maxLength?: number;
 }
 
-/** Special tokens around a pair: `<s> premise </s></s> hypothesis </s>`. */
-export const PAIR_SPECIAL_TOKENS = 4;
-
 /**
- * How many premise tokens a pair keeps within `maxLength`: the premise is cut first, and the
- * hypothesis only when the premise alone cannot make room (keptHypothesis).
+ * How many premise tokens a pair keeps within `maxLength`, `specials` of which the pair encoding
+ * adds: the premise is cut first, and the hypothesis only when the premise alone cannot make room
+ * (keptHypothesis).
  */
-export function keptPremise(premiseLength: number, hypothesisLength: number, maxLength: number): number {
-  const room = maxLength - PAIR_SPECIAL_TOKENS;
+export function keptPremise(premiseLength: number, hypothesisLength: number, maxLength: number, specials: number): number {
+  const room = maxLength - specials;
   return premiseLength + hypothesisLength <= room ? premiseLength : Math.max(0, room - hypothesisLength);
 }
 
 /** How many hypothesis tokens a pair keeps, given the premise tokens it keeps. */
-export function keptHypothesis(hypothesisLength: number, keptPremiseLength: number, maxLength: number): number {
-  return Math.min(hypothesisLength, maxLength - PAIR_SPECIAL_TOKENS - keptPremiseLength);
+export function keptHypothesis(hypothesisLength: number, keptPremiseLength: number, maxLength: number, specials: number): number {
+  return Math.min(hypothesisLength, maxLength - specials - keptPremiseLength);
 }
 
 /**
- * RoBERTa pair encoding `<s> premise </s></s> hypothesis </s>` with truncation that shortens the
- * premise first: in our use the premise is a whole system turn and the hypothesis a short template,
- * so the hypothesis carries the claim being tested and must survive intact whenever possible.
+ * A model's pair encoding (its tokenizer's post-processor: `<s> premise </s></s> hypothesis </s>`
+ * for RoBERTa, `[CLS] premise [SEP] hypothesis [SEP]` with segment ids 0 then 1 for BERT, ...) with
+ * truncation that shortens the premise first: in our use the premise is a whole system turn and the
+ * hypothesis a short template, so the hypothesis carries the claim being tested and must survive
+ * intact whenever possible.
  *
  * Each side is encoded on its own and the two are joined with the special tokens, which is exactly
- * the library's pair encoding (RobertaProcessing); so a text's ids are kept once per text (a system
- * turn is the premise of dozens of pairs, a template the hypothesis of hundreds).
+ * the library's pair encoding; so a text's ids are kept once per text (a system turn is the premise
+ * of dozens of pairs, a template the hypothesis of hundreds).
  */
 export class PairTokenizer {
   readonly maxLength: number;
   readonly padId: number;
-  readonly clsId: number;
-  readonly sepId: number;
+  /** The special tokens and segment ids of a pair, from the tokenizer's post-processor. */
+  readonly pairEncoding: PairEncoding;
+  /** config.json's model_type (family.ts). */
+  readonly family: string;
   readonly encoder: SegmentEncoder;
   /** What the tokenizer was built from, so worker threads can build the same one. */
   readonly source: { tokenizerJson: object; tokenizerConfig: object };
@@ -59,21 +65,18 @@ export class PairTokenizer {
   static readonly MEMO_BYTES = 16 * 2 ** 20;
   private readonly memo = new BoundedMemo(PairTokenizer.MEMO_BYTES);
 
-  constructor(tokenizerJson: object, tokenizerConfig: object, modelConfig: Record<string, unknown> = {}, opts: PairTokenizerOptions = {}) {
+  constructor(tokenizerJson: object, tokenizerConfig: object, modelConfig: Record<string, unknown> = {}, opts: PairTokenizerOptions = {}, file?: string) {
     this.encoder = new SegmentEncoder(tokenizerJson, tokenizerConfig);
     this.source = { tokenizerJson, tokenizerConfig };
+    this.family = modelFamily(modelConfig);
+    this.pairEncoding = pairEncodingOf(tokenizerJson, (t) => this.encoder.library.token_to_id(t), file);
     const cfg = tokenizerConfig as { model_max_length?: number };
-    const positions = typeof modelConfig.max_position_embeddings === 'number' ? modelConfig.max_position_embeddings : undefined;
-    // RoBERTa reserves two position slots (padding_idx + 1 offset), so 514 positions hold 512 tokens.
-    const fromModel = positions !== undefined ? positions - 2 : Number.POSITIVE_INFINITY;
+    const fromModel = positionsLimit(this.family, modelConfig) ?? Number.POSITIVE_INFINITY;
     const fromTokenizer = cfg.model_max_length && cfg.model_max_length < 1e9 ? cfg.model_max_length : Number.POSITIVE_INFINITY;
     const natural = Math.min(fromModel, fromTokenizer, 512);
     this.maxLength = Math.min(opts.maxLength ?? natural, natural);
-    if (this.maxLength < 5) throw new Error(`maxLength ${this.maxLength} leaves no room for a pair`);
-    this.clsId = this.requireToken('<s>');
-    this.sepId = this.requireToken('</s>');
-    const pad = typeof modelConfig.pad_token_id === 'number' ? modelConfig.pad_token_id : this.encoder.library.token_to_id('<pad>');
-    this.padId = pad ?? 1;
+    if (this.maxLength < this.pairEncoding.specials + 1) throw new Error(`maxLength ${this.maxLength} leaves no room for a pair`);
+    this.padId = padIdOf(tokenizerJson, modelConfig, (t) => this.encoder.library.token_to_id(t));
   }
 
   static fromFiles(tokenizerPath: string, tokenizerConfigPath: string | undefined, modelConfig: Record<string, unknown> = {}, opts: PairTokenizerOptions = {}): PairTokenizer {
@@ -86,13 +89,7 @@ export class PairTokenizer {
     };
     const tokJson = read(tokenizerPath);
     const tokCfg = tokenizerConfigPath ? read(tokenizerConfigPath) : {};
-    return new PairTokenizer(tokJson, tokCfg, modelConfig, opts);
-  }
-
-  private requireToken(token: string): number {
-    const id = this.encoder.library.token_to_id(token);
-    if (id === undefined) throw new Error(`tokenizer has no ${token} token: not a RoBERTa tokenizer`);
-    return id;
+    return new PairTokenizer(tokJson, tokCfg, modelConfig, opts, tokenizerPath);
   }
 
   /**
@@ -130,21 +127,54 @@ export class PairTokenizer {
   encodePair(premise: string, hypothesis: string): EncodedPair {
     const p = this.ids(premise);
     const h = this.ids(hypothesis);
-    const keepP = keptPremise(p.length, h.length, this.maxLength);
-    const keepH = keptHypothesis(h.length, keepP, this.maxLength);
-    const ids = new Array<number>(keepP + keepH + PAIR_SPECIAL_TOKENS);
-    let k = 0;
-    ids[k++] = this.clsId;
-    for (let i = 0; i < keepP; i++) ids[k++] = p[i];
-    ids[k++] = this.sepId;
-    ids[k++] = this.sepId;
-    for (let i = 0; i < keepH; i++) ids[k++] = h[i];
-    ids[k++] = this.sepId;
-    return { ids, premiseTruncated: p.length - keepP, hypothesisTruncated: h.length - keepH };
+    const e = this.pairEncoding;
+    const keepP = keptPremise(p.length, h.length, this.maxLength, e.specials);
+    const keepH = keptHypothesis(h.length, keepP, this.maxLength, e.specials);
+    const length = keepP + keepH + e.specials;
+    const ids = new Int32Array(length);
+    const typeIds = new Int32Array(length);
+    writePair(e, p, keepP, h, keepH, ids, typeIds);
+    return { ids: Array.from(ids), typeIds: Array.from(typeIds), premiseTruncated: p.length - keepP, hypothesisTruncated: h.length - keepH };
   }
 
   /** The library's own pair encoding, untruncated: used to check our assembly matches it. */
   referencePairIds(premise: string, hypothesis: string): number[] {
     return this.encoder.library.encode(premise, { text_pair: hypothesis }).ids;
   }
+}
+
+/**
+ * One pair's row: the encoding's special tokens around the first `keepP` premise ids and the first
+ * `keepH` hypothesis ids, into `out` (room for them all); with `types`, each token's segment id too.
+ * Returns the row's length. The runner packs every batch row through this.
+ */
+export function writePair(e: PairEncoding, p: Int32Array, keepP: number, h: Int32Array, keepH: number, out: Int32Array, types?: Int32Array): number {
+  let k = 0;
+  out.set(e.prefix, k);
+  types?.set(e.prefixTypes, k);
+  k += e.prefix.length;
+  out.set(p.length === keepP ? p : p.subarray(0, keepP), k);
+  types?.fill(e.premiseType, k, k + keepP);
+  k += keepP;
+  out.set(e.middle, k);
+  types?.set(e.middleTypes, k);
+  k += e.middle.length;
+  out.set(h.length === keepH ? h : h.subarray(0, keepH), k);
+  types?.fill(e.hypothesisType, k, k + keepH);
+  k += keepH;
+  out.set(e.suffix, k);
+  types?.set(e.suffixTypes, k);
+  return k + e.suffix.length;
+}
+
+/**
+ * The padding id: config.json's pad_token_id, else the tokenizer's padding setting, else its
+ * `<pad>` or `[PAD]` token, else 1 (RoBERTa's, what todeval always used). Padding is masked out,
+ * so it only has to be a valid id.
+ */
+function padIdOf(tokenizerJson: object, config: Record<string, unknown>, tokenId: (token: string) => number | undefined): number {
+  if (typeof config.pad_token_id === 'number') return config.pad_token_id;
+  const padding = (tokenizerJson as { padding?: { pad_id?: number } | null }).padding;
+  if (typeof padding?.pad_id === 'number') return padding.pad_id;
+  return tokenId('<pad>') ?? tokenId('[PAD]') ?? 1;
 }

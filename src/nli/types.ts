@@ -17,6 +17,24 @@ export interface NliModelSignature {
   modelId: string;
   revision: string;
   dtype: string;
+  /** config.json's model_type; absent for RoBERTa (signatureFamily in family.ts). */
+  family?: string;
+  /** The pair template with segment ids; absent for RoBERTa's (signatureEncoding in pair-encoding.ts). */
+  pairEncoding?: string;
+}
+
+/**
+ * A model's signature keys: id, revision and dtype, then its family and pair encoding where they
+ * are not RoBERTa's, so runs with different pair encodings never compare equal.
+ */
+export function modelSignatureFields(s: NliModelSignature): { model: string; revision: string; dtype: string; family?: string; pairEncoding?: string } {
+  return {
+    model: s.modelId,
+    revision: s.revision,
+    dtype: s.dtype,
+    ...(s.family !== undefined ? { family: s.family } : {}),
+    ...(s.pairEncoding !== undefined ? { pairEncoding: s.pairEncoding } : {}),
+  };
 }
 
 /** How a scorer takes one call's pairs. */

@@ -1,4 +1,4 @@
-import type { NliModelSignature } from '../nli/types.js';
+import { modelSignatureFields, type NliModelSignature } from '../nli/types.js';
 import { makeSignature, type Signature } from '../util/signature.js';
 import type { RerankConfig } from './config.js';
 
@@ -18,9 +18,7 @@ export function rerankSignature(config: RerankConfig, ground: RerankGround): Sig
   const f = config.signatureFields;
   return makeSignature({
     metric: 'sgsacc-rerank',
-    model: ground.model.modelId,
-    revision: ground.model.revision,
-    dtype: ground.model.dtype,
+    ...modelSignatureFields(ground.model),
     rules: ground.rulesHash,
     dataset: ground.dataset,
     context: f.context,

@@ -29,6 +29,8 @@ export const SIGNATURE_KEYS = [
   'model',
   'revision',
   'dtype',
+  'family',
+  'pairEncoding',
   'maxLength',
   'device',
   'validation',

@@ -1,4 +1,4 @@
-import type { NliModelSignature } from '../../nli/types.js';
+import { modelSignatureFields, type NliModelSignature } from '../../nli/types.js';
 import { makeSignature, type Signature } from '../../util/signature.js';
 import type { SgsaccOptions } from './types.js';
 
@@ -19,9 +19,7 @@ export interface ReferencesConfig extends SgsaccOptions {
 export function referencesSignature(c: ReferencesConfig): Signature {
   return makeSignature({
     metric: 'sgsacc-references',
-    model: c.model.modelId,
-    revision: c.model.revision,
-    dtype: c.model.dtype,
+    ...modelSignatureFields(c.model),
     rules: c.rulesHash,
     dataset: c.dataset,
     data: c.source,

@@ -3,7 +3,7 @@ import { stageClock } from '../../util/stage-clock.js';
 import type { PairCache } from '../pair-cache.js';
 import { PairMap } from '../pair-map.js';
 import type { TokenizerPool } from '../tokenizer-pool.js';
-import { keptHypothesis, keptPremise, PAIR_SPECIAL_TOKENS, type PairTokenizer } from '../tokenizer.js';
+import { keptHypothesis, keptPremise, type PairTokenizer } from '../tokenizer.js';
 import type { NliPair, NliProbs } from '../types.js';
 import { deliverJob, newJob, rejectCall, rejectJob, type Call, type Job } from './calls.js';
 import type { NliRunnerStats as RunnerCounters } from './stats.js';
@@ -138,20 +138,21 @@ export class Admission {
   private admit(jobs: Job[], separate: boolean): void {
     const { tokenizer, counters } = this.parts;
     const max = tokenizer.maxLength;
+    const specials = tokenizer.pairEncoding.specials;
     let admitted = jobs;
     for (let i = 0; i < jobs.length; i++) {
       const job = jobs[i];
       try {
         const p = tokenizer.ids(job.premise);
         const h = tokenizer.ids(job.hypothesis);
-        const keepP = keptPremise(p.length, h.length, max);
-        const keepH = keptHypothesis(h.length, keepP, max);
+        const keepP = keptPremise(p.length, h.length, max, specials);
+        const keepH = keptHypothesis(h.length, keepP, max, specials);
         if (keepP < p.length || keepH < h.length) counters.truncated++;
         job.p = p;
         job.h = h;
         job.keepP = keepP;
         job.keepH = keepH;
-        job.length = keepP + keepH + PAIR_SPECIAL_TOKENS;
+        job.length = keepP + keepH + specials;
         if (admitted !== jobs) admitted.push(job);
       } catch (e) {
         if (admitted === jobs) admitted = jobs.slice(0, i);

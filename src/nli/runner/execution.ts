@@ -5,7 +5,7 @@ import type { BatchLimits } from '../batcher.js';
 import { BatchPacker } from '../feeds.js';
 import { probsFromLogits, type LabelIndex } from '../labels.js';
 import { isOutOfMemory, type LogitsSession } from '../session.js';
-import type { PairTokenizer } from '../tokenizer.js';
+import { writePair, type PairTokenizer } from '../tokenizer.js';
 import type { NliProbs } from '../types.js';
 import type { Job } from './calls.js';
 import type { NliRunnerStats } from './stats.js';
@@ -39,7 +39,9 @@ export class Execution {
     const inFlight = Math.max(1, parts.session.inFlight ?? 1);
     this.queue = new PQueue({ concurrency: inFlight });
     // A packed batch stays untouched while it is in flight (the packer reuses a slot only `slots` packs later).
-    this.packer = new BatchPacker(parts.tokenizer.padId, inFlight + 1, parts.session.sharedBatches === true);
+    // Segment ids are packed only where the pair encoding has a non-zero one (not RoBERTa's).
+    const segments = !parts.tokenizer.pairEncoding.segmentsAllZero;
+    this.packer = new BatchPacker(parts.tokenizer.padId, inFlight + 1, parts.session.sharedBatches === true, segments);
   }
 
   /** Room for another batch: the session busy and one batch ready; the rest wait so late arrivals sort in. */
@@ -82,7 +84,11 @@ export class Execution {
     for (const r of rows) width = Math.max(width, r.length);
     try {
       stageClock.enter('feeds');
-      const batch = this.packer.pack(rows.length, width, (out, r) => this.writeRow(out, rows[r]));
+      const encoding = this.parts.tokenizer.pairEncoding;
+      const batch = this.packer.pack(rows.length, width, (out, r, types) => {
+        const job = rows[r];
+        return writePair(encoding, job.p, job.keepP, job.h, job.keepH, out, types);
+      });
       stageClock.enter('model');
       logits = await session.run(batch);
       stageClock.enter('results');
@@ -117,22 +123,6 @@ export class Execution {
     const { session } = this.parts;
     if (session.lost !== undefined || e instanceof InputError || e instanceof ModelRunError) return e;
     return new ModelRunError(this.parts.model, rows, width, runtimeMessage(e));
-  }
-
-  /** `<s> premise </s></s> hypothesis </s>`, each side cut to what the pair keeps. */
-  private writeRow(out: Int32Array, job: Job): number {
-    const { tokenizer } = this.parts;
-    const sep = tokenizer.sepId;
-    let k = 0;
-    out[k++] = tokenizer.clsId;
-    out.set(job.p.length === job.keepP ? job.p : job.p.subarray(0, job.keepP), k);
-    k += job.keepP;
-    out[k++] = sep;
-    out[k++] = sep;
-    out.set(job.h.length === job.keepH ? job.h : job.h.subarray(0, job.keepH), k);
-    k += job.keepH;
-    out[k++] = sep;
-    return k;
   }
 }
 

@@ -1,5 +1,7 @@
 import { readJsonFile } from '../../util/json-file.js';
+import { signatureFamily } from '../family.js';
 import { labelIndexFromConfig, type LabelIndex } from '../labels.js';
+import { signatureEncoding } from '../pair-encoding.js';
 import { resolveModelWithSignature, type NliDtype } from '../model-store.js';
 import { openSession, type LogitsSession, type NliDevice } from '../session.js';
 import { SessionThread } from '../session-thread.js';
@@ -66,7 +68,11 @@ export async function openParts(opts: OpenOptions): Promise<OpenParts> {
     await session.release();
     throw e;
   }
-  return { session, tokenizer, tokenizerPool, labels, signature: model.signature };
+  // The family and pair encoding come from the files just read: named unless RoBERTa's.
+  const family = signatureFamily(tokenizer.family);
+  const pairEncoding = signatureEncoding(tokenizer.pairEncoding.template);
+  const signature = { ...model.signature, ...(family !== undefined ? { family } : {}), ...(pairEncoding !== undefined ? { pairEncoding } : {}) };
+  return { session, tokenizer, tokenizerPool, labels, signature };
 }
 
 /**
