@@ -13,7 +13,9 @@
  *
  * --baseline DIR times another built checkout (e.g. main's code: `git archive main | tar -x -C DIR`,
  * link node_modules, `npm run build`) in the same run, interleaved with ours, so the ratio is taken
- * side by side under the same load. Every run's per-turn files, references and reports are compared
+ * side by side under the same load. With --baseline-threads (a checkout whose CLI has
+ * --tokenizer-threads) it runs at each of --tokenizer-threads' counts, each compared with ours at the
+ * same count; without, once with its CLI's default, compared with each of ours. Every run's per-turn files, references and reports are compared
  * byte for byte with the first configuration's (baseline included): the host side must not change
  * a result. On a shared machine read CPU time per pair (and the load average printed with each
  * run) rather than wall time. Stand-in scores are not SGSAcc; the timings are what this measures.
@@ -42,14 +44,15 @@ import { swapOneValuePerTurn } from './lib/value-swap.js';
 const program = new Command('bench-pipeline')
   .option('--models <list>', 'stand-ins to run: lexical, null', 'lexical,null')
   .option('--tokenizer-threads <list>', 'tokenizer thread counts to run (all = the cores)', '0,1,2,all')
-  .option('--baseline <dir>', 'a built checkout of other code to time side by side (its CLI has no --tokenizer-threads)')
+  .option('--baseline <dir>', 'a built checkout of other code to time side by side')
+  .option('--baseline-threads', "run the baseline at each --tokenizer-threads count (its CLI must have the flag)")
   .option('--ort-threads <n>', 'intra-op threads of the session (default: the CLI default, all cores)', (v) => Number(v))
   .option('--limit <n>', 'only the first N system turns (default: all)', (v) => Number(v))
   .option('--passes <n>', 'runs of every configuration, order reversed every pass', (v) => Number(v), 1)
   .option('--data-dir <dir>', 'data directory (default: resolveDataDir)')
   .option('--json <file>', 'also write every figure as JSON');
 program.parse(process.argv.filter((a, i) => !(i === 2 && a === '--')));
-const o = program.opts<{ models: string; tokenizerThreads: string; baseline?: string; ortThreads?: number; limit?: number; passes: number; dataDir?: string; json?: string }>();
+const o = program.opts<{ models: string; tokenizerThreads: string; baseline?: string; baselineThreads?: boolean; ortThreads?: number; limit?: number; passes: number; dataDir?: string; json?: string }>();
 
 const cores = availableParallelism();
 const dataDir = resolveDataDir(o.dataDir).dir;
@@ -92,7 +95,7 @@ interface RunFigures extends Probe {
 
 interface Config {
   model: 'lexical' | 'null';
-  /** Tokenizer threads; undefined for the baseline, whose CLI has no such flag. */
+  /** Tokenizer threads; undefined for a baseline whose CLI has no such flag. */
   threads: number | undefined;
   baseline: boolean;
   label: string;
@@ -104,8 +107,10 @@ const threadCounts = [...new Set(o.tokenizerThreads.split(',').map((t) => (t.tri
 for (const t of threadCounts) if (!Number.isInteger(t) || t < 0 || t > cores) throw new Error(`--tokenizer-threads: ${t} is not 0..${cores} or all`);
 const configs: Config[] = [];
 for (const model of models) {
-  if (o.baseline) configs.push({ model, threads: undefined, baseline: true, label: 'baseline' });
-  for (const threads of threadCounts) configs.push({ model, threads, baseline: false, label: threads === 0 ? 'main thread' : `${threads} thread${threads > 1 ? 's' : ''}${threads === cores ? ' (all)' : ''}` });
+  const label = (threads: number) => (threads === 0 ? 'main thread' : `${threads} thread${threads > 1 ? 's' : ''}${threads === cores ? ' (all)' : ''}`);
+  if (o.baseline && o.baselineThreads) for (const threads of threadCounts) configs.push({ model, threads, baseline: true, label: `baseline ${label(threads)}` });
+  else if (o.baseline) configs.push({ model, threads: undefined, baseline: true, label: 'baseline' });
+  for (const threads of threadCounts) configs.push({ model, threads, baseline: false, label: label(threads) });
 }
 
 // The second system: the ground truth with one slot value per turn swapped (scripts/lib/value-swap.ts).
@@ -171,7 +176,7 @@ try {
   for (let pass = 0; pass < o.passes; pass++) {
     const order = pass % 2 === 0 ? configs : [...configs].reverse();
     for (const config of order) {
-      const dir = path.join(work, `${config.model}-${config.baseline ? 'baseline' : `t${config.threads}`}-p${pass}`);
+      const dir = path.join(work, `${config.model}-${config.baseline ? 'baseline' : ''}${config.threads === undefined ? '' : `t${config.threads}`}-p${pass}`);
       mkdirSync(dir);
       const gold = score(config, dir, false);
       const second = score(config, dir, true);
@@ -235,17 +240,17 @@ try {
       }
     }
     // Ours against the baseline, side by side: end-to-end pairs/s and CPU per pair.
-    const base = configs.find((c) => c.model === model && c.baseline);
-    if (base) {
+    const bases = configs.filter((c) => c.model === model && c.baseline);
+    for (const config of bases.length > 0 ? timed : []) {
+      const base = bases.find((c) => c.threads === config.threads) ?? bases.find((c) => c.threads === undefined);
+      if (!base) continue;
       const b = results.filter((r) => r.config === base);
-      for (const config of timed) {
-        const rs = results.filter((r) => r.config === config);
-        const ratio = (which: 'gold' | 'second') =>
-          `${(mean(b, (r) => r[which].wallMs) / mean(rs, (r) => r[which].wallMs)).toFixed(2)}x pairs/s, ` +
-          `${(mean(b, (r) => r[which].mainThreadCpuMs ?? Number.NaN) / mean(rs, (r) => r[which].mainThreadCpuMs ?? Number.NaN)).toFixed(2)}x less main-thread CPU, ` +
-          `${(mean(b, (r) => r[which].cpuUserMs + r[which].cpuSystemMs) / mean(rs, (r) => r[which].cpuUserMs + r[which].cpuSystemMs)).toFixed(2)}x less CPU in all`;
-        console.log(`  ${config.label.padEnd(16)} vs baseline: gold ${ratio('gold')}; second ${ratio('second')}`);
-      }
+      const rs = results.filter((r) => r.config === config);
+      const ratio = (which: 'gold' | 'second') =>
+        `${(mean(b, (r) => r[which].wallMs) / mean(rs, (r) => r[which].wallMs)).toFixed(2)}x pairs/s, ` +
+        `${(mean(b, (r) => r[which].mainThreadCpuMs ?? Number.NaN) / mean(rs, (r) => r[which].mainThreadCpuMs ?? Number.NaN)).toFixed(2)}x less main-thread CPU, ` +
+        `${(mean(b, (r) => r[which].cpuUserMs + r[which].cpuSystemMs) / mean(rs, (r) => r[which].cpuUserMs + r[which].cpuSystemMs)).toFixed(2)}x less CPU in all`;
+      console.log(`  ${config.label.padEnd(16)} vs ${base.label}: gold ${ratio('gold')}; second ${ratio('second')}`);
     }
   }
 
