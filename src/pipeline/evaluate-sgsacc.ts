@@ -81,7 +81,13 @@ export async function evaluateSgsacc(dialogues: MwzPredictions, opts: EvaluateSg
       referenceSelection: config.referenceSelection,
       contextControl: config.contextControl,
       ...(opts.skipDelexicalized ? { skipDelexicalized: true } : {}),
-      model: { modelId: model.modelId, revision: String(model.revision), dtype: String(model.dtype) },
+      model: {
+        modelId: model.modelId,
+        revision: String(model.revision),
+        dtype: String(model.dtype),
+        ...(model.family !== undefined ? { family: model.family } : {}),
+        ...(model.pairEncoding !== undefined ? { pairEncoding: model.pairEncoding } : {}),
+      },
       signed: { rules: data.rulesHash, schema: inputLabel(data.loaded.schemaFile, opts.dataDir) },
       ...(sentences
         ? { sentences: { ...summarizeSentences([sentences], config.validation), confidence: sentenceConfidence(run.scores, { validation: config.validation, ...opts.confidence }) } }

@@ -1,3 +1,4 @@
+import { modelSignatureFields } from '../nli/types.js';
 import { resolveDataDir } from '../data/data-dir.js';
 import type { EvaluationText } from '../report/evaluate-text.js';
 import { chrfOptionsOf, type EvaluatorOptions } from '../metrics/mwz/evaluator.js';
@@ -88,9 +89,7 @@ async function addSgsacc(result: EvaluateResult, predictions: ValidatedPredictio
     // The rules and the schema decide the references SGSAcc and SER are scored against.
     rules: signed?.rules,
     schema: signed?.schema,
-    model: result.sgsacc.model.modelId,
-    revision: result.sgsacc.model.revision,
-    dtype: result.sgsacc.model.dtype,
+    ...modelSignatureFields(result.sgsacc.model),
     referenceSelection: result.sgsacc.referenceSelection,
     contextControl: contextControlSignature(result.sgsacc.contextControl),
     // Absent unless asked for, as in score's signature: evaluate --sgsacc keeps its digests.

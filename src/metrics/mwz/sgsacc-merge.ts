@@ -27,7 +27,8 @@ export interface SgsaccMergeResult {
   sgsacc: Omit<SgsaccSummary, 'counts'>;
   counts: SgsaccSummary['counts'] & { lexicalizedTurns: number; delexicalizedTurns: number };
   ser: { ser: number; errors: number; utterancesWithValues: number; perService: Record<string, unknown> };
-  model: { modelId: string; revision: string; dtype: string };
+  /** family and pairEncoding only where not RoBERTa's (NliModelSignature). */
+  model: { modelId: string; revision: string; dtype: string; family?: string; pairEncoding?: string };
   referenceSelection: ReferenceSelection;
   /** Whether context-only rescues were withdrawn (their count is in `counts.contextOnly` either way). */
   contextControl: boolean;
