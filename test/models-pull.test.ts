@@ -16,6 +16,7 @@ import { REPO_ROOT } from './helpers/shared.js';
 import { getSensitiveTinyModelDir } from './nli-fixtures.js';
 
 const ID = 'Xenova/roberta-large-mnli';
+const DEFAULT_ID = ID;
 const COMMIT = 'a'.repeat(8) + '0123456789abcdef0123456789abcdef';
 
 interface FakeFile {
@@ -31,7 +32,7 @@ interface FakeFile {
  * model info (commit sha), paths-info (sizes, LFS sha256 / git oids) and resolve (bytes, with the
  * Range probe). It records requests so the test can see the real client code ran against it.
  */
-function fakeHub(files: Record<string, FakeFile>) {
+function fakeHub(files: Record<string, FakeFile>, ID = DEFAULT_ID) {
   const requests: string[] = [];
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
@@ -238,6 +239,34 @@ describe('todeval models pull against a loopback hub', () => {
       expect(q8.onnxPath).toBe(path.join(res.dir, 'onnx', 'model_q8_row.onnx'));
       expect(q8.signature.dtype).toBe('q8-row');
       expect(listCachedModels(cacheDir)[0].dtypes).toEqual(['fp32', 'q8']);
+    } finally {
+      await hub.close();
+    }
+  });
+
+  it("pulls another family's hub id in the same ONNX layout; the cache listing and the runner name its family", async () => {
+    // BART's files as the hub export lays them out: RoBERTa's byte-level tokenizer (BART's pair
+    // encoding is RoBERTa's), a config naming the family; the graph is the tiny random one.
+    const bartId = 'Xenova/bart-large-mnli';
+    const config = JSON.parse(files['config.json'].body.toString('utf8')) as Record<string, unknown>;
+    const bart = { ...files, 'config.json': { body: Buffer.from(JSON.stringify({ ...config, model_type: 'bart', architectures: ['BartForSequenceClassification'] })), lfs: false } };
+    const hub = fakeHub(bart, bartId);
+    const hubUrl = await hub.start();
+    const cacheDir = tmpCache();
+    try {
+      const res = await pullModel({ id: bartId, dtype: 'fp32', hubUrl, cacheDir });
+      expect(res.files).toHaveLength(4);
+      expect(listCachedModels(cacheDir)).toMatchObject([{ id: bartId, dtypes: ['fp32'], family: 'bart', pairEncoding: '<s>:0 $A:0 </s>:0 </s>:0 $B:0 </s>:0' }]);
+      const saved = process.env.HF_HUB_CACHE;
+      process.env.HF_HUB_CACHE = cacheDir;
+      try {
+        const r = await createNliRunner({ model: bartId, device: 'cpu', threads: 1, notice: () => {} });
+        expect(r.modelSignature).toEqual({ modelId: bartId, revision: COMMIT, dtype: 'fp32', family: 'bart' });
+        await r.close();
+      } finally {
+        if (saved === undefined) delete process.env.HF_HUB_CACHE;
+        else process.env.HF_HUB_CACHE = saved;
+      }
     } finally {
       await hub.close();
     }

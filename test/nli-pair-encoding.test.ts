@@ -1,4 +1,7 @@
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { describeModelDir } from '../src/nli/model-store.js';
 import { isTwoLabel, labelIndexFromConfig, probsFromLogits, TWO_LABEL_RULE } from '../src/nli/labels.js';
 import { pairEncodingOf, ROBERTA_PAIR_TEMPLATE, signatureEncoding } from '../src/nli/pair-encoding.js';
 import { PairTokenizer } from '../src/nli/tokenizer.js';
@@ -12,6 +15,7 @@ import {
   robertaBpeTokenizerJson,
   templateBertTokenizerJson,
 } from './helpers/nli-family-tokenizers.js';
+import { suiteTempDir } from './helpers/temp.js';
 import { SAMPLE_PAIRS } from './nli-fixtures.js';
 
 const PAIRS = [
@@ -138,5 +142,17 @@ describe('labels from id2label', () => {
     expect(() => labelIndexFromConfig({ id2label: { 0: 'LABEL_0', 1: 'LABEL_1' } })).toThrow(/labels: LABEL_0, LABEL_1/);
     expect(() => labelIndexFromConfig({ id2label: { 0: 'entailment', 1: 'neutral' } })).toThrow(InputError);
     expect(() => labelIndexFromConfig({ id2label: { 0: 'entailment', 1: 'not_entailment', 2: 'neutral' } })).toThrow(/not an MNLI model/);
+  });
+});
+
+describe('a model directory described as doctor and models list show it', () => {
+  const dir = suiteTempDir('nli-describe');
+
+  it('names the family from config.json and the pair template from tokenizer.json', () => {
+    writeFileSync(path.join(dir, 'config.json'), JSON.stringify(FAMILY_CONFIGS['deberta-v2']));
+    writeFileSync(path.join(dir, 'tokenizer.json'), JSON.stringify(debertaV3TokenizerJson()));
+    expect(describeModelDir(dir)).toEqual({ family: 'deberta-v2', pairEncoding: '[CLS]:0 $A:0 [SEP]:0 $B:1 [SEP]:1' });
+    writeFileSync(path.join(dir, 'tokenizer.json'), JSON.stringify({ post_processor: { type: 'Fancy' } }));
+    expect(describeModelDir(dir).pairEncoding).toMatch(/^unreadable \(tokenizer post-processor Fancy/);
   });
 });

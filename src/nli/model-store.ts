@@ -6,6 +6,8 @@ import { InputError, MissingResourceError } from '../util/errors.js';
 import { readPackageJson } from '../util/package-file.js';
 import { filesStamp, StampedFileCache, userCacheDir } from '../util/stamped-cache.js';
 import type { NliModelSignature } from './types.js';
+import { modelFamily } from './family.js';
+import { pairEncodingOf } from './pair-encoding.js';
 import { localModelId } from './onnx-builder/standins.js';
 import { readFileMetadata } from './onnx-builder/onnx-reader.js';
 import { Q8_SCHEME_KEY } from './onnx-builder/quantize.js';
@@ -245,6 +247,33 @@ export interface PresentModel {
   dtypes: NliDtype[];
   dir: string;
   bytes: number;
+  /** config.json's model_type (family.ts); "unknown" without one. */
+  family: string;
+  /** The pair template its tokenizer.json defines, or why it cannot be read. */
+  pairEncoding: string;
+}
+
+/**
+ * A model directory's family and pair encoding, as the runner would read them (doctor and
+ * `models list` name them, so a user sees which encoding a model will get before scoring with it).
+ */
+export function describeModelDir(dir: string): { family: string; pairEncoding: string } {
+  let family = 'unknown';
+  try {
+    family = modelFamily(JSON.parse(readFileSync(path.join(dir, 'config.json'), 'utf8')) as Record<string, unknown>);
+  } catch {
+    // no readable config.json: the runner refuses it when used
+  }
+  let pairEncoding: string;
+  try {
+    const tok = JSON.parse(readFileSync(path.join(dir, 'tokenizer.json'), 'utf8')) as { added_tokens?: { id: number; content: string }[]; model?: { vocab?: unknown } };
+    const vocab = tok.model?.vocab && !Array.isArray(tok.model.vocab) ? (tok.model.vocab as Record<string, number>) : {};
+    const added = new Map((tok.added_tokens ?? []).map((t) => [t.content, t.id]));
+    pairEncoding = pairEncodingOf(tok, (t) => added.get(t) ?? vocab[t]).template;
+  } catch (e) {
+    pairEncoding = `unreadable (${(e as Error).message.split('\n')[0]})`;
+  }
+  return { family, pairEncoding };
 }
 
 /** What `todeval models list` shows: each cached snapshot of a known model and the dtypes it holds. */
@@ -262,7 +291,7 @@ export function listCachedModels(cacheDir = hubCacheDir()): PresentModel[] {
       const dtypes = NLI_DTYPES.filter((d) => existsSync(path.join(dir, manifest.dtypes[d].onnx)));
       if (dtypes.length === 0 || !existsSync(path.join(dir, 'tokenizer.json'))) continue;
       const bytes = dtypes.reduce((s, d) => s + statSync(path.join(dir, manifest.dtypes[d].onnx)).size, 0);
-      out.push({ id, revision: rev, dtypes, dir, bytes });
+      out.push({ id, revision: rev, dtypes, dir, bytes, ...describeModelDir(dir) });
     }
   }
   return out;

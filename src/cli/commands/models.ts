@@ -103,6 +103,6 @@ function registerList(models: Command): void {
         process.stdout.write(`no NLI models in ${dir}; run \`todeval models pull\` or pass --model <dir>\n`);
         return;
       }
-      for (const m of present) process.stdout.write(`${m.id}@${m.revision.slice(0, 12)} ${m.dtypes.join(',')} ${mib(m.bytes)} ${m.dir}\n`);
+      for (const m of present) process.stdout.write(`${m.id}@${m.revision.slice(0, 12)} ${m.dtypes.join(',')} ${mib(m.bytes)} ${m.family} ${m.dir}\n`);
     });
 }

@@ -195,6 +195,8 @@ export function formatDoctor(r: DoctorReport): string {
   if (r.models.present.length === 0) row('models', `none in ${r.models.cacheDir}`);
   for (const m of r.models.present) {
     row('model', `${m.id}@${m.revision.slice(0, 12)} (${m.dtypes.join(', ')}) in ${m.dir}`);
+    // Which cross-encoder it is and how its pairs are encoded (docs/nli.md "Other cross-encoders").
+    row('  family', `${m.family}; pair ${m.pairEncoding}`);
     // The two int8 schemes score differently; say which one --dtype q8 will load (docs/nli.md "q8").
     if (m.dtypes.includes('q8')) row('  q8', 'per-row int8 (signature q8-row): a pair scores the same in any batch; its integer sums are exact on every x86 CPU');
     else if (m.dtypes.includes('q8-tensor')) {
