@@ -119,14 +119,18 @@ describe.skipIf(!PYTHON || !hasData('sgd', 'test', 'dialogues_017.json'))(
       "mwzeval shim: the five systems' numbers equal `todeval evaluate --json`; keys and nesting are mwzeval's",
       async () => {
         const r = await unittest(PYTHON!, ['test_mwzeval'], env);
-        expectPassed(r, 10);
+        expectPassed(r, 14);
         expect(r.output).toMatch(/test_numbers_equal_todeval_evaluate .* \.\.\. ok$/m);
+        // mwzeval's import path, chrF/TER equal to `evaluate --chrf --ter`, errors naming data_dir.
+        expect(r.output).toMatch(/test_mwzevals_import_path_and_the_short_one_are_the_same_class .* \.\.\. ok$/m);
+        expect(r.output).toMatch(/test_chrf_and_ter_equal_the_clis .* \.\.\. ok$/m);
+        expect(r.output).toMatch(/test_no_data_dir_names_data_dir_not_the_clis_flag .* \.\.\. ok$/m);
         expect(r.output).toMatch(/test_sgsacc_section_equals_the_clis .* \.\.\. ok$/m);
         // confidence=True and compare() against `evaluate --confidence --json` and `compare --json`.
         expect(r.output).toMatch(/test_confidence .* \.\.\. ok$/m);
         expect(r.output).toMatch(/test_compare .* \.\.\. ok$/m);
       },
-      300_000,
+      360_000,
     );
 
     it('client against live servers: 401, 400 with its message, splitting, 413 halves, a real 503 retried', async () => {
