@@ -12,7 +12,7 @@ export type { NliRunner, NliRunnerOptions, NliRunnerStats } from './nli/runner.j
 
 export { computeSer, serIsCategorical } from './metrics/ser.js';
 export type { SerReport } from './metrics/ser.js';
-export { loadPredictions, comparePredictionIds } from './metrics/predictions.js';
+export { loadPredictions, comparePredictionIds } from './metrics/predictions-file.js';
 export { loadSgsaccData, runSgsacc, aggregateSgsacc, aggregateHallucination } from './metrics/sgsacc/index.js';
 export type { SgsaccRunOptions, SgsaccRun, SgsaccSummary, HallucinationSummary, FourWayLabel, TurnScore } from './metrics/sgsacc/index.js';
 // Sentence granularity (docs/sgsacc.md): the splitter, the courtesy rule, the check and its rate.
@@ -57,7 +57,7 @@ export { runRefsPipeline, type RefsPipelineOptions, type RefsResult, type ActCov
 export { runGcdf1Pipeline, type Gcdf1PipelineOptions, type Gcdf1Result } from './pipeline/gcdf1.js';
 export { runTextMetricsPipeline, type TextMetricsPipelineOptions } from './pipeline/text-metrics.js';
 export { runReportPipeline, checkReportOutputs, type ReportPipelineOptions, type ReportResult } from './pipeline/report.js';
-export { readPredictions, checkPredictionIds } from './pipeline/predictions.js';
+export { readPredictions, checkPredictionIds } from './pipeline/predictions-check.js';
 export type { PipelineHooks } from './pipeline/hooks.js';
 
 // Significance: sacreBLEU's paired tests and intervals over any metric of summed per-item

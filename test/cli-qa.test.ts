@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { threadCount } from '../src/cli/nli-options.js';
 import { positiveInt } from '../src/cli/options.js';
-import { loadPredictions } from '../src/metrics/predictions.js';
+import { loadPredictions } from '../src/metrics/predictions-file.js';
 import { PairCache } from '../src/nli/pair-cache.js';
 import { InputError } from '../src/util/errors.js';
 import { repairJsonlTail } from '../src/util/jsonl-append.js';

@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadDialogues } from '../src/metrics/gcdf1/evaluate.js';
-import { loadPredictions } from '../src/metrics/predictions.js';
+import { loadPredictions } from '../src/metrics/predictions-file.js';
 import { validatePredictions } from '../src/metrics/mwz/input.js';
 import { loadSchemaFile } from '../src/schema/schema-index.js';
 import { capPairText, MAX_PAIR_TEXT_CHARS } from '../src/nli/limits.js';

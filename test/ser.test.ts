@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { DialogueAction, Turn } from '../src/adapters/types.js';
 import { parseCanonicalMap } from '../src/metrics/canonical-map.js';
-import { comparePredictionIds, loadPredictions } from '../src/metrics/predictions.js';
+import { comparePredictionIds, loadPredictions } from '../src/metrics/predictions-file.js';
 import { computeSer, normaliseText, robustContains, timeVariants } from '../src/metrics/ser.js';
 import { InputError } from '../src/util/errors.js';
 import { tempDir } from './helpers/temp.js';

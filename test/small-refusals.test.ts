@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadPredictions } from '../src/metrics/predictions.js';
+import { loadPredictions } from '../src/metrics/predictions-file.js';
 import { InputError } from '../src/util/errors.js';
 import { REPO_ROOT } from './helpers/shared.js';
 import { tempDir } from './helpers/temp.js';

@@ -8,7 +8,7 @@ import { shardBlock, type ShardSpec } from '../shard/spec.js';
 import { writeJsonAtomic } from '../util/atomic-write.js';
 import { savedTurnsNotice, setInterruptNotice } from '../util/interrupt-notice.js';
 import type { PipelineHooks } from './hooks.js';
-import { checkPredictionIds, readPredictions } from './predictions.js';
+import { checkPredictionIds, readPredictions } from './predictions-check.js';
 import { refuseWeakerReport, scoreReportCoverage } from './report-guard.js';
 import { refuseConfidenceOfShard, runScorePipeline, type ScorePipelineHooks, type ScorePipelineOptions } from './score.js';
 import { selectScoreTurns, type ScoreSelection } from './score-selection.js';

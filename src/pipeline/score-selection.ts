@@ -1,5 +1,5 @@
 import type { Turn } from '../adapters/types.js';
-import { comparePredictionIds } from '../metrics/predictions.js';
+import { comparePredictionIds } from '../metrics/predictions-file.js';
 import { shardPositions, type ShardSpec } from '../shard/spec.js';
 
 /** Which turns a score run covers, decided before any model loads. */

@@ -2,12 +2,12 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { loadDataset, type LoadDatasetOptions } from '../adapters/load.js';
 import { loadCanonicalMap, MULTIWOZ_CANONICAL_MAP, type CanonicalMap } from '../metrics/canonical-map.js';
-import { comparePredictionIds } from '../metrics/predictions.js';
+import { comparePredictionIds } from '../metrics/predictions-file.js';
 import { computeSer, serIsCategorical, type SerReport } from '../metrics/ser.js';
 import { writeJsonAtomic } from '../util/atomic-write.js';
 import { fileSignature, formatSignature, makeSignature, type Signature } from '../util/signature.js';
 import type { PipelineHooks } from './hooks.js';
-import { checkPredictionIds, readPredictions } from './predictions.js';
+import { checkPredictionIds, readPredictions } from './predictions-check.js';
 
 export interface SerPipelineOptions extends Omit<LoadDatasetOptions, 'limit'> {
   /** The system's outputs (a predictions file); none: the ground truth's utterances. */

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { checkPredictionIds } from '../../src/pipeline/predictions.js';
-import { describeUnmatchedIds } from '../../src/metrics/predictions.js';
+import { checkPredictionIds } from '../../src/pipeline/predictions-check.js';
+import { describeUnmatchedIds } from '../../src/metrics/predictions-file.js';
 import { InputError } from '../../src/util/errors.js';
 
 // SGD-like: system turns are the odd indices of each dialogue.

@@ -9,7 +9,7 @@ import { stderrHooks } from '../hooks.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
 import { addDatasetOptions, addLimitOption, addReportFileOption, addTurnsOption, datasetDataDir, datasetLoadOptions, jsonToStdout, positiveInt, reportFileFrom, type DatasetFlags } from '../options.js';
 import { checkRunOutputs, type RunOutputFlags } from '../output-guard.js';
-import { addPredictionsOptions } from '../predictions.js';
+import { addPredictionsOptions } from '../predictions-options.js';
 import { addContextControlOptions, referenceSelectionOption, sgsaccSettingsOf, type SgsaccCliFlags } from '../sgsacc-options.js';
 import { addShardedAction, addShardOptions, requireShardOutput, type ShardFlags } from '../shard-options.js';
 import { runCommandInWorkers } from '../workers-run.js';

@@ -4,7 +4,7 @@ import { findDataDir } from '../../data/data-dir.js';
 import { runSerPipeline } from '../../pipeline/ser.js';
 import { formatSerReport } from '../../report/ser-text.js';
 import { stderrHooks } from '../hooks.js';
-import { addPredictionsOptions } from '../predictions.js';
+import { addPredictionsOptions } from '../predictions-options.js';
 import { addDatasetOptions, addLimitOption, addReportFileOption, datasetDataDir, datasetLoadOptions, jsonToStdout, positiveInt, reportFileFrom, type DatasetFlags } from '../options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
 

@@ -1,4 +1,4 @@
-import { describeUnmatchedIds, loadPredictions } from '../metrics/predictions.js';
+import { describeUnmatchedIds, loadPredictions } from '../metrics/predictions-file.js';
 import { tallyPlaceholders } from '../metrics/placeholders.js';
 import { InputError } from '../util/errors.js';
 import type { PipelineHooks } from './hooks.js';
