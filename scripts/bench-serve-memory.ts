@@ -5,7 +5,9 @@
  * model (real tokenizer, a cheap graph), so the host side is what is measured.
  *
  *   npm run bench:serve-memory -- [--pairs 1000000] [--clients 4] [--batch 512] [--max-cache-bytes N]
- *                                 [--max-seconds 3600] [--json FILE]
+ *                                 [--tokenizer-threads N] [--max-seconds 3600] [--json FILE]
+ *
+ * --pairs 0 measures the worst body alone.
  *
  * Pairs: every pair is new (a premise shared by 16 pairs, as a turn's candidates share it, and a
  * hypothesis of its own), so nothing is answered from the cache and every text is new to the
@@ -27,10 +29,11 @@ const program = new Command('bench-serve-memory')
   .option('--clients <n>', 'concurrent clients', (v) => Number(v), 4)
   .option('--batch <n>', 'pairs per /v1/nli request (at most the server\'s --max-pairs, 512)', (v) => Number(v), 512)
   .option('--max-cache-bytes <n>', 'the server\'s --max-cache-bytes (default: its own default)')
+  .option('--tokenizer-threads <n>', 'the server\'s --tokenizer-threads (default: its own, 0)')
   .option('--max-seconds <n>', 'stop sending after this long (the figures say how far it got)', (v) => Number(v), 3600)
   .option('--json <file>', 'also write the figures as JSON');
 program.parse(process.argv.filter((a, i) => !(i === 2 && a === '--')));
-const o = program.opts<{ pairs: number; clients: number; batch: number; maxCacheBytes?: string; maxSeconds: number; json?: string }>();
+const o = program.opts<{ pairs: number; clients: number; batch: number; maxCacheBytes?: string; tokenizerThreads?: string; maxSeconds: number; json?: string }>();
 
 const SENTENCES = [
   'I found 3 restaurants in the city centre that serve cheap Italian food.',
@@ -64,7 +67,7 @@ async function metric(url: string, name: string): Promise<number> {
 }
 
 const model = getLexicalStandinDir();
-const cacheFlag = o.maxCacheBytes ? ['--max-cache-bytes', o.maxCacheBytes] : [];
+const cacheFlag = [...(o.maxCacheBytes ? ['--max-cache-bytes', o.maxCacheBytes] : []), ...(o.tokenizerThreads ? ['--tokenizer-threads', o.tokenizerThreads] : [])];
 const load = loadavg().map((x) => x.toFixed(2)).join(' ');
 console.log(`bench-serve-memory: ${o.pairs} unique pairs, ${o.clients} clients x ${o.batch} pairs a request, lexical stand-in (${path.basename(model)}), ${cacheFlag.join(' ') || 'default --max-cache-bytes'}; load average ${load}`);
 
@@ -103,7 +106,7 @@ try {
     }
   };
   await Promise.all(Array.from({ length: o.clients }, client));
-  const seconds = (performance.now() - started) / 1000;
+  const seconds = Math.max(1e-9, (performance.now() - started) / 1000);
   const evictions = await metric(server.url, 'todeval_nli_cache_evictions_total');
   const final = { pairs: done, rssMiB: rssMiB(pid), seconds };
   if (samples[samples.length - 1].pairs !== done) samples.push(final);
