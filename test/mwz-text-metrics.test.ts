@@ -105,6 +105,9 @@ const peerMissing = !sacrebleuDir
 const python = process.env.SACREBLEU_PYTHON ?? '/usr/bin/python3';
 const haveMwz = hasData('multiwoz', 'predictions', 'lava.json');
 if (haveMwz && peerMissing) console.warn(`[skip] chrF/TER of MultiWOZ responses against sacreBLEU: ${peerMissing}`);
+if (haveMwz && peerMissing && process.env.TODEVAL_REQUIRE_REFERENCES) throw new Error(`the sacreBLEU comparisons must run here (TODEVAL_REQUIRE_REFERENCES is set): ${peerMissing}`);
+// Which sacreBLEU the comparisons ran, in the log (its version.py names it).
+if (!peerMissing) console.log(`[sacreBLEU] ${/__version__ = "([^"]+)"/.exec(readFileSync(path.join(sacrebleuDir!, 'sacrebleu', 'version.py'), 'utf8'))?.[1] ?? '?'} from ${sacrebleuDir} under ${python}`);
 
 describe.skipIf(!haveMwz || peerMissing !== undefined)("sacreBLEU's corpus_chrf / corpus_ter over mwzeval's BLEU strings of a published system", () => {
   it('lava (1,000 dialogues): BLEU, chrF2, chrF2++ and TER equal to 1e-9', async () => {
