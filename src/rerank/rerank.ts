@@ -131,8 +131,10 @@ interface ActionVerdicts {
 async function rerankChunk(items: RerankItem[], scorer: NliScorer, config: RerankConfig): Promise<RerankResult[]> {
   const verdicts = await candidatePass(items, scorer);
   if (config.context) await contextPass(items, verdicts, scorer, config.contextControl);
-  const hallucinated = await hallucinationPass(items, verdicts.judgedBy, scorer, config);
-  const sentences = config.bySentence ? await candidateSentences(items, verdicts.judgedBy, scorer, config.context, config.contextControl) : undefined;
+  // Each candidate's facts premise, planned once for the hallucination pass and the sentences.
+  const plans = config.hallucination || config.bySentence ? premisePlans(items, verdicts.judgedBy, config.context) : undefined;
+  const hallucinated = await hallucinationPass(items, plans, scorer, config);
+  const sentences = config.bySentence ? await candidateSentences(items, verdicts.judgedBy, plans!, scorer, config.context, config.contextControl) : undefined;
   return items.map((item, i) => {
     const candidates: CandidateFidelity[] = item.candidates.map((cand, c) => ({
       system: cand.system,
@@ -206,25 +208,30 @@ async function contextPass(items: RerankItem[], v: ActionVerdicts, scorer: NliSc
   }
 }
 
+type PremisePlan = ReturnType<typeof planPremise>;
+
+/** Per [item][candidate], the facts premise of its hallucination check: the references it was judged by. */
+function premisePlans(items: RerankItem[], judgedBy: (string | null)[][][], context: boolean): PremisePlan[][] {
+  return items.map((item, i) =>
+    item.candidates.map((_, c) => planPremise({ previousUserUtterance: item.context ?? '' }, item.actions.map((action, a) => ({ act: action.act, reference: judgedBy[i][c][a] })), { context })),
+  );
+}
+
 /**
  * Facts => text, one job per candidate with something to check (none unless the ranking or the
  * caller asks for it): per [item][candidate], whether the candidate is hallucinated, null where not checked.
  */
 async function hallucinationPass(
   items: RerankItem[],
-  judgedBy: (string | null)[][][],
+  plans: PremisePlan[][] | undefined,
   scorer: NliScorer,
   config: RerankConfig,
 ): Promise<(boolean | null)[][]> {
   const jobs: EntailmentJob[] = [];
   const jobOf = items.map((item, i) =>
     item.candidates.map((cand, c) => {
-      if (!config.hallucination) return null;
-      const plan = planPremise(
-        { previousUserUtterance: item.context ?? '' },
-        item.actions.map((action, a) => ({ act: action.act, reference: judgedBy[i][c][a] })),
-        { context: config.context },
-      );
+      if (!config.hallucination || !plans) return null;
+      const plan = plans[i][c];
       if (plan.check !== 'checked') return null;
       jobs.push(hallucinationJob(plan, item.context ?? '', cand.text));
       return jobs.length - 1;
@@ -257,6 +264,7 @@ function itemResult(item: RerankItem, candidates: CandidateFidelity[], best: Can
 async function candidateSentences(
   items: RerankItem[],
   judgedBy: (string | null)[][][],
+  plans: PremisePlan[][],
   scorer: NliScorer,
   context: boolean,
   contextControl: boolean,
@@ -270,7 +278,7 @@ async function candidateSentences(
       const actions = item.actions.map((a) => ({ ...a, negatives: [] }));
       const services = [...new Set(item.actions.map((a) => a.service))];
       turns.push({ id, services, utterance: cand.text, previousUserUtterance: item.context ?? '', actions });
-      const plan = planPremise({ previousUserUtterance: item.context ?? '' }, item.actions.map((a, k) => ({ act: a.act, reference: judgedBy[i][c][k] })), { context });
+      const plan = plans[i][c];
       refs.set(id, {
         id,
         services,
