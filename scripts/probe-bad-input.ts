@@ -288,6 +288,11 @@ function defaultModel(): string {
 }
 
 async function main(): Promise<void> {
+  // `npm run probe:bad-input | head`: the reader's choice, not an error.
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(0);
+    throw e;
+  });
   const argv = process.argv.slice(2);
   const flag = (name: string) => {
     const i = argv.indexOf(name);
