@@ -7,7 +7,6 @@ import { checkBinding, probeBinding } from '../../serve/server.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
 import { addDatasetOptions, boundedInt, datasetDataDir, datasetLoadOptions, hostName, portNumber, positiveInt, rankByFrom, type DatasetFlags } from '../options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
-import { holdRunLocks } from '../../util/run-lock.js';
 import { addContextControlOptions, referenceSelectionOption, sgsaccSettingsOf, type SgsaccCliFlags } from '../sgsacc-options.js';
 import { RANK_BY } from '../../rerank/index.js';
 
@@ -56,8 +55,6 @@ async function runServe(flags: ServeFlags): Promise<void> {
   const rankBy = rankByFrom(flags.rankBy);
   const limits = Object.fromEntries(LIMIT_FLAGS.map((l) => [l.key, flags[l.key]])) as unknown as ServeLimits;
   refuseOutputOverInput({ '--references': flags.references, '--cache': flags.cache }, { '--dialogues': flags.dialogues, '--schema': flags.schema });
-  // The service appends to --references as score does: one writer at a time.
-  holdRunLocks([flags.references]);
   // The address is bound once and let go before the data and the model load: a port in use or a
   // host that is not this machine's is found in a second, not after a model load.
   await probeBinding(flags.host, flags.port);
