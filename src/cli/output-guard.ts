@@ -103,7 +103,7 @@ export interface RunOutputFlags {
  * -o (or `--json FILE`), --cache and, for score (`references` given), its references file, which is
  * kept beside --turns (else -o) when --references is not given, so a resumed or repeated run still
  * has every turn's ground truth. The run then holds a lock beside each of them (src/util/run-lock.ts)
- * until it exits. Returns the report file and the references file with how it came.
+ * until it exits (a named --references file excepted, see below). Returns the report file and the references file with how it came.
  */
 export function checkRunOutputs(
   flags: RunOutputFlags,
@@ -122,7 +122,11 @@ export function checkRunOutputs(
     },
     { [input.flag]: input.file, '--dialogues': flags.dialogues, '--schema': flags.schema },
   );
-  // One writer per run: a second run on the same files is refused here, before any work.
-  holdRunLocks([flags.turns, output, referencesFile]);
+  // One writer per run: a second run on the same files is refused here, before any work. A
+  // --references file given by name is a store shared on purpose (the shards of a Slurm array read
+  // the one refs.sbatch built, several systems reuse one file), so it is not held for the run: each
+  // append is one O_APPEND write of whole lines, and the one reader reads a record two runs both
+  // wrote as one record. The references kept beside --turns/-o belong to this run and are held.
+  holdRunLocks([flags.turns, output, kept]);
   return { output, referencesFile, referencesKept: kept !== undefined };
 }

@@ -49,8 +49,12 @@ function holdOne(file: string): void {
   const lock = lockFileOf(file);
   if (held.has(lock)) return;
   const me: Holder = { pid: process.pid, host: hostname(), started: new Date().toISOString() };
+  // A holder that is alive gets a short grace before the refusal: a run stopped by a signal (a
+  // Slurm requeue, Ctrl-C and an immediate rerun) releases its locks within a second of the signal,
+  // and the scheduler may start the requeued task before the old process has finished exiting.
+  const graceEnds = Date.now() + lockGraceMs();
   // A few tries: between finding a stale lock and replacing it another run may take it first.
-  for (let attempt = 0; attempt < 3; attempt++) {
+  for (let attempt = 0; attempt < 3; ) {
     try {
       const fd = openSync(lock, 'wx');
       try {
@@ -66,6 +70,11 @@ function holdOne(file: string): void {
       }
     }
     const holder = readHolder(lock);
+    if (holder && holder.pid !== process.pid && isRunning(holder) && Date.now() < graceEnds) {
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
+      continue;
+    }
+    attempt++;
     if (holder && holder.pid !== process.pid && isRunning(holder)) {
       const where = holder.host === me.host ? '' : ` on ${holder.host}`;
       throw new InputError(
@@ -97,8 +106,28 @@ function isRunning(h: Holder): boolean {
   if (h.host !== hostname()) return true;
   try {
     process.kill(h.pid, 0);
-    return true;
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
+  // kill(pid, 0) also succeeds for a zombie: a process that has exited but that nobody reaped (an
+  // orphan in a container whose init does not reap, a killed Slurm task's leftovers). It writes
+  // nothing any more, so its lock is taken over like a dead one's.
+  return !isZombie(h.pid);
+}
+
+/** Whether Linux lists the process as exited and unreaped (state Z or X); false where /proc is absent. */
+function isZombie(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state === 'Z' || state === 'X';
+  } catch {
+    return false;
+  }
+}
+
+/** How long a live holder is waited for (TODEVAL_LOCK_WAIT_MS, default 5 s) before a run is refused. */
+function lockGraceMs(): number {
+  const v = Number(process.env.TODEVAL_LOCK_WAIT_MS);
+  return Number.isFinite(v) && v >= 0 ? v : 5000;
 }

@@ -16,6 +16,12 @@ if (task !== undefined && gateFile && process.env.SLURM_ARRAY_TASK_ID === task &
     append.call(fs, file, ...rest);
     if (String(file).endsWith('.turns.jsonl')) {
       fs.writeFileSync(gateFile, `${process.pid}\n`);
+      // A real run ends within a second of Slurm's SIGTERM (its handler runs on the event loop),
+      // but this one holds the loop still, so the handler could never run: with no listener left,
+      // the signal takes its default action and ends the process at once, as the real run would
+      // end. Left alive, it outlived its step (proctrack/linuxproc loses an orphan) and still held
+      // the shard's run lock when the requeued task started.
+      for (const signal of ['SIGTERM', 'SIGINT']) process.removeAllListeners(signal);
       const cell = new Int32Array(new SharedArrayBuffer(4));
       for (;;) Atomics.wait(cell, 0, 0, 1000);
     }
