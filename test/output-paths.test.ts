@@ -4,24 +4,15 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { refuseOutputOverInput } from '../src/cli/output-guard.js';
 import { writeFileAtomic } from '../src/util/atomic-write.js';
-import { InputError } from '../src/util/errors.js';
 import { runCli, runProcess } from './helpers/cli.js';
 import { tempDir } from './helpers/temp.js';
 import { getTinyModelDir } from './helpers/tiny-model.js';
+import { refusal } from './helpers/refusal.js';
 
 // Issue 42: `quantize -o /dev/full` and `score -o <char device>` renamed a regular file over the
 // device; `score -o link.json` replaced the link and left its target stale. Every command that
 // writes goes through one check (checkOutputPath, from refuseOutputOverInput) and one atomic write.
 
-function refusal(f: () => unknown): string {
-  try {
-    f();
-  } catch (e) {
-    expect(e).toBeInstanceOf(InputError);
-    return (e as InputError).oneLine();
-  }
-  throw new Error('expected an InputError');
-}
 
 /** A character device made in a temp folder (1,7 is /dev/full's numbers); null where mknod is not allowed. */
 async function charDevice(dir: string): Promise<string | null> {

@@ -2,26 +2,17 @@ import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readRecordLines } from '../src/util/record-lines.js';
-import { InputError } from '../src/util/errors.js';
 import { runCli } from './helpers/cli.js';
 import { getLexicalStandinDir } from './helpers/lexical-standin.js';
 import { suiteTempDir, tempDir } from './helpers/temp.js';
 import { DATA_DIR, hasData } from './helpers/shared.js';
+import { refusal } from './helpers/refusal.js';
 
 // Issue 42: a --turns file holding one id twice with different values was read last-wins (compare
 // exited 0 with SGSAcc moved, report showed a ± beside another run score); a shard whose --turns
 // file was cut short merged into a file missing turns under a report that claimed them all.
 // One reader (readRecordLines) now reads every record file; merge counts each shard's records.
 
-function refusal(f: () => unknown): string {
-  try {
-    f();
-  } catch (e) {
-    expect(e).toBeInstanceOf(InputError);
-    return (e as InputError).oneLine();
-  }
-  throw new Error('expected an InputError');
-}
 
 describe('readRecordLines', () => {
   const a = JSON.stringify({ id: 'd/1', v: 1 });
