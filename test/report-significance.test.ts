@@ -263,4 +263,14 @@ describe.skipIf(!HAS_BUILT_CLI || !hasData('multiwoz', 'predictions', 'uniconv.j
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/augpt\.items\.json: matches no evaluate run given/);
   }, 180_000);
+
+  // Issue 45: a MultiWOZ-only report drew four SGSAcc chart lines reading "not shown ...: needs
+  // --turns" and Service/Act filters with nothing in them.
+  it('a MultiWOZ-only report draws no SGSAcc chart notes and hides the filters it has nothing for', async () => {
+    const { html } = await reportHtml([f('augpt.json'), f('uniconv.json')], f('mwz-only.html'));
+    expect(html).not.toMatch(/not shown for [^<]*needs/);
+    expect(html).toMatch(/<label hidden>Service <select id="f-service">/);
+    expect(html).toMatch(/<label hidden>Act <select id="f-act">/);
+    expect(html).toMatch(/<label>Run <select id="f-run">/);
+  }, 120_000);
 });
