@@ -16,6 +16,7 @@ import { runCli } from './helpers/cli.js';
 import { getLexicalStandinDir } from './helpers/lexical-standin.js';
 import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
 import { suiteTempDir } from './helpers/temp.js';
+import { mulberry32 } from './helpers/mulberry32.js';
 
 // One resolved config per product, built once at each edge. Property, over random option sets
 // (flags x rankings x granularity x context x the control given, refused or left out): the same
@@ -28,17 +29,10 @@ const DIALOGUES = path.join(DATA_DIR, 'sgd', 'test', 'dialogues_017.json');
 const LIMIT = 6;
 const SETS = 5;
 
-/** mulberry32, seeded: a failing set is named by its seed and can be run again. */
+/** Seeded draws: a failing set is named by its seed and can be run again. */
 function random(seed: number): () => number {
   // Spread small seeds apart first: mulberry32's first draws of seeds 1, 2, 3 are alike.
-  let a = Math.imul(seed ^ 0x5bd1e995, 0x9e3779b1) >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  return mulberry32(Math.imul(seed ^ 0x5bd1e995, 0x9e3779b1));
 }
 
 interface OptionSet extends SgsaccSettings {

@@ -5,23 +5,14 @@ import type { SgsaccTurn, TurnReferences } from '../../src/metrics/sgsacc/types.
 import { resolveRerankConfig, RANK_BY, type RerankSettings } from '../../src/rerank/config.js';
 import { rerankPairBound, rerankWith, type RerankItem } from '../../src/rerank/rerank.js';
 import { FakeWordOverlapNli } from '../sgsacc-fake-nli.js';
+import { mulberry32 } from '../helpers/mulberry32.js';
 
 // The service reserves, before it runs, the pairs the planners say a request may send (PairAdmission).
 // Property: over random turns, items and option sets, no run sends the scorer more pairs than its
 // planner allows. The scorer is a FAKE (word overlap), so entailment varies from pair to pair and
 // every pass (context retries, controls, sentences) is reached.
 
-/** mulberry32: a small seeded generator, so a failure names a case that can be run again. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const random = mulberry32;
 
 const WORDS = ['alarm', 'time', 'city', 'seattle', 'restaurant', 'seven', 'morning', 'table', 'booking', 'price', 'cheap', 'music', 'ticket', 'date', 'friday', 'people'];
 const ACTS = ['INFORM', 'REQUEST', 'CONFIRM', 'OFFER', 'GOODBYE', 'REQ_MORE'];
