@@ -72,8 +72,8 @@ export { turnItemStats } from './metrics/sgsacc/item-stats.js';
 export { mwzItemStats, type MwzItems } from './metrics/mwz/item-stats.js';
 export { gcdf1ItemStats } from './metrics/gcdf1/item-stats.js';
 export { rerankItemStats } from './rerank/item-stats.js';
-export { loadItemSource, itemsFileJson, type ItemSource, type ItemsFile } from './report/item-files.js';
-export { compareRuns, formatComparison, type CompareOptions, type CompareResult, type MetricComparison } from './report/compare.js';
+export { loadItemSource, itemsFileJson, type ItemSource, type ItemsFile } from './report/stats/item-files.js';
+export { compareRuns, formatComparison, type CompareOptions, type CompareResult, type MetricComparison } from './report/stats/compare.js';
 
 // Scale-out: the split `--shard K/N` makes, and `todeval merge` (docs/scale-out.md).
 export { shardPositions, shardLabel, type ShardSpec } from './shard/spec.js';

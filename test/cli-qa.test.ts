@@ -50,7 +50,7 @@ describe('progress bar and Ctrl-C', () => {
     // a child process, so exiting is real: stderr posing as a terminal, a bar started, then exit(130)
     const r = await promisify(execFile)(process.execPath, ['--import', 'tsx', '-e', `
       Object.defineProperty(process.stderr, 'isTTY', { value: true });
-      const { progressBar } = await import('./src/report/progress.ts');
+      const { progressBar } = await import('./src/util/progress/bar.ts');
       progressBar('qa |{bar}| {value}/{total}').start(10, 3);
       process.exit(130);
     `], { cwd: REPO_ROOT }).then(

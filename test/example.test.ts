@@ -4,7 +4,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { resamplingUnits } from '../src/metrics/significance/confidence.js';
-import { loadItemSource } from '../src/report/item-files.js';
+import { loadItemSource } from '../src/report/stats/item-files.js';
 import { runCli } from './helpers/cli.js';
 import { REPO_ROOT, TOKENIZER_DIR } from './helpers/shared.js';
 import { tempDir } from './helpers/temp.js';

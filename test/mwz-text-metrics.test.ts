@@ -11,7 +11,7 @@ import { mwzItemStats } from '../src/metrics/mwz/item-stats.js';
 import { columnSums } from '../src/metrics/significance/paired.js';
 import { runComparePipeline } from '../src/pipeline/compare.js';
 import { runEvaluatePipeline } from '../src/pipeline/evaluate.js';
-import { itemsFileJson, loadItemSource } from '../src/report/item-files.js';
+import { itemsFileJson, loadItemSource } from '../src/report/stats/item-files.js';
 import { runCli } from './helpers/cli.js';
 import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
 import { suiteTempDir, tempDir } from './helpers/temp.js';

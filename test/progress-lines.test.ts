@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ProgressLines, progressBar } from '../src/report/progress.js';
+import { ProgressLines, progressBar } from '../src/util/progress/bar.js';
 import { runCli } from './helpers/cli.js';
 import { DATA_DIR, hasData } from './helpers/shared.js';
 import { getTinyModelDir } from './helpers/tiny-model.js';

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildHtmlReport, type PageData } from '../src/report/html/index.js';
-import type { CompareResult } from '../src/report/compare.js';
+import type { CompareResult } from '../src/report/stats/compare.js';
 import { HAS_BUILT_CLI, runBuiltCli } from './helpers/cli.js';
 import { getLexicalStandinDir } from './helpers/lexical-standin.js';
 import { scoreExampleRuns, type ExampleRuns } from './helpers/report-fixture.js';

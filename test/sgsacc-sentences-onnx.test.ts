@@ -5,7 +5,7 @@ import { loadSgsaccData, runSgsacc, type SgsaccRun, type TurnReferences } from '
 import { createNliRunner } from '../src/nli/runner.js';
 import { buildSentenceTestSet, localisation } from '../scripts/lib/sentence-testset.js';
 import { memoryReferences } from '../scripts/lib/memory-references.js';
-import { loadItemSource } from '../src/report/item-files.js';
+import { loadItemSource } from '../src/report/stats/item-files.js';
 import { runCli as run } from './helpers/cli.js';
 import { getLexicalStandinDir } from './helpers/lexical-standin.js';
 import { DATA_DIR, hasData } from './helpers/shared.js';

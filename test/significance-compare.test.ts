@@ -15,8 +15,8 @@ import { byDialogue, metricItems, ratioMetric, selectItems, type RunItems } from
 import { bootstrapConfidence, pairedBootstrap } from '../src/metrics/significance/paired.js';
 import { rerankItemStats } from '../src/rerank/item-stats.js';
 import type { RerankResult } from '../src/rerank/rerank.js';
-import { compareRuns, formatComparison } from '../src/report/compare.js';
-import type { ItemSource } from '../src/report/item-files.js';
+import { compareRuns, formatComparison } from '../src/report/stats/compare.js';
+import type { ItemSource } from '../src/report/stats/item-files.js';
 import { makeSignature } from '../src/util/signature.js';
 import { runCli } from './helpers/cli.js';
 import { DATA_DIR, hasData } from './helpers/shared.js';

@@ -15,8 +15,8 @@ import { resampleSpec, testSignature } from '../src/metrics/significance/spec.js
 import type { StatMetric } from '../src/metrics/significance/types.js';
 import { bootstrapCoverage95, MIN_BOOTSTRAP_UNITS, randomizationFloor, studentTCentral } from '../src/metrics/significance/units.js';
 import { bleuStatMetric, bleuTestSignature, compareBleu } from '../src/metrics/text/bleu-significance.js';
-import { compareRuns } from '../src/report/compare.js';
-import type { ItemSource } from '../src/report/item-files.js';
+import { compareRuns } from '../src/report/stats/compare.js';
+import type { ItemSource } from '../src/report/stats/item-files.js';
 import { makeSignature } from '../src/util/signature.js';
 import { CLI_ARGV, runCli } from './helpers/cli.js';
 import { REPO_ROOT } from './helpers/shared.js';

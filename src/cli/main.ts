@@ -4,7 +4,7 @@ import { commandFailure } from './failure.js';
 import { programFor } from './program.js';
 import { spellOutSacrebleuFlags } from './sacrebleu-flags.js';
 import { interruptNotice, interruptWait } from '../util/interrupt-notice.js';
-import { exitWithParent } from '../report/worker-progress.js';
+import { exitWithParent } from '../util/progress/worker-ipc.js';
 
 // `todeval refs | head` closes our stdout early: that is the reader's choice, not an error.
 process.stdout.on('error', (e: NodeJS.ErrnoException) => {

@@ -1,8 +1,8 @@
 import { resolveDataDir } from '../data/data-dir.js';
 import type { Evaluator, EvaluatorOptions } from '../metrics/mwz/evaluator.js';
 import { runStepsAsync } from '../metrics/significance/steps.js';
-import { compareRunsSteps, type CompareOptions, type CompareResult } from '../report/compare.js';
-import { loadItemSource, type ItemSource } from '../report/item-files.js';
+import { compareRunsSteps, type CompareOptions, type CompareResult } from '../report/stats/compare.js';
+import { loadItemSource, type ItemSource } from '../report/stats/item-files.js';
 import { mwzEvaluator, type MwzHooks, type MwzReadOptions } from './mwz-evaluator.js';
 
 export interface ComparePipelineOptions extends CompareOptions, MwzReadOptions {

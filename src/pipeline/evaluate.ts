@@ -1,6 +1,6 @@
 import { modelSignatureFields } from '../nli/types.js';
 import { resolveDataDir } from '../data/data-dir.js';
-import type { EvaluationText } from '../report/evaluate-text.js';
+import type { EvaluationText } from '../report/text/evaluate-text.js';
 import { chrfOptionsOf, type EvaluatorOptions } from '../metrics/mwz/evaluator.js';
 import type { ValidatedPredictions } from '../metrics/mwz/input.js';
 import { mwzItemStats, type MwzItems } from '../metrics/mwz/item-stats.js';
@@ -9,7 +9,7 @@ import { runConfidence, type ResampleUnit } from '../metrics/significance/confid
 import type { Seed } from '../metrics/significance/pcg64.js';
 import { contextControlSignature } from '../metrics/sgsacc/index.js';
 import type { NliRunnerOptions } from '../nli/runner.js';
-import { itemsFileJson } from '../report/item-files.js';
+import { itemsFileJson } from '../report/stats/item-files.js';
 import type { EvaluateShardReport } from '../shard/evaluate-merge.js';
 import { shardBlock, shardLabel, type ShardSpec } from '../shard/spec.js';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic-write.js';

@@ -4,7 +4,7 @@ import type { Turn } from '../adapters/types.js';
 import { loadSgsaccData, type SgsaccData } from '../metrics/sgsacc/dataset.js';
 import { RecordStore } from '../metrics/sgsacc/store.js';
 import { createNliRunner, type NliRunner, type NliRunnerOptions } from '../nli/runner.js';
-import { reportToParent } from '../report/worker-progress.js';
+import { reportToParent } from '../util/progress/worker-ipc.js';
 import { readRerankInput, rerankSignature, rerankWith, resolveRerankConfig, resolveRerankItem, type RerankConfig, type RerankItem, type RerankResult, type RerankSettings } from '../rerank/index.js';
 import { summarizeRerank } from '../rerank/summary.js';
 import type { RerankReport, RerankShardReport } from '../shard/rerank-merge.js';

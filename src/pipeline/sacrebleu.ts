@@ -14,7 +14,7 @@ import type { BleuTokenizerName } from '../metrics/text/bleu-tokenizers.js';
 import { resampleSystemsSteps } from '../metrics/text/bleu-significance.js';
 import { pyRstrip } from '../metrics/text/py-string.js';
 import { segmentRow, textMetric, TEXT_METRICS, type TextMetric, type TextMetricKey } from '../metrics/text/text-metric.js';
-import { formatResultsTable, formatSacrebleuScore, formatSacrebleuSignature, formatSingleResults, type PairedCell, type ResultsTable, type SacrebleuField } from '../report/sacrebleu-text.js';
+import { formatResultsTable, formatSacrebleuScore, formatSacrebleuSignature, formatSingleResults, type PairedCell, type ResultsTable, type SacrebleuField } from '../report/text/sacrebleu-text.js';
 import type { SignatureField } from '../util/signature.js';
 import { TODEVAL_VERSION } from '../util/version.js';
 

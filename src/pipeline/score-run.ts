@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { LoadDatasetOptions } from '../adapters/load.js';
 import { loadSgsaccData, type SgsaccReport } from '../metrics/sgsacc/index.js';
 import { createNliRunner, type NliRunner, type NliRunnerOptions } from '../nli/runner.js';
-import { reportToParent } from '../report/worker-progress.js';
+import { reportToParent } from '../util/progress/worker-ipc.js';
 import type { ScoreShardReport, ScoreTallies } from '../shard/score-merge.js';
 import { shardBlock, type ShardSpec } from '../shard/spec.js';
 import { writeJsonAtomic } from '../util/atomic-write.js';

@@ -3,7 +3,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { progressBar, type ProgressMode } from '../report/progress.js';
+import { progressBar, type ProgressMode } from '../util/progress/bar.js';
 import { InputError } from '../util/errors.js';
 import { resumeCommand, setInterruptNotice, setInterruptWait } from '../util/interrupt-notice.js';
 import { keptReferencesFile } from '../metrics/sgsacc/kept-references.js';

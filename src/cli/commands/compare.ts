@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { InputError } from '../../util/errors.js';
 import { lowUnitsNote } from '../../metrics/significance/confidence.js';
 import { runComparePipeline } from '../../pipeline/compare.js';
-import { formatComparison } from '../../report/compare.js';
+import { formatComparison } from '../../report/stats/compare.js';
 import { addDataDirOption, reportSkipped } from '../options.js';
 import { addMwzInputOptions, chrfFrom, chrfWordOrderOption, GROUND_TRUTH_SOURCES, type MwzInputFlags } from '../mwz-options.js';
 import { addPairedTestOptions, seedFrom, unitOption, type SignificanceFlags } from '../significance-options.js';

@@ -1,8 +1,8 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import { pull, type PullEvent } from '../../data/pull.js';
-import { progressBar } from '../../report/progress.js';
-import { mib } from '../../report/units.js';
+import { progressBar } from '../../util/progress/bar.js';
+import { mib } from '../../util/units.js';
 import { refuseUnwritableFolder } from '../output-guard.js';
 
 /** `todeval data pull`: download the public datasets into ./data (layout of ../shared/DATA.md). */

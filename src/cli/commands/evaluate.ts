@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import { runEvaluatePipeline, type EvaluateResult } from '../../pipeline/evaluate.js';
-import { barProgress, progressBar, progressOption, type ProgressMode } from '../../report/progress.js';
-import { formatEvaluation } from '../../report/evaluate-text.js';
+import { barProgress, progressBar, progressOption, type ProgressMode } from '../../util/progress/bar.js';
+import { formatEvaluation } from '../../report/text/evaluate-text.js';
 import { addRunConfidenceOptions, runConfidenceFrom, type RunConfidenceFlags } from '../significance-options.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
 import { addDataDirOption, addInputOption, addLimitOption, reportSkipped } from '../options.js';

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { runGcdf1Pipeline } from '../../pipeline/gcdf1.js';
-import { formatGcdf1Report } from '../../report/gcdf1-text.js';
-import { barProgress, progressBar, progressOption, type ProgressMode } from '../../report/progress.js';
+import { formatGcdf1Report } from '../../report/text/gcdf1-text.js';
+import { barProgress, progressBar, progressOption, type ProgressMode } from '../../util/progress/bar.js';
 import { stderrHooks } from '../hooks.js';
 import { addShardOptions, applySlurmArrayShard, requireShardOutput, type ShardFlags } from '../shard-options.js';
 import { addDataDirOption, addLimitOption } from '../options.js';

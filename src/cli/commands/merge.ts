@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
-import { formatGcdf1Report } from '../../report/gcdf1-text.js';
+import { formatGcdf1Report } from '../../report/text/gcdf1-text.js';
 import { formatSgsaccReport } from '../../metrics/sgsacc/report.js';
 import { formatRerankReport } from '../../rerank/summary.js';
 import { refuseWeakerReport, scoreReportCoverage } from '../../pipeline/report-guard.js';
 import { mergeRunShards } from '../../shard/run-merge.js';
-import { formatEvaluation } from '../../report/evaluate-text.js';
+import { formatEvaluation } from '../../report/text/evaluate-text.js';
 import { addTurnsOption, jsonToStdout } from '../options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
 import { holdRunLocks } from '../../util/run-lock.js';

@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import type { DatasetName } from '../../adapters/load.js';
 import { runRefsPipeline } from '../../pipeline/refs.js';
-import { formatRefsSummary } from '../../report/refs-text.js';
+import { formatRefsSummary } from '../../report/text/refs-text.js';
 import { stderrHooks } from '../hooks.js';
 import { addDatasetOptions, addLimitOption, datasetDataDir, datasetLoadOptions, type DatasetFlags } from '../options.js';
 import { refuseOutputOverInput } from '../output-guard.js';

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import { checkReportOutputs, runReportPipeline } from '../../pipeline/report.js';
-import { formatSignificanceLines } from '../../report/significance-text.js';
+import { formatSignificanceLines } from '../../report/text/significance-text.js';
 import { positiveInt } from '../options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
 import { addPairedTestOptions, seedFrom, unitOption, type SignificanceFlags } from '../significance-options.js';

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { DatasetName } from '../../adapters/load.js';
 import { findDataDir } from '../../data/data-dir.js';
 import { runRerankPipeline } from '../../pipeline/rerank.js';
-import { barProgress, progressBar, progressOption, type ProgressMode } from '../../report/progress.js';
+import { barProgress, progressBar, progressOption, type ProgressMode } from '../../util/progress/bar.js';
 import { RANK_BY, RERANK_DEFAULTS } from '../../rerank/index.js';
 import { formatRerankReport } from '../../rerank/summary.js';
 import { stderrHooks } from '../hooks.js';

@@ -3,7 +3,7 @@ import type { DatasetName } from '../../adapters/load.js';
 import { formatSgsaccReport, GRANULARITIES, SGSACC_DEFAULTS } from '../../metrics/sgsacc/index.js';
 import { refuseWeakerReport, scoreReportCoverage } from '../../pipeline/report-guard.js';
 import { runScore, type ScoreRunHooks } from '../../pipeline/score-run.js';
-import { pairsProgress, progressOption, type ProgressMode } from '../../report/progress.js';
+import { pairsProgress, progressOption, type ProgressMode } from '../../util/progress/bar.js';
 import { InputError } from '../../util/errors.js';
 import { stderrHooks } from '../hooks.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';

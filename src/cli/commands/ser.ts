@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { DatasetName } from '../../adapters/load.js';
 import { findDataDir } from '../../data/data-dir.js';
 import { runSerPipeline } from '../../pipeline/ser.js';
-import { formatSerReport } from '../../report/ser-text.js';
+import { formatSerReport } from '../../report/text/ser-text.js';
 import { stderrHooks } from '../hooks.js';
 import { addPredictionsOptions } from '../predictions-options.js';
 import { addDatasetOptions, addLimitOption, addReportFileOption, datasetDataDir, datasetLoadOptions, jsonToStdout, positiveInt, reportFileFrom, type DatasetFlags } from '../options.js';

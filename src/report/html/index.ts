@@ -1,6 +1,6 @@
 import { InputError } from '../../util/errors.js';
 import { runSteps, type Steps } from '../../metrics/significance/steps.js';
-import { runSignificanceSteps, type RunSignificance, type RunSignificanceOptions } from '../run-significance.js';
+import { runSignificanceSteps, type RunSignificance, type RunSignificanceOptions } from '../stats/run-significance.js';
 import { reportCharts } from './charts.js';
 import { buildPageData, type PageData } from './page-data.js';
 import { renderReportHtml } from './render.js';

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { MIN_BOOTSTRAP_UNITS } from '../../metrics/significance/units.js';
 import { turnOutcome } from '../../metrics/sgsacc/outcome.js';
-import { COLUMN_METRICS, significanceCaption, type RunSignificance } from '../run-significance.js';
+import { COLUMN_METRICS, significanceCaption, type RunSignificance } from '../stats/run-significance.js';
 import { systemsNotComparable } from '../../util/signature.js';
 import { RUN_COLUMNS, type RunColumn } from './columns.js';
 import type { ReportRun, TurnLine, TurnsFile } from './runs.js';

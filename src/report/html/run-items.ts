@@ -6,7 +6,7 @@
 import type { MetricItems } from '../../metrics/significance/items.js';
 import type { TurnScore } from '../../metrics/sgsacc/types.js';
 import { InputError } from '../../util/errors.js';
-import { loadItemSource, scoreTurnsItemSource, type ItemSource } from '../item-files.js';
+import { loadItemSource, scoreTurnsItemSource, type ItemSource } from '../stats/item-files.js';
 import type { ReportRun, TurnsFile } from './runs.js';
 
 function fullScore(m: MetricItems): number {

@@ -1,4 +1,4 @@
-import type { SerReport } from '../metrics/ser.js';
+import type { SerReport } from '../../metrics/ser.js';
 
 function pct(x: number): string {
   return `${x.toFixed(2)}%`;

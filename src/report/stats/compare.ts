@@ -3,17 +3,17 @@
  * every metric their per-item outputs support, resampling dialogues (or turns) and never re-running
  * a model: runs must share a signature apart from what names the system, and the same items.
  */
-import { selectItems, type MetricItems } from '../metrics/significance/items.js';
-import { lowUnitsNote, resamplingUnits } from '../metrics/significance/confidence.js';
-import { pairedApproximateRandomizationSteps, pairedBootstrapSteps } from '../metrics/significance/paired.js';
-import type { Seed } from '../metrics/significance/pcg64.js';
-import { resampleSpec, testSignature, type ResampleSpec, type ResampleUnit } from '../metrics/significance/spec.js';
-import { runSteps, type Steps } from '../metrics/significance/steps.js';
-import type { SystemResult } from '../metrics/significance/types.js';
-import { lowUnitsField } from '../metrics/significance/units.js';
-import { InputError } from '../util/errors.js';
+import { selectItems, type MetricItems } from '../../metrics/significance/items.js';
+import { lowUnitsNote, resamplingUnits } from '../../metrics/significance/confidence.js';
+import { pairedApproximateRandomizationSteps, pairedBootstrapSteps } from '../../metrics/significance/paired.js';
+import type { Seed } from '../../metrics/significance/pcg64.js';
+import { resampleSpec, testSignature, type ResampleSpec, type ResampleUnit } from '../../metrics/significance/spec.js';
+import { runSteps, type Steps } from '../../metrics/significance/steps.js';
+import type { SystemResult } from '../../metrics/significance/types.js';
+import { lowUnitsField } from '../../metrics/significance/units.js';
+import { InputError } from '../../util/errors.js';
 import type { ItemSource } from './item-files.js';
-import { formatComparable, formatProvenance, sharedSignature, systemsNotComparable } from '../util/signature.js';
+import { formatComparable, formatProvenance, sharedSignature, systemsNotComparable } from '../../util/signature.js';
 
 export interface CompareOptions {
   /** 'bs' paired bootstrap (default), 'ar' approximate randomization. */

@@ -1,7 +1,7 @@
-import type { MwzEvaluation } from '../metrics/mwz/evaluator.js';
-import type { SgsaccMergeResult } from '../metrics/mwz/sgsacc-merge.js';
-import { formatConfidence, type ConfidenceBlock } from '../metrics/significance/confidence.js';
-import { formatSignature } from '../util/signature.js';
+import type { MwzEvaluation } from '../../metrics/mwz/evaluator.js';
+import type { SgsaccMergeResult } from '../../metrics/mwz/sgsacc-merge.js';
+import { formatConfidence, type ConfidenceBlock } from '../../metrics/significance/confidence.js';
+import { formatSignature } from '../../util/signature.js';
 
 /** What `todeval evaluate` reports (and `todeval merge` of its shards): mwzeval's metrics, SGSAcc, intervals. */
 export type EvaluationText = MwzEvaluation & { sgsacc?: SgsaccMergeResult | null; confidence?: ConfidenceBlock };

@@ -1,5 +1,5 @@
-import { MIN_BOOTSTRAP_UNITS } from '../metrics/significance/units.js';
-import type { RunSignificance } from './run-significance.js';
+import { MIN_BOOTSTRAP_UNITS } from '../../metrics/significance/units.js';
+import type { RunSignificance } from '../stats/run-significance.js';
 
 /** What the significance columns hold, run by run, and what they lack (on stdout; the page says the same). */
 export function formatSignificanceLines(s: RunSignificance, names: readonly string[], standin: boolean): string {

@@ -1,5 +1,5 @@
-import type { ActCoverage } from '../rules/coverage.js';
-import { formatSignature, type Signature } from '../util/signature.js';
+import type { ActCoverage } from '../../rules/coverage.js';
+import { formatSignature, type Signature } from '../../util/signature.js';
 
 /** What the summary shows: a refs run's coverage, what it read, the rules and the signature (runRefsPipeline's result). */
 export interface RefsSummary {

@@ -5,24 +5,24 @@
  * which signature keys name the system (they may differ between compared runs; the others may not).
  */
 import path from 'node:path';
-import { gcdf1ItemStats, type Gcdf1DialogueScores } from '../metrics/gcdf1/item-stats.js';
-import { chrfOptionsOf, type Evaluator, type EvaluatorOptions } from '../metrics/mwz/evaluator.js';
-import { mwzItemStats } from '../metrics/mwz/item-stats.js';
-import { turnItemStats } from '../metrics/sgsacc/item-stats.js';
-import type { TurnScore } from '../metrics/sgsacc/types.js';
-import { metricItems, ratioMetric, type ItemLevel, type MetricItems, type RunItems } from '../metrics/significance/items.js';
-import type { MetricSpec, StatMetric } from '../metrics/significance/types.js';
-import { bleuStatMetric } from '../metrics/text/bleu-significance.js';
-import type { BleuTokenizerName } from '../metrics/text/bleu-tokenizers.js';
-import { chrfStatMetric } from '../metrics/text/chrf.js';
-import { terStatMetric } from '../metrics/text/ter.js';
-import { rerankItemStats } from '../rerank/item-stats.js';
-import type { RerankResult } from '../rerank/rerank.js';
-import { COMPLETED_FIELDS, type StoreKind } from '../metrics/sgsacc/store.js';
-import { InputError } from '../util/errors.js';
-import { readRecordLines } from '../util/record-lines.js';
-import { parseJsonText, readTextFile } from '../util/json-file.js';
-import { fileSignature, makeSignature, normalizeSignature, type Signature } from '../util/signature.js';
+import { gcdf1ItemStats, type Gcdf1DialogueScores } from '../../metrics/gcdf1/item-stats.js';
+import { chrfOptionsOf, type Evaluator, type EvaluatorOptions } from '../../metrics/mwz/evaluator.js';
+import { mwzItemStats } from '../../metrics/mwz/item-stats.js';
+import { turnItemStats } from '../../metrics/sgsacc/item-stats.js';
+import type { TurnScore } from '../../metrics/sgsacc/types.js';
+import { metricItems, ratioMetric, type ItemLevel, type MetricItems, type RunItems } from '../../metrics/significance/items.js';
+import type { MetricSpec, StatMetric } from '../../metrics/significance/types.js';
+import { bleuStatMetric } from '../../metrics/text/bleu-significance.js';
+import type { BleuTokenizerName } from '../../metrics/text/bleu-tokenizers.js';
+import { chrfStatMetric } from '../../metrics/text/chrf.js';
+import { terStatMetric } from '../../metrics/text/ter.js';
+import { rerankItemStats } from '../../rerank/item-stats.js';
+import type { RerankResult } from '../../rerank/rerank.js';
+import { COMPLETED_FIELDS, type StoreKind } from '../../metrics/sgsacc/store.js';
+import { InputError } from '../../util/errors.js';
+import { readRecordLines } from '../../util/record-lines.js';
+import { parseJsonText, readTextFile } from '../../util/json-file.js';
+import { fileSignature, makeSignature, normalizeSignature, type Signature } from '../../util/signature.js';
 
 export type ItemSourceKind = 'score-turns' | 'rerank' | 'evaluate-items' | 'mwz-predictions' | 'gcdf1';
 

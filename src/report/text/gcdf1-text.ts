@@ -1,5 +1,5 @@
-import type { Gcdf1Report } from '../metrics/gcdf1/report.js';
-import { formatSummary } from '../metrics/gcdf1/summary.js';
+import type { Gcdf1Report } from '../../metrics/gcdf1/report.js';
+import { formatSummary } from '../../metrics/gcdf1/summary.js';
 
 /** `todeval gcdf1`'s tables (and `todeval merge`'s of gcdf1 shards): the scores, counts, behaviours and the signature. */
 export function formatGcdf1Report(report: Gcdf1Report): string {

@@ -1,5 +1,5 @@
 import cliProgress from 'cli-progress';
-import { mib } from './units.js';
+import { mib } from '../units.js';
 import { InvalidArgumentError, Option } from 'commander';
 
 /** --progress: a bar on a terminal, plain lines for runs nobody watches (nohup, Slurm, CI), or nothing. */

@@ -5,13 +5,13 @@
  * compare.ts and the significance room do not already do: this module only decides which runs can
  * be compared and says why the others cannot.
  */
-import { runConfidenceSteps, type ConfidenceBlock, type MetricConfidence, type ResampleUnit } from '../metrics/significance/confidence.js';
-import type { RunItems } from '../metrics/significance/items.js';
-import type { Seed } from '../metrics/significance/pcg64.js';
-import { resampleSpec, type ResampleSpec } from '../metrics/significance/spec.js';
-import { lowUnitsField } from '../metrics/significance/units.js';
-import { InputError } from '../util/errors.js';
-import type { Steps } from '../metrics/significance/steps.js';
+import { runConfidenceSteps, type ConfidenceBlock, type MetricConfidence, type ResampleUnit } from '../../metrics/significance/confidence.js';
+import type { RunItems } from '../../metrics/significance/items.js';
+import type { Seed } from '../../metrics/significance/pcg64.js';
+import { resampleSpec, type ResampleSpec } from '../../metrics/significance/spec.js';
+import { lowUnitsField } from '../../metrics/significance/units.js';
+import { InputError } from '../../util/errors.js';
+import type { Steps } from '../../metrics/significance/steps.js';
 import { compareRunsSteps, type CompareResult } from './compare.js';
 import type { ItemSource } from './item-files.js';
 

@@ -5,7 +5,7 @@
  * tabulate 0.8's layout rules for the two table formats it uses); checked byte for byte against
  * it by test/sacrebleu-dropin.test.ts.
  */
-import { pyFixed } from '../metrics/text/py-string.js';
+import { pyFixed } from '../../metrics/text/py-string.js';
 
 /** Python's `repr(float)`: the shortest round-trip digits, exponent form below 1e-4 and from 1e16. */
 export function pyFloatRepr(x: number): string {
