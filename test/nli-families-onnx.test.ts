@@ -1,15 +1,13 @@
-import { execFile, spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { labelIndexFromConfig, probsFromLogits } from '../src/nli/labels.js';
 import { createNliRunner, type NliRunner } from '../src/nli/runner.js';
 import { PairTokenizer } from '../src/nli/tokenizer.js';
 import type { NliPair, NliProbs } from '../src/nli/types.js';
 import { bertTokenizerJson, templateBertTokenizerJson } from './helpers/nli-family-tokenizers.js';
-import { REPO_ROOT } from './helpers/shared.js';
 import { suiteTempDir } from './helpers/temp.js';
+import { tinyCrossEncoders, torchLogits, torchMissing, type TorchRow } from './helpers/tiny-cross-encoders.js';
 import { SAMPLE_PAIRS } from './nli-fixtures.js';
 
 /**
@@ -23,15 +21,10 @@ import { SAMPLE_PAIRS } from './nli-fixtures.js';
  * under 1e-5; softmax moves a probability by at most the largest logit change. 1e-4 leaves 10x.
  */
 const TOLERANCE = 1e-4;
-const PYTHON = '/usr/bin/python3';
-const run = promisify(execFile);
-const SCRIPT = path.join(REPO_ROOT, 'scripts', 'nli-families', 'tiny_cross_encoder.py');
 
-function hasTorch(): boolean {
-  return spawnSync(PYTHON, ['-c', 'import torch, onnx'], { stdio: 'ignore' }).status === 0;
-}
-const torchHere = hasTorch();
-if (!torchHere) console.log('nli-families-onnx: skipped (no /usr/bin/python3 with torch and onnx: apt-get install python3-torch python3-onnx)');
+const why = torchMissing();
+const torchHere = why === undefined;
+if (!torchHere) console.log(`nli-families-onnx: skipped (${why})`);
 
 const PAIRS: NliPair[] = [
   ...SAMPLE_PAIRS,
@@ -55,21 +48,6 @@ const VARIANTS: Variant[] = [
   { name: 'bert-no-segment-input', family: 'bert', tokenizer: templateBertTokenizerJson, labels: 'three', segments: false },
 ];
 
-/** The script, asynchronously (torch takes seconds to start: the test worker keeps answering meanwhile); killed at the timeout. */
-async function python(args: string[]): Promise<void> {
-  try {
-    await run(PYTHON, [SCRIPT, ...args], { encoding: 'utf8', maxBuffer: 64 * 2 ** 20, timeout: 300_000, killSignal: 'SIGKILL' });
-  } catch (e) {
-    const err = e as { code?: number; signal?: string; stderr?: string };
-    throw new Error(`tiny_cross_encoder.py ${args[0]} failed (${err.code ?? err.signal}): ${String(err.stderr ?? e).slice(-2000)}`);
-  }
-}
-
-interface Row {
-  ids: number[];
-  typeIds: number[];
-}
-
 describe.skipIf(!torchHere)('BERT-style cross-encoders: runner against the PyTorch forward', () => {
   const root = suiteTempDir('nli-families');
   const dirOf = (v: Variant) => path.join(root, v.name);
@@ -79,15 +57,16 @@ describe.skipIf(!torchHere)('BERT-style cross-encoders: runner against the PyTor
 
   beforeAll(async () => {
     const vocabSize = Math.max(...Object.values((bertTokenizerJson() as { model: { vocab: Record<string, number> } }).model.vocab)) + 1;
-    const jobs = VARIANTS.map((v) => ({ family: v.family, out: dirOf(v), vocabSize, padId: 0, labels: v.labels, segments: v.segments }));
-    const buildJob = path.join(root, 'build.json');
-    writeFileSync(buildJob, JSON.stringify(jobs));
-    await python(['build', buildJob]);
-    for (const v of VARIANTS) writeFileSync(path.join(dirOf(v), 'tokenizer.json'), JSON.stringify(v.tokenizer()));
+    // Built once and kept by content (test/helpers/tiny-cross-encoders.ts); copied here, where the tokenizer goes.
+    const set = await tinyCrossEncoders(VARIANTS.map((v) => ({ name: v.name, family: v.family, vocabSize, padId: 0, labels: v.labels, segments: v.segments })));
+    for (const v of VARIANTS) {
+      cpSync(path.join(set, v.name), dirOf(v), { recursive: true });
+      writeFileSync(path.join(dirOf(v), 'tokenizer.json'), JSON.stringify(v.tokenizer()));
+    }
 
     // What PyTorch gives each pair: encoded by the library itself (ids and segment ids), with the
     // segment ids zeroed, and in RoBERTa's layout ([CLS] A [SEP] [SEP] B [SEP], all segment 0).
-    const forwardJobs: { dir: string; rows: Row[] }[] = [];
+    const forwardJobs: { name: string; rows: TorchRow[] }[] = [];
     for (const v of VARIANTS) {
       const config = JSON.parse(readFileSync(path.join(dirOf(v), 'config.json'), 'utf8')) as Record<string, unknown>;
       const tok = new PairTokenizer(v.tokenizer(), {}, config);
@@ -102,13 +81,9 @@ describe.skipIf(!torchHere)('BERT-style cross-encoders: runner against the PyTor
         const ids = [cls, ...tok.textIds(p.premise), sep, sep, ...tok.textIds(p.hypothesis), sep];
         return { ids, typeIds: ids.map(() => 0) };
       });
-      forwardJobs.push({ dir: dirOf(v), rows: [...real, ...zeros, ...robertaLayout] });
+      forwardJobs.push({ name: v.name, rows: [...real, ...zeros, ...robertaLayout] });
     }
-    const forwardJob = path.join(root, 'forward.json');
-    const out = path.join(root, 'logits.json');
-    writeFileSync(forwardJob, JSON.stringify(forwardJobs));
-    await python(['forward', forwardJob, out]);
-    const logits = JSON.parse(readFileSync(out, 'utf8')) as number[][][];
+    const logits = await torchLogits(set, forwardJobs);
     VARIANTS.forEach((v, i) => {
       const config = JSON.parse(readFileSync(path.join(dirOf(v), 'config.json'), 'utf8')) as Record<string, unknown>;
       const index = labelIndexFromConfig(config);

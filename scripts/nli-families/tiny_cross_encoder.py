@@ -1,9 +1,10 @@
-"""Tiny random-weight NLI cross-encoders of the BERT-style families, and their PyTorch forward.
+"""Tiny random-weight NLI cross-encoders of each family, and their PyTorch forward.
 
 The modules below are written from the way Hugging Face's modelling code runs these models in eager
 mode (BertForSequenceClassification, ElectraForSequenceClassification): learned absolute positions
 0..S-1, a segment (token type) embedding added to every token, post-LN encoder layers with exact
-GELU, the additive finfo.min attention mask, and the family's head on the first token. A model is
+GELU, the additive finfo.min attention mask, and the family's head on the first token. DeBERTa-v2/v3
+(tiny_deberta_v2.py) and BART (tiny_bart.py) have modules of their own. A model is
 exported to ONNX with torch.onnx (as Hugging Face's own exports are made), so todeval's runner can
 load it with --model DIR; `forward` then gives the logits todeval's probabilities are checked
 against, on token ids the test supplies.
@@ -11,7 +12,7 @@ against, on token ids the test supplies.
   /usr/bin/python3 tiny_cross_encoder.py build JOB.json
   /usr/bin/python3 tiny_cross_encoder.py forward JOB.json OUT.json
 
-build's JOB.json is a list of models, each {"family": "bert"|"electra", "out": DIR, "vocabSize": N,
+build's JOB.json is a list of models, each {"family": "bert"|"electra"|"deberta-v2"|"bart", "out": DIR, "vocabSize": N,
 "padId": P, "labels": "three"|"two", "segments": true|false, "seed": S, "std": X}: each gets
 DIR/onnx/model.onnx, DIR/config.json (family, sizes, id2label) and DIR/torch-state.pt (the test
 writes tokenizer.json beside them). forward's JOB.json is a list of {"dir": DIR, "rows": [{"ids":
@@ -30,6 +31,10 @@ warnings.filterwarnings("ignore")
 import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tiny_bart  # noqa: E402
+import tiny_deberta_v2  # noqa: E402
 
 SIZES = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, max_position_embeddings=128, type_vocab_size=2)
 LABELS = {
@@ -135,13 +140,22 @@ def build(job):
         std=job.get("std", 0.3),
     )
     torch.manual_seed(a.seed)
-    cfg = dict(SIZES)
-    cfg.update(model_type=a.family, vocab_size=a.vocab_size, pad_token_id=a.pad_id, layer_norm_eps=1e-12, id2label=LABELS[a.labels])
+    if a.family == "deberta-v2":
+        cfg = tiny_deberta_v2.tiny_config(a.vocab_size, a.pad_id, not a.no_segments)
+        margin = tiny_deberta_v2.bucket_margin(cfg["position_buckets"], cfg["max_relative_positions"], cfg["max_position_embeddings"])
+        if margin < 1e-4:
+            raise SystemExit(f"log buckets {margin} from an integer: onnxruntime and PyTorch could bucket a distance apart")
+    elif a.family == "bart":
+        cfg = tiny_bart.tiny_config(a.vocab_size, a.pad_id)
+    else:
+        cfg = dict(SIZES)
+        cfg.update(model_type=a.family, vocab_size=a.vocab_size, pad_token_id=a.pad_id, layer_norm_eps=1e-12)
+        cfg["architectures"] = ["BertForSequenceClassification" if a.family == "bert" else "ElectraForSequenceClassification"]
+        if a.family == "electra":
+            cfg["embedding_size"] = 16
+    cfg["id2label"] = LABELS[a.labels]
     cfg["label2id"] = {v: int(k) for k, v in cfg["id2label"].items()}
-    cfg["architectures"] = ["BertForSequenceClassification" if a.family == "bert" else "ElectraForSequenceClassification"]
-    if a.family == "electra":
-        cfg["embedding_size"] = 16
-    model = CrossEncoder(cfg).eval()
+    model = module_for(cfg).eval()
     # Large random weights, so pairs get clearly different probabilities and a wrong segment id shows.
     with torch.no_grad():
         for name, p in model.named_parameters():
@@ -155,7 +169,12 @@ def build(job):
     ids = torch.full((2, 7), 5, dtype=torch.long)
     mask = torch.ones_like(ids)
     dyn = {0: "batch_size", 1: "sequence_length"}
-    if a.no_segments:
+    if a.family == "bart" or (a.family == "deberta-v2" and a.no_segments):
+        # What hub exports of these take (BART never had segments; DeBERTa-v3's type_vocab_size is 0).
+        ids[:, 0], ids[:, -1], ids[:, 3] = 0, 2, 2
+        args, names = (ids, mask), ["input_ids", "attention_mask"]
+        exported = model
+    elif a.no_segments:
         args, names = (ids, mask), ["input_ids", "attention_mask"]
         exported = WithoutSegments(model)
     else:
@@ -175,15 +194,27 @@ def build(job):
 def forward(job):
     with open(os.path.join(job["dir"], "config.json")) as f:
         cfg = json.load(f)
-    model = CrossEncoder(cfg).eval()
+    model = module_for(cfg).eval()
     model.load_state_dict(torch.load(os.path.join(job["dir"], "torch-state.pt")))
     out = []
     with torch.no_grad():
         for r in job["rows"]:
             ids = torch.tensor([r["ids"]], dtype=torch.long)
             types = torch.tensor([r["typeIds"]], dtype=torch.long)
-            out.append(model(ids, torch.ones_like(ids), types)[0].tolist())
+            if cfg["model_type"] == "bart":
+                logits = model(ids, torch.ones_like(ids))
+            else:
+                logits = model(ids, torch.ones_like(ids), types)
+            out.append(logits[0].tolist())
     return out
+
+
+def module_for(cfg):
+    if cfg["model_type"] == "deberta-v2":
+        return tiny_deberta_v2.DebertaV2CrossEncoder(cfg)
+    if cfg["model_type"] == "bart":
+        return tiny_bart.BartCrossEncoder(cfg)
+    return CrossEncoder(cfg)
 
 
 def main():
