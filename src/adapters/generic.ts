@@ -1,7 +1,7 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import type { SchemaIndex } from '../schema/schema-index.js';
 import { InputError } from '../util/errors.js';
-import { readJsonlFile } from '../util/json-file.js';
+import { readJsonlFile, type FileRead } from '../util/json-file.js';
 import { readPackageJson } from '../util/package-file.js';
 import type { InvalidCollector } from './collect.js';
 import type { DialogueAction, Turn } from './types.js';
@@ -32,12 +32,13 @@ function splitId(id: string): { dialogueId: string; turnIndex: number } {
   return m ? { dialogueId: m[1], turnIndex: Number(m[2]) } : { dialogueId: id, turnIndex: 0 };
 }
 
-export function readGenericTurns(file: string, schema: SchemaIndex, collector: InvalidCollector, limit?: number): Turn[] {
+export function readGenericTurns(file: string, schema: SchemaIndex, collector: InvalidCollector, limit?: number, read?: FileRead): Turn[] {
   const check = validate();
   const turns: Turn[] = [];
   const firstLineOf = new Map<string, number>();
   const records = readJsonlFile<GenericRecord>(file, {
     onInvalidLine: (e) => collector.reject(e),
+    read,
   });
   for (const { line, value } of records) {
     if (limit !== undefined && turns.length >= limit) break;

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { dataFile } from '../data/data-dir.js';
 import { loadSchemaFile, type SchemaIndex } from '../schema/schema-index.js';
 import { InputError, MissingResourceError } from '../util/errors.js';
-import { contentDigest, inputLabel, inputsContentDigest } from '../util/input-label.js';
+import { contentDigest, inputLabel, inputsContentDigest, ReadDigests } from '../util/input-label.js';
 import { InvalidCollector } from './collect.js';
 import { readGenericTurns } from './generic.js';
 import { readMultiwozTurns } from './multiwoz.js';
@@ -71,10 +71,14 @@ function readDataset(opts: LoadDatasetOptions): LoadedDataset {
   switch (opts.dataset) {
     case 'sgd': {
       const schemaFile = opts.schemaFile ?? dataFile(needDataDir(opts), 'sgd', split, 'schema.json');
-      const schema = loadSchemaFile(schemaFile);
+      // What the source is signed by (below) is hashed from the bytes the readers read: the split
+      // folder (which holds its schema) by the path dataFile checks after the schema is read.
+      const reads = new ReadDigests([opts.input ?? (opts.dataDir && path.join(opts.dataDir, 'sgd', split)), schemaFile]);
+      const schema = loadSchemaFile(schemaFile, reads.read);
       const splitDir = opts.input ?? dataFile(needDataDir(opts), 'sgd', split);
       const files = sgdDialogueFiles(splitDir);
-      const turns = readSgdTurns(files, schema, collector, opts.limit);
+      const turns = readSgdTurns(files, schema, collector, opts.limit, reads.read);
+      reads.finish();
       // The data dir's split is named by content too (its folder holds the dialogues and the
       // schema; a --schema of one's own is signed apart): a changed byte there must not pass as the same `sgd:test`.
       const source = opts.input ? `sgd:${inputLabel(opts.input, opts.dataDir)}` : `sgd:${split}@${contentDigest(splitDir)}`;
@@ -82,7 +86,9 @@ function readDataset(opts: LoadDatasetOptions): LoadedDataset {
     }
     case 'multiwoz': {
       const schemaFile = opts.schemaFile ?? dataFile(needDataDir(opts), 'multiwoz', 'schema.json');
-      const schema = loadSchemaFile(schemaFile);
+      const convlab = split === 'test' && opts.dataDir ? path.join(opts.dataDir, 'multiwoz', MULTIWOZ_CONVLAB_TEST) : undefined;
+      const reads = new ReadDigests([opts.input ?? convlab, schemaFile]);
+      const schema = loadSchemaFile(schemaFile, reads.read);
       addMultiwozPseudoSlots(schema, loadSlotMap());
       let input = opts.input;
       if (!input) {
@@ -94,8 +100,9 @@ function readDataset(opts: LoadDatasetOptions): LoadedDataset {
       // A MultiWOZ 2.2 folder/file (dialog_acts.json beside it) or the 2.1 ConvLab file.
       const actsFile = opts.input ? findDialogActsFile(opts.input) : undefined;
       const turns = actsFile
-        ? readMultiwoz22Turns(input, actsFile, schema, collector, opts.limit)
-        : readMultiwozTurns(input, schema, collector, opts.limit);
+        ? readMultiwoz22Turns(input, actsFile, schema, collector, opts.limit, reads.read)
+        : readMultiwozTurns(input, schema, collector, opts.limit, reads.read);
+      reads.finish();
       return {
         turns,
         schema,
@@ -108,8 +115,10 @@ function readDataset(opts: LoadDatasetOptions): LoadedDataset {
       if (!opts.input || !opts.schemaFile) {
         throw new InputError('--dataset generic needs --dialogues <turns.jsonl> and --schema <schema.json>');
       }
-      const schema = loadSchemaFile(opts.schemaFile);
-      const turns = readGenericTurns(opts.input, schema, collector, opts.limit);
+      const reads = new ReadDigests([opts.input, opts.schemaFile]);
+      const schema = loadSchemaFile(opts.schemaFile, reads.read);
+      const turns = readGenericTurns(opts.input, schema, collector, opts.limit, reads.read);
+      reads.finish();
       return { turns, schema, invalid: collector.invalid, source: `generic:${inputLabel(opts.input, opts.dataDir)}`, schemaFile: opts.schemaFile };
     }
     default:

@@ -1,6 +1,6 @@
 import type { SchemaIndex } from '../schema/schema-index.js';
 import { InputError } from '../util/errors.js';
-import { readJsonFile } from '../util/json-file.js';
+import { readJsonFile, type FileRead } from '../util/json-file.js';
 import type { InvalidCollector } from './collect.js';
 import { loadSlotMap, mapSlot, type MultiwozSlotMap } from './multiwoz-slots.js';
 import { turnId, type DialogueAction, type Turn } from './types.js';
@@ -92,9 +92,9 @@ function normaliseValue(map: MultiwozSlotMap, suffix: string, value: string): st
   return [v];
 }
 
-export function readMultiwozTurns(file: string, schema: SchemaIndex, collector: InvalidCollector, limit?: number): Turn[] {
+export function readMultiwozTurns(file: string, schema: SchemaIndex, collector: InvalidCollector, limit?: number, read?: FileRead): Turn[] {
   const map = loadSlotMap();
-  const dialogues = checkConvlabShape(readJsonFile(file), file);
+  const dialogues = checkConvlabShape(readJsonFile(file, read), file);
   const turns: Turn[] = [];
   for (const [dialogueId, d] of Object.entries(dialogues)) {
     if (!d || !Array.isArray(d.log)) {

@@ -2,7 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { SchemaIndex } from '../schema/schema-index.js';
 import { InputError } from '../util/errors.js';
-import { readJsonFile } from '../util/json-file.js';
+import { readJsonFile, type FileRead } from '../util/json-file.js';
 import type { InvalidCollector } from './collect.js';
 import { multiwozSystemTurn, type ConvlabDialogue, type ConvlabTurn } from './multiwoz.js';
 import { loadSlotMap } from './multiwoz-slots.js';
@@ -50,15 +50,16 @@ export function readMultiwoz22Turns(
   schema: SchemaIndex,
   collector: InvalidCollector,
   limit?: number,
+  read?: FileRead,
 ): Turn[] {
-  const acts = readJsonFile<ActsFile>(actsFile);
+  const acts = readJsonFile<ActsFile>(actsFile, read);
   if (!acts || typeof acts !== 'object' || Array.isArray(acts)) {
     throw new InputError('wrong dataset format: dialog_acts.json must map dialogue ids to turns', { file: actsFile });
   }
   const map = loadSlotMap();
   const turns: Turn[] = [];
   for (const file of sgdDialogueFiles(input)) {
-    const raw = readJsonFile(file);
+    const raw = readJsonFile(file, read);
     if (!Array.isArray(raw)) {
       throw new InputError('wrong dataset format: expected MultiWOZ 2.2 dialogues (a JSON array of {dialogue_id, turns})', { file });
     }

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { SchemaIndex } from '../schema/schema-index.js';
 import { schemaError } from '../util/json-schema.js';
 import { InputError } from '../util/errors.js';
-import { readJsonFile } from '../util/json-file.js';
+import { readJsonFile, type FileRead } from '../util/json-file.js';
 import type { InvalidCollector } from './collect.js';
 import { checkActionAgainstSchema, requireUtterance } from './validate.js';
 import { turnId, type DialogueAction, type Turn } from './types.js';
@@ -88,13 +88,13 @@ function activeIntents(user: SgdTurn | undefined): Map<string, string> {
   return m;
 }
 
-export function readSgdTurns(files: string[], schema: SchemaIndex, collector: InvalidCollector, limit?: number): Turn[] {
+export function readSgdTurns(files: string[], schema: SchemaIndex, collector: InvalidCollector, limit?: number, read?: FileRead): Turn[] {
   const turns: Turn[] = [];
   // Turn ids key predictions and stored results: a dialogue id seen twice (the same file copied
   // into a folder twice, say) would score its turns twice.
   const fileOf = new Map<string, string>();
   for (const file of files) {
-    const dialogues = checkSgdShape(readJsonFile(file), file);
+    const dialogues = checkSgdShape(readJsonFile(file, read), file);
     for (let di = 0; di < dialogues.length; di++) {
       if (limit !== undefined && turns.length >= limit) return turns;
       const d = dialogues[di];

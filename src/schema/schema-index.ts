@@ -1,5 +1,5 @@
 import { InputError } from '../util/errors.js';
-import { readJsonFile } from '../util/json-file.js';
+import { readJsonFile, type FileRead } from '../util/json-file.js';
 import { schemaError } from '../util/json-schema.js';
 import type { RawSchemaService, SchemaIntent, SchemaService, SchemaSlot } from './types.js';
 
@@ -82,6 +82,6 @@ export function parseSchema(raw: unknown, file: string): SchemaService[] {
   });
 }
 
-export function loadSchemaFile(file: string): SchemaIndex {
-  return new SchemaIndex(parseSchema(readJsonFile(file), file), file);
+export function loadSchemaFile(file: string, read?: FileRead): SchemaIndex {
+  return new SchemaIndex(parseSchema(readJsonFile(file, read), file), file);
 }

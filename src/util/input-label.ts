@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileBytes, STDIN } from './json-file.js';
 import { StampedCache } from './stamped-cache.js';
@@ -32,13 +32,103 @@ export function contentDigest(file: string): string {
   const { files, stamp } = stampOf(file);
   return digestMemo.get(path.resolve(file), stamp, () => {
     if (!files) return sha12(fileBytes(file));
-    const hash = createHash('sha256');
-    for (const rel of files) hash.update(`${rel}\0`).update(fileBytes(path.join(file, rel))).update('\0');
-    return hash.digest('hex').slice(0, 12);
+    const folder = new FolderHash();
+    for (const rel of files) folder.add(rel, fileBytes(path.join(file, rel)));
+    return folder.digest();
   });
 }
 
 const digestMemo = new StampedCache<string>();
+
+/** contentDigest's folder hash: each file's relative name and bytes, fed in name order. */
+class FolderHash {
+  private readonly hash = createHash('sha256');
+  add(rel: string, bytes: Uint8Array): void {
+    this.hash.update(`${rel}\0`).update(bytes).update('\0');
+  }
+  digest(): string {
+    return this.hash.digest('hex').slice(0, 12);
+  }
+}
+
+/** An input being hashed from the bytes its reader reads: a file, or a folder fed in name order. */
+interface Tracked {
+  key: string;
+  stamp: string;
+  /** A folder's files (relative, name order) and the next one its hash waits for; undefined for a file. */
+  files?: string[];
+  next: number;
+  /** Bytes read before the hash reached them (the schema of a split, read first, named last). */
+  ahead: Map<string, Buffer>;
+  folder?: FolderHash;
+  fileDigest?: string;
+}
+
+/**
+ * The content digests of a dataset's inputs (files or folders), taken from the bytes its readers
+ * read: pass `read` to the readers, then `finish()` hashes whatever no reader asked for (the files
+ * past a --limit, a folder's other files) and keeps each digest where contentDigest finds it. Each
+ * file is read once, where parsing and then signing used to read it twice. The digests are
+ * contentDigest's to the byte (its folder hash, fed in the same name order).
+ */
+export class ReadDigests {
+  private readonly tracked: Tracked[] = [];
+
+  /** The inputs to sign; an undefined one (not known yet, or absent) is left out. */
+  constructor(inputs: readonly (string | undefined)[]) {
+    for (const input of inputs) {
+      if (input === undefined || input === '' || input === STDIN) continue; // stdin is held in memory: signing it reads nothing again
+      let st;
+      try {
+        st = stampOf(input);
+      } catch {
+        continue; // missing: the reader names it (and contentDigest would, as before)
+      }
+      const key = path.resolve(input);
+      if (digestMemo.has(key, st.stamp) || this.tracked.some((t) => t.key === key)) continue;
+      this.tracked.push({ key, stamp: st.stamp, files: st.files, next: 0, ahead: new Map(), folder: st.files ? new FolderHash() : undefined });
+    }
+  }
+
+  /** A file's bytes, read once and fed to the digest of every input it is part of. */
+  readonly read = (file: string): Buffer => {
+    const bytes = readFileSync(file);
+    const abs = path.resolve(file);
+    for (const t of this.tracked) {
+      if (!t.files) {
+        if (abs === t.key) t.fileDigest = sha12(bytes);
+        continue;
+      }
+      const rel = path.relative(t.key, abs).split(path.sep).join('/');
+      const at = t.files.indexOf(rel);
+      if (at < t.next) continue; // not in the folder, or already hashed
+      t.ahead.set(rel, bytes);
+      while (t.next < t.files.length && t.ahead.has(t.files[t.next])) {
+        const name = t.files[t.next++];
+        t.folder?.add(name, t.ahead.get(name) as Buffer);
+        t.ahead.delete(name);
+      }
+    }
+    return bytes;
+  };
+
+  /** Hashes what was not read and keeps every digest (by the stamp taken before reading). */
+  finish(): void {
+    for (const t of this.tracked) {
+      let digest: string;
+      if (!t.files) digest = t.fileDigest ?? sha12(readFileSync(t.key));
+      else {
+        for (; t.next < t.files.length; t.next++) {
+          const name = t.files[t.next];
+          t.folder?.add(name, t.ahead.get(name) ?? readFileSync(path.join(t.key, name)));
+        }
+        digest = (t.folder as FolderHash).digest();
+      }
+      digestMemo.set(t.key, t.stamp, digest);
+    }
+    this.tracked.length = 0;
+  }
+}
 
 /** A file's size and mtime, or a folder's files (name order) with theirs; `files` only for a folder. */
 function stampOf(file: string): { files?: string[]; stamp: string } {

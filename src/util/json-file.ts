@@ -32,20 +32,26 @@ export function fileBytes(file: string): Buffer {
 }
 
 /**
+ * How a reader gets a file's bytes: readFileSync, or a ReadDigests' `read` that also hashes them
+ * for the input's signature label, so a dataset file is read once, not once to parse and again to sign.
+ */
+export type FileRead = (file: string) => Buffer;
+
+/**
  * A UTF-8 text file without its byte-order mark; a read failure is an InputError naming the file
  * and the reason in words. `what` names the file's role in that message ("cannot read predictions").
  */
-export function readTextFile(file: string, what = 'file'): string {
+export function readTextFile(file: string, what = 'file', read: FileRead = readFileSync): string {
   try {
-    return stripBom(file === STDIN ? readStdin().toString('utf8') : readFileSync(file, 'utf8'));
+    return stripBom((file === STDIN ? readStdin() : read(file)).toString('utf8'));
   } catch (e) {
     throw new InputError(`cannot read ${what}: ${describeErrno(e)}`, { file });
   }
 }
 
 /** Read and parse a JSON file, turning I/O and syntax failures into one-line InputErrors. */
-export function readJsonFile<T = unknown>(file: string): T {
-  return parseJsonText<T>(readTextFile(file), file);
+export function readJsonFile<T = unknown>(file: string, read?: FileRead): T {
+  return parseJsonText<T>(readTextFile(file, 'file', read), file);
 }
 
 /** JSON.parse of a file's text (from readTextFile), a syntax error as an InputError naming `file`. */
@@ -63,9 +69,9 @@ export function parseJsonText<T = unknown>(text: string, file: string): T {
  */
 export function readJsonlFile<T = unknown>(
   file: string,
-  opts: { onInvalidLine?: (e: InputError, line: number) => void } = {},
+  opts: { onInvalidLine?: (e: InputError, line: number) => void; read?: FileRead } = {},
 ): { line: number; value: T }[] {
-  const text = readTextFile(file);
+  const text = readTextFile(file, 'file', opts.read);
   const out: { line: number; value: T }[] = [];
   const lines = text.split('\n');
   for (let i = 0; i < lines.length; i++) {

@@ -45,6 +45,16 @@ export class StampedCache<V> {
     if (stamp !== undefined) this.entries.set(key, { stamp, value });
     return value;
   }
+
+  /** Whether `key` is kept with this stamp. */
+  has(key: string, stamp: string): boolean {
+    return this.entries.get(key)?.stamp === stamp;
+  }
+
+  /** Keeps `value` for `key` at `stamp` (a value made elsewhere: a digest taken while reading). */
+  set(key: string, stamp: string, value: V): void {
+    this.entries.set(key, { stamp, value });
+  }
 }
 
 /**
