@@ -1,4 +1,4 @@
-import { RateTally, sumCounts, type GroupScore, type RateTallyState, type SplitScores } from './aggregate.js';
+import { RateTally, sumCounts, type AggregateOptions, type RateSummary, type RateTallyOf } from './aggregate.js';
 import type { FourWayLabel, HallucinationExclusionReason, TurnScore } from './types.js';
 
 export type LabelCounts = Record<FourWayLabel, number>;
@@ -24,38 +24,30 @@ export interface HallucinationCounts {
   contextOnly: number;
 }
 
-export interface HallucinationSummary {
-  /** Percent of checked turns whose utterance the references do not entail, among validated turns. */
-  validated: SplitScores | null;
-  /** The same among all checked turns. */
-  unvalidated: SplitScores;
-  /** Turn-level hallucination rate per service (a multi-service turn counts for each). */
-  perService: Record<string, GroupScore>;
-  /** Turn-level too: a turn counts once for each distinct act it has (the verdict does not split by act). */
-  perAct: Record<string, GroupScore>;
+/**
+ * The percent of checked turns whose utterance the references do not entail, among validated turns
+ * (`validated`) and among all checked turns (`unvalidated`). Per service it is turn-level (a
+ * multi-service turn counts for each), per act too: a turn counts once for each distinct act it has
+ * (the verdict does not split by act).
+ */
+export interface HallucinationSummary extends RateSummary<HallucinationCounts> {
   /** Four-way labels of the labelled turns: validated ones (both directions), and all. */
   labels: { validated: LabelCounts | null; all: LabelCounts };
-  counts: HallucinationCounts;
 }
 
 const noLabels = (): LabelCounts => ({ ok: 0, omission: 0, hallucination: 0, both: 0 });
 
 /** Hallucination rates (overall, seen/unseen, per service and act) and the four-way label counts. */
-export function aggregateHallucination(
-  scores: TurnScore[],
-  opts: { validation: boolean; isUnseen: (service: string) => boolean },
-): HallucinationSummary {
+export function aggregateHallucination(scores: TurnScore[], opts: AggregateOptions): HallucinationSummary {
   return summarizeHallucination([tallyHallucination(scores, opts)], opts.validation);
 }
 
 /** The counts behind a HallucinationSummary, which add up across shards (see SgsaccTally). */
-export interface HallucinationTally {
-  rates: RateTallyState;
+export interface HallucinationTally extends RateTallyOf<HallucinationCounts> {
   labels: { validated: LabelCounts; all: LabelCounts };
-  counts: HallucinationCounts;
 }
 
-export function tallyHallucination(scores: TurnScore[], opts: { validation: boolean; isUnseen: (service: string) => boolean }): HallucinationTally {
+export function tallyHallucination(scores: TurnScore[], opts: AggregateOptions): HallucinationTally {
   const rates = new RateTally();
   const labels = { validated: noLabels(), all: noLabels() };
   const counts: HallucinationCounts = {

@@ -1,4 +1,4 @@
-import { RateTally, sumCounts, type GroupScore, type RateTallyState, type SplitScores } from './aggregate.js';
+import { RateTally, sumCounts, type AggregateOptions, type RateSummary, type RateTallyOf } from './aggregate.js';
 import type { CourtesyKind } from './courtesy.js';
 import { runConfidence, type ResampleUnit } from '../significance/confidence.js';
 import { dialogueOfTurn, metricItems, ratioMetric } from '../significance/items.js';
@@ -34,28 +34,21 @@ export interface SentenceCounts {
   turnsWithUnsupported: number;
 }
 
-/** The sentence-level hallucination rate: percent of checked sentences no fact supports. */
-export interface SentenceSummary {
-  /** Among the sentences of turns validated in the turn-level hallucination direction. */
-  validated: SplitScores | null;
-  unvalidated: SplitScores;
-  /** Per service and per act of the sentence's turn (a sentence counts once for each). */
-  perService: Record<string, GroupScore>;
-  perAct: Record<string, GroupScore>;
-  counts: SentenceCounts;
-}
+/**
+ * The sentence-level hallucination rate: percent of checked sentences no fact supports. `validated`
+ * is among the sentences of turns validated in the turn-level hallucination direction; per service
+ * and per act are of the sentence's turn (a sentence counts once for each).
+ */
+export type SentenceSummary = RateSummary<SentenceCounts>;
 
-export interface SentenceTally {
-  rates: RateTallyState;
-  counts: SentenceCounts;
-}
+export type SentenceTally = RateTallyOf<SentenceCounts>;
 
 /** The sentence-level summary of a run whose turns were scored with granularity 'sentence'. */
-export function aggregateSentences(scores: TurnScore[], opts: { validation: boolean; isUnseen: (service: string) => boolean }): SentenceSummary {
+export function aggregateSentences(scores: TurnScore[], opts: AggregateOptions): SentenceSummary {
   return summarizeSentences([tallySentences(scores, opts)], opts.validation);
 }
 
-export function tallySentences(scores: TurnScore[], opts: { validation: boolean; isUnseen: (service: string) => boolean }): SentenceTally {
+export function tallySentences(scores: TurnScore[], opts: AggregateOptions): SentenceTally {
   const rates = new RateTally();
   const counts: SentenceCounts = {
     turns: scores.length,

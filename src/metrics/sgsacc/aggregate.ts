@@ -58,13 +58,37 @@ export interface OutcomeCounts {
   excluded: Record<string, number>;
 }
 
-export interface SgsaccSummary {
+/** How an aggregation splits a run's turns: by validation, and seen/unseen by the turn's services. */
+export interface AggregateOptions {
+  validation: boolean;
+  isUnseen: (service: string) => boolean;
+}
+
+/**
+ * A rate over a run's turns as each SGSAcc summary reports it (SGSAcc, the hallucination rate, the
+ * sentence rate): with validation (null when it is off) and without, split by seen and unseen
+ * services, per service and per act, with the counts behind it (each kind's own). What is counted
+ * in each slot is the kind's: see aggregateSgsacc, aggregateHallucination, aggregateSentences.
+ */
+export interface RateSummary<Counts> {
   validated: SplitScores | null;
   unvalidated: SplitScores;
   perService: Record<string, GroupScore>;
   perAct: Record<string, GroupScore>;
-  counts: SgsaccCounts;
+  counts: Counts;
 }
+
+/**
+ * The integer counts behind a RateSummary. Summaries of parts cannot be combined exactly (a mean of
+ * percentages is not the percentage of the whole); tallies can: the summarize functions add them
+ * and give the numbers one run over all their turns gives. Shard reports carry them for `todeval merge`.
+ */
+export interface RateTallyOf<Counts> {
+  rates: RateTallyState;
+  counts: Counts;
+}
+
+export type SgsaccSummary = RateSummary<SgsaccCounts>;
 
 /** A percentage with its denominator. */
 export class Ratio {
@@ -91,24 +115,14 @@ export class Ratio {
  * without (every scorable turn). Seen/unseen and per-service are turn-level (a turn is unseen when
  * any of its services is); per-act is action-level, since a turn's verdict does not split by act.
  */
-export function aggregateSgsacc(
-  scores: TurnScore[],
-  opts: { validation: boolean; isUnseen: (service: string) => boolean },
-): SgsaccSummary {
+export function aggregateSgsacc(scores: TurnScore[], opts: AggregateOptions): SgsaccSummary {
   return summarizeSgsacc([tallySgsacc(scores, opts)], opts.validation);
 }
 
-/**
- * The integer counts behind an SgsaccSummary. Summaries of parts cannot be combined exactly (a mean
- * of percentages is not the percentage of the whole); tallies can: summarizeSgsacc adds them and
- * gives the numbers one run over all their turns gives. Shard reports carry them for `todeval merge`.
- */
-export interface SgsaccTally {
-  rates: RateTallyState;
-  counts: SgsaccCounts;
-}
+/** The integer counts behind an SgsaccSummary (see RateTallyOf), added up by summarizeSgsacc. */
+export type SgsaccTally = RateTallyOf<SgsaccCounts>;
 
-export function tallySgsacc(scores: TurnScore[], opts: { validation: boolean; isUnseen: (service: string) => boolean }): SgsaccTally {
+export function tallySgsacc(scores: TurnScore[], opts: AggregateOptions): SgsaccTally {
   const rates = new RateTally();
   const counts: SgsaccCounts = {
     turns: scores.length,
