@@ -49,6 +49,9 @@ export { resolveRerankConfig, RERANK_DEFAULTS, rerankSignature, type RerankConfi
 export { runEvaluatePipeline, type EvaluatePipelineOptions, type EvaluateHooks, type EvaluateResult } from './pipeline/evaluate.js';
 export { evaluateSgsacc, type EvaluateSgsaccOptions } from './pipeline/evaluate-sgsacc.js';
 export { runRerankPipeline, type RerankPipelineOptions, type RerankHooks } from './pipeline/rerank.js';
+// `score|rerank --workers N` as library calls: the same run as N shard processes, merged; the process ends only after every shard has.
+export { runScoreWorkers, runRerankWorkers, type WorkersRunOptions } from './pipeline/workers.js';
+export type { WorkersHooks } from './shard/workers.js';
 // `todeval compare`: the runs' per-item files read, then the paired tests (resampling that yields to signals).
 export { runComparePipeline, loadCompareRuns, type ComparePipelineOptions, type CompareHooks } from './pipeline/compare.js';
 // `todeval ser`, `refs`, `gcdf1`, `bleu` and `report`; the hooks every newer pipeline reports through (warnings, notices, skipped records).

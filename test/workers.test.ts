@@ -3,7 +3,8 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { planWorkers, shardFileName, withoutShardFlags } from '../src/shard/workers.js';
+import { runScoreWorkers } from '../src/index.js';
+import { planWorkers, shardFileName } from '../src/shard/workers.js';
 import { CLI_ARGV, BUILT_CLI, HAS_BUILT_CLI, type CliResult } from './helpers/cli.js';
 import { runInProcess } from './helpers/in-process-cli.js';
 import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
@@ -27,17 +28,6 @@ const lines = (f: string) => readFileSync(f, 'utf8').trim().split('\n');
 const withoutWork = ({ nli: _n, resumed: _r, ...r }: Json) => ({ ...r, references: { ...(r.references as Json), file: null, reused: 0, computed: 0 } });
 
 describe('--workers planning (no processes)', () => {
-  it('drops the per-shard flags in every spelling and keeps the rest', () => {
-    expect(
-      withoutShardFlags(['score', '--workers', '2', '--dataset', 'sgd', '-o', 'r.json', '--out=t.jsonl', '-or.json', '--threads', '2', '--references', 'x', '--limit', '5']),
-    ).toEqual(['score', '--dataset', 'sgd', '--limit', '5']);
-    // --workers takes an optional count: a following flag is not its value.
-    expect(withoutShardFlags(['rerank', '--workers', '-i', 'a.jsonl', '--shard', '1/2'])).toEqual(['rerank', '-i', 'a.jsonl']);
-    // The parent prints --json and draws the one progress bar; `--json FILE` is the old -o.
-    expect(withoutShardFlags(['score', '--json', '--progress', 'lines', '--limit', '3'])).toEqual(['score', '--limit', '3']);
-    expect(withoutShardFlags(['score', '--json', 'r.json', '--turns', 't.jsonl', '-i', 'p.jsonl'])).toEqual(['score', '-i', 'p.jsonl']);
-  });
-
   it('pins one worker per GPU with CUDA_VISIBLE_DEVICES, splits the cores on CPU', () => {
     expect(planWorkers({ workers: true, device: 'cuda' }, ['0', '3'])).toEqual({ count: 2, env: [{ CUDA_VISIBLE_DEVICES: '0' }, { CUDA_VISIBLE_DEVICES: '3' }], threads: [undefined, undefined] });
     expect(planWorkers({ workers: 3, device: 'cuda' }, ['5', '6']).env).toEqual([{ CUDA_VISIBLE_DEVICES: '5' }, { CUDA_VISIBLE_DEVICES: '6' }, { CUDA_VISIBLE_DEVICES: '5' }]);
@@ -76,6 +66,41 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))(
       // The references are kept beside --turns, as one process keeps them (issue 21: one rule).
       expect(lines(f('two.turns.references.jsonl'))).toHaveLength(1 + 40);
       expect((readJson(f('two.json')).references as Json).file).toBe(f('two.turns.references.jsonl'));
+    });
+
+    it('runScoreWorkers (the library call the CLI makes) gives the one-process report, and no shard process outlives it', async () => {
+      const said: string[] = [];
+      const report = await runScoreWorkers(
+        {
+          dataset: 'sgd', input: DIALOGUES, dataDir: DATA_DIR, limit: 40, chunkTurns: 256, nli: { model, device: 'cpu' },
+          reportFile: f('lib.json'), turnsFile: f('lib.turns.jsonl'), referencesFile: f('lib.turns.references.jsonl'), referencesKept: true,
+        },
+        { workers: 2, hooks: { shardLine: (shard, count, line) => said.push(`[shard ${shard}/${count}] ${line}`) } },
+      );
+      expect(said).toEqual([]);
+      // What it returns is what it wrote, and that is one process's report (the CLI run above).
+      expect(report).toEqual(readJson(f('lib.json')));
+      expect(withoutWork(report as unknown as Json)).toEqual(withoutWork(readJson(f('one.json'))));
+      expect(lines(f('lib.turns.references.jsonl'))).toHaveLength(1 + 40);
+      const alive = readdirSync('/proc')
+        .filter((p) => /^\d+$/.test(p))
+        .filter((p) => {
+          try {
+            return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(f('lib.shard-'));
+          } catch {
+            return false;
+          }
+        });
+      expect(alive).toEqual([]);
+      expect(readdirSync(dir).filter((n) => n.startsWith('lib.') && n.includes('.shard-'))).toEqual([]);
+    });
+
+    it('runScoreWorkers refuses what a --workers run cannot do before any process starts', async () => {
+      const base = { dataset: 'sgd' as const, input: DIALOGUES, dataDir: DATA_DIR, chunkTurns: 256, nli: { model, device: 'cpu' as const } };
+      await expect(runScoreWorkers(base, { workers: 2 })).rejects.toThrow(/--workers needs -o\/--output/);
+      await expect(runScoreWorkers({ ...base, reportFile: f('x.json'), shard: { index: 1, count: 2 } }, { workers: 2 })).rejects.toThrow(/give --workers or --shard, not both/);
+      await expect(runScoreWorkers({ ...base, reportFile: f('x.json'), confidence: {} }, { workers: 2 })).rejects.toThrow(/--confidence needs the whole run in one process: drop --workers/);
+      expect(existsSync(f('x.json'))).toBe(false);
     });
 
     it('stops every shard when one fails (its error shown, exit 2) and resumes on the next run', async () => {

@@ -3,8 +3,7 @@ import { isInputError } from '../util/errors.js';
 import { commandFailure } from './failure.js';
 import { programFor } from './program.js';
 import { spellOutSacrebleuFlags } from './sacrebleu-flags.js';
-import { interruptNotice, interruptWait } from '../util/interrupt-notice.js';
-import { exitWithParent } from '../util/progress/worker-ipc.js';
+import { exitOnSignals } from '../util/interrupt-notice.js';
 
 // `todeval refs | head` closes our stdout early: that is the reader's choice, not an error.
 process.stdout.on('error', (e: NodeJS.ErrnoException) => {
@@ -20,23 +19,8 @@ function exitOn(e: unknown): never {
   process.exit(code);
 }
 
-// Ctrl-C and kill leave through process.exit, so 'exit' hooks run: the progress bar restores the
-// terminal and the NLI cache appends its last pairs (Node's default would end the process without).
-// The command's notice (how many turns are saved where, and the command that resumes) is one line.
-// What the command must wait for (--workers: its shard processes) ends first; a second signal
-// during that wait changes nothing.
-let stopping = false;
-function stop(code: number): void {
-  if (stopping) return;
-  stopping = true;
-  const line = interruptNotice();
-  if (line) process.stderr.write(`${process.stderr.isTTY ? '\n' : ''}todeval: ${line}\n`);
-  void interruptWait().finally(() => process.exit(code));
-}
-process.on('SIGINT', () => stop(130));
-process.on('SIGTERM', () => stop(143));
-// A shard run by `--workers` stops when its parent goes away, whatever killed the parent.
-exitWithParent();
+// Ctrl-C and kill print the command's notice and leave through process.exit (exit hooks run).
+exitOnSignals();
 
 // A write stream's 'error' (e.g. --out in a folder that does not exist) is raised outside the
 // command's promise: without this it would crash with Node's stack trace and exit code 1.

@@ -31,7 +31,7 @@ export interface RerankPipelineOptions extends Omit<RerankSettings, 'systemOrder
   systems?: string[];
   shard?: ShardSpec;
   /** Per-item results (JSONL): items already there are resumed, the rest appended as chunks finish. */
-  turnsFile?: string;
+  itemsFile?: string;
   /** The report (JSON, written atomically). */
   reportFile?: string;
   nli: NliRunnerOptions;
@@ -98,10 +98,10 @@ async function rerankItems(o: RerankPipelineOptions, config: RerankConfig, items
   // The per-item file is a resumable store, as score's: items already there (same configuration
   // and input file) are kept, the rest computed and appended in chunks. A file of another kind
   // (the input itself, say) is refused rather than overwritten.
-  const store = o.turnsFile ? RecordStore.open<RerankResult>(o.turnsFile, 'todeval-rerank', makeSignature({ ...signature, input: fileSignature(o.input, o.dataDir) })) : undefined;
+  const store = o.itemsFile ? RecordStore.open<RerankResult>(o.itemsFile, 'todeval-rerank', makeSignature({ ...signature, input: fileSignature(o.input, o.dataDir) })) : undefined;
   const todo = store ? items.filter((it) => !store.done.has(it.id)) : items;
-  setInterruptNotice(savedTurnsNotice('items', o.turnsFile, () => items.filter((it) => store!.done.has(it.id)).length, items.length));
-  if (store && todo.length < items.length) o.hooks?.notice?.(`resuming ${o.turnsFile}: ${items.length - todo.length} of ${items.length} items already reranked`);
+  setInterruptNotice(savedTurnsNotice('items', o.itemsFile, () => items.filter((it) => store!.done.has(it.id)).length, items.length));
+  if (store && todo.length < items.length) o.hooks?.notice?.(`resuming ${o.itemsFile}: ${items.length - todo.length} of ${items.length} items already reranked`);
   const computed = new Map<string, RerankResult>();
   const progress = () => {
     o.hooks?.progress?.(items.length - todo.length + computed.size, items.length);
@@ -145,7 +145,7 @@ export async function runRerankPipeline(o: RerankPipelineOptions): Promise<Reran
       nli: { requested: stats.requested, issued: stats.issued, cacheHits: stats.cacheHits },
       items: results,
     };
-    if (o.shard && o.reportFile) (doc as RerankShardReport).shard = { ...shardBlock(o.shard, o.reportFile, { turns: o.turnsFile }), positions: positions! };
+    if (o.shard && o.reportFile) (doc as RerankShardReport).shard = { ...shardBlock(o.shard, o.reportFile, { turns: o.itemsFile }), positions: positions! };
     if (o.reportFile) writeJsonAtomic(o.reportFile, doc);
     return doc;
   } finally {

@@ -2,16 +2,36 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { progressBar, type ProgressMode } from '../util/progress/bar.js';
 import { InputError } from '../util/errors.js';
 import { resumeCommand, setInterruptNotice, setInterruptWait } from '../util/interrupt-notice.js';
 import { keptReferencesFile } from '../metrics/sgsacc/kept-references.js';
 import { mergeRunShards, type MergedRun } from './run-merge.js';
+import type { ShardSpec } from './spec.js';
+
+/** The script a shard process runs (a pipeline's worker entry), and Node's flags for it (tsx under the sources). */
+export interface WorkerEntry {
+  script: string;
+  execArgv: string[];
+}
+
+/** One shard's files: its report, its per-turn (per-item) file, and its references when the run keeps them. */
+export interface ShardFiles {
+  report: string;
+  turns: string;
+  references?: string;
+}
+
+/** What runWorkers tells its caller besides the merged run: a library function never writes to stderr itself. */
+export interface WorkersHooks {
+  /** The shard processes are about to start: `count` of them. */
+  started?(count: number): void;
+  /** Turns (items) done over all shards, of the total they reported so far. */
+  progress?(done: number, total: number): void;
+  /** A line a shard process wrote on stderr (its warnings, notices, error), with the shard's number. */
+  shardLine?(shard: number, count: number, line: string): void;
+}
 
 export interface WorkersOptions {
-  /** The user's command line after `todeval` (process.argv less node and the script). */
-  args: string[];
   /** `--workers N`, or true for the default (one per visible GPU; else one per core). */
   workers: number | true;
   device: 'auto' | 'cpu' | 'cuda';
@@ -19,56 +39,22 @@ export interface WorkersOptions {
   output: string;
   /** `--turns`: the merged per-turn / per-item file. */
   turns?: string;
-  /** `--references`: the merged references file (score). */
-  references?: string;
   /**
-   * The command stores references (score): without `--references`, each worker keeps its own beside
-   * its per-turn file and the merged ones are kept beside `--turns` (else `-o`), the rule a single
-   * process follows (keptReferencesFile), so a resumed worker's turns keep their ground-truth scores.
+   * The run's references (score): a file named by the user (each shard stores its own beside it, as
+   * `NAME.shard-K-of-N.jsonl`), or the one kept beside --turns/-o (`kept`: each shard then keeps its
+   * own beside its per-turn file, the rule a single process follows, keptReferencesFile), so a
+   * resumed worker's turns keep their ground-truth scores.
    */
-  storesReferences?: boolean;
+  references?: { file: string; kept: boolean };
   /** `--threads`, per worker when given; else the cores are split between the workers. */
   threads?: number;
-  /** `--progress`: the one combined bar (the children draw none). */
-  progress?: ProgressMode;
+  /** The script each shard process runs. */
+  entry: WorkerEntry;
+  /** The job of one shard (JSON, its entry's one argument): the run's options with the shard, its files and its threads. */
+  job(shard: ShardSpec, files: ShardFiles, threads: number | undefined): unknown;
+  hooks?: WorkersHooks;
   /** Called with the merged run before anything is written (mergeRunShards' beforeWrite). */
   beforeWrite?: (merged: MergedRun) => void;
-}
-
-/** Flags the parent sets per shard: the user's values are removed from the children's command line. */
-const PER_SHARD_FLAGS: { names: string[]; value: 'required' | 'optional-number' | 'optional' }[] = [
-  { names: ['--workers'], value: 'optional-number' },
-  { names: ['--shard'], value: 'required' },
-  { names: ['-o', '--output'], value: 'required' },
-  // `--json` prints the merged report (the parent's job); `--json FILE` is the old -o.
-  { names: ['--json'], value: 'optional' },
-  { names: ['--out', '--turns'], value: 'required' },
-  { names: ['--references'], value: 'required' },
-  { names: ['--threads'], value: 'required' },
-  { names: ['--progress'], value: 'required' },
-];
-
-/** The user's arguments without the per-shard flags, in `--flag value`, `--flag=value` or `-ovalue` form. */
-export function withoutShardFlags(args: readonly string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i];
-    if (a === '--') {
-      out.push(...args.slice(i));
-      break;
-    }
-    const spec = PER_SHARD_FLAGS.find((f) => f.names.some((n) => a === n || (n.startsWith('--') && a.startsWith(`${n}=`)) || (!n.startsWith('--') && a.startsWith(n) && a.length > n.length)));
-    if (!spec) {
-      out.push(a);
-      continue;
-    }
-    const joined = a.includes('=') || (!a.startsWith('--') && a.length > 2);
-    if (joined) continue;
-    if (spec.value === 'required') i++;
-    else if (spec.value === 'optional-number' && /^\d+$/.test(args[i + 1] ?? '')) i++;
-    else if (spec.value === 'optional' && args[i + 1] !== undefined && !args[i + 1].startsWith('-')) i++;
-  }
-  return out;
 }
 
 /** `run.json` -> `run.shard-2-of-4.json`: a shard's file beside the run's. */
@@ -110,14 +96,6 @@ export function planWorkers(opts: Pick<WorkersOptions, 'workers' | 'device' | 't
   return { count, env, threads };
 }
 
-function cliEntry(): { script: string; execArgv: string[] } {
-  // This file is src/shard/workers.ts under tsx, dist/src/shard/workers.js when built.
-  const here = fileURLToPath(import.meta.url);
-  const ext = path.extname(here);
-  const script = path.join(path.dirname(here), '..', 'cli', `main${ext}`);
-  return { script, execArgv: ext === '.ts' ? ['--import', 'tsx'] : [] };
-}
-
 /** How long stopped shard processes get to save and exit before they are killed (SIGKILL). */
 const SHARD_STOP_GRACE_MS = 20_000;
 
@@ -130,59 +108,79 @@ interface Worker {
   exit: Promise<number | null>;
 }
 
+/** Each shard's files, beside the run's: `run.json` -> `run.shard-2-of-4.json`. */
+function shardFiles(opts: WorkersOptions, n: number): ShardFiles[] {
+  return Array.from({ length: n }, (_, i) => {
+    const k = i + 1;
+    // Always a per-turn file, even when the caller asked for none: it is what makes a shard resumable.
+    const turns = opts.turns ? shardFileName(opts.turns, k, n) : shardFileName(opts.output, k, n, '.turns').replace(/\.json$/, '.jsonl');
+    const refs = opts.references;
+    return { report: shardFileName(opts.output, k, n), turns, references: refs ? (refs.kept ? keptReferencesFile({ turns }) : shardFileName(refs.file, k, n)) : undefined };
+  });
+}
+
 /**
- * `--workers N`: runs shards 1..N of the same command as child processes of this one, shows one
- * progress bar for all of them, and merges their reports into the run's report. When a child fails,
- * the others are stopped (SIGTERM: they save what they finished) and the child's error is raised
- * (exit 2). Shard files stay beside `-o` until the merge succeeds, so running the same command
- * again resumes every shard where it stopped.
+ * `--workers N`: runs shards 1..N of one run as child processes of this one (each runs `entry` with
+ * its job), reports their combined progress, and merges their reports into the run's report. When
+ * a child fails, the others are stopped (SIGTERM: they save what they finished) and the child's
+ * error is raised (exit 2). Shard files stay beside `output` until the merge succeeds, so running
+ * the same call again resumes every shard where it stopped.
+ *
+ * Signals: this process ends only after every shard process has. Under the CLI (whose handlers
+ * print the notice and exit, src/util/interrupt-notice.ts exitOnSignals) that is the interrupt
+ * wait set here; in a program with no SIGINT/SIGTERM handler of its own, the signal is forwarded to
+ * the shards, they are waited for, and the signal is then raised again on this process, which ends
+ * as it would have without us.
  */
 export async function runWorkers(opts: WorkersOptions): Promise<MergedRun> {
   const plan = planWorkers(opts, opts.device === 'cpu' ? [] : visibleGpus());
   const n = plan.count;
-  const base = withoutShardFlags(opts.args);
-  const files = Array.from({ length: n }, (_, i) => {
-    const k = i + 1;
-    // Always a per-turn file, even when the user asked for none: it is what makes a shard resumable.
-    const turns = opts.turns ? shardFileName(opts.turns, k, n) : shardFileName(opts.output, k, n, '.turns').replace(/\.json$/, '.jsonl');
-    return {
-      report: shardFileName(opts.output, k, n),
-      turns,
-      references: opts.references ? shardFileName(opts.references, k, n) : opts.storesReferences ? keptReferencesFile({ turns }) : undefined,
-    };
-  });
-  const mergedReferences = opts.references ?? (opts.storesReferences ? keptReferencesFile({ turns: opts.turns, output: opts.output }) : undefined);
-  const { script, execArgv } = cliEntry();
-  const bar = progressBar(`workers ${n} |{bar}| {value}/{total} | ETA {eta_formatted}`, { etaBuffer: 50 }, opts.progress);
+  const files = shardFiles(opts, n);
+  const mergedReferences = opts.references?.file;
   const workers: Worker[] = [];
   let failed: Worker | undefined;
-  const stopAll = () => {
-    for (const w of workers) if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGTERM');
+  const running = () => workers.filter((w) => w.child.exitCode === null && w.child.signalCode === null);
+  const stopAll = (signal: NodeJS.Signals = 'SIGTERM') => {
+    for (const w of running()) w.child.kill(signal);
   };
-  // Ctrl-C and SIGTERM leave through process.exit (src/cli/main.ts): the children go with us.
-  process.once('exit', stopAll);
-  // Ctrl-C or SIGTERM: this process exits only once every shard process has (each saves what it
-  // finished on SIGTERM); one that does not within the grace period is killed, and waited for too.
+  // Whatever ends this process through process.exit: the children go with us.
+  const stopOnExit = (): void => stopAll();
+  process.once('exit', stopOnExit);
+  // Every shard process stopped and waited for (each saves what it finished on SIGTERM/SIGINT); one
+  // that does not end within the grace period is killed, and waited for too.
   let interrupted = false;
-  setInterruptWait(async () => {
+  const stopAndWait = async (signal: NodeJS.Signals): Promise<void> => {
     interrupted = true;
-    stopAll();
-    const killer = setTimeout(() => {
-      for (const w of workers) if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
-    }, SHARD_STOP_GRACE_MS);
+    stopAll(signal);
+    const killer = setTimeout(() => stopAll('SIGKILL'), SHARD_STOP_GRACE_MS);
     await Promise.all(workers.map((w) => w.exit));
     clearTimeout(killer);
-  });
+  };
+  const ownSignals = process.listenerCount('SIGINT') === 0 && process.listenerCount('SIGTERM') === 0;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    void stopAndWait(signal).finally(() => {
+      removeSignalHandlers();
+      process.kill(process.pid, signal);
+    });
+  };
+  const removeSignalHandlers = (): void => {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  };
+  if (ownSignals) {
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+  }
+  setInterruptWait(() => stopAndWait('SIGTERM'));
   setInterruptNotice(
     () => `interrupted: every shard stopped; their work is saved in ${path.dirname(path.resolve(files[0].turns))} (*.shard-K-of-${n}.*); resume with: ${resumeCommand()}`,
   );
   try {
+    opts.hooks?.started?.(n);
     for (let i = 0; i < n; i++) {
-      const f = files[i];
-      const args = [...base, '--shard', `${i + 1}/${n}`, '-o', f.report, '--turns', f.turns, '--progress', 'none'];
-      if (f.references) args.push('--references', f.references);
-      if (plan.threads[i] !== undefined) args.push('--threads', String(plan.threads[i]));
-      const child = spawn(process.execPath, [...execArgv, script, ...args], {
+      const job = opts.job({ index: i + 1, count: n }, files[i], plan.threads[i]);
+      // The job is the entry's one argument: visible in `ps`, so a shard's files name its process.
+      const child = spawn(process.execPath, [...opts.entry.execArgv, opts.entry.script, JSON.stringify(job)], {
         stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
         env: { ...process.env, ...plan.env[i], TODEVAL_WORKER: '1' },
       });
@@ -195,19 +193,17 @@ export async function runWorkers(opts: WorkersOptions): Promise<MergedRun> {
         pending = lines.pop()!;
         for (const line of lines) {
           if (line.startsWith('todeval: ')) w.lastError = line.slice('todeval: '.length);
-          process.stderr.write(`[shard ${w.index}/${n}] ${line}\n`);
+          opts.hooks?.shardLine?.(w.index, n, line);
         }
       });
       child.on('message', (m: { type?: string; done?: number; total?: number }) => {
         if (m?.type !== 'progress') return;
         w.done = m.done ?? w.done;
         w.total = m.total ?? w.total;
-        const total = workers.reduce((s, x) => s + x.total, 0);
-        const done = workers.reduce((s, x) => s + x.done, 0);
-        if (!bar) return;
-        if (bar.isActive) bar.setTotal(total);
-        else bar.start(total, 0);
-        bar.update(done);
+        opts.hooks?.progress?.(
+          workers.reduce((s, x) => s + x.done, 0),
+          workers.reduce((s, x) => s + x.total, 0),
+        );
       });
       void w.exit.then((code) => {
         if (code !== 0 && !failed) {
@@ -217,12 +213,12 @@ export async function runWorkers(opts: WorkersOptions): Promise<MergedRun> {
       });
     }
     await Promise.all(workers.map((w) => w.exit));
-    // Stopped by a signal: src/cli/main.ts exits (130/143) once the wait above is over; neither a
-    // "shard failed" error nor a merge of the parts may come first.
+    // Stopped by a signal: the process ends (130/143, or by the signal raised again) once the wait
+    // above is over; neither a "shard failed" error nor a merge of the parts may come first.
     if (interrupted) await new Promise<never>(() => undefined);
   } finally {
-    bar?.stop();
-    process.off('exit', stopAll);
+    process.off('exit', stopOnExit);
+    if (!interrupted) removeSignalHandlers();
     setInterruptNotice(undefined);
     setInterruptWait(undefined);
   }

@@ -1,7 +1,9 @@
 import type { Command } from 'commander';
 import type { DatasetName } from '../../adapters/load.js';
 import { findDataDir } from '../../data/data-dir.js';
-import { runRerankPipeline } from '../../pipeline/rerank.js';
+import { runRerankPipeline, type RerankHooks, type RerankPipelineOptions } from '../../pipeline/rerank.js';
+import { runRerankWorkers } from '../../pipeline/workers.js';
+import type { RerankReport, RerankShardReport } from '../../shard/rerank-merge.js';
 import { barProgress, progressBar, progressOption, type ProgressMode } from '../../util/progress/bar.js';
 import { RANK_BY, RERANK_DEFAULTS } from '../../rerank/index.js';
 import { formatRerankReport } from '../../rerank/summary.js';
@@ -9,7 +11,7 @@ import { stderrHooks } from '../hooks.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
 import { addDatasetOptions, addInputOption, addLimitOption, addReportFileOption, addTurnsOption, datasetLoadOptions, jsonToStdout, rankByFrom, reportSkipped, type DatasetFlags } from '../options.js';
 import { checkRunOutputs, type RunOutputFlags } from '../output-guard.js';
-import { runCommandInWorkers } from '../workers-run.js';
+import { workersDisplay } from '../workers-run.js';
 import { addShardedAction, addShardOptions, requireShardOutput, type ShardFlags } from '../shard-options.js';
 import { addContextControlOptions } from '../sgsacc-options.js';
 
@@ -52,37 +54,59 @@ export function register(program: Command): void {
   addShardedAction(cmd, { inWorkers: runRerankInWorkers, inProcess: runRerankInProcess });
 }
 
-/** `rerank --workers N`: the same command as N shards in child processes, merged (src/shard/workers.ts). */
+/** The flags as runRerankPipeline's options, every output checked against every input (and held) before any work. */
+function rerankOptionsFrom(flags: RerankFlags, hooks?: RerankHooks): RerankPipelineOptions {
+  const rankBy = rankByFrom(flags.rankBy);
+  const { output: reportFile } = checkRunOutputs(flags, { flag: '--input', file: flags.input });
+  const dataDir = findDataDir(flags.dataDir)?.dir;
+  return {
+    input: flags.input,
+    dataset: flags.dataset,
+    limit: flags.limit,
+    skipInvalid: flags.skipInvalid,
+    context: flags.context,
+    contextControl: flags.contextControl,
+    hallucination: flags.hallucination,
+    rankBy,
+    shard: flags.shard,
+    load: datasetLoadOptions(flags, dataDir),
+    dataDir,
+    systems: flags.systems?.split(',').map((s) => s.trim()).filter(Boolean),
+    // --turns names the per-item file here (rerank has items, not turns).
+    itemsFile: flags.turns,
+    reportFile,
+    nli: nliOptionsFrom(flags),
+    hooks,
+  };
+}
+
+function printReport(flags: RerankFlags, report: RerankReport | RerankShardReport): void {
+  process.stdout.write(jsonToStdout(flags) ? JSON.stringify(report, null, 2) + '\n' : formatRerankReport(report));
+}
+
+/** `rerank --workers N`: flags -> runRerankWorkers (the same run as N shard processes, merged) -> the summary (or JSON). */
 async function runRerankInWorkers(flags: RerankFlags): Promise<void> {
-  const merged = await runCommandInWorkers(flags, { flag: '--input', file: flags.input });
-  if (merged.kind === 'rerank') process.stdout.write(jsonToStdout(flags) ? JSON.stringify(merged.report, null, 2) + '\n' : formatRerankReport(merged.report));
+  const display = workersDisplay(flags.progress);
+  try {
+    printReport(flags, await runRerankWorkers(rerankOptionsFrom(flags), { workers: flags.workers!, hooks: display.hooks }));
+  } finally {
+    display.stop();
+  }
 }
 
 /** Flags -> the rerank pipeline -> the summary (or JSON) on stdout. */
 async function runRerankInProcess(flags: RerankFlags): Promise<void> {
-  const rankBy = rankByFrom(flags.rankBy);
-  const { output: reportFile } = checkRunOutputs(flags, { flag: '--input', file: flags.input });
-  requireShardOutput(flags, reportFile);
-  const dataDir = findDataDir(flags.dataDir)?.dir;
   const bar = progressBar('rerank |{bar}| {value}/{total} items | ETA {eta_formatted}', {}, flags.progress);
+  const options = rerankOptionsFrom(flags, {
+    skipped: (invalid) => reportSkipped('item', invalid),
+    notice: stderrHooks.notice,
+    progress: barProgress(bar),
+  });
+  requireShardOutput(flags, options.reportFile);
   try {
-    const doc = await runRerankPipeline({
-      ...flags,
-      load: datasetLoadOptions(flags, dataDir),
-      dataDir,
-      systems: flags.systems?.split(',').map((s) => s.trim()).filter(Boolean),
-      rankBy,
-      turnsFile: flags.turns,
-      reportFile,
-      nli: nliOptionsFrom(flags),
-      hooks: {
-        skipped: (invalid) => reportSkipped('item', invalid),
-        notice: stderrHooks.notice,
-        progress: barProgress(bar),
-      },
-    });
+    const doc = await runRerankPipeline(options);
     bar?.stop();
-    process.stdout.write(jsonToStdout(flags) ? JSON.stringify(doc, null, 2) + '\n' : formatRerankReport(doc));
+    printReport(flags, doc);
   } finally {
     bar?.stop();
   }

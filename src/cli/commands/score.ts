@@ -1,18 +1,17 @@
 import { Option, type Command } from 'commander';
 import type { DatasetName } from '../../adapters/load.js';
-import { formatSgsaccReport, GRANULARITIES, SGSACC_DEFAULTS } from '../../metrics/sgsacc/index.js';
-import { refuseWeakerReport, scoreReportCoverage } from '../../pipeline/report-guard.js';
-import { runScore, type ScoreRunHooks } from '../../pipeline/score-run.js';
+import { formatSgsaccReport, GRANULARITIES, SGSACC_DEFAULTS, type SgsaccReport } from '../../metrics/sgsacc/index.js';
+import { runScore, type ScoreRunHooks, type ScoreRunOptions } from '../../pipeline/score-run.js';
+import { runScoreWorkers } from '../../pipeline/workers.js';
 import { pairsProgress, progressOption, type ProgressMode } from '../../util/progress/bar.js';
-import { InputError } from '../../util/errors.js';
 import { stderrHooks } from '../hooks.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
-import { addDatasetOptions, addLimitOption, addReportFileOption, addTurnsOption, datasetDataDir, datasetLoadOptions, jsonToStdout, positiveInt, reportFileFrom, type DatasetFlags } from '../options.js';
+import { addDatasetOptions, addLimitOption, addReportFileOption, addTurnsOption, datasetDataDir, datasetLoadOptions, jsonToStdout, positiveInt, type DatasetFlags } from '../options.js';
 import { checkRunOutputs, type RunOutputFlags } from '../output-guard.js';
 import { addPredictionsOptions } from '../predictions-options.js';
 import { addContextControlOptions, referenceSelectionOption, sgsaccSettingsOf, type SgsaccCliFlags } from '../sgsacc-options.js';
 import { addShardedAction, addShardOptions, requireShardOutput, type ShardFlags } from '../shard-options.js';
-import { runCommandInWorkers } from '../workers-run.js';
+import { workersDisplay } from '../workers-run.js';
 import { addRunConfidenceOptions, runConfidenceFrom, type RunConfidenceFlags } from '../significance-options.js';
 
 interface ScoreFlags extends NliCliFlags, DatasetFlags, ShardFlags, RunConfidenceFlags, SgsaccCliFlags, RunOutputFlags {
@@ -52,51 +51,50 @@ export function register(program: Command): void {
   addShardedAction(cmd, { inWorkers: runScoreInWorkers, inProcess: runScoreInProcess });
 }
 
-/** `score --workers N`: the same command as N shards in child processes, merged (src/shard/workers.ts). */
-async function runScoreInWorkers(flags: ScoreFlags): Promise<void> {
-  refuseConfidenceInParts(flags);
-  const output = reportFileFrom(flags);
-  const merged = await runCommandInWorkers(flags, { flag: '-i/--input', file: flags.input }, {
-    references: { file: flags.references },
-    // The merged report replaces a complete one at -o only if it is as complete (or with --force).
-    beforeWrite: (run) => {
-      if (run.kind === 'score') refuseWeakerReport(output, scoreReportCoverage(run.report), flags.force);
-    },
-  });
-  if (merged.kind !== 'score') return;
-  process.stdout.write(jsonToStdout(flags) ? JSON.stringify(merged.report, null, 2) + '\n' : formatSgsaccReport(merged.report));
+/** The flags as runScore's options, every output checked against every input (and held) before any work. */
+function scoreOptionsFrom(flags: ScoreFlags, hooks?: ScoreRunHooks): ScoreRunOptions {
+  const { output: reportFile, referencesFile, referencesKept } = checkRunOutputs(flags, { flag: '-i/--input', file: flags.input }, { file: flags.references });
+  return {
+    ...datasetLoadOptions(flags, datasetDataDir(flags)),
+    ...sgsaccSettingsOf(flags),
+    predictions: flags.input,
+    allowMissing: flags.allowMissing,
+    system: flags.system,
+    limit: flags.limit,
+    shard: flags.shard,
+    chunkTurns: flags.chunk,
+    referencesFile,
+    referencesKept,
+    turnsFile: flags.turns,
+    reportFile,
+    force: flags.force,
+    confidence: runConfidenceFrom(flags),
+    nli: nliOptionsFrom(flags),
+    hooks,
+  };
 }
 
-/** An interval of part of the turns is not the run's: --confidence needs them all (--shard is refused by the pipeline). */
-function refuseConfidenceInParts(flags: ScoreFlags): void {
-  if (flags.confidence && flags.workers !== undefined) throw new InputError('--confidence needs the whole run in one process: drop --workers');
+function printReport(flags: ScoreFlags, report: SgsaccReport): void {
+  process.stdout.write(jsonToStdout(flags) ? JSON.stringify(report, null, 2) + '\n' : formatSgsaccReport(report));
+}
+
+/** `score --workers N`: flags -> runScoreWorkers (the same run as N shard processes, merged) -> the tables (or JSON). */
+async function runScoreInWorkers(flags: ScoreFlags): Promise<void> {
+  const display = workersDisplay(flags.progress);
+  try {
+    printReport(flags, await runScoreWorkers(scoreOptionsFrom(flags), { workers: flags.workers!, hooks: display.hooks }));
+  } finally {
+    display.stop();
+  }
 }
 
 /** Flags -> the score pipeline (runScore) -> the tables (or JSON) on stdout. */
 async function runScoreInProcess(flags: ScoreFlags): Promise<void> {
-  const { output: reportFile, referencesFile, referencesKept } = checkRunOutputs(flags, { flag: '-i/--input', file: flags.input }, { file: flags.references });
-  requireShardOutput(flags, reportFile);
   const progress = scoreProgress(flags);
+  const options = scoreOptionsFrom(flags, progress);
+  requireShardOutput(flags, options.reportFile);
   try {
-    const written = await runScore({
-      ...datasetLoadOptions(flags, datasetDataDir(flags)),
-      ...sgsaccSettingsOf(flags),
-      predictions: flags.input,
-      allowMissing: flags.allowMissing,
-      system: flags.system,
-      limit: flags.limit,
-      shard: flags.shard,
-      chunkTurns: flags.chunk,
-      referencesFile,
-      referencesKept,
-      turnsFile: flags.turns,
-      reportFile,
-      force: flags.force,
-      confidence: runConfidenceFrom(flags),
-      nli: nliOptionsFrom(flags),
-      hooks: progress,
-    });
-    process.stdout.write(jsonToStdout(flags) ? JSON.stringify(written, null, 2) + '\n' : formatSgsaccReport(written));
+    printReport(flags, await runScore(options));
   } finally {
     progress.scored();
   }
