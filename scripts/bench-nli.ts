@@ -1,68 +1,111 @@
 /**
  * NLI runner throughput on this machine: the full-size random roberta-large on realistic SGD pairs
  * (premise = ground-truth system utterance, hypothesis = a candidate reference from the rules),
- * batched runner vs one pair at a time, in one run; plus the dedupe saving over the whole SGD
- * test candidate set (no model needed for that part).
+ * every contender side by side in one run; plus the dedupe saving over the whole SGD test candidate
+ * set (no model needed for that part).
  *
- *   npm run bench:nli -- [--model DIR] [--dtype fp32[,fp16][,q8][,q8-tensor]] [--pairs 96] [--passes 1] [--round N] [--threads N] [--budget 2048[,8192...]]
- *     [--pad 0.15,1] [--batch-size 16] [--no-single] [--data-dir DIR] [--device cpu|auto|cuda] [--json FILE]
+ *   npm run bench:nli -- [--model DIR] [--dtype fp32[,fp16][,q8][,q8-tensor]] [--q8-file FILE]... [--pairs 32] [--passes 3]
+ *     [--round 16] [--threads N] [--budget 2048[,8192...]] [--pad 0.15,1] [--batch-size 16] [--no-single]
+ *     [--peer-torch [DIR]] [--torch-batch 16] [--session-alone] [--data-dir DIR] [--device cpu|auto|cuda] [--json FILE] [--dump-ids FILE]
  *
  * The model defaults to .cache/models/large-random-roberta; each dtype's ONNX file (onnx/model.onnx,
- * onnx/model_fp16.onnx, onnx/model_q8_row.onnx, onnx/model_quantized.onnx) is built into it when absent, with the random-model
- * builder and the size, seed and std of the model already there.
- * Every (dtype, budget, padding cap) is a contender, plus one pair at a time per dtype. On CPU each
- * contender runs the whole timed set in turn (switching sessions every 16 pairs cost ~15% by itself:
- * each session's weights and arenas leave the caches); --passes N repeats that on N fresh sets (the
- * pair cache would answer repeats) with the order of contenders rotated, so load from other
- * processes falls on all alike; --round N interleaves them every N pairs instead. With several
- * dtypes a side-by-side table gives pairs/s, tokens/s and the ratio to the first dtype, and each
- * later dtype's probabilities are compared with the first's (max |diff|, argmax agreement) next to
- * how much the first dtype's own probabilities vary across the pairs. On CPU the
- * contenders are interleaved round by round over the same pairs (so load from other processes falls
- * on all alike); on CUDA each runs alone over the whole set with its session closed afterwards, so
- * the GPU memory it held can be read per contender (nvidia-smi).
+ * onnx/model_fp16.onnx, onnx/model_q8_row.onnx, onnx/model_quantized.onnx) is built into it when
+ * absent, with the random-model builder and the size, seed and std of the model already there.
+ *
+ * Contenders: every (dtype, budget, padding cap), one pair at a time per dtype (unless --no-single),
+ * each --q8-file FILE (another int8 graph of the same model, e.g. the file before a change of the
+ * quantizer: "before vs after" in one run), and with --peer-torch the PyTorch peer (fp32 eager and
+ * quantize_dynamic int8 at --torch-batch rows, and batch 1 unless --no-single) as a persistent
+ * process fed over a pipe (scripts/lib/cpu-torch-peer.ts).
+ *
+ * On CPU, each of --passes passes takes fresh pairs (the pair cache would answer repeats) and cuts
+ * them into rounds of --round pairs; every contender runs every round, in an order rotated by one
+ * each round, so whatever else the machine does during a pass falls on all contenders alike. Ratios
+ * are printed over the whole run and per pass, with their spread (the largest distance of a pass's
+ * ratio from the whole run's), and the load average at the start and the end; the last lines are a
+ * markdown table for docs/nli.md. On CUDA (or with --sequential) each contender runs alone over the
+ * whole set with its session closed afterwards, so the GPU memory it held can be read per contender.
+ *
+ * Each dtype's probabilities are compared with fp32's (max |prob diff|, argmax equal), next to how
+ * much fp32's own probabilities vary across the pairs; a --q8-file also with q8's.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
 import { resolveDataDir } from '../src/data/data-dir.js';
 import { buildRandomRoberta, onnxFileName, RANDOM_MODEL_MANIFEST, type RandomModelManifest } from '../src/nli/onnx-builder/index.js';
 import { planBatches } from '../src/nli/batcher.js';
+import { labelIndexFromConfig } from '../src/nli/labels.js';
 import { parseDtype, resolveModel, type NliDtype } from '../src/nli/model-store.js';
 import { padRows } from '../src/nli/feeds.js';
 import { openSession, type NliDevice } from '../src/nli/session.js';
 import { createNliRunner, type NliRunner, type NliRunnerStats } from '../src/nli/runner.js';
 import { PairTokenizer } from '../src/nli/tokenizer.js';
-import { argmaxLabel, type NliPair, type NliProbs } from '../src/nli/types.js';
+import { argmaxLabel, type NliLabel, type NliPair, type NliProbs } from '../src/nli/types.js';
 import { sgdCandidatePairs, spreadSample } from './lib/sgd-pairs.js';
-import { CpuTorchPeer, torchPairsPerSec, type TorchPeerResult } from './lib/cpu-torch-peer.js';
+import { TorchPeerProcess } from './lib/cpu-torch-peer.js';
 
 const program = new Command('bench-nli')
   .option('--model <dir>', 'model directory', '.cache/models/large-random-roberta')
-  .option('--pairs <n>', 'pairs in the timed set', (v) => Number(v), 96)
-  .option('--threads <n>', 'intra-op threads (default: all cores)', (v) => Number(v))
+  .option('--pairs <n>', 'pairs per pass', (v) => Number(v), 32)
+  .option('--threads <n>', 'intra-op threads, ours and the peer\'s (default: all cores)', (v) => Number(v))
   .option('--budget <list>', 'padded-token budget(s) per batch, comma-separated: a sweep', '2048')
   .option('--dtype <list>', 'dtype(s) to compare side by side, comma-separated (fp32, fp16, q8, q8-tensor; int8 = q8)', 'fp32')
-  .option('--no-single', 'leave out the one-pair-at-a-time contender')
+  .option('--q8-file <file>', 'another int8 ONNX file of the same model as a contender (repeatable): before vs after a graph change', (v, acc: string[]) => [...acc, v], [] as string[])
+  .option('--no-single', 'leave out the one-pair-at-a-time contenders')
   .option('--pad <list>', 'padding caps to try (share of a batch that may be padding; 1 = no cap)', '0.15,1')
   .option('--batch-size <n>', 'max pairs per batch', (v) => Number(v), 16)
   .option('--device <d>', 'auto|cpu|cuda', 'cpu')
   .option('--data-dir <dir>', 'data directory (default: resolveDataDir)')
-  .option('--round <n>', 'CPU: interleave the contenders every N pairs (default: each runs the whole set in turn)', (v) => Number(v))
-  .option('--passes <n>', 'CPU: timed sets per contender, each of fresh pairs; figures are summed, ratios also given per pass', (v) => Number(v), 1)
+  .option('--round <n>', 'CPU: pairs per round; every contender runs each round, the order rotated every round', (v) => Number(v), 16)
+  .option('--passes <n>', 'CPU: passes, each over fresh pairs; ratios are given per pass and over all', (v) => Number(v), 3)
   .option('--json <file>', 'also write the figures as JSON')
   .option('--sequential', 'run each contender alone over the whole set, then the model alone (default with --device cuda)')
-  .option('--dump-ids <file>', 'write the timed set as token ids (JSON) for the PyTorch peer')
-  .option('--peer-torch [dir]', 'CPU: time the PyTorch peer (fp32 eager and quantize_dynamic int8) after each pass on the same token ids', '')
+  .option('--dump-ids <file>', 'write the timed set as token ids (JSON) for gpu/peer_torch.py')
+  .option('--peer-torch [dir]', 'CPU: the PyTorch peer (fp32 eager, quantize_dynamic int8) as contenders, a persistent process fed round by round (default dir ../shared/tools/peer-torch)')
+  .option('--session-alone', 'CPU: also each dtype\'s ONNX session alone on the pre-tokenized round, batched as the peer batches (--torch-batch rows, length-sorted): like for like with torch, whose clock has no tokenizer either')
+  .option('--torch-batch <n>', 'rows per batch of the PyTorch peer (length-sorted within the round)', (v) => Number(v), 16);
 program.parse(process.argv.filter((a, i) => !(i === 2 && a === '--')));
-const o = program.opts<{ model: string; pairs: number; threads?: number; budget: string; dtype: string; single: boolean; pad: string; batchSize: number; device: NliDevice; dataDir?: string; json?: string; dumpIds?: string; sequential?: boolean; round?: number; passes: number; peerTorch: string | boolean }>();
+const o = program.opts<{
+  model: string;
+  pairs: number;
+  threads?: number;
+  budget: string;
+  dtype: string;
+  q8File: string[];
+  single: boolean;
+  pad: string;
+  batchSize: number;
+  device: NliDevice;
+  dataDir?: string;
+  json?: string;
+  dumpIds?: string;
+  sequential?: boolean;
+  round: number;
+  passes: number;
+  peerTorch?: string | boolean;
+  torchBatch: number;
+  sessionAlone?: boolean;
+}>();
 
+const loadStart = os.loadavg();
+const fmtLoad = (l: number[]) => l.map((x) => x.toFixed(2)).join(' ');
 const dtypes = o.dtype.split(',').map((d) => parseDtype(d.trim()) as NliDtype);
 const budgets = o.budget.split(',').map(Number);
 const modelDir = path.resolve(o.model);
-for (const dtype of dtypes) {
+const cuda = o.device === 'cuda';
+// Each contender alone over the whole set (the default on CUDA: a dedicated device needs no interleaving).
+const sequential = o.sequential ?? cuda;
+const peerDir = o.peerTorch === true ? path.resolve('../shared/tools/peer-torch') : o.peerTorch ? path.resolve(o.peerTorch) : undefined;
+if (peerDir && sequential) throw new Error('--peer-torch runs beside the CPU contenders; on CUDA use gpu/run.sh');
+if (o.q8File.length > 0 && sequential) throw new Error('--q8-file is a CPU contender of the interleaved rounds');
+for (const f of o.q8File) if (!existsSync(f)) throw new Error(`--q8-file ${f}: no such file`);
+if (!(o.round >= 1)) throw new Error('--round must be at least 1');
+
+// The peer loads the fp32 export (its weights are the model's); build it too when it is absent.
+for (const dtype of new Set<NliDtype>([...dtypes, ...(peerDir ? (['fp32'] as const) : [])])) {
   if (existsSync(path.join(modelDir, onnxFileName(dtype))) || (dtype === 'fp32' && existsSync(path.join(modelDir, 'model.onnx')))) continue;
   // Another dtype of the model already there: same size, seed and spread, or the columns compare two models.
   const manifestFile = path.join(modelDir, RANDOM_MODEL_MANIFEST);
@@ -81,78 +124,18 @@ console.log(
     `expansion ${cand.expandSeconds.toFixed(1)} s`,
 );
 
-// 2. The timed set: distinct pairs in the order SGSAcc submits them, from four places in the test set.
-// Pass k takes the k-th next run of pairs at each of the four places (pass 0: the usual set).
-const passes = o.device === 'cuda' || o.sequential ? 1 : Math.max(1, Math.floor(o.passes));
+// 2. The timed sets: distinct pairs in the order SGSAcc submits them, from four places in the test
+// set. Pass k takes the k-th next run of pairs at each of the four places (pass 0: the usual set).
+const passes = sequential ? 1 : Math.max(1, Math.floor(o.passes));
 const passSamples = Array.from({ length: passes }, (_, k) => spreadSample(all, o.pairs, 4, k));
 const sample = passSamples[0];
-// The PyTorch peer, in this run: `--peer-torch` alone means the peer folder beside the checkout.
-const peerDir = o.peerTorch === true ? path.resolve('../shared/tools/peer-torch') : o.peerTorch ? path.resolve(o.peerTorch) : undefined;
-if (peerDir && (o.device === 'cuda' || o.sequential)) throw new Error('--peer-torch times the CPU peer between passes; on CUDA use gpu/run.sh');
-const peer = peerDir ? new CpuTorchPeer(peerDir, modelDir, o.threads ?? os.availableParallelism()) : undefined;
-let peerResult: TorchPeerResult | undefined;
+const fp32Model = resolveModel(modelDir, dtypes.includes('fp32') || peerDir ? 'fp32' : dtypes[0]);
+const modelConfig = JSON.parse(readFileSync(fp32Model.configPath, 'utf8')) as Record<string, unknown> & { hidden_size: number; intermediate_size: number; num_hidden_layers: number };
+const tokenizer = PairTokenizer.fromFiles(fp32Model.tokenizerPath, fp32Model.tokenizerConfigPath, modelConfig);
 if (o.dumpIds) {
-  // The PyTorch peer (gpu/peer_torch.py) times the very same token ids.
-  const tok = PairTokenizer.fromFiles(path.join(modelDir, 'tokenizer.json'), undefined, JSON.parse(readFileSync(path.join(modelDir, 'config.json'), 'utf8')));
-  writeFileSync(o.dumpIds, JSON.stringify({ padId: tok.padId, ids: sample.map((p) => tok.encodePair(p.premise, p.hypothesis).ids) }));
+  // gpu/peer_torch.py times the very same token ids.
+  writeFileSync(o.dumpIds, JSON.stringify({ padId: tokenizer.padId, ids: sample.map((p) => tokenizer.encodePair(p.premise, p.hypothesis).ids) }));
   console.log(`wrote the timed set's token ids to ${o.dumpIds}`);
-}
-
-interface Figure {
-  mode: string;
-  dtype: NliDtype;
-  budget?: number;
-  gpuMiB?: number;
-  seconds: number;
-  pairsPerSec: number;
-  tokensPerSec: number;
-  stats: NliRunnerStats;
-}
-
-interface Contender {
-  mode: string;
-  dtype: NliDtype;
-  budget?: number;
-  oneByOne: boolean;
-  gpuMiB?: number;
-  runner: NliRunner;
-  seconds: number;
-  probs: NliProbs[];
-  before: NliRunnerStats;
-  /** Pairs timed, over all passes. */
-  timedPairs?: number;
-}
-
-const cuda = o.device === 'cuda';
-const LABELS = ['entailment', 'neutral', 'contradiction'] as const;
-// Each contender alone over the whole set (the default on CUDA: a dedicated device needs no interleaving).
-const sequential = o.sequential ?? cuda;
-// Pairs outside the timed set warm each session up: the first batches of a shape allocate arenas
-// and pick kernels, and pairs from the timed set would land in the runner's pair cache.
-const inSample = new Set(passSamples.flat());
-const warmup = all.filter((p) => !inSample.has(p)).slice(0, cuda ? 2048 : 4);
-
-async function contender(mode: string, dtype: NliDtype, maxBatchTokens: number, maxBatchSize: number, oneByOne: boolean, maxPadFraction = 1): Promise<Contender> {
-  const runner = await createNliRunner({ model: modelDir, dtype, device: o.device, threads: o.threads, maxBatchTokens, maxBatchSize, maxPadFraction });
-  if (oneByOne) for (const p of warmup.slice(0, 4)) await runner.scoreOne(p);
-  else await runner.score(warmup);
-  return { mode, dtype, budget: oneByOne ? undefined : maxBatchTokens, oneByOne, runner, seconds: 0, probs: [], before: runner.stats() };
-}
-
-/** GPU memory in use (MiB) as nvidia-smi reports it; undefined where there is none. */
-function gpuMemoryMiB(): number | undefined {
-  try {
-    return Number(execFileSync('nvidia-smi', ['--query-gpu=memory.used', '--format=csv,noheader,nounits'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).split('\n')[0]);
-  } catch {
-    return undefined;
-  }
-}
-
-async function timeOn(c: Contender, pairs: NliPair[]): Promise<void> {
-  const t = performance.now();
-  if (c.oneByOne) for (const p of pairs) c.probs.push(await c.runner.scoreOne(p));
-  else c.probs.push(...(await c.runner.score(pairs)));
-  c.seconds += (performance.now() - t) / 1000;
 }
 
 /** The x86 flags that pick ONNX Runtime's int8 kernels (docs/nli.md "q8 arithmetic"). */
@@ -165,244 +148,494 @@ function int8CpuFlags(): string {
   }
 }
 const cpuFlags = int8CpuFlags();
-console.log(`cpu: ${os.cpus()[0]?.model} x ${os.cpus().length}, int8 flags: ${cpuFlags}; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+const cpuModel = `${os.cpus()[0]?.model} x ${os.cpus().length}`;
+console.log(`cpu: ${cpuModel}, int8 flags: ${cpuFlags}; load average at the start ${fmtLoad(loadStart)}`);
 
 const lengths = sample.map((p) => p.premise.length + p.hypothesis.length);
 console.log(
-  `timed set: ${sample.length} distinct SGD pairs (${Math.min(...lengths)}-${Math.max(...lengths)} chars), model ${modelDir}, dtypes ${dtypes.join(', ')}, ` +
-    `device ${o.device}, threads ${o.threads ?? `default (${os.availableParallelism()} cores)`}, ${sequential ? 'each contender alone over the whole set' : o.round ? `interleaved in rounds of ${o.round} pairs` : `each contender over the whole set in turn, ${passes} pass(es)`}`,
+  `timed set: ${passes} pass(es) of ${sample.length} distinct SGD pairs (pass 1: ${Math.min(...lengths)}-${Math.max(...lengths)} chars), model ${modelDir}, dtypes ${dtypes.join(', ')}, ` +
+    `device ${o.device}, threads ${o.threads ?? `default (${os.availableParallelism()} cores)`}, ` +
+    `${sequential ? 'each contender alone over the whole set' : `interleaved in rounds of ${o.round} pairs, order rotated every round`}`,
 );
 
 let meanTokens = 0;
 // Tokenization alone, for scale: at GPU rates it is a share of the wall time worth knowing.
 {
-  const cfgPath = path.join(modelDir, 'config.json');
-  const tok = PairTokenizer.fromFiles(path.join(modelDir, 'tokenizer.json'), existsSync(path.join(modelDir, 'tokenizer_config.json')) ? path.join(modelDir, 'tokenizer_config.json') : undefined, JSON.parse(readFileSync(cfgPath, 'utf8')));
   const t = performance.now();
   let tokens = 0;
-  for (const p of sample) tokens += tok.encodePair(p.premise, p.hypothesis).ids.length;
+  for (const p of sample) tokens += tokenizer.encodePair(p.premise, p.hypothesis).ids.length;
   const sec = (performance.now() - t) / 1000;
   console.log(`tokenization alone (one thread, memo cold): ${(sample.length / sec).toFixed(0)} pairs/s, ${tokens} tokens (mean ${(tokens / sample.length).toFixed(1)} per pair)`);
   meanTokens = tokens / sample.length;
 }
 
-const plan: [string, NliDtype, number, number, boolean, number][] = [];
-for (const dtype of dtypes) {
-  if (o.single) plan.push([`${dtype} one pair at a time`, dtype, 1_000_000, 1, true, 1]);
-  for (const budget of budgets) {
-    for (const pad of o.pad.split(',').map(Number)) plan.push([`${dtype} batched (${budget} tok, <=${o.batchSize}, pad<=${pad})`, dtype, budget, o.batchSize, false, pad]);
+const LABELS: readonly NliLabel[] = ['entailment', 'neutral', 'contradiction'];
+/** Dense FLOPs per token of the encoder (QKV + output projections 4d^2, feed-forward 2*d*ff, times two for multiply-add). */
+const flopsPerToken = 2 * modelConfig.num_hidden_layers * (4 * modelConfig.hidden_size ** 2 + 2 * modelConfig.hidden_size * modelConfig.intermediate_size);
+
+/** What a contender is, for the comparisons: its arithmetic and whether it takes one pair at a time. */
+type Family = NliDtype | 'torch-fp32' | 'torch-int8';
+
+interface Contender {
+  name: string;
+  family: Family;
+  /** The extra int8 file it runs (--q8-file); undefined for the model directory's own files. */
+  file?: string;
+  oneByOne: boolean;
+  batched: boolean;
+  /** Seconds and pairs per pass. */
+  passSeconds: number[];
+  passPairs: number[];
+  /** Probabilities of every timed pair, in pass and pair order. */
+  probs: NliProbs[];
+  tokens: number;
+  paddedTokens: number;
+  batches: number;
+  gpuMiB?: number;
+  /** Scores a round: the pairs, and the same pairs as token ids (for the peer). Returns seconds. */
+  round(pairs: NliPair[], ids: number[][]): Promise<number>;
+  close(): Promise<void>;
+}
+
+// Pairs outside the timed sets warm each contender up: the first batches of a shape allocate arenas
+// and pick kernels, and pairs from the timed set would land in the runner's pair cache.
+const inSample = new Set(passSamples.flat());
+const warmup = all.filter((p) => !inSample.has(p)).slice(0, cuda ? 2048 : Math.max(16, o.round));
+
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'todeval-bench-nli-'));
+/** A model directory whose q8 file is `file`, the rest (config, tokenizer) the model's own. */
+function q8FileDir(file: string, k: number): string {
+  const dir = path.join(tmp, `q8-file-${k}`);
+  mkdirSync(path.join(dir, 'onnx'), { recursive: true });
+  for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json']) {
+    if (existsSync(path.join(modelDir, f))) symlinkSync(path.join(modelDir, f), path.join(dir, f));
+  }
+  symlinkSync(path.resolve(file), path.join(dir, onnxFileName('q8')));
+  return dir;
+}
+
+async function ortContender(
+  name: string,
+  family: NliDtype,
+  model: string,
+  maxBatchTokens: number,
+  maxBatchSize: number,
+  oneByOne: boolean,
+  maxPadFraction: number,
+  file?: string,
+): Promise<Contender> {
+  const runner: NliRunner = await createNliRunner({ model, dtype: family, device: o.device, threads: o.threads, maxBatchTokens, maxBatchSize, maxPadFraction });
+  if (oneByOne) for (const p of warmup.slice(0, 4)) await runner.scoreOne(p);
+  else await runner.score(warmup);
+  const before: NliRunnerStats = runner.stats();
+  const c: Contender = {
+    name,
+    family,
+    file,
+    oneByOne,
+    batched: !oneByOne,
+    passSeconds: [],
+    passPairs: [],
+    probs: [],
+    tokens: 0,
+    paddedTokens: 0,
+    batches: 0,
+    async round(pairs) {
+      const t = performance.now();
+      if (oneByOne) for (const p of pairs) c.probs.push(await runner.scoreOne(p));
+      else c.probs.push(...(await runner.score(pairs)));
+      return (performance.now() - t) / 1000;
+    },
+    async close() {
+      const after = runner.stats();
+      c.tokens = after.tokens - before.tokens;
+      c.paddedTokens = after.paddedTokens - before.paddedTokens;
+      c.batches = after.batches - before.batches;
+      await runner.close();
+    },
+  };
+  return c;
+}
+
+function softmaxProbs(logits: number[], index: Record<NliLabel, number>): NliProbs {
+  const m = Math.max(...logits);
+  const e = logits.map((x) => Math.exp(x - m));
+  const s = e.reduce((a, b) => a + b, 0);
+  return { entailment: e[index.entailment] / s, neutral: e[index.neutral] / s, contradiction: index.contradiction >= 0 ? e[index.contradiction] / s : 0 };
+}
+
+function torchContender(peer: TorchPeerProcess, variant: 'fp32' | 'int8', batch: number): Contender {
+  const index = labelIndexFromConfig(modelConfig, fp32Model.configPath);
+  const c: Contender = {
+    name: `torch ${variant === 'fp32' ? 'fp32 eager' : `int8 quantize_dynamic[${peer.info?.int8Engine}]`} batch ${batch}`,
+    family: variant === 'fp32' ? 'torch-fp32' : 'torch-int8',
+    oneByOne: batch === 1,
+    batched: batch > 1,
+    passSeconds: [],
+    passPairs: [],
+    probs: [],
+    tokens: 0,
+    paddedTokens: 0,
+    batches: 0,
+    async round(_pairs, ids) {
+      const r = await peer.run(variant, batch, ids, tokenizer.padId);
+      c.probs.push(...r.logits.map((l) => softmaxProbs(l, index)));
+      c.tokens += r.real;
+      c.paddedTokens += r.padded;
+      c.batches += Math.ceil(ids.length / batch);
+      return r.seconds;
+    },
+    async close() {},
+  };
+  return c;
+}
+
+/**
+ * A dtype's ONNX session with nothing around it: the round's token ids, length-sorted and cut into
+ * --torch-batch rows as the peer cuts them, padded and run. Against the runner it shows the host
+ * work (tokenizer, pool, session thread); against torch, the model and nothing else on both sides.
+ */
+async function sessionContender(dtype: NliDtype): Promise<Contender> {
+  const resolved = resolveModel(modelDir, dtype);
+  const session = await openSession(resolved.onnxPath, { device: 'cpu', threads: o.threads, notice: () => {} });
+  const index = labelIndexFromConfig(modelConfig, resolved.configPath);
+  const batch = o.torchBatch;
+  const c: Contender = {
+    name: `${dtype} session alone (pre-tokenized, batch ${batch})`,
+    family: dtype,
+    oneByOne: false,
+    batched: false,
+    passSeconds: [],
+    passPairs: [],
+    probs: [],
+    tokens: 0,
+    paddedTokens: 0,
+    batches: 0,
+    async round(_pairs, ids) {
+      const t = performance.now();
+      const order = ids.map((_, i) => i).sort((a, b) => ids[a].length - ids[b].length);
+      const out: NliProbs[] = new Array(ids.length);
+      for (let s = 0; s < order.length; s += batch) {
+        const idx = order.slice(s, s + batch);
+        const padded = padRows(idx.map((i) => ids[i]), tokenizer.padId);
+        const logits = await session.run(padded);
+        const n = logits.length / idx.length;
+        idx.forEach((i, r) => (out[i] = softmaxProbs(Array.from(logits.subarray(r * n, r * n + n)), index)));
+        c.tokens += idx.reduce((a, i) => a + ids[i].length, 0);
+        c.paddedTokens += padded.rows * padded.width;
+        c.batches++;
+      }
+      const seconds = (performance.now() - t) / 1000;
+      c.probs.push(...out);
+      return seconds;
+    },
+    async close() {
+      await session.release();
+    },
+  };
+  // Warm-up: the shapes of a short and a long batch.
+  const warmIds = warmup.map((p) => tokenizer.encodePair(p.premise, p.hypothesis).ids);
+  await c.round([], warmIds);
+  c.probs.length = 0;
+  c.tokens = c.paddedTokens = c.batches = 0;
+  return c;
+}
+
+/** GPU memory in use (MiB) as nvidia-smi reports it; undefined where there is none. */
+function gpuMemoryMiB(): number | undefined {
+  try {
+    return Number(execFileSync('nvidia-smi', ['--query-gpu=memory.used', '--format=csv,noheader,nounits'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).split('\n')[0]);
+  } catch {
+    return undefined;
   }
 }
+
+/** The ORT contenders of the model directory and of each --q8-file, in the order of the table. */
+function ortPlan(): Parameters<typeof ortContender>[] {
+  const plan: Parameters<typeof ortContender>[] = [];
+  const pads = o.pad.split(',').map(Number);
+  const add = (label: string, family: NliDtype, model: string, file?: string) => {
+    if (o.single) plan.push([`${label} one pair at a time`, family, model, 1_000_000, 1, true, 1, file]);
+    for (const budget of budgets) {
+      for (const pad of pads) plan.push([`${label} batched (${budget} tok, <=${o.batchSize}, pad<=${pad})`, family, model, budget, o.batchSize, false, pad, file]);
+    }
+  };
+  for (const dtype of dtypes) add(dtype, dtype, modelDir);
+  o.q8File.forEach((f, k) => add(`q8 file ${path.basename(f)}`, 'q8', q8FileDir(f, k), f));
+  return plan;
+}
+
 const contenders: Contender[] = [];
-/** CPU: seconds of each contender in each pass, for per-pass ratios. */
-const passSeconds: number[][] = [];
 const modelOnly: { dtype: NliDtype; budget: number; pairsPerSec: number; tokensPerSec: number; batches: number }[] = [];
-if (sequential) {
-  for (const args of plan) {
-    const c = await contender(...args);
-    // One pair at a time on a GPU is latency-bound: a slice of the set says as much as all of it.
-    const pairs = c.oneByOne ? sample.slice(0, Math.min(sample.length, 512)) : sample;
-    await timeOn(c, pairs);
-    c.gpuMiB = gpuMemoryMiB();
-    contenders.push(c);
-    c.timedPairs = pairs.length;
-  }
-  // The model alone: the same pairs pre-tokenized, length-sorted and cut into batches of the
-  // largest budget, straight into the ONNX session. The gap to the runner's figure is host work
-  // (tokenization, building tensors, the pool), i.e. what a faster host side could still win.
-  for (const dtype of dtypes) {
-    const resolved = resolveModel(modelDir, dtype);
-    const tok = PairTokenizer.fromFiles(resolved.tokenizerPath, resolved.tokenizerConfigPath, JSON.parse(readFileSync(resolved.configPath, 'utf8')));
-    const ids = sample.map((p) => tok.encodePair(p.premise, p.hypothesis).ids).sort((a, b) => a.length - b.length);
-    const budget = Math.max(...budgets);
-    const batches = planBatches(ids.map((r) => r.length), { maxBatchTokens: budget, maxBatchSize: o.batchSize });
-    const session = await openSession(resolved.onnxPath, { device: o.device, threads: o.threads });
-    for (const b of planBatches(ids.slice(0, 1024).map((r) => r.length), { maxBatchTokens: budget, maxBatchSize: o.batchSize })) await session.run(padRows(b.map((i) => ids[i]), tok.padId));
-    const t = performance.now();
-    for (const b of batches) await session.run(padRows(b.map((i) => ids[i]), tok.padId));
-    const sec = (performance.now() - t) / 1000;
-    await session.release();
-    const tokens = ids.reduce((n, r) => n + r.length, 0);
-    modelOnly.push({ dtype, budget, pairsPerSec: ids.length / sec, tokensPerSec: tokens / sec, batches: batches.length });
-    console.log(`${`${dtype} model only (pre-tokenized, ${budget} tok)`.padEnd(44)} ${sec.toFixed(2).padStart(7)} s  ${(ids.length / sec).toFixed(2).padStart(9)} pairs/s  ${(tokens / sec).toFixed(0).padStart(8)} tokens/s  ${batches.length} batches`);
-  }
-} else {
-  for (const args of plan) contenders.push(await contender(...args));
-  for (let k = 0; k < passes; k++) {
-    const pairs = passSamples[k];
-    // Rotate who goes first, so a change of load during a pass does not always hit the same contender.
-    const order = contenders.map((_, i) => contenders[(i + k) % contenders.length]);
-    const before = contenders.map((c) => c.seconds);
-    for (let start = 0; start < pairs.length; start += o.round ?? pairs.length) {
-      const chunk = pairs.slice(start, start + (o.round ?? pairs.length));
-      for (const c of order) await timeOn(c, chunk);
-    }
-    passSeconds.push(contenders.map((c, i) => c.seconds - before[i]));
-    for (const c of contenders) c.timedPairs = (c.timedPairs ?? 0) + pairs.length;
-    if (peer) {
-      const fp32 = resolveModel(modelDir, 'fp32');
-      const tok = PairTokenizer.fromFiles(fp32.tokenizerPath, fp32.tokenizerConfigPath, JSON.parse(readFileSync(fp32.configPath, 'utf8')));
-      console.log(`pass ${k + 1}: the PyTorch peer on the same ${pairs.length} pairs (load ${os.loadavg()[0].toFixed(2)})`);
-      await peer.timePass(fp32.onnxPath, pairs.map((p) => tok.encodePair(p.premise, p.hypothesis).ids), tok.padId);
-    }
-  }
-  peerResult = peer?.done();
+let peer: TorchPeerProcess | undefined;
+let peerCheck: { batch: number; single: number } | undefined;
+
+/** Up to 8 rows of the timed set (the longest among them) through ORT fp32, for the peer's check. */
+async function checkPeer(p: TorchPeerProcess): Promise<{ batch: number; single: number }> {
+  const ids = sample.map((q) => tokenizer.encodePair(q.premise, q.hypothesis).ids);
+  const n = Math.min(8, ids.length);
+  const indices = Array.from({ length: n }, (_, i) => Math.floor((i * ids.length) / n));
+  const longest = ids.reduce((b, r, i) => (r.length > ids[b].length ? i : b), 0);
+  if (n > 1 && !indices.includes(longest)) indices[n - 1] = longest;
+  const rows = indices.map((i) => ids[i]);
+  const session = await openSession(fp32Model.onnxPath, { device: 'cpu', threads: o.threads, notice: () => {} });
+  const split = (flat: Float32Array, k: number) => Array.from({ length: k }, (_, i) => Array.from(flat.subarray(i * 3, i * 3 + 3)));
+  const batchLogits = split(await session.run(padRows(rows, tokenizer.padId)), n);
+  const singleLogits: number[][] = [];
+  for (const r of rows) singleLogits.push(split(await session.run(padRows([r], tokenizer.padId)), 1)[0]);
+  await session.release();
+  return p.check(rows, tokenizer.padId, batchLogits, singleLogits);
 }
-const figures: Figure[] = [];
-for (const c of contenders) {
-  const after = c.runner.stats();
-  await c.runner.close();
-  const stats = Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - c.before[k as keyof NliRunnerStats]])) as unknown as NliRunnerStats;
-  const timed = c.timedPairs ?? sample.length;
-  const fig: Figure = { mode: c.mode, dtype: c.dtype, budget: c.budget, gpuMiB: c.gpuMiB, seconds: c.seconds, pairsPerSec: timed / c.seconds, tokensPerSec: stats.tokens / c.seconds, stats };
-  figures.push(fig);
+
+try {
+  if (sequential) {
+    for (const args of ortPlan()) {
+      const c = await ortContender(...args);
+      // One pair at a time on a GPU is latency-bound: a slice of the set says as much as all of it.
+      const pairs = c.oneByOne ? sample.slice(0, Math.min(sample.length, 512)) : sample;
+      c.passSeconds.push(await c.round(pairs, []));
+      c.passPairs.push(pairs.length);
+      c.gpuMiB = gpuMemoryMiB();
+      await c.close();
+      contenders.push(c);
+    }
+    // The model alone: the same pairs pre-tokenized, length-sorted and cut into batches of the
+    // largest budget, straight into the ONNX session. The gap to the runner's figure is host work
+    // (tokenization, building tensors, the pool), i.e. what a faster host side could still win.
+    for (const dtype of dtypes) {
+      const resolved = resolveModel(modelDir, dtype);
+      const ids = sample.map((p) => tokenizer.encodePair(p.premise, p.hypothesis).ids).sort((a, b) => a.length - b.length);
+      const budget = Math.max(...budgets);
+      const batches = planBatches(ids.map((r) => r.length), { maxBatchTokens: budget, maxBatchSize: o.batchSize });
+      const session = await openSession(resolved.onnxPath, { device: o.device, threads: o.threads });
+      for (const b of planBatches(ids.slice(0, 1024).map((r) => r.length), { maxBatchTokens: budget, maxBatchSize: o.batchSize })) await session.run(padRows(b.map((i) => ids[i]), tokenizer.padId));
+      const t = performance.now();
+      for (const b of batches) await session.run(padRows(b.map((i) => ids[i]), tokenizer.padId));
+      const sec = (performance.now() - t) / 1000;
+      await session.release();
+      const tokens = ids.reduce((n, r) => n + r.length, 0);
+      modelOnly.push({ dtype, budget, pairsPerSec: ids.length / sec, tokensPerSec: tokens / sec, batches: batches.length });
+      console.log(`${`${dtype} model only (pre-tokenized, ${budget} tok)`.padEnd(52)} ${sec.toFixed(2).padStart(7)} s  ${(ids.length / sec).toFixed(2).padStart(9)} pairs/s  ${(tokens / sec).toFixed(0).padStart(8)} tokens/s  ${batches.length} batches`);
+    }
+  } else {
+    for (const args of ortPlan()) contenders.push(await ortContender(...args));
+    if (o.sessionAlone) for (const d of dtypes) contenders.push(await sessionContender(d));
+    if (peerDir) {
+      peer = await TorchPeerProcess.start(peerDir, modelDir, o.threads ?? os.availableParallelism());
+      const info = peer.info!;
+      console.log(`PyTorch peer: torch ${info.torch}, ${info.threads} threads, BLAS ${info.blas.join(', ') || '?'}, int8 engine ${info.int8Engine ?? 'none'}, loaded in ${info.loadSeconds.toFixed(1)} s`);
+      peerCheck = await checkPeer(peer);
+      console.log(`PyTorch peer vs ONNX Runtime fp32 logits (8 pairs): max |diff| padded batch ${peerCheck.batch.toExponential(1)}, each alone ${peerCheck.single.toExponential(1)}`);
+      // A faster wrong model proves nothing.
+      if (!(peerCheck.batch <= 1e-3 && peerCheck.single <= 1e-3)) throw new Error('--peer-torch: torch and ONNX Runtime disagree by more than 1e-3 on the same ids');
+      const int8 = dtypes.some((d) => d === 'q8' || d === 'q8-tensor') || o.q8File.length > 0;
+      const variants: ('fp32' | 'int8')[] = [...(dtypes.includes('fp32') ? (['fp32'] as const) : []), ...(int8 && info.int8Engine ? (['int8'] as const) : [])];
+      const warmIds = warmup.map((p) => tokenizer.encodePair(p.premise, p.hypothesis).ids);
+      for (const v of variants) {
+        for (const b of o.single ? [1, o.torchBatch] : [o.torchBatch]) {
+          const c = torchContender(peer, v, b);
+          await peer.run(v, b, b === 1 ? warmIds.slice(0, 4) : warmIds, tokenizer.padId);
+          contenders.push(c);
+        }
+      }
+    }
+    console.log(`contenders (${contenders.length}): ${contenders.map((c) => c.name).join('; ')}`);
+    let roundNo = 0;
+    for (let k = 0; k < passes; k++) {
+      const pairs = passSamples[k];
+      for (const c of contenders) {
+        c.passSeconds.push(0);
+        c.passPairs.push(pairs.length);
+      }
+      for (let start = 0; start < pairs.length; start += o.round, roundNo++) {
+        const chunk = pairs.slice(start, start + o.round);
+        const ids = chunk.map((p) => tokenizer.encodePair(p.premise, p.hypothesis).ids);
+        // Rotate who goes first every round, so a change of load never lands on one contender.
+        for (let j = 0; j < contenders.length; j++) {
+          const c = contenders[(j + roundNo) % contenders.length];
+          c.passSeconds[k] += await c.round(chunk, ids);
+        }
+      }
+      console.log(
+        `pass ${k + 1} (${pairs.length} pairs, load ${os.loadavg()[0].toFixed(2)}): ` +
+          contenders.map((c) => `${c.name} ${(pairs.length / c.passSeconds[k]).toFixed(2)}`).join(', ') +
+          ' pairs/s',
+      );
+    }
+    for (const c of contenders) await c.close();
+  }
+} finally {
+  await peer?.close();
+  rmSync(tmp, { recursive: true, force: true });
+}
+const loadEnd = os.loadavg();
+
+const totalSeconds = (c: Contender) => c.passSeconds.reduce((a, b) => a + b, 0);
+const pairsPerSec = (c: Contender) => c.passPairs.reduce((a, b) => a + b, 0) / totalSeconds(c);
+const passRate = (c: Contender, k: number) => c.passPairs[k] / c.passSeconds[k];
+
+interface Figure {
+  mode: string;
+  dtype: Family;
+  file?: string;
+  budget?: number;
+  gpuMiB?: number;
+  seconds: number;
+  passSeconds: number[];
+  pairsPerSec: number;
+  tokensPerSec: number;
+  gflops: number;
+  batches: number;
+  paddingEfficiency: number;
+}
+const figures: Figure[] = contenders.map((c) => ({
+  mode: c.name,
+  dtype: c.family,
+  file: c.file,
+  budget: c.batched && c.family !== 'torch-fp32' && c.family !== 'torch-int8' ? Number(/\((\d+) tok/.exec(c.name)?.[1]) : undefined,
+  gpuMiB: c.gpuMiB,
+  seconds: totalSeconds(c),
+  passSeconds: c.passSeconds,
+  pairsPerSec: pairsPerSec(c),
+  tokensPerSec: c.tokens / totalSeconds(c),
+  gflops: (c.paddedTokens * flopsPerToken) / totalSeconds(c) / 1e9,
+  batches: c.batches,
+  paddingEfficiency: c.tokens / c.paddedTokens,
+}));
+console.log(`\ndense encoder FLOPs: ${(flopsPerToken / 1e9).toFixed(2)} GFLOP/token, ${((flopsPerToken * meanTokens) / 1e9).toFixed(1)} GFLOP per pair at the first set's mean length`);
+for (const f of figures) {
   console.log(
-    `${c.mode.padEnd(44)} ${c.seconds.toFixed(2).padStart(7)} s  ${fig.pairsPerSec.toFixed(2).padStart(9)} pairs/s  ${fig.tokensPerSec.toFixed(0).padStart(8)} tokens/s  ` +
-      `${stats.batches} batches, padding efficiency ${(stats.tokens / stats.paddedTokens).toFixed(2)}${c.gpuMiB !== undefined ? `, GPU memory ${c.gpuMiB} MiB` : ''}`,
+    `${f.mode.padEnd(60)} ${f.seconds.toFixed(2).padStart(7)} s  ${f.pairsPerSec.toFixed(2).padStart(7)} pairs/s  ${f.tokensPerSec.toFixed(0).padStart(6)} tokens/s  ` +
+      `${f.batches} batches, padding efficiency ${f.paddingEfficiency.toFixed(2)}, ~${f.gflops.toFixed(0)} GFLOP/s${f.gpuMiB !== undefined ? `, GPU memory ${f.gpuMiB} MiB` : ''}` +
+      `${f.passSeconds.length > 1 ? `  (per pass ${contenders[figures.indexOf(f)].passSeconds.map((_, k) => passRate(contenders[figures.indexOf(f)], k).toFixed(2)).join(', ')})` : ''}`,
   );
 }
-// Dense FLOPs per token of the encoder (QKV + output projections 4d^2, feed-forward 2*d*ff, times
-// two for multiply-add), to show how close each mode runs to the hardware's peak.
-const cfg = JSON.parse(readFileSync(path.join(modelDir, 'config.json'), 'utf8')) as { hidden_size: number; intermediate_size: number; num_hidden_layers: number };
-const flopsPerToken = 2 * cfg.num_hidden_layers * (4 * cfg.hidden_size ** 2 + 2 * cfg.hidden_size * cfg.intermediate_size);
-console.log(`dense encoder FLOPs: ${(flopsPerToken / 1e9).toFixed(2)} GFLOP/token, ${((flopsPerToken * meanTokens) / 1e9).toFixed(1)} GFLOP per pair at the timed set's mean length`);
-for (const f of figures) {
-  const computed = f.stats.paddedTokens / f.seconds;
-  console.log(`${f.mode.padEnd(44)} ~${((computed * flopsPerToken) / 1e9).toFixed(0)} GFLOP/s effective (padding included)`);
-}
-// Agreement with the first contender of the same dtype (one pair at a time when it ran): batching
-// changes only float rounding, which fp16 makes coarser, so each dtype gets its own figure.
-let maxDiff = 0;
-const maxDiffByDtype: Record<string, number> = {};
-for (const dtype of dtypes) {
-  const same = contenders.filter((c) => c.dtype === dtype);
-  const base = same[0];
-  let d = 0;
-  for (const c of same.slice(1)) {
-    const n = Math.min(c.probs.length, base.probs.length);
-    for (let i = 0; i < n; i++) {
-      for (const k of LABELS) d = Math.max(d, Math.abs(c.probs[i][k] - base.probs[i][k]));
-    }
-  }
-  maxDiffByDtype[dtype] = d;
-  maxDiff = Math.max(maxDiff, d);
-}
-const bestOf = (dtype: NliDtype) => figures.filter((f) => f.dtype === dtype && f.budget !== undefined).reduce<Figure | undefined>((a, b) => (!a || b.pairsPerSec > a.pairsPerSec ? b : a), undefined);
-const speedups: Record<string, number> = {};
-for (const dtype of dtypes) {
-  const best = bestOf(dtype);
-  const single = figures.find((f) => f.dtype === dtype && f.budget === undefined);
-  if (best && single) {
-    speedups[dtype] = best.pairsPerSec / single.pairsPerSec;
-    console.log(`${dtype}: best batched over one-at-a-time ${speedups[dtype].toFixed(2)}x pairs/s (${best.mode})`);
-  }
-}
-/** A setting without its dtype: the row of the side-by-side table. */
-const setting = (f: { mode: string; dtype: NliDtype }) => f.mode.slice(f.dtype.length + 1);
-interface DtypeComparison {
-  dtype: NliDtype;
-  vs: NliDtype;
-  /** Best batched of dtype over best batched of vs (pairs/s), over all passes and per pass. */
-  bestRatio?: number;
-  passRatios: number[];
-  /** Between the first contender of each dtype (one pair at a time when it ran). */
-  maxProbDiff: number;
-  argmaxAgreement: number;
-  /** How far vs's own probabilities move across the pairs: a diff means little unless this is larger. */
-  referenceSpread: number;
-}
-const comparisons: DtypeComparison[] = [];
-if (dtypes.length > 1) {
-  const base = dtypes[0];
-  const cell = (f: Figure | undefined) => (f ? `${f.pairsPerSec.toFixed(2).padStart(8)} ${f.tokensPerSec.toFixed(0).padStart(6)}` : '-'.padStart(15));
-  console.log(`\nside by side: pairs/s and tokens/s per dtype, and pairs/s over ${base}`);
-  console.log(`${'setting'.padEnd(36)}${dtypes.map((d) => `${d.padStart(8)} ${'tok/s'.padStart(6)}`).join('  ')}${dtypes.slice(1).map((d) => `${`${d}/${base}`.padStart(11)}`).join('')}`);
-  for (const st of [...new Set(figures.map(setting))]) {
-    const row = dtypes.map((d) => figures.find((f) => f.dtype === d && setting(f) === st));
-    const ratios = row.slice(1).map((f) => (f && row[0] ? `${(f.pairsPerSec / row[0].pairsPerSec).toFixed(2)}x` : '-'));
-    console.log(`${st.padEnd(36)}${row.map(cell).join('  ')}${ratios.map((r) => r.padStart(11)).join('')}`);
-  }
-  const ref = contenders.find((c) => c.dtype === base)!;
-  const spread = Math.max(...LABELS.map((k) => Math.max(...ref.probs.map((p) => p[k])) - Math.min(...ref.probs.map((p) => p[k]))));
-  for (const dtype of dtypes.slice(1)) {
-    const best = bestOf(dtype);
-    const baseBest = bestOf(base);
-    const passRatios = best && baseBest ? passSeconds.map((secs) => secs[figures.indexOf(baseBest)] / secs[figures.indexOf(best)]) : [];
-    const other = contenders.find((c) => c.dtype === dtype)!;
-    const n = Math.min(other.probs.length, ref.probs.length);
-    let diff = 0;
-    let agree = 0;
-    for (let i = 0; i < n; i++) {
-      for (const k of LABELS) diff = Math.max(diff, Math.abs(other.probs[i][k] - ref.probs[i][k]));
-      if (argmaxLabel(other.probs[i]) === argmaxLabel(ref.probs[i])) agree++;
-    }
-    const cmp: DtypeComparison = { dtype, vs: base, bestRatio: best && baseBest ? best.pairsPerSec / baseBest.pairsPerSec : undefined, passRatios, maxProbDiff: diff, argmaxAgreement: agree / n, referenceSpread: spread };
-    comparisons.push(cmp);
-    if (best && baseBest) {
-      const range = passRatios.length > 1 ? `; per pass ${passRatios.map((r) => r.toFixed(2)).join(', ')}` : '';
-      console.log(`best ${dtype} / best ${base}: ${cmp.bestRatio!.toFixed(2)}x pairs/s (${best.pairsPerSec.toFixed(2)} vs ${baseBest.pairsPerSec.toFixed(2)}${range})`);
-    }
-    console.log(
-      `${dtype} vs ${base} (${setting(other)}): max |prob diff| ${diff.toExponential(1)}, argmax agreement ${agree}/${n}; ` +
-        `${base}'s own probabilities span ${spread.toExponential(1)} across these pairs`,
-    );
-  }
-}
-console.log(`load average at the end: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-console.log(`max |prob diff| between contenders of one dtype: ${dtypes.map((d) => `${d} ${maxDiffByDtype[d].toExponential(1)}`).join(', ')}`);
-// The two int8 schemes side by side (issue #30: the per-row scheme must keep the per-tensor one's speed).
-let q8Schemes: { ratio: number; passRatios: number[]; single?: number } | undefined;
-{
-  const row = bestOf('q8');
-  const tensor = bestOf('q8-tensor');
-  if (row && tensor) {
-    const passRatios = passSeconds.map((secs) => secs[figures.indexOf(tensor)] / secs[figures.indexOf(row)]);
-    const rowOne = figures.find((f) => f.dtype === 'q8' && f.budget === undefined);
-    const tensorOne = figures.find((f) => f.dtype === 'q8-tensor' && f.budget === undefined);
-    q8Schemes = { ratio: row.pairsPerSec / tensor.pairsPerSec, passRatios, single: rowOne && tensorOne ? rowOne.pairsPerSec / tensorOne.pairsPerSec : undefined };
-    console.log(
-      `best q8 (per row) / best q8-tensor: ${q8Schemes.ratio.toFixed(3)}x pairs/s (${row.pairsPerSec.toFixed(2)} vs ${tensor.pairsPerSec.toFixed(2)}` +
-        `${passRatios.length > 1 ? `; per pass ${passRatios.map((r) => r.toFixed(3)).join(', ')}` : ''})` +
-        `${q8Schemes.single !== undefined ? `; one pair at a time ${q8Schemes.single.toFixed(3)}x` : ''}`,
-    );
-  }
-}
-const ratio = speedups[dtypes[0]];
 
-/** todeval vs the PyTorch peer: like for like (fp32 with fp32, q8 with int8, one at a time with batch 1). */
-interface PeerComparison {
+/** The fastest contender of a family, batched or one at a time, over the whole run. */
+function best(family: Family, batched: boolean, file?: string): Contender | undefined {
+  return contenders
+    .filter((c) => c.family === family && c.batched === batched && c.file === file)
+    .reduce<Contender | undefined>((a, b) => (!a || pairsPerSec(b) > pairsPerSec(a) ? b : a), undefined);
+}
+
+interface Ratio {
+  label: string;
   ours: string;
   theirs: string;
   ratio: number;
   passRatios: number[];
+  /** Largest |pass ratio / whole-run ratio - 1|. */
+  spread: number;
 }
-const peerComparisons: PeerComparison[] = [];
-if (peerResult) {
-  console.log(`\nthe PyTorch peer (torch ${peerResult.torch}, eager, same token ids, timed after each pass): logits vs ORT fp32 max |diff| ${Math.max(...peerResult.checks.map((c) => Math.max(c.batch, c.single))).toExponential(1)}`);
-  for (const f of peerResult.figures) console.log(`${f.mode.padEnd(44)} ${torchPairsPerSec(f).toFixed(2).padStart(9)} pairs/s  (per pass ${f.seconds.map((s, k) => (f.pairs[k] / s).toFixed(2)).join(', ')})`);
-  const bestTorch = (int8: boolean, single: boolean) =>
-    peerResult!.figures.filter((f) => f.mode.includes('int8') === int8 && (f.batch === 1) === single).reduce<(typeof peerResult.figures)[number] | undefined>((a, b) => (!a || torchPairsPerSec(b) > torchPairsPerSec(a) ? b : a), undefined);
-  const ourPass = (f: Figure, k: number) => passSamples[k].length / passSeconds[k][figures.indexOf(f)];
-  const compare = (ours: Figure | undefined, theirs: ReturnType<typeof bestTorch>) => {
-    if (!ours || !theirs) return;
-    const cmp: PeerComparison = {
-      ours: ours.mode,
-      theirs: theirs.mode,
-      ratio: ours.pairsPerSec / torchPairsPerSec(theirs),
-      passRatios: passSeconds.map((_, k) => ourPass(ours, k) / (theirs.pairs[k] / theirs.seconds[k])),
-    };
-    peerComparisons.push(cmp);
-    console.log(`${ours.mode} / ${theirs.mode}: ${cmp.ratio.toFixed(2)}x pairs/s${cmp.passRatios.length > 1 ? ` (per pass ${cmp.passRatios.map((r) => r.toFixed(2)).join(', ')})` : ''}`);
-  };
-  for (const dtype of dtypes) {
-    if (dtype === 'fp16') continue;
-    const int8 = dtype === 'q8' || dtype === 'q8-tensor';
-    compare(bestOf(dtype), bestTorch(int8, false));
-    compare(
-      figures.find((f) => f.dtype === dtype && f.budget === undefined),
-      bestTorch(int8, true),
-    );
+const ratios: Ratio[] = [];
+function ratio(label: string, a: Contender | undefined, b: Contender | undefined): void {
+  if (!a || !b || a === b) return;
+  const r = pairsPerSec(a) / pairsPerSec(b);
+  const passRatios = a.passSeconds.map((_, k) => passRate(a, k) / passRate(b, k));
+  ratios.push({ label, ours: a.name, theirs: b.name, ratio: r, passRatios, spread: Math.max(...passRatios.map((p) => Math.abs(p / r - 1))) });
+}
+const base = dtypes[0];
+const int8Families: NliDtype[] = dtypes.filter((d) => d === 'q8' || d === 'q8-tensor');
+for (const batched of [true, false]) {
+  const how = batched ? 'batched' : 'one at a time';
+  for (const d of dtypes.slice(1)) ratio(`${d} / ${base}, ${how}`, best(d, batched), best(base, batched));
+  if (int8Families.length === 2) ratio(`q8 (per row) / q8-tensor, ${how}`, best('q8', batched), best('q8-tensor', batched));
+  for (const f of o.q8File) ratio(`q8 / q8 file ${path.basename(f)}, ${how}`, best('q8', batched), best('q8', batched, f));
+  const torchOf = (family: 'torch-fp32' | 'torch-int8') => best(family, batched);
+  if (dtypes.includes('fp32')) ratio(`fp32 / torch fp32, ${how}`, best('fp32', batched), torchOf('torch-fp32'));
+  for (const d of int8Families) ratio(`${d} / torch int8, ${how}`, best(d, batched), torchOf('torch-int8'));
+  for (const f of o.q8File) ratio(`q8 file ${path.basename(f)} / torch int8, ${how}`, best('q8', batched, f), torchOf('torch-int8'));
+}
+// The sessions alone (marked neither batched nor one at a time, so best() never picks them).
+const alone = (d: NliDtype) => contenders.find((c) => c.family === d && c.name.startsWith(`${d} session alone`));
+for (const d of dtypes) ratio(`${d} runner / ${d} session alone`, best(d, true), alone(d));
+if (dtypes.includes('fp32')) ratio('fp32 session alone / torch fp32, batched', alone('fp32'), best('torch-fp32', true));
+for (const d of int8Families) ratio(`${d} session alone / torch int8, batched`, alone(d), best('torch-int8', true));
+const pct = (x: number) => `±${(100 * x).toFixed(0)}%`;
+if (ratios.length > 0) {
+  console.log(`\nratios of pairs/s over the whole run, per pass, and the spread (largest distance of a pass from the whole run):`);
+  for (const r of ratios) {
+    console.log(`  ${r.label.padEnd(44)} ${r.ratio.toFixed(2).padStart(5)}x  per pass ${r.passRatios.map((p) => p.toFixed(2)).join(', ')}  spread ${pct(r.spread)}   (${r.ours} vs ${r.theirs})`);
   }
+}
+
+// Agreement: every dtype's (and each q8 file's) first contender against fp32's first, pair by pair;
+// each --q8-file also against q8's. The same pairs in the same order in every contender.
+interface Agreement {
+  label: string;
+  maxProbDiff: number;
+  argmaxEqual: number;
+  identical: number;
+  pairs: number;
+}
+const agreements: Agreement[] = [];
+function agree(label: string, a: Contender | undefined, b: Contender | undefined): void {
+  if (!a || !b || a === b) return;
+  const n = Math.min(a.probs.length, b.probs.length);
+  let diff = 0;
+  let same = 0;
+  let identical = 0;
+  for (let i = 0; i < n; i++) {
+    let d = 0;
+    for (const k of LABELS) d = Math.max(d, Math.abs(a.probs[i][k] - b.probs[i][k]));
+    diff = Math.max(diff, d);
+    if (d === 0) identical++;
+    if (argmaxLabel(a.probs[i]) === argmaxLabel(b.probs[i])) same++;
+  }
+  agreements.push({ label, maxProbDiff: diff, argmaxEqual: same, identical, pairs: n });
+}
+const first = (family: Family, file?: string) => contenders.find((c) => c.family === family && c.file === file);
+const fp32Ref = first('fp32');
+let fp32Spread = 0;
+if (fp32Ref) {
+  for (const d of dtypes.filter((x) => x !== 'fp32')) agree(`${d} vs fp32`, first(d), fp32Ref);
+  for (const f of o.q8File) agree(`q8 file ${path.basename(f)} vs fp32`, first('q8', f), fp32Ref);
+  agree('torch fp32 vs fp32', first('torch-fp32'), fp32Ref);
+  agree('torch int8 vs fp32', first('torch-int8'), fp32Ref);
+  fp32Spread = Math.max(...LABELS.map((k) => Math.max(...fp32Ref.probs.map((p) => p[k])) - Math.min(...fp32Ref.probs.map((p) => p[k]))));
+}
+for (const f of o.q8File) agree(`q8 file ${path.basename(f)} vs q8`, first('q8', f), first('q8'));
+// Batched against one at a time within one family: batching may change float rounding only.
+for (const c of contenders.filter((x) => x.batched)) {
+  const single = contenders.find((x) => x.oneByOne && x.family === c.family && x.file === c.file);
+  agree(`${c.name} vs one at a time`, c, single);
+}
+if (agreements.length > 0) {
+  console.log(`\nagreement on the ${fp32Ref?.probs.length ?? contenders[0]?.probs.length} timed pairs (fp32's own probabilities span ${fp32Spread.toExponential(1)} across them):`);
+  for (const a of agreements) {
+    console.log(`  ${a.label.padEnd(60)} max |prob diff| ${a.maxProbDiff.toExponential(1)}, argmax equal ${a.argmaxEqual}/${a.pairs}, bit-identical ${a.identical}/${a.pairs}`);
+  }
+}
+if (peerCheck) console.log(`PyTorch peer logits vs ORT fp32 on the same ids: ${Math.max(peerCheck.batch, peerCheck.single).toExponential(1)}`);
+console.log(`load average at the start ${fmtLoad(loadStart)}, at the end ${fmtLoad(loadEnd)}`);
+
+// The markdown table for docs/nli.md: the run's conditions, every contender, the ratios, agreement.
+let commit = 'unknown';
+try {
+  commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+} catch {
+  // not a checkout
+}
+if (!sequential) {
+  const md: string[] = [];
+  md.push(
+    `\nMarkdown for docs/nli.md:\n\n` +
+      `${new Date().toISOString().slice(0, 10)}, todeval ${commit}, \`bench:nli -- ${process.argv.slice(2).filter((a) => a !== '--').join(' ')}\`; ` +
+      `${cpuModel} (int8 flags ${cpuFlags}), ${modelConfig.num_hidden_layers} layers x ${modelConfig.hidden_size}; ${passes} passes of ${o.pairs} fresh SGD pairs in rounds of ${o.round}, ` +
+      `every contender every round, order rotated; load average ${loadStart[0].toFixed(1)} at the start, ${loadEnd[0].toFixed(1)} at the end.\n`,
+  );
+  md.push(`| contender | pairs/s | per pass |`);
+  md.push(`|---|---|---|`);
+  for (const c of contenders) md.push(`| ${c.name} | ${pairsPerSec(c).toFixed(2)} | ${c.passSeconds.map((_, k) => passRate(c, k).toFixed(2)).join(', ')} |`);
+  if (ratios.length > 0) {
+    md.push('', `| ratio (pairs/s) | whole run | per pass | spread |`, `|---|---|---|---|`);
+    for (const r of ratios) md.push(`| ${r.label} | ${r.ratio.toFixed(2)}x | ${r.passRatios.map((p) => p.toFixed(2)).join(', ')} | ${pct(r.spread)} |`);
+  }
+  if (agreements.length > 0) {
+    md.push('', `| agreement (${fp32Ref?.probs.length ?? 0} pairs; fp32 spans ${fp32Spread.toExponential(1)}) | max \\|prob diff\\| | argmax equal | bit-identical |`, `|---|---|---|---|`);
+    for (const a of agreements) md.push(`| ${a.label} | ${a.maxProbDiff.toExponential(1)} | ${a.argmaxEqual}/${a.pairs} | ${a.identical}/${a.pairs} |`);
+  }
+  console.log(md.join('\n'));
 }
 
 if (o.json) {
@@ -411,22 +644,20 @@ if (o.json) {
     JSON.stringify(
       {
         machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, int8Flags: cpuFlags },
+        commit,
         dedupe: { requested: cand.requested, distinct: all.length, ratio: all.length / cand.requested },
         sample: sample.length,
         device: o.device,
         dtypes,
+        passes,
+        round: o.round,
         figures,
         modelOnly,
-        speedup: ratio,
-        speedups,
-        maxProbDiff: maxDiff,
-        maxProbDiffByDtype: maxDiffByDtype,
-        passes,
-        comparisons,
-        peerTorch: peerResult,
-        peerComparisons,
-        q8Schemes,
-        loadAverage: os.loadavg(),
+        ratios,
+        agreements,
+        fp32Spread,
+        peerTorch: peer ? { ...peer.info, check: peerCheck } : undefined,
+        loadAverage: { start: loadStart, end: loadEnd },
       },
       null,
       2,

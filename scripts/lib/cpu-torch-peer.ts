@@ -1,39 +1,25 @@
 /**
- * The PyTorch CPU peer (../shared/tools/peer-torch/roberta_torch.py), timed inside bench:nli's run:
- * after each pass of todeval's contenders, the peer scores the same pass's token ids (fp32 eager
- * and `quantize_dynamic` int8), so the machine's load falls on both alike. The peer first checks its
- * logits against ONNX Runtime's on a few of the pairs; a failed check stops the bench, because a
- * faster wrong model proves nothing.
+ * The PyTorch CPU peer as one of bench:nli's contenders: a persistent Python process
+ * (scripts/lib/torch_peer_server.py, which imports ../shared/tools/peer-torch/roberta_torch.py) fed
+ * round by round over a pipe, so it takes its turn in the same small rounds as todeval's contenders
+ * and the machine's load falls on all alike. Each round it scores the round's token ids (from
+ * todeval's tokenizer) and reports the seconds it took inside Python, padding included,
+ * tokenization not: the best case for torch.
  *
  * Debian's torch calls the system libblas.so.3; the pthread OpenBLAS (Debian's default) fights
  * torch's OpenMP threads on small machines, so the peer runs with the OpenMP OpenBLAS (if
  * installed) and passive OpenMP waits, as the peer folder's README prescribes.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { execFileSync, spawn, type ChildProcessByStdio } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { padRows } from '../../src/nli/feeds.js';
-import { openSession } from '../../src/nli/session.js';
+import { createInterface, type Interface } from 'node:readline';
+import type { Readable, Writable } from 'node:stream';
+import { REPO_ROOT } from './large-model.js';
 
-export interface TorchFigure {
-  mode: string;
-  batch: number;
-  /** Seconds per pass over that pass's pairs. */
-  seconds: number[];
-  pairs: number[];
-}
-
-export interface TorchPeerResult {
-  torch: string;
-  figures: TorchFigure[];
-  /** max |logit diff| vs ORT fp32 (padded batch, each alone), per pass. */
-  checks: { batch: number; single: number }[];
-}
-
-/** An interpreter that has torch and onnx: $PYTHON, python3 on PATH, or Debian's system one. */
+/** An interpreter that has torch and onnx: $PYTHON, else Debian's system one, else python3 on PATH. */
 function findPython(): string {
-  for (const py of [process.env.PYTHON, 'python3', '/usr/bin/python3'].filter((p): p is string => !!p)) {
+  for (const py of [process.env.PYTHON, '/usr/bin/python3', 'python3'].filter((p): p is string => !!p)) {
     try {
       execFileSync(py, ['-c', 'import torch, onnx'], { stdio: 'ignore' });
       return py;
@@ -55,71 +41,90 @@ function openmpBlasDir(): string | undefined {
   }
 }
 
-export class CpuTorchPeer {
-  private readonly python: string;
-  private readonly script: string;
-  private readonly env: NodeJS.ProcessEnv;
-  private readonly tmp = mkdtempSync(path.join(os.tmpdir(), 'todeval-peer-'));
-  private readonly result: TorchPeerResult = { torch: '', figures: [], checks: [] };
-
-  constructor(
-    peerDir: string,
-    private readonly modelDir: string,
-    private readonly threads: number,
-    private readonly args = { sizes: '1,16,32', int8Sizes: '1,16,32' },
-  ) {
-    this.script = path.join(peerDir, 'roberta_torch.py');
-    if (!existsSync(this.script)) throw new Error(`--peer-torch: ${this.script} not found`);
-    this.python = findPython();
-    const blas = openmpBlasDir();
-    this.env = { ...process.env, OMP_WAIT_POLICY: 'PASSIVE', ...(blas ? { LD_LIBRARY_PATH: blas } : {}) };
-  }
-
-  /**
-   * Times the peer on one pass's token ids. ORT fp32 logits of a few rows (one padded batch and each
-   * alone) go with them for the peer's check; computed here with a short-lived session.
-   */
-  async timePass(onnxFp32: string, ids: number[][], padId: number): Promise<void> {
-    const n = Math.min(8, ids.length);
-    const indices = Array.from({ length: n }, (_, i) => Math.floor((i * ids.length) / n));
-    const longest = ids.reduce((b, r, i) => (r.length > ids[b].length ? i : b), 0);
-    if (n > 1 && !indices.includes(longest)) indices[n - 1] = longest;
-    const rows = indices.map((i) => ids[i]);
-    const session = await openSession(onnxFp32, { device: 'cpu', threads: this.threads, notice: () => {} });
-    const split = (flat: Float32Array, k: number) => Array.from({ length: k }, (_, i) => Array.from(flat.subarray(i * 3, i * 3 + 3)));
-    const batchLogits = split(await session.run(padRows(rows, padId)), n);
-    const singleLogits: number[][] = [];
-    for (const r of rows) singleLogits.push(split(await session.run(padRows([r], padId)), 1)[0]);
-    await session.release();
-
-    const pass = this.result.checks.length;
-    const pairsFile = path.join(this.tmp, `pairs-${pass}.json`);
-    const outFile = path.join(this.tmp, `torch-${pass}.json`);
-    writeFileSync(pairsFile, JSON.stringify({ padId, ids, check: { n, indices, batchLogits, singleLogits } }));
-    const run = spawnSync(
-      this.python,
-      [this.script, this.modelDir, pairsFile, '--threads', String(this.threads), '--sizes', this.args.sizes, '--int8-sizes', this.args.int8Sizes, '--int8-engine', 'onednn', '--json', outFile],
-      { env: this.env, stdio: ['ignore', 'inherit', 'inherit'] },
-    );
-    if (run.status !== 0 || !existsSync(outFile)) throw new Error(`--peer-torch: the PyTorch peer failed (exit ${run.status ?? run.signal}); its output is above`);
-    const out = JSON.parse(readFileSync(outFile, 'utf8')) as { torch: string; check: { batch: number; single: number }; figures: { mode: string; batch: number; seconds: number[] }[] };
-    this.result.torch = out.torch;
-    this.result.checks.push({ batch: out.check.batch, single: out.check.single });
-    for (const f of out.figures) {
-      let fig = this.result.figures.find((g) => g.mode === f.mode);
-      if (!fig) this.result.figures.push((fig = { mode: f.mode, batch: f.batch, seconds: [], pairs: [] }));
-      fig.seconds.push(f.seconds.reduce((a, b) => a + b, 0));
-      fig.pairs.push(ids.length * f.seconds.length);
-    }
-  }
-
-  done(): TorchPeerResult {
-    rmSync(this.tmp, { recursive: true, force: true });
-    return this.result;
-  }
+export interface TorchPeerInfo {
+  torch: string;
+  threads: number;
+  blas: string[];
+  int8Engine: string | null;
+  loadSeconds: number;
 }
 
-/** pairs/s of a peer figure over all passes. */
-export function torchPairsPerSec(f: TorchFigure): number {
-  return f.pairs.reduce((a, b) => a + b, 0) / f.seconds.reduce((a, b) => a + b, 0);
+export interface TorchRun {
+  seconds: number;
+  /** Logits per row, in the order the rows were sent; label order of the model's config (id2label). */
+  logits: number[][];
+  real: number;
+  padded: number;
+}
+
+export class TorchPeerProcess {
+  private readonly child: ChildProcessByStdio<Writable, Readable, null>;
+  private readonly lines: Interface;
+  private readonly waiting: ((line: string) => void)[] = [];
+  private exited: string | undefined;
+  info?: TorchPeerInfo;
+
+  private constructor(peerDir: string, modelDir: string, threads: number) {
+    const script = path.join(peerDir, 'roberta_torch.py');
+    if (!existsSync(script)) throw new Error(`--peer-torch: ${script} not found`);
+    const blas = openmpBlasDir();
+    this.child = spawn(findPython(), [path.join(REPO_ROOT, 'scripts', 'lib', 'torch_peer_server.py'), peerDir, modelDir, '--threads', String(threads)], {
+      env: { ...process.env, OMP_WAIT_POLICY: 'PASSIVE', ...(blas ? { LD_LIBRARY_PATH: blas } : {}) },
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    this.lines = createInterface({ input: this.child.stdout });
+    this.lines.on('line', (l) => this.waiting.shift()?.(l));
+    this.child.on('exit', (code, signal) => {
+      this.exited = `exit ${code ?? signal}`;
+      for (const w of this.waiting.splice(0)) w(JSON.stringify({ error: `the PyTorch peer ended (${this.exited}); its output is above` }));
+    });
+  }
+
+  /** Starts the peer and waits until its fp32 and int8 models are loaded. */
+  static async start(peerDir: string, modelDir: string, threads: number): Promise<TorchPeerProcess> {
+    const p = new TorchPeerProcess(peerDir, modelDir, threads);
+    p.info = (await p.next()) as unknown as TorchPeerInfo;
+    return p;
+  }
+
+  private next(): Promise<Record<string, unknown>> {
+    return new Promise((resolve, reject) => {
+      if (this.exited) return reject(new Error(`the PyTorch peer ended (${this.exited})`));
+      this.waiting.push((line) => {
+        const msg = JSON.parse(line) as Record<string, unknown>;
+        if (typeof msg.error === 'string') reject(new Error(`--peer-torch: ${msg.error}`));
+        else resolve(msg);
+      });
+    });
+  }
+
+  private ask(msg: object): Promise<Record<string, unknown>> {
+    const answer = this.next();
+    this.child.stdin.write(`${JSON.stringify(msg)}\n`);
+    return answer;
+  }
+
+  /** max |logit diff| of torch fp32 vs ONNX Runtime's logits on the same rows, as one padded batch and each alone. */
+  async check(rows: number[][], padId: number, batchLogits: number[][], singleLogits: number[][]): Promise<{ batch: number; single: number }> {
+    return (await this.ask({ op: 'check', rows, padId, batchLogits, singleLogits })) as unknown as { batch: number; single: number };
+  }
+
+  async run(variant: 'fp32' | 'int8', batch: number, ids: number[][], padId: number): Promise<TorchRun> {
+    return (await this.ask({ op: 'run', variant, batch, ids, padId })) as unknown as TorchRun;
+  }
+
+  async close(): Promise<void> {
+    if (this.exited) return;
+    const gone = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
+    this.child.stdin.end(`${JSON.stringify({ op: 'quit' })}\n`);
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), 10_000);
+    await gone;
+    clearTimeout(timer);
+    this.lines.close();
+  }
+
+  /** Ends the process at once (a failed bench). */
+  kill(): void {
+    if (!this.exited) this.child.kill('SIGKILL');
+  }
 }
