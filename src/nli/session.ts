@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import os from 'node:os';
 import path from 'node:path';
 import ort from 'onnxruntime-node';
 import { InputError, MissingResourceError } from '../util/errors.js';
@@ -19,6 +20,22 @@ export interface SessionOptions {
   notice?: (line: string) => void;
   /** Let ONNX Runtime print its own log (warnings and errors, coloured); default quiet: todeval reports failures itself. */
   verbose?: boolean;
+  /** CPU: intra-op threads spin while waiting for work; default spinWhileWaiting(). */
+  spin?: boolean;
+}
+
+/**
+ * Whether ONNX Runtime's intra-op threads should spin while they wait for work (its default) or
+ * sleep, decided once when a session opens. Spinning wins on a quiet machine (fp32 +18%, q8 +9%,
+ * `bench:cpu-levers`, 2 EPYC cores, docs/nli.md) and loses on an oversubscribed one, where a spinning
+ * thread holds a core that the thread with the next piece of work is waiting for (an fp32 session
+ * ran 1.16x faster sleeping, every pass of three, at load 20-24 on 2 cores; PyTorch's OpenMP waits
+ * passively there too). The line is twice the cores, which this process alone cannot reach: its
+ * own threads count at most the cores and a tokenizer thread or two. Only waiting changes, never the
+ * arithmetic: the logits are the same bit for bit either way.
+ */
+export function spinWhileWaiting(load = os.loadavg()[0], cores = os.availableParallelism()): boolean {
+  return load < 2 * cores;
 }
 
 /** Runs a padded batch and returns its logits row-major, [batch, numLabels]. */
@@ -41,7 +58,7 @@ function firstLine(e: unknown): string {
   return String((e as Error)?.message ?? e).split('\n')[0].slice(0, 300);
 }
 
-function baseOptions(threads?: number, verbose = false): ort.InferenceSession.SessionOptions {
+function baseOptions(threads?: number, verbose = false, spin = spinWhileWaiting()): ort.InferenceSession.SessionOptions {
   return {
     graphOptimizationLevel: 'all',
     // Dynamic shapes change every batch; ORT's memory pattern planning only helps fixed shapes.
@@ -51,6 +68,7 @@ function baseOptions(threads?: number, verbose = false): ort.InferenceSession.Se
     // 4 = fatal only: a failed run is reported as one line naming the model and the batch
     // (ModelRunError); at 3 ORT also printed each failure as several coloured lines of its own.
     logSeverityLevel: verbose ? 2 : 4,
+    ...(spin ? {} : { extra: { session: { intra_op: { allow_spinning: '0' } } } }),
   };
 }
 
@@ -92,7 +110,7 @@ export async function openSession(onnxPath: string, opts: SessionOptions = {}): 
     notice('todeval: device auto -> cpu (the CUDA execution provider is not installed; `todeval doctor` says how)');
   } else if (device === 'cuda' || device === 'auto') {
     try {
-      session = await ort.InferenceSession.create(onnxPath, { ...baseOptions(opts.threads, opts.verbose), executionProviders: ['cuda'] });
+      session = await ort.InferenceSession.create(onnxPath, { ...baseOptions(opts.threads, opts.verbose, opts.spin), executionProviders: ['cuda'] });
       used = 'cuda';
       if (device === 'auto') notice('todeval: device auto -> cuda');
     } catch (e) {
@@ -111,7 +129,7 @@ export async function openSession(onnxPath: string, opts: SessionOptions = {}): 
   }
   if (!session) {
     try {
-      session = await ort.InferenceSession.create(onnxPath, { ...baseOptions(opts.threads, opts.verbose), executionProviders: ['cpu'] });
+      session = await ort.InferenceSession.create(onnxPath, { ...baseOptions(opts.threads, opts.verbose, opts.spin), executionProviders: ['cpu'] });
     } catch (e) {
       throw corruptModel(onnxPath, e);
     }
