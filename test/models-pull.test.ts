@@ -9,9 +9,11 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listCachedModels, repoCacheFolder, resolveModel } from '../src/nli/model-store.js';
 import { pullModel } from '../src/nli/pull.js';
+import { buildQ8 } from '../src/nli/q8-build.js';
 import { createNliRunner } from '../src/nli/runner.js';
 import { InputError, MissingResourceError } from '../src/util/errors.js';
 import { CLI_ARGV } from './helpers/cli.js';
+import { debertaV3TokenizerJson } from './helpers/nli-family-tokenizers.js';
 import { REPO_ROOT } from './helpers/shared.js';
 import { getSensitiveTinyModelDir } from './nli-fixtures.js';
 
@@ -269,6 +271,98 @@ describe('todeval models pull against a loopback hub', () => {
       }
     } finally {
       await hub.close();
+    }
+  });
+
+  /**
+   * DeBERTa-v3 as optimum exports it: model.onnx at the root, config.json and tokenizer.json, no
+   * tokenizer_config.json (the graph is the tiny random one; the family's own graphs are checked
+   * against PyTorch in nli-families-deberta-bart.test.ts).
+   */
+  function rootLayoutDeberta(): Record<string, FakeFile> {
+    const config = JSON.parse(files['config.json'].body.toString('utf8')) as Record<string, unknown>;
+    const deberta = { ...config, model_type: 'deberta-v2', architectures: ['DebertaV2ForSequenceClassification'], pad_token_id: 0, type_vocab_size: 0, max_position_embeddings: 512 };
+    return {
+      'model.onnx': files['onnx/model.onnx'],
+      'config.json': { body: Buffer.from(JSON.stringify(deberta)), lfs: false },
+      'tokenizer.json': { body: Buffer.from(JSON.stringify(debertaV3TokenizerJson())), lfs: true },
+    };
+  }
+
+  it("takes a hub export with model.onnx at the root and no tokenizer_config.json (DeBERTa-v3, through the CLI); q8 is built from it into onnx/ and `models quantize` finds it by hub id", async () => {
+    const debertaId = 'MoritzLaurer/DeBERTa-v3-base-mnli-fever-anli';
+    const hub = fakeHub(rootLayoutDeberta(), debertaId);
+    const hubUrl = await hub.start();
+    const cacheDir = tmpCache();
+    try {
+      const run = promisify(execFile);
+      const res = await run(process.execPath, [...CLI_ARGV, 'models', 'pull', '--model', debertaId, '--hub-url', hubUrl, '--cache-dir', cacheDir], { cwd: REPO_ROOT });
+      expect(res.stdout).toMatch(/^downloaded model\.onnx /m);
+      expect(res.stdout).not.toContain('tokenizer_config');
+      // Asked for, in one paths-info call, and fetched only where it is.
+      expect([...new Set(hub.requests.filter((r) => r.includes('/resolve/')))].sort()).toEqual(['config.json', 'model.onnx', 'tokenizer.json'].map((f) => `GET /${debertaId}/resolve/${COMMIT}/${f}`));
+      expect(listCachedModels(cacheDir)).toMatchObject([{ id: debertaId, dtypes: ['fp32'], family: 'deberta-v2', pairEncoding: '[CLS]:0 $A:0 [SEP]:0 $B:1 [SEP]:1' }]);
+      const env = { HF_HUB_CACHE: cacheDir };
+      const resolved = resolveModel(debertaId, 'fp32', env);
+      expect(path.relative(resolved.dir, resolved.onnxPath)).toBe('model.onnx');
+      expect(resolved.tokenizerConfigPath).toBeUndefined();
+
+      const q8 = buildQ8(debertaId, undefined, env);
+      expect(path.relative(resolved.dir, q8.out)).toBe(path.join('onnx', 'model_q8_row.onnx'));
+      expect(resolveModel(debertaId, 'q8', env).signature.dtype).toBe('q8-row');
+      expect(listCachedModels(cacheDir)[0].dtypes).toEqual(['fp32', 'q8']);
+
+      const saved = process.env.HF_HUB_CACHE;
+      process.env.HF_HUB_CACHE = cacheDir;
+      try {
+        const r = await createNliRunner({ model: debertaId, dtype: 'q8', device: 'cpu', threads: 1, notice: () => {} });
+        const [p] = await r.score([{ premise: 'There are no free rooms.', hypothesis: 'The hotel is cheap.' }]);
+        expect(p.entailment + p.neutral + p.contradiction).toBeCloseTo(1, 6);
+        expect(r.modelSignature).toMatchObject({ modelId: debertaId, revision: COMMIT, dtype: 'q8-row', family: 'deberta-v2' });
+        await r.close();
+      } finally {
+        if (saved === undefined) delete process.env.HF_HUB_CACHE;
+        else process.env.HF_HUB_CACHE = saved;
+      }
+    } finally {
+      await hub.close();
+    }
+  });
+
+  it('--dtype q8 from a root-layout export builds the row file from the root model.onnx', async () => {
+    const id = 'cross-encoder/nli-deberta-v3-small';
+    const hub = fakeHub(rootLayoutDeberta(), id);
+    const hubUrl = await hub.start();
+    try {
+      const res = await pullModel({ id, dtype: 'q8', hubUrl, cacheDir: tmpCache() });
+      expect(res.files.map((f) => [f.path, Boolean(f.built)])).toEqual([
+        ['model.onnx', false],
+        ['config.json', false],
+        ['tokenizer.json', false],
+        ['onnx/model_q8_row.onnx', true],
+      ]);
+    } finally {
+      await hub.close();
+    }
+  });
+
+  it('refuses in one line a repository with no ONNX file in either layout, or without tokenizer.json', async () => {
+    const { 'model.onnx': _onnx, ...noOnnx } = rootLayoutDeberta();
+    const { 'tokenizer.json': _tok, ...noTokenizer } = rootLayoutDeberta();
+    for (const [repo, expected] of [
+      [noOnnx, /^facebook\/bart-large-mnli@a{8}[0-9a-f]{32} has no onnx\/model\.onnx or model\.onnx on http:\/\/127\.0\.0\.1:\d+$/],
+      [noTokenizer, /^facebook\/bart-large-mnli@a{8}[0-9a-f]{32} has no tokenizer\.json on http/],
+    ] as const) {
+      const hub = fakeHub(repo, 'facebook/bart-large-mnli');
+      const hubUrl = await hub.start();
+      try {
+        const err = await pullModel({ id: 'facebook/bart-large-mnli', dtype: 'fp32', hubUrl, cacheDir: tmpCache() }).catch((e) => e);
+        expect(err).toBeInstanceOf(MissingResourceError);
+        expect((err as Error).message).toMatch(expected);
+        expect(hub.requests.some((r) => r.includes('/resolve/'))).toBe(false);
+      } finally {
+        await hub.close();
+      }
     }
   });
 

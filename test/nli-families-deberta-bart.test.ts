@@ -3,12 +3,12 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { padRows } from '../src/nli/feeds.js';
 import { labelIndexFromConfig, probsFromLogits } from '../src/nli/labels.js';
-import { buildQ8 } from '../src/nli/q8-build.js';
 import { createNliRunner, type NliRunner } from '../src/nli/runner.js';
 import { openParts, type OpenParts } from '../src/nli/runner/lifecycle.js';
 import type { NliPair, NliProbs } from '../src/nli/types.js';
 import { readJsonFile } from '../src/util/json-file.js';
 import { bartTokenizerJson, debertaV3TokenizerJson } from './helpers/nli-family-tokenizers.js';
+import { CLI_ARGV, runProcess } from './helpers/cli.js';
 import { suiteTempDir } from './helpers/temp.js';
 import { tinyCrossEncoders, torchLogits, torchMissing, type TinyModelJob, type TorchRow } from './helpers/tiny-cross-encoders.js';
 import { SAMPLE_PAIRS } from './nli-fixtures.js';
@@ -223,8 +223,13 @@ describe.skipIf(why !== undefined)('DeBERTa-v2/v3 and BART cross-encoders: todev
 
   for (const { job } of Q8_VARIANTS) {
     const name = job.name;
-    it(`${name}: todeval models quantize writes the per-row q8 file; it runs, stays within the q8 bound of fp32, and scores a pair alike in any batch`, async () => {
-      const built = buildQ8(dirOf(name));
+    it(`${name}: \`todeval models quantize --model DIR\` writes the per-row q8 file; it runs, stays within the q8 bound of fp32, and scores a pair alike in any batch`, async () => {
+      const cli = await runProcess(process.execPath, [...CLI_ARGV, 'models', 'quantize', '--model', dirOf(name)], { timeoutMs: 120_000 });
+      expect(cli.stderr).toBe('');
+      expect(cli.code).toBe(0);
+      const line = /^built (\S+) .* from \S+: (\d+) MatMuls, (\d+) embedding tables in int8 \(q8-row\)$/m.exec(cli.stdout);
+      expect(line, cli.stdout).not.toBeNull();
+      const built = { out: line![1], matmuls: Number(line![2]), gathers: Number(line![3]) };
       console.log(`${name}: q8 ${built.matmuls} MatMuls, ${built.gathers} embedding tables in int8`);
       expect(built.out).toBe(path.join(dirOf(name), 'onnx', 'model_q8_row.onnx'));
       // Every Linear of every layer: DeBERTa 2 x (q, k, v, attention output, intermediate, output),

@@ -37,9 +37,15 @@ export function signatureDtype(onnxPath: string, dtype: NliDtype): string {
 export interface ModelManifest {
   id: string;
   revision: string;
+  /** Files every snapshot must hold beside the ONNX file. */
   common: string[];
-  /** builtFrom: not on the hub; `models pull` downloads that dtype and builds this file from it. */
-  dtypes: Record<NliDtype, { onnx: string; approxBytes?: number; builtFrom?: NliDtype }>;
+  /** Files fetched when the repository has them (a hub export may lack tokenizer_config.json). */
+  optional?: string[];
+  /**
+   * builtFrom: not on the hub; `models pull` downloads that dtype and builds this file from it.
+   * alternates: other places hub exports put the same file, tried after `onnx` in order.
+   */
+  dtypes: Record<NliDtype, { onnx: string; approxBytes?: number; builtFrom?: NliDtype; alternates?: string[] }>;
   maxLength?: number;
 }
 
@@ -89,11 +95,30 @@ export function repoCacheFolder(cacheDir: string, id: string): string {
   return path.join(cacheDir, `models--${id.split('/').join('--')}`);
 }
 
-/** Manifest for a hub id: ours for the default model, the same file conventions for other Xenova-style exports. */
+/**
+ * Manifest for a hub id: ours for the default model; for any other, the layouts hub exports use.
+ * transformers.js and sentence-transformers put the files under onnx/ (model.onnx,
+ * model_fp16.onnx, model_quantized.onnx), optimum's exports at the root; config.json and
+ * tokenizer.json are needed, tokenizer_config.json is taken when there. The q8 row file is built
+ * into onnx/ whichever layout the fp32 file came in, where `--dtype q8` looks first.
+ */
 export function manifestFor(id: string): ModelManifest {
   const m = loadDefaultManifest();
   if (id === m.id) return m;
-  return { ...m, id, revision: 'main' };
+  const dtypes = Object.fromEntries(
+    NLI_DTYPES.map((d) => {
+      // Sizes are the default model's: not carried over.
+      const { onnx, builtFrom } = m.dtypes[d];
+      return [d, builtFrom ? { onnx, builtFrom } : { onnx, alternates: [path.basename(onnx)] }];
+    }),
+  ) as ModelManifest['dtypes'];
+  return { ...m, id, revision: 'main', common: ['config.json', 'tokenizer.json'], optional: ['tokenizer_config.json'], dtypes };
+}
+
+/** Where `dtype`'s ONNX file may be in a snapshot of the manifest's repository, in the order tried. */
+export function onnxCandidates(manifest: ModelManifest, dtype: NliDtype): string[] {
+  const e = manifest.dtypes[dtype];
+  return [e.onnx, ...(e.alternates ?? [])];
 }
 
 export function pullCommand(dtype: NliDtype, id: string = DEFAULT_MODEL_ID): string {
@@ -133,20 +158,21 @@ function resolveHubCache(id: string, pinned: string | undefined, dtype: NliDtype
     commit = readFileSync(ref, 'utf8').trim();
   }
   const dir = path.join(folder, 'snapshots', commit);
-  let onnx = manifest.dtypes[dtype].onnx;
+  const present = (d: NliDtype) => onnxCandidates(manifest, d).find((f) => existsSync(path.join(dir, f)));
   // q8 without the row-scheme file: the hub's per-tensor file still loads, and the signature says so.
-  if (dtype === 'q8' && !existsSync(path.join(dir, onnx)) && existsSync(path.join(dir, manifest.dtypes['q8-tensor'].onnx))) onnx = manifest.dtypes['q8-tensor'].onnx;
-  const files = [onnx, ...manifest.common];
-  const missing = files.filter((f) => !existsSync(path.join(dir, f)));
+  const onnx = present(dtype) ?? (dtype === 'q8' ? present('q8-tensor') : undefined);
+  const missing = manifest.common.filter((f) => !existsSync(path.join(dir, f)));
+  if (onnx === undefined) missing.unshift(onnxCandidates(manifest, dtype).join(' or '));
   if (missing.length > 0) {
     throw new MissingResourceError(`model ${id} (${dtype}) is incomplete: missing ${missing.join(', ')} in ${dir}; ${hint}`);
   }
-  const onnxPath = path.join(dir, onnx);
+  const onnxPath = path.join(dir, onnx!);
+  const tokCfg = path.join(dir, 'tokenizer_config.json');
   return {
     dir,
     onnxPath,
     tokenizerPath: path.join(dir, 'tokenizer.json'),
-    tokenizerConfigPath: path.join(dir, 'tokenizer_config.json'),
+    tokenizerConfigPath: manifest.common.includes('tokenizer_config.json') || existsSync(tokCfg) ? tokCfg : undefined,
     configPath: path.join(dir, 'config.json'),
     signature: { modelId: id, revision: commit, dtype: signatureDtype(onnxPath, dtype) },
     source: 'hub-cache',
@@ -280,17 +306,22 @@ export function describeModelDir(dir: string): { family: string; pairEncoding: s
 export function listCachedModels(cacheDir = hubCacheDir()): PresentModel[] {
   const out: PresentModel[] = [];
   if (!existsSync(cacheDir)) return out;
-  const manifest = loadDefaultManifest();
   for (const entry of readdirSync(cacheDir).sort()) {
     if (!entry.startsWith('models--')) continue;
     const id = entry.slice('models--'.length).split('--').join('/');
+    const manifest = manifestFor(id);
     const snaps = path.join(cacheDir, entry, 'snapshots');
     if (!existsSync(snaps)) continue;
     for (const rev of readdirSync(snaps).sort()) {
       const dir = path.join(snaps, rev);
-      const dtypes = NLI_DTYPES.filter((d) => existsSync(path.join(dir, manifest.dtypes[d].onnx)));
+      const files = new Map<NliDtype, string>();
+      for (const d of NLI_DTYPES) {
+        const f = onnxCandidates(manifest, d).find((c) => existsSync(path.join(dir, c)));
+        if (f !== undefined) files.set(d, f);
+      }
+      const dtypes = [...files.keys()];
       if (dtypes.length === 0 || !existsSync(path.join(dir, 'tokenizer.json'))) continue;
-      const bytes = dtypes.reduce((s, d) => s + statSync(path.join(dir, manifest.dtypes[d].onnx)).size, 0);
+      const bytes = [...files.values()].reduce((s, f) => s + statSync(path.join(dir, f)).size, 0);
       out.push({ id, revision: rev, dtypes, dir, bytes, ...describeModelDir(dir) });
     }
   }

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { downloadFile, modelInfo, pathsInfo } from '@huggingface/hub';
 import { InputError, MissingResourceError } from '../util/errors.js';
 import { requireHttpUrl } from '../util/url.js';
-import { hubCacheDir, isCommitSha, manifestFor, repoCacheFolder, type NliDtype } from './model-store.js';
+import { hubCacheDir, isCommitSha, manifestFor, onnxCandidates, repoCacheFolder, type NliDtype } from './model-store.js';
 import { quantizeOnnxFile } from './onnx-builder/quantize.js';
 
 export interface PullOptions {
@@ -87,9 +87,14 @@ export async function pullModel(opts: PullOptions): Promise<PullResult> {
   const hub: Hub = { repo: { type: 'model', name: opts.id }, hubUrl, fetch: opts.fetch, ...creds };
   // q8 (the row scheme) is not on the hub: its source dtype is downloaded and the file built from it.
   const builtFrom = manifest.dtypes[opts.dtype].builtFrom;
-  const wanted = [manifest.dtypes[builtFrom ?? opts.dtype].onnx, ...manifest.common];
-
-  const { commit, byPath } = await locateFiles(hub, revision, wanted);
+  // One question to the hub covers every layout: the ONNX file wherever exports put it, the files needed, the optional ones.
+  const onnxPaths = onnxCandidates(manifest, builtFrom ?? opts.dtype);
+  const optional = manifest.optional ?? [];
+  const { commit, byPath } = await locateFiles(hub, revision, [...onnxPaths, ...manifest.common, ...optional]);
+  const onnx = onnxPaths.find((p) => byPath.has(p));
+  const absent = [...(onnx === undefined ? [onnxPaths.join(' or ')] : []), ...manifest.common.filter((f) => !byPath.has(f))];
+  if (absent.length > 0) throw new MissingResourceError(`${opts.id}@${commit} has no ${absent.join(', ')} on ${hubUrl}`);
+  const wanted = [onnx!, ...manifest.common, ...optional.filter((f) => byPath.has(f))];
   const total = wanted.reduce((s, w) => s + (byPath.get(w)!.lfs?.size ?? byPath.get(w)!.size), 0);
   const progress = new PullProgress(total, opts.onProgress);
   const files: PulledFile[] = [];
@@ -97,7 +102,9 @@ export async function pullModel(opts: PullOptions): Promise<PullResult> {
   const dir = path.join(folder, 'snapshots', commit);
   if (builtFrom) {
     const rel = manifest.dtypes[opts.dtype].onnx;
-    const built = quantizeOnnxFile(path.join(dir, manifest.dtypes[builtFrom].onnx), path.join(dir, rel), 'row');
+    // Into onnx/ whichever layout the fp32 file came in (an optimum export has no onnx/ folder).
+    mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+    const built = quantizeOnnxFile(path.join(dir, onnx!), path.join(dir, rel), 'row');
     files.push({ path: rel, size: built.bytes, digest: built.sha256, downloaded: false, built: true });
   }
   if (!isCommitSha(revision)) {
@@ -119,7 +126,7 @@ type HubPathInfo = Awaited<ReturnType<typeof pathsInfo>>[number];
 
 /**
  * The commit `revision` names (asked of the hub unless it is one) and the hub's record of each
- * wanted file there; an unreachable hub or a missing file is one line.
+ * asked-for file it has there (the caller decides which absences matter); an unreachable hub is one line.
  */
 async function locateFiles(hub: Hub, revision: string, wanted: string[]): Promise<{ commit: string; byPath: Map<string, HubPathInfo> }> {
   const { repo, ...access } = hub;
@@ -137,10 +144,7 @@ async function locateFiles(hub: Hub, revision: string, wanted: string[]): Promis
   } catch (e) {
     throw new MissingResourceError(`cannot reach the model hub at ${hub.hubUrl} for ${repo.name}: ${netReason(e)}; download elsewhere and pass --model <dir>`);
   }
-  const byPath = new Map(infos.map((i) => [i.path, i]));
-  const absent = wanted.filter((w) => !byPath.has(w));
-  if (absent.length > 0) throw new MissingResourceError(`${repo.name}@${commit} has no ${absent.join(', ')} on ${hub.hubUrl}`);
-  return { commit, byPath };
+  return { commit, byPath: new Map(infos.map((i) => [i.path, i])) };
 }
 
 /** Bytes done across all files of a pull, reported as they come. */
