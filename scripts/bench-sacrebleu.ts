@@ -52,7 +52,7 @@ for (const w of wanted) {
 }
 
 const load = () => `load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`;
-const corpus = benchCorpus(checkout, python, { moveBlocks: true });
+const corpus = await benchCorpus(checkout, python, { moveBlocks: true });
 console.log(`data: ${corpus.source}; ${load()} (2-core machine: compare CPU seconds)`);
 
 const metrics = METRICS.filter((m) => wanted.includes(m.key));

@@ -33,7 +33,7 @@ const samples = DEFAULT_BOOTSTRAP_SAMPLES;
 const trials = DEFAULT_AR_TRIALS;
 
 // compareBleu takes {name, lines} systems.
-const read = benchCorpus(checkout, python);
+const read = await benchCorpus(checkout, python);
 const corpus = { ...read, systems: read.systems.map(([name, lines]) => ({ name, lines })) };
 const n = corpus.refs[0].length;
 console.log(`data: ${corpus.source}; tokenize ${tokenize}; load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);

@@ -2,15 +2,17 @@
 // run from its source (scripts/significance-fixtures.py wrote test/fixtures/significance/*.json):
 // tokenizations, corpus BLEU for every tokenizer we offer, paired bootstrap / approximate
 // randomization / confidence on our synthetic corpus, and the WMT17 systems of sacreBLEU's own
-// test suite (those need a sacreBLEU checkout: set SACREBLEU_DIR).
-import { describe, expect, it } from 'vitest';
+// test suite (those need a sacreBLEU git checkout in SACREBLEU_DIR). Where SACREBLEU_DIR holds the
+// package source without its test data (CI), the same corpus comparisons run on the MultiWOZ
+// systems' responses against the live sacreBLEU instead (test/helpers/reference-corpus.ts).
+import { beforeAll, describe, expect, it } from 'vitest';
 import { bootstrapConfidence } from '../src/metrics/significance/paired.js';
 import { BLEU_TOKENIZERS, bleuTokenizer, type BleuTokenizerName } from '../src/metrics/text/bleu-tokenizers.js';
 import { BleuReferences, corpusBleu } from '../src/metrics/text/bleu.js';
 import { bleuStatMetric, compareBleu, type BleuComparison } from '../src/metrics/text/bleu-significance.js';
 import { pyRstrip } from '../src/metrics/text/py-string.js';
 import { loadFixture, type BleuNumbers, type BleuSynthetic, type SacrebleuBleuConfidence, type SacrebleuBleuTest } from './helpers/sacrebleu-fixtures.js';
-import { loadWmt17 } from './helpers/sacrebleu-wmt17.js';
+import { liveSacrebleu, referenceCorpus, SACREBLEU_DIR, SACREBLEU_PYTHON, type LiveSacrebleu } from './helpers/reference-corpus.js';
 
 const synthetic = loadFixture<BleuSynthetic>('bleu-synthetic.json');
 // sacreBLEU's input handling: every line stripped at the end (its CLI does so for files).
@@ -141,7 +143,8 @@ describe("sacreBLEU's float32 bootstrap sums, where they round (statistics past 
   });
 });
 
-// ---- WMT17: sacreBLEU's own significance test data (needs a sacreBLEU checkout) ----
+// ---- A real corpus: sacreBLEU's WMT17 test systems where the sacreBLEU source has them (a git
+// checkout), else the five MultiWOZ systems' responses (CI: ../shared has the package source only) ----
 
 interface Wmt17 {
   systems: string[];
@@ -152,37 +155,60 @@ interface Wmt17 {
   multevalPValues: Record<string, number>;
 }
 
-const wmt17 = loadWmt17();
-if (typeof wmt17 === 'string') console.warn(`[skip] WMT17 parity with sacreBLEU: ${wmt17}`);
+const corpus = await referenceCorpus();
+if (typeof corpus === 'string') console.warn(`[skip] corpus BLEU and paired tests against sacreBLEU on a real corpus: ${corpus}`);
 
-describe.skipIf(typeof wmt17 === 'string')("sacreBLEU's WMT17 test systems (16 systems x 3,004 segments)", () => {
-  const data = wmt17 as Exclude<typeof wmt17, string>;
-  // Read only when the suite runs (describe bodies are collected even when skipped).
-  const expected = typeof wmt17 === 'string' ? ({ tests: [] } as unknown as Wmt17) : loadFixture<Wmt17>('wmt17.json');
-  const named = () => data.systems.map(([name, lines]) => ({ name, lines }));
+/** The paired tests the live sacreBLEU runs on the MultiWOZ responses (WMT17's are the fixture's). */
+const MWZ_TESTS = [
+  { test: 'bs' as const, n: 1000, seed: 12345 },
+  { test: 'ar' as const, n: 1000, seed: 12345 },
+];
 
-  it('corpus BLEU of every system for every tokenizer', () => {
-    for (const tok of BLEU_TOKENIZERS) {
-      const r = new BleuReferences(data.refs, { tokenize: tok });
-      for (const e of expected.scores.filter((s) => s.tokenize === tok)) {
-        const ours = r.score(data.systems.find(([n]) => n === e.system)![1]);
-        expect({ counts: ours.counts, totals: ours.totals, sysLen: ours.sysLen, refLen: ours.refLen }, `${e.system} ${tok}`).toEqual({ counts: e.counts, totals: e.totals, sysLen: e.sysLen, refLen: e.refLen });
-        expect(ours.score).toBeCloseTo(e.score, 10);
+if (typeof corpus !== 'string') {
+  describe(`corpus BLEU and paired tests equal sacreBLEU's on ${corpus.label}`, () => {
+    const named = () => corpus.systems.map(([name, lines]) => ({ name, lines }));
+    // WMT17: what sacreBLEU wrote to wmt17.json; MultiWOZ: the live sacreBLEU of SACREBLEU_DIR, asked
+    // the same questions (every tokenizer's corpus BLEU, the paired tests) once for the suite.
+    const fixture = corpus.kind === 'wmt17' ? loadFixture<Wmt17>('wmt17.json') : undefined;
+    const tests = fixture ? fixture.tests : MWZ_TESTS;
+    let expected: Pick<LiveSacrebleu, 'scores' | 'tests'> = { scores: [], tests: [] };
+    beforeAll(async () => {
+      if (fixture) expected = fixture;
+      else {
+        expected = await liveSacrebleu(corpus, { bleu: [...BLEU_TOKENIZERS], tests: MWZ_TESTS });
+        console.log(`[sacreBLEU] ${(expected as LiveSacrebleu).sacrebleu} from ${SACREBLEU_DIR} under ${SACREBLEU_PYTHON}: ${corpus.label}`);
       }
+    }, 600_000);
+
+    it('corpus BLEU of every system for every tokenizer', () => {
+      expect(expected.scores).toHaveLength(BLEU_TOKENIZERS.length * corpus.systems.length);
+      for (const tok of BLEU_TOKENIZERS) {
+        const r = new BleuReferences(corpus.refs, { tokenize: tok });
+        for (const e of expected.scores.filter((s) => s.tokenize === tok)) {
+          const ours = r.score(corpus.systems.find(([n]) => n === e.system)![1]);
+          expect({ counts: ours.counts, totals: ours.totals, sysLen: ours.sysLen, refLen: ours.refLen }, `${e.system} ${tok}`).toEqual({ counts: e.counts, totals: e.totals, sysLen: e.sysLen, refLen: e.refLen });
+          expect(ours.score).toBeCloseTo(e.score, 10);
+          expect(ours.signature, `${e.system} ${tok}`).toBe(sig(e.signature));
+        }
+      }
+    });
+
+    tests.forEach((t, k) => {
+      it(`${t.test} n=${t.n}: sacreBLEU's p-values, means and intervals`, () => {
+        const theirs = expected.tests[k];
+        expect([theirs.test, theirs.n, theirs.seed]).toEqual([t.test, t.n, t.seed]);
+        expectSameTest(compareBleu(corpus.refs, named(), { ...theirs.bleu, test: theirs.test, samples: theirs.n, seed: theirs.seed }), theirs, named());
+      });
+    });
+
+    if (fixture) {
+      it("test_significance.py's cases: bootstrap p within 0.01 of Moses, randomization within 0.01 of multeval", () => {
+        const bs = compareBleu(corpus.refs, named(), { tokenize: 'none', test: 'bs', samples: 2000 });
+        const ar = compareBleu(corpus.refs, named(), { tokenize: 'none', test: 'ar', samples: 10000 });
+        expect(Object.keys(fixture.mosesPValues).length).toBe(15);
+        for (const [name, p] of Object.entries(fixture.mosesPValues)) expect(Math.abs(bs.systems.find((s) => s.name === name)!.pValue! - p), name).toBeLessThan(1e-2);
+        for (const [name, p] of Object.entries(fixture.multevalPValues)) expect(Math.abs(ar.systems.find((s) => s.name === name)!.pValue! - p), name).toBeLessThan(1e-2);
+      });
     }
   });
-
-  for (const t of expected.tests) {
-    it(`${t.test} n=${t.n}: sacreBLEU's p-values, means and intervals`, () => {
-      expectSameTest(compareBleu(data.refs, named(), { ...t.bleu, test: t.test, samples: t.n, seed: t.seed }), t, named());
-    });
-  }
-
-  it("test_significance.py's cases: bootstrap p within 0.01 of Moses, randomization within 0.01 of multeval", () => {
-    const bs = compareBleu(data.refs, named(), { tokenize: 'none', test: 'bs', samples: 2000 });
-    const ar = compareBleu(data.refs, named(), { tokenize: 'none', test: 'ar', samples: 10000 });
-    expect(Object.keys(expected.mosesPValues).length).toBe(15);
-    for (const [name, p] of Object.entries(expected.mosesPValues)) expect(Math.abs(bs.systems.find((s) => s.name === name)!.pValue! - p), name).toBeLessThan(1e-2);
-    for (const [name, p] of Object.entries(expected.multevalPValues)) expect(Math.abs(ar.systems.find((s) => s.name === name)!.pValue! - p), name).toBeLessThan(1e-2);
-  });
-});
+}

@@ -3,9 +3,10 @@
  * in a sacreBLEU source checkout): 16 systems and one reference stream of 3,004 segments. It is a
  * pickle, so python reads it; nothing of it is copied into this repository.
  */
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
 
 export interface Wmt17Systems {
   /** [name, one line per segment] for the 16 systems, in the pickle's order. */
@@ -16,13 +17,21 @@ export interface Wmt17Systems {
   file: string;
 }
 
-/** The systems of a sacreBLEU checkout; throws a one-line reason when they cannot be read. */
-export function readWmt17(checkout: string, python = 'python3'): Wmt17Systems {
+/**
+ * The systems of a sacreBLEU checkout; rejects with a one-line reason when they cannot be read.
+ * Python runs as an asynchronous child: a test worker that waited on it synchronously could not
+ * answer vitest's RPC meanwhile (the "Timeout calling onTaskUpdate" of a loaded machine).
+ */
+export async function readWmt17(checkout: string, python = 'python3'): Promise<Wmt17Systems> {
   const pkl = path.join(checkout, 'test', 'wmt17_en_de_systems.pkl.bz2');
   if (!existsSync(pkl)) throw new Error(`${pkl} is absent: a sacreBLEU source checkout has it (git clone https://github.com/mjpost/sacrebleu)`);
-  const py = spawnSync(python, ['-c', 'import bz2,json,pickle,sys; json.dump(pickle.load(bz2.BZ2File(sys.argv[1])), sys.stdout)', pkl], { encoding: 'utf8', maxBuffer: 1 << 28 });
-  if (py.status !== 0) throw new Error(`${python} could not read ${pkl}: ${py.stderr || py.error?.message}`);
-  const named = JSON.parse(py.stdout) as [string, unknown][];
+  let stdout: string;
+  try {
+    ({ stdout } = await promisify(execFile)(python, ['-c', 'import bz2,json,pickle,sys; json.dump(pickle.load(bz2.BZ2File(sys.argv[1])), sys.stdout)', pkl], { encoding: 'utf8', maxBuffer: 1 << 28 }));
+  } catch (e) {
+    throw new Error(`${python} could not read ${pkl}: ${(e as { stderr?: string }).stderr || (e as Error).message}`);
+  }
+  const named = JSON.parse(stdout) as [string, unknown][];
   const [, refs] = named.pop() as [string, string[][]];
   return { systems: named as [string, string[]][], refs, file: pkl };
 }

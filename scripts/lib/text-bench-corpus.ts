@@ -38,9 +38,9 @@ export function syntheticCorpus(opts: { moveBlocks?: boolean } = {}): BenchCorpu
 }
 
 /** sacreBLEU's WMT17 systems from `checkout` (read by `python`), else the synthetic corpus. */
-export function benchCorpus(checkout: string | undefined, python: string, opts: { moveBlocks?: boolean } = {}): BenchCorpus {
+export async function benchCorpus(checkout: string | undefined, python: string, opts: { moveBlocks?: boolean } = {}): Promise<BenchCorpus> {
   if (!checkout) return syntheticCorpus(opts);
-  const w = readWmt17(checkout, python);
+  const w = await readWmt17(checkout, python);
   return { refs: w.refs, systems: w.systems, source: `sacreBLEU's WMT17 systems (${w.file})` };
 }
 

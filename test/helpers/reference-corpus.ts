@@ -1,0 +1,109 @@
+// The corpus the sacreBLEU corpus and sentence-level comparisons run on: sacreBLEU's WMT17 en-de
+// systems where the sacreBLEU checkout in SACREBLEU_DIR has its test data (a git clone does;
+// ../shared/tools/sacrebleu, the package source CI has, does not), else the responses of the five
+// published MultiWOZ systems in the data dir against their delexicalized references (CI has those).
+// The WMT17 comparisons read the numbers sacreBLEU wrote to test/fixtures/significance/wmt17*.json;
+// the MultiWOZ ones ask the live sacreBLEU (test/helpers/sacrebleu-systems.py) for the same numbers.
+// Neither present: the suites skip with one line, except under TODEVAL_REQUIRE_REFERENCES (.ci/run),
+// where that is an error.
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { readWmt17 } from '../../scripts/lib/sacrebleu-wmt17.js';
+import { Evaluator } from '../../src/metrics/mwz/evaluator.js';
+import type { BleuTokenizerName } from '../../src/metrics/text/bleu-tokenizers.js';
+import { runProcess } from './cli.js';
+import type { BleuNumbers, SacrebleuBleuTest } from './sacrebleu-fixtures.js';
+import { DATA_DIR, REPO_ROOT } from './shared.js';
+
+export interface ReferenceCorpus {
+  kind: 'wmt17' | 'multiwoz';
+  /** What ran, for test names: "sacreBLEU's WMT17 test systems (16 systems x 3,004 segments)". */
+  label: string;
+  /** [name, one line per segment]. */
+  systems: [string, string[]][];
+  /** One reference stream. */
+  refs: string[][];
+}
+
+export const SACREBLEU_DIR = process.env.SACREBLEU_DIR ? path.resolve(REPO_ROOT, process.env.SACREBLEU_DIR) : undefined;
+export const SACREBLEU_PYTHON = process.env.SACREBLEU_PYTHON ?? '/usr/bin/python3';
+
+/** Why sacreBLEU's source cannot be used, or undefined when it can. */
+export function sacrebleuMissing(): string | undefined {
+  if (!SACREBLEU_DIR) return 'SACREBLEU_DIR is not set (a sacreBLEU 2.6 source checkout, e.g. ../shared/tools/sacrebleu)';
+  if (!existsSync(path.join(SACREBLEU_DIR, 'sacrebleu', 'sacrebleu.py'))) return `SACREBLEU_DIR=${SACREBLEU_DIR} holds no sacrebleu/sacrebleu.py`;
+  return undefined;
+}
+
+/** The sacreBLEU version the source names (its version.py), for the log line saying what ran. */
+export function sacrebleuVersion(): string {
+  const file = path.join(SACREBLEU_DIR!, 'sacrebleu', 'version.py');
+  return existsSync(file) ? (/__version__ = "([^"]+)"/.exec(readFileSync(file, 'utf8'))?.[1] ?? '?') : '?';
+}
+
+export const MWZ_SYSTEMS = ['damd', 'hdsa', 'augpt', 'uniconv', 'lava'] as const;
+
+/**
+ * The five systems' responses, normalized as mwzeval's BLEU reads them, against the references it
+ * scores them with, on the turns every system answers (damd leaves out one dialogue), dialogues in
+ * id order. Each turn's reference is the same for every system (checked).
+ */
+export function mwzResponseCorpus(dataDir = DATA_DIR): ReferenceCorpus {
+  const ev = new Evaluator({ dataDir, bleu: true });
+  const predictions = MWZ_SYSTEMS.map((name) => ({ name, p: ev.validate(JSON.parse(readFileSync(path.join(dataDir, 'multiwoz', 'predictions', `${name}.json`), 'utf8'))) }));
+  const common = Object.keys(predictions[0].p.dialogues)
+    .filter((id) => predictions.every(({ p }) => p.dialogues[id]?.length === predictions[0].p.dialogues[id].length))
+    .sort();
+  let refs: string[] | undefined;
+  const systems = predictions.map(({ name, p }): [string, string[]] => {
+    const strings = ev.bleuStrings({ ...p, dialogues: Object.fromEntries(common.map((id) => [id, p.dialogues[id]])) });
+    if (refs && strings.refs.some((r, i) => r !== refs![i])) throw new Error(`${name}: references differ from ${MWZ_SYSTEMS[0]}'s on the same turns`);
+    refs ??= strings.refs;
+    return [name, strings.hyps];
+  });
+  return {
+    kind: 'multiwoz',
+    label: `the MultiWOZ 2.1 test responses of ${MWZ_SYSTEMS.length} published systems (${common.length} dialogues, ${refs!.length.toLocaleString('en-US')} turns each)`,
+    systems,
+    refs: [refs!],
+  };
+}
+
+/**
+ * WMT17 when SACREBLEU_DIR has the pickle, else the MultiWOZ responses when the data dir has them,
+ * else why neither can run (an error under TODEVAL_REQUIRE_REFERENCES).
+ */
+export async function referenceCorpus(): Promise<ReferenceCorpus | string> {
+  const why = sacrebleuMissing();
+  const wmt17 = SACREBLEU_DIR && path.join(SACREBLEU_DIR, 'test', 'wmt17_en_de_systems.pkl.bz2');
+  const mwz = path.join(DATA_DIR, 'multiwoz', 'predictions', `${MWZ_SYSTEMS.at(-1)}.json`);
+  let reason: string;
+  if (why) reason = why;
+  else if (wmt17 && existsSync(wmt17)) {
+    const w = await readWmt17(SACREBLEU_DIR!, SACREBLEU_PYTHON);
+    return { kind: 'wmt17', label: `sacreBLEU's WMT17 test systems (${w.systems.length} systems x ${w.refs[0].length.toLocaleString('en-US')} segments)`, systems: w.systems, refs: w.refs };
+  } else if (existsSync(mwz)) return mwzResponseCorpus();
+  else reason = `neither ${wmt17} (a sacreBLEU git checkout has it) nor ${mwz} (the data dir) is present`;
+  if (process.env.TODEVAL_REQUIRE_REFERENCES) throw new Error(`the sacreBLEU corpus comparisons must run here (TODEVAL_REQUIRE_REFERENCES is set): ${reason}`);
+  return reason;
+}
+
+/** What sacrebleu-systems.py answers. */
+export interface LiveSacrebleu {
+  sacrebleu: string;
+  scores: ({ system: string; tokenize: BleuTokenizerName; signature: string } & Omit<BleuNumbers, 'precisions' | 'bp'>)[];
+  chrfTer: { metric: 'chrF' | 'chrF++' | 'TER'; system: string; score: number; stats: number[]; signature: string }[];
+  tests: SacrebleuBleuTest[];
+}
+
+/** The live sacreBLEU's numbers for `corpus` (asynchronous: the worker's event loop stays free while Python runs). */
+export async function liveSacrebleu(
+  corpus: ReferenceCorpus,
+  request: { bleu?: BleuTokenizerName[]; chrfTer?: ['chrF' | 'chrF++' | 'TER', string[]][]; tests?: { test: 'bs' | 'ar'; n: number; seed: number; bleu?: { tokenize?: BleuTokenizerName } }[] },
+): Promise<LiveSacrebleu> {
+  const r = await runProcess(SACREBLEU_PYTHON, [path.join(REPO_ROOT, 'test', 'helpers', 'sacrebleu-systems.py'), SACREBLEU_DIR!], {
+    input: JSON.stringify({ refs: corpus.refs, systems: corpus.systems, ...request }),
+  });
+  if (r.code !== 0) throw new Error(`sacrebleu-systems.py exited ${r.code}: ${r.stderr}`);
+  return JSON.parse(r.stdout) as LiveSacrebleu;
+}

@@ -1,0 +1,73 @@
+"""sacreBLEU (a source checkout, argv[1]) as the live peer of the corpus comparisons that
+test/fixtures/significance/wmt17*.json hold for sacreBLEU's WMT17 systems: the same numbers, in the
+same shapes, for whatever systems the test sends, so a corpus CI has (MultiWOZ responses) is checked
+as the WMT17 systems are.
+
+stdin: JSON {"refs": [[line, ...]], "systems": [[name, [line, ...]], ...],
+             "bleu": [tokenizer, ...], "chrfTer": [["chrF"|"chrF++"|"TER", [system name, ...]], ...],
+             "tests": [{"test": "bs"|"ar", "n": N, "seed": S, "bleu": {BLEU options}}]}
+stdout: JSON {"sacrebleu": version,
+              "scores": [{"system", "tokenize", "signature", "score", "counts", "totals", "sysLen", "refLen"}],
+              "chrfTer": [{"metric": "chrF"|"chrF++"|"TER", "system", "score", "stats", "signature"}],
+              "tests": [{"test", "n", "seed", "nArConfidence", "bleu", "signature", "systems": [...]}]}
+Only sacreBLEU's public metric classes and PairedTest are called; the statistics are the ones its
+corpus_score sums (the per-segment statistics of _extract_corpus_statistics, summed by column).
+"""
+import json
+import os
+import sys
+
+sys.path.insert(0, sys.argv[1])
+import sacrebleu  # noqa: E402
+from sacrebleu.metrics import BLEU, CHRF, TER  # noqa: E402
+from sacrebleu.significance import PairedTest  # noqa: E402
+
+
+def number(x):
+    return float(x) if isinstance(x, float) else int(x)
+
+
+def bleu_scores(systems, refs, tokenizers):
+    out = []
+    for tok in tokenizers:
+        metric = BLEU(references=refs, tokenize=tok)
+        for name, hyps in systems:
+            s = metric.corpus_score(hyps, None)
+            out.append({'system': name, 'tokenize': tok, 'signature': metric.get_signature().format(), 'score': s.score,
+                        'counts': [int(c) for c in s.counts], 'totals': [int(t) for t in s.totals],
+                        'sysLen': int(s.sys_len), 'refLen': int(s.ref_len)})
+    return out
+
+
+def chrf_ter(systems, refs, wanted):
+    out = []
+    make = {'chrF': lambda: CHRF(references=refs), 'chrF++': lambda: CHRF(word_order=2, references=refs), 'TER': lambda: TER(references=refs)}
+    for metric_name, names in wanted:
+        metric = make[metric_name]()
+        for name, hyps in systems:
+            if name not in names:
+                continue
+            stats = metric._extract_corpus_statistics(hyps, None)
+            total = metric._aggregate_and_compute(stats)
+            out.append({'metric': metric_name, 'system': name, 'score': total.score,
+                        'stats': [number(sum(col)) for col in zip(*stats)], 'signature': metric.get_signature().format()})
+    return out
+
+
+def paired(systems, refs, test, n, seed, bleu):
+    os.environ['SACREBLEU_SEED'] = str(seed)
+    metric = BLEU(references=refs, **bleu)
+    sigs, scores = PairedTest(systems, {'BLEU': metric}, references=None, test_type=test, n_samples=n)()
+    return {'test': test, 'n': n, 'seed': seed, 'nArConfidence': -1, 'bleu': bleu, 'signature': sigs['BLEU'].format(),
+            'systems': [{'name': name, 'score': r.score, 'pValue': r.p_value, 'mean': None if r.mean is None else float(r.mean),
+                         'ci': None if r.ci is None else float(r.ci)} for name, r in zip(scores['System'], scores['BLEU'])]}
+
+
+request = json.load(sys.stdin)
+systems = [(name, lines) for name, lines in request['systems']]
+refs = request['refs']
+result = {'sacrebleu': sacrebleu.__version__, 'scores': bleu_scores(systems, refs, request.get('bleu', [])), 'chrfTer': [], 'tests': []}
+result['chrfTer'] = chrf_ter(systems, refs, request.get('chrfTer', []))
+for t in request.get('tests', []):
+    result['tests'].append(paired(systems, refs, t['test'], t['n'], t['seed'], t.get('bleu', {})))
+json.dump(result, sys.stdout)
