@@ -39,7 +39,7 @@ const LOGIT_SUM_BOUND = 10;
 const LOGIT_TOLERANCE: Record<string, number> = { 'deberta-v2': 2000 * U * LOGIT_SUM_BOUND, bart: 5000 * U * LOGIT_SUM_BOUND };
 
 /**
- * The q8 bound (docs/nli.md, "q8"): the per-row int8 file is a different computation (its 7-bit
+ * The q8 bound (docs/nli.md, "Other cross-encoders"): the per-row int8 file is a different computation (its 7-bit
  * weights alone move each Linear output by up to 1/126 of a column's largest weight per term), held
  * to the contract test/onnx-builder-q8.test.ts holds RoBERTa to: every probability within 0.05 of
  * fp32's (small next to probabilities of ~1/3), the label the same wherever fp32's margin is over
