@@ -329,18 +329,31 @@ describe('todeval models pull against a loopback hub', () => {
     }
   });
 
-  it('--dtype q8 from a root-layout export builds the row file from the root model.onnx', async () => {
+  it("--dtype q8 from a root-layout export builds the row file from the root model.onnx; --dtype q8-tensor takes the root model_quantized.onnx", async () => {
     const id = 'cross-encoder/nli-deberta-v3-small';
-    const hub = fakeHub(rootLayoutDeberta(), id);
+    // The hub's per-tensor file beside it (its bytes are the fp32 graph's here: only where it is found matters).
+    const hub = fakeHub({ ...rootLayoutDeberta(), 'model_quantized.onnx': files['onnx/model.onnx'] }, id);
     const hubUrl = await hub.start();
+    const cacheDir = tmpCache();
     try {
-      const res = await pullModel({ id, dtype: 'q8', hubUrl, cacheDir: tmpCache() });
+      const res = await pullModel({ id, dtype: 'q8', hubUrl, cacheDir });
       expect(res.files.map((f) => [f.path, Boolean(f.built)])).toEqual([
         ['model.onnx', false],
         ['config.json', false],
         ['tokenizer.json', false],
         ['onnx/model_q8_row.onnx', true],
       ]);
+      const tensor = await pullModel({ id, dtype: 'q8-tensor', hubUrl, cacheDir });
+      expect(tensor.files.map((f) => [f.path, f.downloaded])).toEqual([
+        ['model_quantized.onnx', false], // the same bytes as model.onnx: its blob was there already
+        ['config.json', false],
+        ['tokenizer.json', false],
+      ]);
+      const env = { HF_HUB_CACHE: cacheDir };
+      expect(path.relative(res.dir, resolveModel(id, 'q8-tensor', env).onnxPath)).toBe('model_quantized.onnx');
+      expect(path.relative(res.dir, resolveModel(id, 'q8', env).onnxPath)).toBe(path.join('onnx', 'model_q8_row.onnx'));
+      expect(listCachedModels(cacheDir)[0].dtypes).toEqual(['fp32', 'q8', 'q8-tensor']);
+      expect(() => resolveModel(id, 'fp16', env)).toThrow(/missing onnx\/model_fp16\.onnx or model_fp16\.onnx in .*todeval models pull --model cross-encoder\/nli-deberta-v3-small --dtype fp16/);
     } finally {
       await hub.close();
     }
