@@ -6,6 +6,9 @@ import { cpSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from 'node
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { loadDataset } from '../../src/adapters/load.js';
+import { MwzDatabase } from '../../src/metrics/mwz/database.js';
+import { Evaluator } from '../../src/metrics/mwz/evaluator.js';
+import { groundTruthLabel, groundTruthLabelInputs, loadBookedDomains, loadGroundTruth } from '../../src/metrics/mwz/ground-truth.js';
 import { contentDigest, ReadDigests } from '../../src/util/input-label.js';
 import { DATA_DIR, hasData, REPO_ROOT } from '../helpers/shared.js';
 import { tempDir } from '../helpers/temp.js';
@@ -16,6 +19,12 @@ type LabelModule = typeof import('../../src/util/input-label.js');
 async function oldWay(): Promise<LabelModule> {
   vi.resetModules();
   return import('../../src/util/input-label.js');
+}
+
+/** groundTruthLabel over a fresh input-label.ts (empty memo): every file read to sign it, as before. */
+async function oldGroundTruthLabel(dataDir: string, source: 'multiwoz21-convlab' | 'multiwoz22'): Promise<string> {
+  vi.resetModules();
+  return (await import('../../src/metrics/mwz/ground-truth.js')).groundTruthLabel(dataDir, source);
 }
 
 const digestOf = (label: string) => /@([0-9a-f]{12})$/.exec(label)?.[1];
@@ -31,7 +40,7 @@ function sgdDataDir(name: string): string {
   writeFileSync(path.join(split, 'dialogues_001.json'), JSON.stringify(dialogues.slice(0, 1)));
   writeFileSync(path.join(split, 'dialogues_002.json'), JSON.stringify(dialogues.slice(1)));
   cpSync(path.join(MINI, 'schema.json'), path.join(split, 'schema.json'));
-  writeFileSync(path.join(split, 'README.txt'), 'not read by any reader, still part of the split\n');
+  writeFileSync(path.join(split, 'notes.txt'), 'not read by any reader, still part of the split\n');
   return dir;
 }
 
@@ -109,6 +118,39 @@ describe('loadDataset signs what it read with the old digests', () => {
     expect(loaded.turns).toHaveLength(1);
     expect(digestOf(loaded.source)).toBe(old.contentDigest(file));
   });
+});
+
+describe('the MultiWOZ evaluation data is signed with the old digests', () => {
+  it('the ground truth, the venue database and the booked domains, hashed as their loaders read them', async () => {
+    const dir = tempDir('mwz-eval-data');
+    const mwz = path.join(dir, 'multiwoz');
+    mkdirSync(path.join(mwz, 'db'), { recursive: true });
+    const log = [
+      { text: 'i need a hotel', metadata: {} },
+      { text: 'the acorn is in the north', metadata: {}, span_info: [] },
+    ];
+    writeFileSync(path.join(mwz, 'convlab_mwz21_test.json'), JSON.stringify({ 'MUL0001.json': { goal: {}, log } }));
+    writeFileSync(path.join(mwz, 'booked_domains.json'), '{"mul0001": [[]]}');
+    for (const d of ['restaurant', 'hotel', 'attraction', 'train', 'taxi']) writeFileSync(path.join(mwz, 'db', `${d}_db.json`), `[{"name": "${d} one"}]`);
+    const want = await oldGroundTruthLabel(dir, 'multiwoz21-convlab');
+
+    const reads = new ReadDigests(groundTruthLabelInputs(dir, 'multiwoz21-convlab'));
+    expect(Object.keys(loadGroundTruth(dir, { noCache: true, read: reads.read }).dialogues)).toEqual(['mul0001']);
+    MwzDatabase.load(dir, reads.read);
+    expect(loadBookedDomains(dir, reads.read)).toEqual({ mul0001: [[]] });
+    reads.finish();
+    expect(groundTruthLabel(dir, 'multiwoz21-convlab')).toBe(want);
+  });
+});
+
+describe.skipIf(!hasData('multiwoz', 'predictions', 'damd.json'))('a real MultiWOZ evaluation (../shared/data)', () => {
+  it('signs its data as groundTruthLabel reads it, with the ground truth built from the files (no cache)', async () => {
+    const predictions = JSON.parse(readFileSync(path.join(DATA_DIR, 'multiwoz', 'predictions', 'damd.json'), 'utf8')) as unknown;
+    const source = hasData('multiwoz', 'mwz22', 'dialog_acts.json') ? 'multiwoz22' : 'multiwoz21-convlab';
+    const want = await oldGroundTruthLabel(DATA_DIR, source);
+    const result = new Evaluator({ dataDir: DATA_DIR, success: true, noCache: true }).evaluate(predictions);
+    expect((result.signature as Record<string, unknown>).data).toBe(want);
+  }, 120_000);
 });
 
 describe.skipIf(!hasData('sgd', 'test', 'schema.json'))('the real SGD test split (../shared/data)', () => {

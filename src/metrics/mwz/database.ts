@@ -2,7 +2,7 @@ import { holdingMwzData } from './held-data.js';
 import { filesStamp, StampedCache } from '../../util/stamped-cache.js';
 import path from 'node:path';
 import { dataFile } from '../../data/data-dir.js';
-import { readJsonFile } from '../../util/json-file.js';
+import { readJsonFile, type FileRead } from '../../util/json-file.js';
 import { InputError } from '../../util/errors.js';
 import { partialRatio } from './fuzzy.js';
 import { DONTCARE_VALUES, normalizeStateSlotValue, timeStrToMinutes } from './normalize-state.js';
@@ -87,18 +87,18 @@ export class MwzDatabase {
    * on (`todeval stdio`), the database is kept by its files' paths, sizes and mtimes and loaded once
    * (its query caches depend on the rows only, so sharing them is sharing answers).
    */
-  static load(dataDir: string): MwzDatabase {
-    if (!holdingMwzData()) return MwzDatabase.read(dataDir);
+  static load(dataDir: string, read?: FileRead): MwzDatabase {
+    if (!holdingMwzData()) return MwzDatabase.read(dataDir, read);
     const files = VENUE_DOMAINS.map((domain) => dataFile(dataDir, 'multiwoz', 'db', `${domain}_db.json`));
     // A missing file has no stamp: nothing is kept, and MwzDatabase.read names it.
-    return heldDatabases.get(files.map((f) => path.resolve(f)).join('\n'), filesStamp(files), () => MwzDatabase.read(dataDir));
+    return heldDatabases.get(files.map((f) => path.resolve(f)).join('\n'), filesStamp(files), () => MwzDatabase.read(dataDir, read));
   }
 
-  private static read(dataDir: string): MwzDatabase {
+  private static read(dataDir: string, read?: FileRead): MwzDatabase {
     const rows = {} as Record<VenueDomain, Row[]>;
     for (const domain of VENUE_DOMAINS) {
       const file = dataFile(dataDir, 'multiwoz', 'db', `${domain}_db.json`);
-      const data = readJsonFile<Row[]>(file);
+      const data = readJsonFile<Row[]>(file, read);
       if (!Array.isArray(data) || data.length === 0) {
         throw new InputError('expected a non-empty JSON array of database rows', { file: path.resolve(file) });
       }

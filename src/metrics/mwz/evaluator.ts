@@ -5,6 +5,8 @@ import { lexicalRichness, type LexicalRichness } from '../text/richness.js';
 import { normalizeResponse } from '../text/normalize-response.js';
 import { makeSignature, type Signature } from '../../util/signature.js';
 import { InputError } from '../../util/errors.js';
+import { ReadDigests } from '../../util/input-label.js';
+import type { FileRead } from '../../util/json-file.js';
 import { domainsFromSlotNames, estimateActiveDomains } from './active-domains.js';
 import { MwzDatabase } from './database.js';
 import { dstScores, dstTurn, type DstScores } from './dst.js';
@@ -13,7 +15,9 @@ import {
   GROUND_TRUTH_BUILDER_VERSION,
   loadBookedDomains,
   groundTruthLabel,
+  groundTruthLabelInputs,
   loadGroundTruth,
+  resolveSource,
   type GroundTruth,
   type GroundTruthSource,
 } from './ground-truth.js';
@@ -119,6 +123,8 @@ export class Evaluator {
   private gt?: GroundTruth & { cacheFile?: string };
   private db?: MwzDatabase;
   private booked?: Record<string, string[][]>;
+  /** The signed data files, hashed as the loaders above read them (see data()). */
+  private reads?: ReadDigests;
   private readonly refCache = new Map<string, string>();
 
   constructor(opts: EvaluatorOptions) {
@@ -128,6 +134,7 @@ export class Evaluator {
   /** The same evaluator computing other metrics, sharing the data it has loaded. */
   withMetrics(metrics: Pick<EvaluatorOptions, 'bleu' | 'success' | 'richness' | 'dst' | 'chrf' | 'ter'>): Evaluator {
     const e = new Evaluator({ ...this.opts, ...metrics });
+    e.reads = this.reads;
     e.gt = this.groundTruth();
     if (metrics.success) {
       e.db = this.database();
@@ -137,18 +144,36 @@ export class Evaluator {
   }
 
   groundTruth(): GroundTruth & { cacheFile?: string } {
-    this.gt ??= loadGroundTruth(this.opts.dataDir, { source: this.opts.groundTruth, noCache: this.opts.noCache });
+    this.gt ??= loadGroundTruth(this.opts.dataDir, { source: this.opts.groundTruth, noCache: this.opts.noCache, read: this.dataReads() });
     return this.gt;
   }
 
   private database(): MwzDatabase {
-    this.db ??= MwzDatabase.load(this.opts.dataDir);
+    this.db ??= MwzDatabase.load(this.opts.dataDir, this.dataReads());
     return this.db;
   }
 
   private bookedDomains(): Record<string, string[][]> {
-    this.booked ??= loadBookedDomains(this.opts.dataDir);
+    this.booked ??= loadBookedDomains(this.opts.dataDir, this.dataReads());
     return this.booked;
+  }
+
+  /**
+   * How the loaders read the data files the signature names by content (groundTruthLabel): each is
+   * hashed as it is parsed instead of read again to sign it. Data it cannot list (a missing file)
+   * is left to the loaders, which name it as before.
+   */
+  private dataReads(): FileRead {
+    if (!this.reads) {
+      let inputs: string[] = [];
+      try {
+        inputs = groundTruthLabelInputs(this.opts.dataDir, resolveSource(this.opts.dataDir, this.opts.groundTruth));
+      } catch {
+        // the loader that needs the missing file says which
+      }
+      this.reads = new ReadDigests(inputs);
+    }
+    return this.reads.read;
   }
 
   private normalizedReference(id: string, turn: number, raw: string): string {
@@ -237,6 +262,8 @@ export class Evaluator {
     if (success) result.success = this.scoreSuccess(dialogues, input, items);
     if (richness) result.richness = lexicalRichness(Object.values(input.responses).flat());
     if (dst) result.dst = this.scoreDst(input, items);
+    // The signed data: the files the loaders read are hashed already, the others are read now.
+    this.reads?.finish();
     result.signature = makeSignature({
       metric: 'mwz-evaluate',
       data: groundTruthLabel(this.opts.dataDir, gt.source),

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { dataFile } from '../../data/data-dir.js';
 import { InputError } from '../../util/errors.js';
 import { inputsContentDigest } from '../../util/input-label.js';
-import { readJsonFile } from '../../util/json-file.js';
+import { readJsonFile, type FileRead } from '../../util/json-file.js';
 import { filesStamp, StampedCache, userCacheDir } from '../../util/stamped-cache.js';
 import { deepFreeze, holdingMwzData } from './held-data.js';
 import { type BeliefState, normalizeState, normalizeStateSlotName, normalizeStateSlotValue } from './normalize-state.js';
@@ -232,8 +232,8 @@ interface ConvlabTurn {
   span_info?: unknown[][];
 }
 
-function buildFromConvlab(file: string): Record<string, GroundTruthDialogue> {
-  const data = readJsonFile<Record<string, { goal: Record<string, unknown>; log: ConvlabTurn[] }>>(file);
+function buildFromConvlab(file: string, read?: FileRead): Record<string, GroundTruthDialogue> {
+  const data = readJsonFile<Record<string, { goal: Record<string, unknown>; log: ConvlabTurn[] }>>(file, read);
   const out: Record<string, GroundTruthDialogue> = {};
   for (const [id, dial] of Object.entries(data)) {
     if (!dial || !Array.isArray(dial.log) || typeof dial.goal !== 'object') {
@@ -284,13 +284,13 @@ export function hasMwz22(dataDir: string): boolean {
   return existsSync(path.join(dir, 'dialog_acts.json')) && mwz22DialogueFiles(dir).length > 0;
 }
 
-function buildFromMwz22(dataDir: string, goals: Record<string, MwzGoal>): Record<string, GroundTruthDialogue> {
+function buildFromMwz22(dataDir: string, goals: Record<string, MwzGoal>, read?: FileRead): Record<string, GroundTruthDialogue> {
   const dir = mwz22Dir(dataDir);
   const actsFile = path.join(dir, 'dialog_acts.json');
-  const allActs = readJsonFile<Mwz22Acts>(actsFile);
+  const allActs = readJsonFile<Mwz22Acts>(actsFile, read);
   const out: Record<string, GroundTruthDialogue> = {};
   for (const file of mwz22DialogueFiles(dir)) {
-    const dialogues = readJsonFile<Mwz22Dialogue[]>(file);
+    const dialogues = readJsonFile<Mwz22Dialogue[]>(file, read);
     for (const dial of dialogues) {
       const key = dialogueKey(dial.dialogue_id);
       if (!goals[key]) continue; // train/dev dialogues: not part of the test ground truth
@@ -366,6 +366,8 @@ export interface LoadGroundTruthOptions {
   source?: GroundTruthSource;
   /** Skip reading/writing the cache. */
   noCache?: boolean;
+  /** How the data files are read when the ground truth is built (ReadDigests.read: hashed as parsed). */
+  read?: FileRead;
 }
 
 export function resolveSource(dataDir: string, requested?: GroundTruthSource): GroundTruthSource {
@@ -394,11 +396,16 @@ function groundTruthInputs(dataDir: string, source: GroundTruthSource): string[]
  * changed byte in any of them does not.
  */
 export function groundTruthLabel(dataDir: string, source: GroundTruthSource): string {
+  return `${source}@${inputsContentDigest(groundTruthLabelInputs(dataDir, source))}`;
+}
+
+/** What groundTruthLabel names by content: the ground truth's inputs, the venue database folder and the booked domains. */
+export function groundTruthLabelInputs(dataDir: string, source: GroundTruthSource): string[] {
   const files = groundTruthInputs(dataDir, source);
   for (const extra of [dataFile(dataDir, 'multiwoz', 'db'), dataFile(dataDir, 'multiwoz', 'booked_domains.json')]) {
     if (existsSync(extra)) files.push(extra);
   }
-  return `${source}@${inputsContentDigest(files)}`;
+  return files;
 }
 
 /** The cached ground truth when it is of this builder and these inputs; null for a torn, foreign or stale file (rebuilt). */
@@ -427,11 +434,11 @@ export function loadGroundTruth(dataDir: string, opts: LoadGroundTruthOptions = 
       : readCachedGroundTruth(cacheFile, digest);
     if (cached) return { ...cached, cacheFile };
   }
-  const fromConvlab = buildFromConvlab(convlab);
+  const fromConvlab = buildFromConvlab(convlab, opts.read);
   let dialogues = fromConvlab;
   if (source === 'multiwoz22') {
     const goals = Object.fromEntries(Object.entries(fromConvlab).map(([k, v]) => [k, v.goal]));
-    dialogues = buildFromMwz22(dataDir, goals);
+    dialogues = buildFromMwz22(dataDir, goals, opts.read);
   }
   const gt: GroundTruth = { source, builderVersion: GROUND_TRUTH_BUILDER_VERSION, inputsDigest: digest, dialogues };
   if (!opts.noCache) {
@@ -451,8 +458,8 @@ export function loadGroundTruth(dataDir: string, opts: LoadGroundTruthOptions = 
 const heldBooked = new StampedCache<Record<string, string[][]>>();
 
 /** mwzeval's booked_domains.json: per dialogue and system turn, domains booked so far. */
-export function loadBookedDomains(dataDir: string): Record<string, string[][]> {
+export function loadBookedDomains(dataDir: string, read?: FileRead): Record<string, string[][]> {
   const file = path.resolve(dataFile(dataDir, 'multiwoz', 'booked_domains.json'));
-  if (!holdingMwzData()) return readJsonFile<Record<string, string[][]>>(file);
-  return heldBooked.get(file, filesStamp([file]), () => deepFreeze(readJsonFile<Record<string, string[][]>>(file)));
+  if (!holdingMwzData()) return readJsonFile<Record<string, string[][]>>(file, read);
+  return heldBooked.get(file, filesStamp([file]), () => deepFreeze(readJsonFile<Record<string, string[][]>>(file, read)));
 }
