@@ -37,10 +37,10 @@ export { loadConfig as loadGcdf1Config } from './metrics/gcdf1/config.js';
 export { loadCanonicalValues } from './metrics/gcdf1/canonical-values.js';
 export { makeEvaluator as makeGcdf1Evaluator, evaluateDialogue as evaluateGcdf1Dialogue, aggregate as aggregateGcdf1, loadDialogues as loadGcdf1Dialogues } from './metrics/gcdf1/evaluate.js';
 
-// `todeval score` as one call (runScore, from the files to the written report), or in its two steps: the turns it covers, then the run (stores, scoring, report) with your runner.
+// `todeval score` as one call (runScorePipeline, from the files to the written report), or in its two steps: the turns it covers, then the run (stores, scoring, report) with your runner.
 export { selectScoreTurns, type ScoreSelection } from './pipeline/score-selection.js';
-export { runScorePipeline, type ScorePipelineOptions, type ScorePipelineHooks, type ScorePipelineResult } from './pipeline/score.js';
-export { runScore, type ScoreRunOptions, type ScoreRunHooks } from './pipeline/score-run.js';
+export { scoreSelectedTurns, type ScoreTurnsOptions, type ScoreTurnsHooks, type ScoreTurnsResult } from './pipeline/score-turns.js';
+export { runScorePipeline, type ScorePipelineOptions, type ScorePipelineHooks } from './pipeline/score.js';
 // The SGSAcc pipeline score, evaluate --sgsacc and serve share; the evaluate and rerank pipelines.
 export { scoreSgsacc, sgsaccReferencesSignature, sgsaccResultSignature, serOfTurns, type SgsaccScoring } from './pipeline/sgsacc.js';
 // The one resolved configuration of each product, built once at each edge (docs/library.md).

@@ -7,7 +7,7 @@ import { loadSgsaccData, type SgsaccConfig, type SgsaccSettings } from '../src/m
 import { createNliRunner } from '../src/nli/runner.js';
 import { runEvaluatePipeline } from '../src/pipeline/evaluate.js';
 import { runRerankPipeline } from '../src/pipeline/rerank.js';
-import { runScore } from '../src/pipeline/score-run.js';
+import { runScorePipeline } from '../src/pipeline/score.js';
 import { RANK_BY, rerank, rerankSignature, resolveRerankConfig, resolveRerankItem, type RankBy, type RerankSettings } from '../src/rerank/index.js';
 import { resolveServeConfig } from '../src/serve/config.js';
 import { serveFaithfulness, type ServingFaithfulness } from '../src/serve/embed.js';
@@ -186,9 +186,9 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))('one config at ev
       expect(lines.map(({ slotError: _s, bleu: _b, ...rest }) => rest)).toEqual(served.score.items.slice(0, turnIds.length));
       expect(withoutWho(header.signature as Signature)).toEqual(served.score.signature);
 
-      // Edge 5: the library's runScore with the same settings: the same file, byte for byte.
+      // Edge 5: the library's runScorePipeline with the same settings: the same file, byte for byte.
       const { validation, context, referenceSelection, hallucination, granularity, contextControl } = routes.sgsacc;
-      await runScore({ dataset: 'sgd', dataDir: DATA_DIR, input: DIALOGUES, limit: LIMIT, predictions: f(`sys-${seed}.jsonl`), validation, context, referenceSelection, hallucination, granularity, contextControl, chunkTurns: 256, turnsFile: f(`lib-${seed}.jsonl`), nli: { model, device: 'cpu' } });
+      await runScorePipeline({ dataset: 'sgd', dataDir: DATA_DIR, input: DIALOGUES, limit: LIMIT, predictions: f(`sys-${seed}.jsonl`), validation, context, referenceSelection, hallucination, granularity, contextControl, chunkTurns: 256, turnsFile: f(`lib-${seed}.jsonl`), nli: { model, device: 'cpu' } });
       expect(readFileSync(f(`lib-${seed}.jsonl`), 'utf8')).toBe(readFileSync(f(`cli-${seed}.jsonl`), 'utf8'));
 
       // Edges 6-8: `todeval rerank`, runRerankPipeline and rerank() with the service's rerank settings.

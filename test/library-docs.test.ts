@@ -30,7 +30,7 @@ describe('docs/library.md examples run', () => {
     expect(blocks.map((b) => b.name.split(' (')[0])).toEqual(['score pipeline', 'rerank pipeline', 'evaluate pipeline', 'compare pipeline', 'text metrics', 'ser and references', 'sgsacc', 'serve', 'mwz and gcdf1', 'significance']);
     // Every API the brief names appears in a run example.
     const all = blocks.map((b) => b.code).join('\n');
-    for (const api of ['corpusBleu', 'sentenceBleu', 'corpusChrf', 'corpusTer', 'mosesTokenize', 'mosesDetokenize', 'lexicalRichness', 'Evaluator', 'aggregateGcdf1', 'runSgsacc', 'rerank', 'createNliRunner', 'serveFaithfulness', 'pairedBootstrap', 'pairedApproximateRandomization', 'bootstrapConfidence', 'NumpyGenerator', 'Pcg64', 'compareBleu', 'compareRuns', 'runScorePipeline', 'selectScoreTurns', 'runRerankPipeline', 'runEvaluatePipeline', 'runComparePipeline', 'runSerPipeline', 'runRefsPipeline', 'runGcdf1Pipeline', 'runTextMetricsPipeline', 'runScore']) {
+    for (const api of ['corpusBleu', 'sentenceBleu', 'corpusChrf', 'corpusTer', 'mosesTokenize', 'mosesDetokenize', 'lexicalRichness', 'Evaluator', 'aggregateGcdf1', 'runSgsacc', 'rerank', 'createNliRunner', 'serveFaithfulness', 'pairedBootstrap', 'pairedApproximateRandomization', 'bootstrapConfidence', 'NumpyGenerator', 'Pcg64', 'compareBleu', 'compareRuns', 'scoreSelectedTurns', 'selectScoreTurns', 'runRerankPipeline', 'runEvaluatePipeline', 'runComparePipeline', 'runSerPipeline', 'runRefsPipeline', 'runGcdf1Pipeline', 'runTextMetricsPipeline', 'runScorePipeline']) {
       expect(all).toContain(api);
     }
   });

@@ -10,7 +10,7 @@ import { InputError } from '../util/errors.js';
 import { resumeCommand } from '../util/interrupt-notice.js';
 import { refuseWeakerReport, scoreReportCoverage } from './report-guard.js';
 import { runRerankPipeline, type RerankPipelineOptions } from './rerank.js';
-import { runScore, type ScoreRunOptions } from './score-run.js';
+import { runScorePipeline, type ScorePipelineOptions } from './score.js';
 
 /** How a run is split into shard processes (`--workers`, `--threads`) and what it reports on the way. */
 export interface WorkersRunOptions {
@@ -25,7 +25,7 @@ export interface WorkersRunOptions {
  * threads (JSON: what crosses into the process). src/pipeline/shard-worker.ts runs it.
  */
 export type ShardJob =
-  | { product: 'score'; options: Omit<ScoreRunOptions, 'hooks'>; resume: string }
+  | { product: 'score'; options: Omit<ScorePipelineOptions, 'hooks'>; resume: string }
   | { product: 'rerank'; options: Omit<RerankPipelineOptions, 'hooks' | 'loadData'>; resume: string };
 
 /** The shard worker beside this file: the built one under dist/, or the source run through tsx. */
@@ -49,14 +49,14 @@ function checkWorkersRun(o: { reportFile?: string; shard?: ShardSpec }): string 
 }
 
 /**
- * `todeval score --workers N` as a library call: the run of runScore split into N shard processes
- * (src/pipeline/shard-worker.ts, each a runScore of its shard), merged into the report runScore
+ * `todeval score --workers N` as a library call: the run of runScorePipeline split into N shard processes
+ * (src/pipeline/shard-worker.ts, each a runScorePipeline of its shard), merged into the report runScorePipeline
  * would have written (`todeval merge`'s exact counts) and returned. The run's references are kept
  * as one process keeps them: in `referencesFile` (beside it per shard), each shard's beside its
  * per-turn file when `referencesKept`. A complete report at `reportFile` is replaced only by one as
  * complete (or with `force`). This process ends only after every shard process has (runWorkers).
  */
-export async function runScoreWorkers(o: ScoreRunOptions, w: WorkersRunOptions): Promise<SgsaccReport> {
+export async function runScoreWorkers(o: ScorePipelineOptions, w: WorkersRunOptions): Promise<SgsaccReport> {
   const output = checkWorkersRun(o);
   // An interval of part of the turns is not the run's (as refuseConfidenceOfShard says of --shard).
   if (o.confidence) throw new InputError('--confidence needs the whole run in one process: drop --workers');
@@ -131,7 +131,7 @@ const shardStderr = {
 /** One shard process's work (src/pipeline/shard-worker.ts): the product's pipeline on its shard, which writes the shard's report. */
 export async function runShardJob(job: ShardJob): Promise<void> {
   if (job.product === 'score') {
-    await runScore({ ...job.options, hooks: shardStderr });
+    await runScorePipeline({ ...job.options, hooks: shardStderr });
   } else {
     await runRerankPipeline({ ...job.options, hooks: { notice: shardStderr.notice, skipped: (invalid) => shardStderr.skipped('item', invalid) } });
   }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { runEvaluatePipeline } from '../../src/pipeline/evaluate.js';
-import { runScore } from '../../src/pipeline/score-run.js';
+import { runScorePipeline } from '../../src/pipeline/score.js';
 import { InputError } from '../../src/util/errors.js';
 
 // The pipelines hold the checks the commands made: a library call is refused where the CLI is, with
@@ -8,8 +8,8 @@ import { InputError } from '../../src/util/errors.js';
 describe('a library call is refused where the CLI is', () => {
   const shard = { index: 1, count: 2 };
 
-  it('runScore: a shard with confidence intervals (an interval of part of the turns is not the run\'s)', async () => {
-    const call = runScore({ dataset: 'sgd', shard, confidence: {}, chunkTurns: 8, nli: { model: 'none' } });
+  it('runScorePipeline: a shard with confidence intervals (an interval of part of the turns is not the run\'s)', async () => {
+    const call = runScorePipeline({ dataset: 'sgd', shard, confidence: {}, chunkTurns: 8, nli: { model: 'none' } });
     await expect(call).rejects.toThrow(InputError);
     await expect(call).rejects.toThrow('--confidence needs the whole run in one process: drop --shard');
   });

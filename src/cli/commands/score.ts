@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import type { DatasetName } from '../../adapters/load.js';
 import { formatSgsaccReport, GRANULARITIES, SGSACC_DEFAULTS, type SgsaccReport } from '../../metrics/sgsacc/index.js';
-import { runScore, type ScoreRunHooks, type ScoreRunOptions } from '../../pipeline/score-run.js';
+import { runScorePipeline, type ScorePipelineHooks, type ScorePipelineOptions } from '../../pipeline/score.js';
 import { runScoreWorkers } from '../../pipeline/workers.js';
 import { pairsProgress, progressOption, type ProgressMode } from '../../util/progress/bar.js';
 import { stderrHooks } from '../hooks.js';
@@ -51,8 +51,8 @@ export function register(program: Command): void {
   addShardedAction(cmd, { inWorkers: runScoreInWorkers, inProcess: runScoreInProcess });
 }
 
-/** The flags as runScore's options, every output checked against every input (and held) before any work. */
-function scoreOptionsFrom(flags: ScoreFlags, hooks?: ScoreRunHooks): ScoreRunOptions {
+/** The flags as runScorePipeline's options, every output checked against every input (and held) before any work. */
+function scoreOptionsFrom(flags: ScoreFlags, hooks?: ScorePipelineHooks): ScorePipelineOptions {
   const { output: reportFile, referencesFile, referencesKept } = checkRunOutputs(flags, { flag: '-i/--input', file: flags.input }, { file: flags.references });
   return {
     ...datasetLoadOptions(flags, datasetDataDir(flags)),
@@ -88,20 +88,20 @@ async function runScoreInWorkers(flags: ScoreFlags): Promise<void> {
   }
 }
 
-/** Flags -> the score pipeline (runScore) -> the tables (or JSON) on stdout. */
+/** Flags -> the score pipeline (runScorePipeline) -> the tables (or JSON) on stdout. */
 async function runScoreInProcess(flags: ScoreFlags): Promise<void> {
   const progress = scoreProgress(flags);
   const options = scoreOptionsFrom(flags, progress);
   requireShardOutput(flags, options.reportFile);
   try {
-    printReport(flags, await runScore(options));
+    printReport(flags, await runScorePipeline(options));
   } finally {
     progress.scored();
   }
 }
 
 /** The progress bar (on a terminal, else lines or nothing as --progress says) as pipeline hooks, with the one-line notices; `scored` stops it. */
-function scoreProgress(flags: ScoreFlags): ScoreRunHooks & { scored(): void } {
+function scoreProgress(flags: ScoreFlags): ScorePipelineHooks & { scored(): void } {
   const bar = pairsProgress('score |{bar}| {value}/{total} turns | {pairs} pairs | {rate} pairs/s | ETA {eta_formatted}', flags.progress);
   return {
     ...stderrHooks,
