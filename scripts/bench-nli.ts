@@ -6,7 +6,7 @@
  *
  *   npm run bench:nli -- [--model DIR] [--dtype fp32[,fp16][,q8][,q8-tensor]] [--q8-file FILE]... [--pairs 32] [--passes 3]
  *     [--round 16] [--threads N] [--budget 2048[,8192...]] [--pad 0.15,1] [--batch-size 16] [--no-single]
- *     [--peer-torch [DIR]] [--torch-batch 16] [--session-alone] [--data-dir DIR] [--device cpu|auto|cuda] [--json FILE] [--dump-ids FILE]
+ *     [--peer-torch [DIR]] [--torch-batch 16] [--peer-pad X] [--session-alone] [--data-dir DIR] [--device cpu|auto|cuda] [--json FILE] [--dump-ids FILE]
  *
  * The model defaults to .cache/models/large-random-roberta; each dtype's ONNX file (onnx/model.onnx,
  * onnx/model_fp16.onnx, onnx/model_q8_row.onnx, onnx/model_quantized.onnx) is built into it when
@@ -15,8 +15,12 @@
  * Contenders: every (dtype, budget, padding cap), one pair at a time per dtype (unless --no-single),
  * each --q8-file FILE (another int8 graph of the same model, e.g. the file before a change of the
  * quantizer: "before vs after" in one run), and with --peer-torch the PyTorch peer (fp32 eager and
- * quantize_dynamic int8 at --torch-batch rows, and batch 1 unless --no-single) as a persistent
- * process fed over a pipe (scripts/lib/cpu-torch-peer.ts).
+ * quantize_dynamic int8, batched and one pair at a time unless --no-single) as a persistent process
+ * fed over a pipe (scripts/lib/cpu-torch-peer.ts). The peer gets the round's token ids in the very
+ * batches todeval's runner would cut (its planner on the length-sorted round, with --peer-pad as
+ * the padding cap), so torch and ONNX Runtime multiply matrices of the same shapes; --peer-pad 1
+ * gives it plain sorted chunks of --torch-batch rows instead. --session-alone adds each dtype's ONNX
+ * session on those same batches with no runner around it (no tokenizer in its clock, as in torch's).
  *
  * On CPU, each of --passes passes takes fresh pairs (the pair cache would answer repeats) and cuts
  * them into rounds of --round pairs; every contender runs every round, in an order rotated by one
@@ -65,8 +69,9 @@ const program = new Command('bench-nli')
   .option('--sequential', 'run each contender alone over the whole set, then the model alone (default with --device cuda)')
   .option('--dump-ids <file>', 'write the timed set as token ids (JSON) for gpu/peer_torch.py')
   .option('--peer-torch [dir]', 'CPU: the PyTorch peer (fp32 eager, quantize_dynamic int8) as contenders, a persistent process fed round by round (default dir ../shared/tools/peer-torch)')
-  .option('--session-alone', 'CPU: also each dtype\'s ONNX session alone on the pre-tokenized round, batched as the peer batches (--torch-batch rows, length-sorted): like for like with torch, whose clock has no tokenizer either')
-  .option('--torch-batch <n>', 'rows per batch of the PyTorch peer (length-sorted within the round)', (v) => Number(v), 16);
+  .option('--session-alone', 'CPU: also each dtype\'s ONNX session alone on the pre-tokenized round, in the batches the peer gets: like for like with torch, whose clock has no tokenizer either')
+  .option('--torch-batch <n>', 'most rows per batch of the PyTorch peer and the sessions alone', (v) => Number(v), 16)
+  .option('--peer-pad <x>', 'padding cap of the peer\'s (and the sessions alone\'s) batches, cut by the runner\'s own planner from the length-sorted round (default: the first --pad); 1: plain length-sorted chunks of --torch-batch rows', (v) => Number(v));
 program.parse(process.argv.filter((a, i) => !(i === 2 && a === '--')));
 const o = program.opts<{
   model: string;
@@ -88,6 +93,7 @@ const o = program.opts<{
   peerTorch?: string | boolean;
   torchBatch: number;
   sessionAlone?: boolean;
+  peerPad?: number;
 }>();
 
 const loadStart = os.loadavg();
@@ -169,6 +175,15 @@ let meanTokens = 0;
   meanTokens = tokens / sample.length;
 }
 
+const peerPad = o.peerPad ?? Number(o.pad.split(',')[0]);
+/** How the peer's and the sessions-alone's batches are cut: the runner's planner, on the round sorted by length. */
+const peerLimits = { maxBatchTokens: budgets[0], maxBatchSize: o.torchBatch, maxPadFraction: peerPad >= 1 ? undefined : peerPad };
+const peerPlanLabel = `<=${o.torchBatch}${peerPad >= 1 ? '' : `, pad<=${peerPad}`}`;
+function planRound(ids: number[][]): number[][] {
+  const order = ids.map((_, i) => i).sort((a, b) => ids[a].length - ids[b].length);
+  return planBatches(order.map((i) => ids[i].length), peerLimits).map((b) => b.map((j) => order[j]));
+}
+
 const LABELS: readonly NliLabel[] = ['entailment', 'neutral', 'contradiction'];
 /** Dense FLOPs per token of the encoder (QKV + output projections 4d^2, feed-forward 2*d*ff, times two for multiply-add). */
 const flopsPerToken = 2 * modelConfig.num_hidden_layers * (4 * modelConfig.hidden_size ** 2 + 2 * modelConfig.hidden_size * modelConfig.intermediate_size);
@@ -183,6 +198,8 @@ interface Contender {
   file?: string;
   oneByOne: boolean;
   batched: boolean;
+  /** An ONNX session with no runner around it (--session-alone). */
+  alone?: boolean;
   /** Seconds and pairs per pass. */
   passSeconds: number[];
   passPairs: number[];
@@ -267,7 +284,7 @@ function softmaxProbs(logits: number[], index: Record<NliLabel, number>): NliPro
 function torchContender(peer: TorchPeerProcess, variant: 'fp32' | 'int8', batch: number): Contender {
   const index = labelIndexFromConfig(modelConfig, fp32Model.configPath);
   const c: Contender = {
-    name: `torch ${variant === 'fp32' ? 'fp32 eager' : `int8 quantize_dynamic[${peer.info?.int8Engine}]`} batch ${batch}`,
+    name: `torch ${variant === 'fp32' ? 'fp32 eager' : `int8 quantize_dynamic[${peer.info?.int8Engine}]`} ${batch === 1 ? 'one pair at a time' : `batched (${peerPlanLabel})`}`,
     family: variant === 'fp32' ? 'torch-fp32' : 'torch-int8',
     oneByOne: batch === 1,
     batched: batch > 1,
@@ -278,11 +295,12 @@ function torchContender(peer: TorchPeerProcess, variant: 'fp32' | 'int8', batch:
     paddedTokens: 0,
     batches: 0,
     async round(_pairs, ids) {
-      const r = await peer.run(variant, batch, ids, tokenizer.padId);
+      const plan = batch === 1 ? ids.map((_, i) => [i]) : planRound(ids);
+      const r = await peer.run(variant, batch, ids, tokenizer.padId, plan);
       c.probs.push(...r.logits.map((l) => softmaxProbs(l, index)));
       c.tokens += r.real;
       c.paddedTokens += r.padded;
-      c.batches += Math.ceil(ids.length / batch);
+      c.batches += plan.length;
       return r.seconds;
     },
     async close() {},
@@ -299,12 +317,12 @@ async function sessionContender(dtype: NliDtype): Promise<Contender> {
   const resolved = resolveModel(modelDir, dtype);
   const session = await openSession(resolved.onnxPath, { device: 'cpu', threads: o.threads, notice: () => {} });
   const index = labelIndexFromConfig(modelConfig, resolved.configPath);
-  const batch = o.torchBatch;
   const c: Contender = {
-    name: `${dtype} session alone (pre-tokenized, batch ${batch})`,
+    name: `${dtype} session alone (pre-tokenized, ${peerPlanLabel})`,
     family: dtype,
     oneByOne: false,
     batched: false,
+    alone: true,
     passSeconds: [],
     passPairs: [],
     probs: [],
@@ -313,10 +331,8 @@ async function sessionContender(dtype: NliDtype): Promise<Contender> {
     batches: 0,
     async round(_pairs, ids) {
       const t = performance.now();
-      const order = ids.map((_, i) => i).sort((a, b) => ids[a].length - ids[b].length);
       const out: NliProbs[] = new Array(ids.length);
-      for (let s = 0; s < order.length; s += batch) {
-        const idx = order.slice(s, s + batch);
+      for (const idx of planRound(ids)) {
         const padded = padRows(idx.map((i) => ids[i]), tokenizer.padId);
         const logits = await session.run(padded);
         const n = logits.length / idx.length;
@@ -434,7 +450,7 @@ try {
       for (const v of variants) {
         for (const b of o.single ? [1, o.torchBatch] : [o.torchBatch]) {
           const c = torchContender(peer, v, b);
-          await peer.run(v, b, b === 1 ? warmIds.slice(0, 4) : warmIds, tokenizer.padId);
+          await peer.run(v, b, b === 1 ? warmIds.slice(0, 4) : warmIds, tokenizer.padId, b === 1 ? undefined : planRound(warmIds));
           contenders.push(c);
         }
       }
@@ -514,7 +530,7 @@ for (const f of figures) {
 /** The fastest contender of a family, batched or one at a time, over the whole run. */
 function best(family: Family, batched: boolean, file?: string): Contender | undefined {
   return contenders
-    .filter((c) => c.family === family && c.batched === batched && c.file === file)
+    .filter((c) => c.family === family && c.batched === batched && c.oneByOne === !batched && c.file === file)
     .reduce<Contender | undefined>((a, b) => (!a || pairsPerSec(b) > pairsPerSec(a) ? b : a), undefined);
 }
 
@@ -547,7 +563,7 @@ for (const batched of [true, false]) {
   for (const f of o.q8File) ratio(`q8 file ${path.basename(f)} / torch int8, ${how}`, best('q8', batched, f), torchOf('torch-int8'));
 }
 // The sessions alone (marked neither batched nor one at a time, so best() never picks them).
-const alone = (d: NliDtype) => contenders.find((c) => c.family === d && c.name.startsWith(`${d} session alone`));
+const alone = (d: NliDtype) => contenders.find((c) => c.family === d && c.alone);
 for (const d of dtypes) ratio(`${d} runner / ${d} session alone`, best(d, true), alone(d));
 if (dtypes.includes('fp32')) ratio('fp32 session alone / torch fp32, batched', alone('fp32'), best('torch-fp32', true));
 for (const d of int8Families) ratio(`${d} session alone / torch int8, batched`, alone(d), best('torch-int8', true));

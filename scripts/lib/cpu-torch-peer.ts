@@ -109,8 +109,9 @@ export class TorchPeerProcess {
     return (await this.ask({ op: 'check', rows, padId, batchLogits, singleLogits })) as unknown as { batch: number; single: number };
   }
 
-  async run(variant: 'fp32' | 'int8', batch: number, ids: number[][], padId: number): Promise<TorchRun> {
-    return (await this.ask({ op: 'run', variant, batch, ids, padId })) as unknown as TorchRun;
+  /** Scores the rows: in the given batches (indices into ids), else the peer's own plan at `batch` rows. */
+  async run(variant: 'fp32' | 'int8', batch: number, ids: number[][], padId: number, batches?: number[][]): Promise<TorchRun> {
+    return (await this.ask({ op: 'run', variant, batch, ids, padId, ...(batches ? { batches } : {}) })) as unknown as TorchRun;
   }
 
   async close(): Promise<void> {

@@ -12,10 +12,11 @@ Protocol: one JSON object per line on stdin, one JSON reply per line on stdout (
   {"op": "check", "padId", "rows", "batchLogits", "singleLogits"}
       -> {"batch", "single"}: max |logit diff| of torch fp32 vs ONNX Runtime's logits for the same
          rows (one padded batch, each alone)
-  {"op": "run", "variant": "fp32"|"int8", "batch": B, "padId", "ids": [[...], ...]}
+  {"op": "run", "variant": "fp32"|"int8", "batch": B, "padId", "ids": [[...], ...], "batches"?: [[i, ...], ...]}
       -> {"seconds", "logits": [[...], ...] in the order of ids, "real", "padded"}
-         B = 1: each row alone; otherwise length-sorted chunks of B rows, padded to the longest
-         (the peer's own plan); padding and tensor building are inside the clock
+         batches given: those rows of ids together (the bench cuts them as todeval's runner does);
+         else B = 1: each row alone, otherwise length-sorted chunks of B rows (the peer's own plan).
+         Each batch is padded to its longest row; padding and tensor building are inside the clock
   {"op": "quit"}
 The first line written is {"ready": true, "torch", "threads", "blas", "int8Engine", "loadSeconds"}.
 """
@@ -63,11 +64,11 @@ blas = sorted({ln.split()[-1] for ln in open("/proc/self/maps") if "libblas" in 
 reply({"ready": True, "torch": torch.__version__, "threads": torch.get_num_threads(), "blas": blas, "int8Engine": engine, "loadSeconds": time.perf_counter() - t0, "onnx": onnx_path})
 
 
-def score(mod, ids, batch, pad_id):
+def score(mod, ids, batch, pad_id, batches=None):
     t = time.perf_counter()
     out = [None] * len(ids)
     real = padded = 0
-    for idx in peer.plan(ids, batch):
+    for idx in batches if batches is not None else peer.plan(ids, batch):
         rows = [ids[i] for i in idx]
         x, m = peer.pad_batch(rows, pad_id)
         logits = mod(x, m)
@@ -105,7 +106,7 @@ with torch.inference_mode():
                     mod = int8
                 else:
                     mod = model
-                seconds, logits, real, padded = score(mod, msg["ids"], int(msg["batch"]), msg["padId"])
+                seconds, logits, real, padded = score(mod, msg["ids"], int(msg["batch"]), msg["padId"], msg.get("batches"))
                 reply({"seconds": seconds, "logits": logits, "real": real, "padded": padded})
             else:
                 raise ValueError(f"unknown op {op!r}")
