@@ -25,12 +25,13 @@ export function spawnServe(
   args: string[],
   env: NodeJS.ProcessEnv = {},
   timeoutMs = 120_000,
-  { built = false, imports = [] }: { built?: boolean; imports?: string[] } = {},
+  { built = false, imports = [], nodeArgs = [] }: { built?: boolean; imports?: string[]; nodeArgs?: string[] } = {},
 ): Promise<ServeProcess> {
   // `imports`: modules loaded first (after tsx), e.g. a test's fault injection (test/helpers/fault-preload.ts).
   const preload = imports.flatMap((m) => ['--import', m]);
   const entry = built ? [...preload, 'bin/todeval.js'] : ['--import', 'tsx', ...preload, 'src/cli/main.ts'];
-  const child = spawn(process.execPath, [...entry, 'serve', '--port', '0', ...args], {
+  // `nodeArgs`: Node's own flags (a bench's --max-semi-space-size, --cpu-prof), before the entry.
+  const child = spawn(process.execPath, [...nodeArgs, ...entry, 'serve', '--port', '0', ...args], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -167,7 +167,7 @@ export class BatchedNliRunner implements NliRunner {
   }
 
   stats(): NliRunnerStats {
-    return { ...this.counters, cacheEvictions: this.cache.evictions };
+    return { ...this.counters, cacheEvictions: this.cache.evictions, textsTokenizedHere: this.tokenizer.encodedHere };
   }
 
   scoreOne(pair: NliPair): Promise<NliProbs> {

@@ -64,6 +64,11 @@ export class PairTokenizer {
   /** Bytes of texts and their ids kept; past this the memo starts over (a long-running server's bound). */
   static readonly MEMO_BYTES = 16 * 2 ** 20;
   private readonly memo = new BoundedMemo(PairTokenizer.MEMO_BYTES);
+  /**
+   * Texts this instance encoded itself, on the thread that owns it (not those `remember`ed from a
+   * tokenizer thread): in a server, tokenizing done on the event loop, which /metrics shows.
+   */
+  encodedHere = 0;
 
   constructor(tokenizerJson: object, tokenizerConfig: object, modelConfig: Record<string, unknown> = {}, opts: PairTokenizerOptions = {}, file?: string) {
     this.encoder = new SegmentEncoder(tokenizerJson, tokenizerConfig);
@@ -102,6 +107,7 @@ export class PairTokenizer {
     const key = capPairText(text);
     const known = this.memo.get(key);
     if (known !== undefined) return known;
+    this.encodedHere++;
     // Only the first maxLength ids of a side can reach the model (keptPremise, keptHypothesis).
     const ids = this.encoder.encode(key, this.maxLength);
     this.remember(key, ids);

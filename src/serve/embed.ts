@@ -10,6 +10,15 @@ import { ServeMetrics } from './metrics.js';
 import { checkBinding, startServer, type RunningServer } from './server.js';
 
 /**
+ * A server tokenizes on a thread of its own unless told otherwise: tokenizing a body's texts on the
+ * event loop held /healthz and every other request for as long as it took (the worst body, 8 pairs
+ * of 16,384-character words, 150-250 ms on a quiet machine), while on a thread the event loop only
+ * parses the body and looks its texts up (about 30 ms for that body). One thread is enough for
+ * that; more only tokenize faster.
+ */
+export const SERVE_TOKENIZER_THREADS = 1;
+
+/**
  * `todeval serve` from a program: the same service, options named as the CLI's flags; the SGSAcc
  * and rerank settings (ServeSettings) take the serve product's defaults (the context-only control on).
  */
@@ -58,7 +67,7 @@ export async function serveFaithfulness(o: ServeOptions): Promise<ServingFaithfu
   });
   runner = await ReopeningRunner.open(
     // The pair cache is the one part of a server that grows with what it is asked: bounded here.
-    (onProgress) => createNliRunner({ ...o.nli, cacheBytes: limits.maxCacheBytes, onProgress }),
+    (onProgress) => createNliRunner({ ...o.nli, tokenizerThreads: o.nli.tokenizerThreads ?? SERVE_TOKENIZER_THREADS, cacheBytes: limits.maxCacheBytes, onProgress }),
     (done, issued) => metrics.onRunnerProgress(done, issued),
     (line) => process.stderr.write(`todeval serve: ${line}\n`),
   );

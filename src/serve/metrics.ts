@@ -74,6 +74,7 @@ export class ServeMetrics {
     fromStats('todeval_nli_pairs_computed_total', 'pairs run through the model', (s) => s.issued);
     fromStats('todeval_nli_cache_hits_total', 'pairs answered from the pair cache or shared with an identical pair in flight', (s) => s.cacheHits);
     fromStats('todeval_nli_batches_total', 'forward passes of the NLI model', (s) => s.batches);
+    fromStats('todeval_tokenizer_texts_event_loop_total', 'texts tokenized on the event loop (--tokenizer-threads 0) rather than on a tokenizer thread', (s) => s.textsTokenizedHere);
     fromStats('todeval_nli_cache_evictions_total', 'pairs dropped from the in-memory pair cache to stay within --max-cache-bytes', (s) => s.cacheEvictions);
   }
 

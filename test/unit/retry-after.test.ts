@@ -5,7 +5,7 @@ import { ServeMetrics } from '../../src/serve/metrics.js';
 // serve's Retry-After (issue 21): the seconds until the pending pairs would be answered at the
 // throughput measured over the model's busy time, at least 1. The clock is faked (Date only) so the
 // arithmetic is exact: no timing is measured here.
-const stats = { requested: 0, issued: 0, cacheHits: 0, batches: 0, tokens: 0, paddedTokens: 0, oomSplits: 0, truncated: 0, cacheEvictions: 0 };
+const stats = { requested: 0, issued: 0, cacheHits: 0, batches: 0, tokens: 0, paddedTokens: 0, oomSplits: 0, truncated: 0, cacheEvictions: 0, textsTokenizedHere: 0 };
 const metrics = () => new ServeMetrics({ stats: () => stats, queuedPairs: () => 0, reservedPairs: () => 0 });
 const at = (ms: number) => vi.setSystemTime(ms);
 

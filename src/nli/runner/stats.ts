@@ -16,8 +16,10 @@ export interface NliRunnerStats {
   truncated: number;
   /** Pairs dropped from the in-memory pair cache to keep it within its byte budget. */
   cacheEvictions: number;
+  /** Texts tokenized on the calling thread (a server's event loop) rather than on tokenizer threads. */
+  textsTokenizedHere: number;
 }
 
 export function emptyStats(): NliRunnerStats {
-  return { requested: 0, issued: 0, cacheHits: 0, batches: 0, tokens: 0, paddedTokens: 0, oomSplits: 0, truncated: 0, cacheEvictions: 0 };
+  return { requested: 0, issued: 0, cacheHits: 0, batches: 0, tokens: 0, paddedTokens: 0, oomSplits: 0, truncated: 0, cacheEvictions: 0, textsTokenizedHere: 0 };
 }
