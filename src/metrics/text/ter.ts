@@ -131,14 +131,30 @@ const OP_INS = 2; // a reference word with no hypothesis word (j - 1)
 const OP_DEL = 3; // a hypothesis word with no reference word (i - 1)
 const OP_UNDEF = 4;
 
+/**
+ * One row of the edit-distance matrix, kept only where the beam computed it: columns [lo, lo +
+ * width). Every other cell is unreachable (INF, OP_UNDEF), as sacreBLEU's full rows hold there, so a
+ * row costs the beam's width, not the reference's length: that is what keeps TER linear in a long
+ * line (sacreBLEU copies a full row per hypothesis word and per cached row, quadratic in the line).
+ */
 interface Row {
+  lo: number;
+  width: number;
   cost: Int32Array;
   op: Uint8Array;
 }
 
+const costAt = (row: Row, j: number): number => (j >= row.lo && j < row.lo + row.width ? row.cost[j - row.lo] : INF);
+const opAt = (row: Row, j: number): number => (j >= row.lo && j < row.lo + row.width ? row.op[j - row.lo] : OP_UNDEF);
+
 interface CacheNode {
   next: Map<number, CacheNode>;
   row: Row | null;
+}
+
+/** Work done by the TER search, for tests that bound it (cells of the edit-distance matrix computed). */
+export interface TerWork {
+  cells: number;
 }
 
 /**
@@ -153,97 +169,112 @@ class BeamEditDistance {
   private readonly initial: Row;
   private readonly root: CacheNode = { next: new Map(), row: null };
   private cacheSize = 0;
-  // The matrix of the call in progress, reused across calls (rows are copied into the cache).
-  private costs: Int32Array[] = [];
-  private ops: Uint8Array[] = [];
+  // The rows of the call in progress: cached rows (read only) or this instance's work rows, reused
+  // across calls (a computed row is copied into the cache).
+  private rows: Row[] = [];
+  private work: Row[] = [];
 
-  constructor(private readonly ref: Int32Array) {
+  constructor(
+    private readonly ref: Int32Array,
+    private readonly counter?: TerWork,
+  ) {
     this.nRef = ref.length;
     const cost = new Int32Array(this.nRef + 1);
     for (let j = 0; j <= this.nRef; j++) cost[j] = j;
-    this.initial = { cost, op: new Uint8Array(this.nRef + 1).fill(OP_INS) };
+    this.initial = { lo: 0, width: this.nRef + 1, cost, op: new Uint8Array(this.nRef + 1).fill(OP_INS) };
+  }
+
+  /** Work row i with room for `width` cells. */
+  private workRow(i: number, width: number): Row {
+    let row = this.work[i];
+    if (row === undefined || row.cost.length < width) {
+      row = { lo: 0, width: 0, cost: new Int32Array(width), op: new Uint8Array(width) };
+      this.work[i] = row;
+    }
+    return row;
   }
 
   /** The distance, and the operations from the first words on (when `wantTrace`). */
   compute(hyp: Int32Array, wantTrace: boolean): { distance: number; trace: Uint8Array | null } {
     const nH = hyp.length;
     const nR = this.nRef;
-    while (this.costs.length < nH + 1) {
-      this.costs.push(new Int32Array(nR + 1));
-      this.ops.push(new Uint8Array(nR + 1));
-    }
+    const rows = this.rows;
+    rows.length = nH + 1;
     // Rows of the longest cached prefix.
     let node = this.root;
     let start = 0;
-    this.costs[0].set(this.initial.cost);
-    this.ops[0].set(this.initial.op);
+    rows[0] = this.initial;
     while (start < nH) {
       const child = node.next.get(hyp[start]);
       if (!child) break;
       node = child;
       start++;
-      this.costs[start].set(child.row!.cost);
-      this.ops[start].set(child.row!.op);
+      rows[start] = child.row!;
     }
     const lengthRatio = nH > 0 ? nR / nH : 1;
     const beam = BEAM_WIDTH < lengthRatio / 2 ? Math.ceil(lengthRatio / 2 + BEAM_WIDTH) : BEAM_WIDTH;
     const ref = this.ref;
     for (let i = start + 1; i <= nH; i++) {
-      const cost = this.costs[i];
-      const op = this.ops[i];
-      cost.fill(INF);
-      op.fill(OP_UNDEF);
-      const prevCost = this.costs[i - 1];
+      const prev = rows[i - 1];
       const pseudoDiag = Math.floor(i * lengthRatio);
       const minJ = Math.max(0, pseudoDiag - beam);
       const maxJ = i === nH ? nR + 1 : Math.min(nR + 1, pseudoDiag + beam);
+      const row = this.workRow(i, maxJ - minJ);
+      row.lo = minJ;
+      row.width = maxJ - minJ;
+      const cost = row.cost;
+      const op = row.op;
       const word = hyp[i - 1];
+      if (this.counter) this.counter.cells += maxJ - minJ;
       for (let j = minJ; j < maxJ; j++) {
+        const k = j - minJ;
         if (j === 0) {
-          cost[0] = prevCost[0] + 1;
-          op[0] = OP_DEL;
+          cost[k] = costAt(prev, 0) + 1;
+          op[k] = OP_DEL;
           continue;
         }
         let best = INF;
         let bestOp = OP_UNDEF;
-        const sub = prevCost[j - 1] + (word === ref[j - 1] ? 0 : 1);
+        const sub = costAt(prev, j - 1) + (word === ref[j - 1] ? 0 : 1);
         if (best > sub) {
           best = sub;
           bestOp = word === ref[j - 1] ? OP_NOP : OP_SUB;
         }
-        const del = prevCost[j] + 1;
+        const del = costAt(prev, j) + 1;
         if (best > del) {
           best = del;
           bestOp = OP_DEL;
         }
-        const ins = cost[j - 1] + 1;
+        const ins = (k > 0 ? cost[k - 1] : INF) + 1;
         if (best > ins) {
           best = ins;
           bestOp = OP_INS;
         }
-        cost[j] = best;
-        op[j] = bestOp;
+        cost[k] = best;
+        op[k] = bestOp;
       }
+      rows[i] = row;
     }
     // The new rows into the cache (while it has room), under the prefix walked so far.
     if (this.cacheSize < MAX_CACHE_SIZE) {
       for (let i = start; i < nH; i++) {
         let child = node.next.get(hyp[i]);
         if (!child) {
-          child = { next: new Map(), row: { cost: this.costs[i + 1].slice(), op: this.ops[i + 1].slice() } };
+          const r = rows[i + 1];
+          child = { next: new Map(), row: { lo: r.lo, width: r.width, cost: r.cost.slice(0, r.width), op: r.op.slice(0, r.width) } };
           node.next.set(hyp[i], child);
           this.cacheSize++;
         }
         node = child;
       }
     }
-    const distance = this.costs[nH][nR];
+    const distance = costAt(rows[nH], nR);
     if (!wantTrace) return { distance, trace: null };
     const rev: number[] = [];
     let i = nH;
     let j = nR;
     while (i > 0 || j > 0) {
-      const o = this.ops[i][j];
+      const o = opAt(rows[i], j);
       rev.push(o);
       if (o === OP_SUB || o === OP_NOP) {
         i--;
@@ -328,8 +359,10 @@ function bestShift(hyp: Int32Array, ref: Int32Array, ed: BeamEditDistance, check
   let bestIdx = 0;
   let bestWords = hyp;
   outer: for (let startH = 0; startH < nH; startH++) {
-    for (let startR = 0; startR < nR; startR++) {
-      if (Math.abs(startR - startH) > MAX_SHIFT_DIST) continue;
+    // Only starts within MAX_SHIFT_DIST of each other pair up (sacreBLEU walks every startR and
+    // skips the others: the same pairs in the same order, without a pass over the whole line).
+    const lastR = Math.min(nR - 1, startH + MAX_SHIFT_DIST);
+    for (let startR = Math.max(0, startH - MAX_SHIFT_DIST); startR <= lastR; startR++) {
       for (let length = 1; length <= MAX_SHIFT_SIZE; length++) {
         if (hyp[startH + length - 1] !== ref[startR + length - 1]) break;
         // (startH, startR, length): equal spans of both.
@@ -371,9 +404,9 @@ function bestShift(hyp: Int32Array, ref: Int32Array, ed: BeamEditDistance, check
 }
 
 /** TER's edits of tokenized word ids against one reference, and the reference length. */
-export function translationEditRate(hyp: Int32Array, ref: Int32Array): { edits: number; refLength: number } {
+export function translationEditRate(hyp: Int32Array, ref: Int32Array, work?: TerWork): { edits: number; refLength: number } {
   if (ref.length === 0) return { edits: hyp.length, refLength: 0 };
-  const ed = new BeamEditDistance(ref);
+  const ed = new BeamEditDistance(ref, work);
   let shifts = 0;
   let words = hyp;
   let checked = 0;
