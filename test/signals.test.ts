@@ -53,6 +53,28 @@ describe.skipIf(!hasData('multiwoz', 'predictions', 'augpt.json'))('evaluate end
   }, 120_000);
 });
 
+const GCDF1_DIALOGUES = path.join(DATA_DIR, 'gcdf1', 'convlab_baselines', 'test');
+
+describe.skipIf(!hasData('gcdf1', 'convlab_baselines', 'test', 'dialogues_001.json'))('gcdf1 ends on SIGTERM and SIGINT while it computes', () => {
+  for (const [signal, code] of [['SIGTERM', 143], ['SIGINT', 130]] as const) {
+    it(`${signal}: ${code} and no report (was: deaf until its 1,000 dialogues were done, seconds later)`, async () => {
+      const out = path.join(tempDir('signals'), 'gcdf1.json');
+      const run = start(['gcdf1', '-d', GCDF1_DIALOGUES, '--data-dir', DATA_DIR, '--progress', 'none', '-o', out]);
+      try {
+        // Past start-up (about 2 CPU seconds) and into the dialogues (about 6 CPU seconds more).
+        while (run.child.exitCode === null && cpuSeconds(run.child.pid!) < 3) await new Promise((r) => setTimeout(r, 20));
+        run.child.kill(signal);
+      } catch (e) {
+        run.child.kill('SIGKILL');
+        throw e;
+      }
+      const end = await run.exited;
+      expect(status(end), run.stderr()).toBe(code);
+      expect(existsSync(out)).toBe(false);
+    }, 120_000);
+  }
+});
+
 /** PIDs of the processes whose command line names `marker`. */
 function processesNaming(marker: string): number[] {
   return readdirSync('/proc')

@@ -14,6 +14,7 @@ import { writeJsonAtomic } from '../util/atomic-write.js';
 import { InputError, MissingResourceError } from '../util/errors.js';
 import { inputPath } from '../util/input-label.js';
 import { fileSignature, makeSignature, type Signature } from '../util/signature.js';
+import { whileSynchronous } from '../util/sync-signals.js';
 import type { PipelineHooks } from './hooks.js';
 
 export interface Gcdf1PipelineOptions {
@@ -66,21 +67,10 @@ function resolveCanonicalMap(o: Gcdf1PipelineOptions, wanted: boolean): string |
  * with counts, behaviours and the signature; a shard's report carries its records for `todeval merge`.
  */
 export function runGcdf1Pipeline(o: Gcdf1PipelineOptions): Gcdf1Result {
-  const config = loadConfig(o.config);
-  const cmapFile = resolveCanonicalMap(o, config.igcd_f1.value_matching.use_canonical_map);
-  const evaluator = makeEvaluator(config, cmapFile ? loadCanonicalValues(cmapFile) : undefined);
-  const loaded = loadDialogues(o.dialogues, o.skipInvalid);
-  o.hooks?.skipped?.('input', loaded.invalid.map((bad) => new InputError(bad.message, bad)));
-  const selected = o.limit !== undefined ? loaded.dialogues.slice(0, o.limit) : loaded.dialogues;
-  // Every dialogue is its own unit: shard K takes the K-th contiguous run of the (limited) dialogues.
-  const positions = o.shard ? shardPositions(selected, (d) => d.dialogue_id, o.shard) : undefined;
-  const dialogues = positions ? positions.map((i) => selected[i]) : selected;
-  o.hooks?.progress?.(0, dialogues.length);
-  const records = dialogues.map((dialogue, i) => {
-    const record = evaluateDialogue(dialogue, evaluator);
-    o.hooks?.progress?.(i + 1, dialogues.length);
-    return record;
-  });
+  // Synchronous for many seconds and writing nothing until it is done: Ctrl-C and SIGTERM must still
+  // end the run at once (src/util/sync-signals.ts; before, SIGTERM ended a 1,000-dialogue run only
+  // once it had finished, 9 s later, with 143).
+  const { config, cmapFile, loaded, positions, records } = whileSynchronous(() => evaluateAll(o));
   // Inputs are named relative to the data dir when they lie in it, so the signature is the same wherever it runs.
   const dataDir = findDataDir(o.dataDir)?.dir;
   const signature = makeSignature({
@@ -102,4 +92,24 @@ export function runGcdf1Pipeline(o: Gcdf1PipelineOptions): Gcdf1Result {
   } else if (o.output) writeJsonAtomic(o.output, report);
   if (o.perDialogue) writeJsonAtomic(o.perDialogue, perDialogueDocument(records, signature));
   return { report, records, signature };
+}
+
+/** Everything before the report: configuration, map, dialogues (the shard's), each one evaluated. */
+function evaluateAll(o: Gcdf1PipelineOptions) {
+  const config = loadConfig(o.config);
+  const cmapFile = resolveCanonicalMap(o, config.igcd_f1.value_matching.use_canonical_map);
+  const evaluator = makeEvaluator(config, cmapFile ? loadCanonicalValues(cmapFile) : undefined);
+  const loaded = loadDialogues(o.dialogues, o.skipInvalid);
+  o.hooks?.skipped?.('input', loaded.invalid.map((bad) => new InputError(bad.message, bad)));
+  const selected = o.limit !== undefined ? loaded.dialogues.slice(0, o.limit) : loaded.dialogues;
+  // Every dialogue is its own unit: shard K takes the K-th contiguous run of the (limited) dialogues.
+  const positions = o.shard ? shardPositions(selected, (d) => d.dialogue_id, o.shard) : undefined;
+  const dialogues = positions ? positions.map((i) => selected[i]) : selected;
+  o.hooks?.progress?.(0, dialogues.length);
+  const records = dialogues.map((dialogue, i) => {
+    const record = evaluateDialogue(dialogue, evaluator);
+    o.hooks?.progress?.(i + 1, dialogues.length);
+    return record;
+  });
+  return { config, cmapFile, loaded, positions, records };
 }
