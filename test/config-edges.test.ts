@@ -1,6 +1,7 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import PQueue from 'p-queue';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnServe } from '../scripts/lib/serve-process.js';
 import { loadSgsaccData, type SgsaccConfig, type SgsaccSettings } from '../src/metrics/sgsacc/index.js';
@@ -12,7 +13,7 @@ import { RANK_BY, rerank, rerankSignature, resolveRerankConfig, resolveRerankIte
 import { resolveServeConfig } from '../src/serve/config.js';
 import { serveFaithfulness, type ServingFaithfulness } from '../src/serve/embed.js';
 import type { Signature } from '../src/util/signature.js';
-import { runCli } from './helpers/cli.js';
+import { BUILT_CLI, runCli, runProcess } from './helpers/cli.js';
 import { getLexicalStandinDir } from './helpers/lexical-standin.js';
 import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
 import { suiteTempDir } from './helpers/temp.js';
@@ -28,6 +29,12 @@ import { mulberry32 } from './helpers/mulberry32.js';
 const DIALOGUES = path.join(DATA_DIR, 'sgd', 'test', 'dialogues_017.json');
 const LIMIT = 6;
 const SETS = 5;
+
+// The sets are independent (own files, own servers): two at a time, so one set's CPU-bound steps
+// overlap another's waits (server start-up, child processes), bounded so that a loaded CI box is not
+// asked for more than two sets' processes at once.
+const sets = new PQueue({ concurrency: 2 });
+const twoAtATime = <T>(body: () => Promise<T>): Promise<T> => sets.add(body);
 
 /** Seeded draws: a failing set is named by its seed and can be run again. */
 function random(seed: number): () => number {
@@ -105,7 +112,7 @@ async function post(url: string, body: unknown): Promise<Answer> {
 }
 
 /** The Python client (python/todeval/client.py) against a server: what `Client(url).score/rerank(items)` return. */
-function pythonClient(url: string, route: 'score' | 'rerank', items: unknown[]): Answer {
+async function pythonClient(url: string, route: 'score' | 'rerank', items: unknown[]): Promise<Answer> {
   const code = [
     'import json, sys',
     'from todeval.client import Client',
@@ -113,14 +120,14 @@ function pythonClient(url: string, route: 'score' | 'rerank', items: unknown[]):
     `r = Client(sys.argv[1]).${route}(items)`,
     'print(json.dumps({"signature": r.signature, "items": list(r)}))',
   ].join('\n');
-  const run = spawnSync('python3', ['-c', code, url], { input: JSON.stringify(items), encoding: 'utf8', env: { ...process.env, PYTHONPATH: path.join(REPO_ROOT, 'python') } });
-  if (run.status !== 0) throw new Error(`python client failed: ${run.stderr}`);
+  const run = await runProcess('python3', ['-c', code, url], { input: JSON.stringify(items), env: { ...process.env, PYTHONPATH: path.join(REPO_ROOT, 'python') } });
+  if (run.code !== 0) throw new Error(`python client failed: ${run.stderr}`);
   return JSON.parse(run.stdout) as Answer;
 }
 
 const readJsonl = (f: string) => readFileSync(f, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
 const withoutWho = ({ system: _s, predictions: _p, ...rest }: Signature) => rest;
-const hasPython = spawnSync('python3', ['-c', 'import sys; assert sys.version_info >= (3, 9)']).status === 0;
+const hasPython = (await runProcess('python3', ['-c', 'import sys; assert sys.version_info >= (3, 9)'])).code === 0;
 
 describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))('one config at every edge: equal signatures and results over random option sets', () => {
   const dir = suiteTempDir('config-edges');
@@ -143,7 +150,7 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))('one config at ev
 
   for (let seed = 1; seed <= SETS; seed++) {
     const s = optionSet(seed);
-    it(`set ${seed}: ${JSON.stringify(s)}`, async () => {
+    it.concurrent(`set ${seed}: ${JSON.stringify(s)}`, ({ expect }) => twoAtATime(async () => {
       const routes = resolveServeConfig(s);
       const utterance = (i: number) => [`Sure, what city and time? Option ${i}.`, 'Okay. Your alarm is set for 7 am. Anything else?', 'The restaurant is in the city.'][i % 3];
       const scoreItems = [
@@ -156,7 +163,7 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))('one config at ev
       ];
 
       // Edge 1: `todeval serve` with the set's flags. Edge 2: serveFaithfulness with the set as options.
-      const cli = await spawnServe(['--model', model, '--device', 'cpu', ...data, ...serveFlags(s)], { TODEVAL_TOKEN: undefined });
+      const cli = await spawnServe(['--model', model, '--device', 'cpu', ...data, ...serveFlags(s)], { TODEVAL_TOKEN: undefined }, 120_000, { built: true });
       running.push(cli);
       const lib: ServingFaithfulness = await serveFaithfulness({ nli: { model, device: 'cpu' }, data: loadSgsaccData({ dataset: 'sgd', dataDir: DATA_DIR, input: DIALOGUES, skipInvalid: true }), dataset: 'sgd', port: 0, logLevel: 'silent', ...s });
       running.push({ stop: () => lib.close() });
@@ -171,8 +178,8 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))('one config at ev
 
       // Edge 3: the Python client against the same server.
       if (hasPython) {
-        expect(pythonClient(cli.url, 'score', scoreItems)).toEqual({ signature: served.score.signature, items: served.score.items });
-        expect(pythonClient(cli.url, 'rerank', rerankItems)).toEqual({ signature: served.rerank.signature, items: served.rerank.items });
+        expect(await pythonClient(cli.url, 'score', scoreItems)).toEqual({ signature: served.score.signature, items: served.score.items });
+        expect(await pythonClient(cli.url, 'rerank', rerankItems)).toEqual({ signature: served.rerank.signature, items: served.rerank.items });
       }
       await Promise.all([cli.stop(), lib.close()]);
 
@@ -210,13 +217,13 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))('one config at ev
       } finally {
         await runner.close();
       }
-    }, 300_000);
+    }), 600_000);
   }
 });
 
 /** `todeval stdio` (the Python package's warm process): one request, its answer. */
 async function stdioRequest(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'stdio'], { cwd: REPO_ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BUILT_CLI, 'stdio'], { cwd: REPO_ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -241,7 +248,7 @@ describe.skipIf(!hasData('multiwoz', 'convlab_mwz21_test.json'))('evaluate --sgs
     const r = random(1000 + seed);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)];
     const s = { referenceSelection: pick(['entailed', 'paper'] as const), granularity: pick(['turn', 'sentence', undefined] as const), contextControl: pick([true, false, undefined]) };
-    it(`set ${seed}: ${JSON.stringify(s)}`, async () => {
+    it.concurrent(`set ${seed}: ${JSON.stringify(s)}`, ({ expect }) => twoAtATime(async () => {
       const flags = [
         ...(s.referenceSelection ? ['--reference-selection', s.referenceSelection] : []),
         ...(s.granularity ? ['--granularity', s.granularity] : []),
@@ -261,16 +268,16 @@ describe.skipIf(!hasData('multiwoz', 'convlab_mwz21_test.json'))('evaluate --sgs
         const code = [
           'import json, sys',
           'from todeval import Evaluator',
-          'e = Evaluator(sgsacc=True, model=sys.argv[2], device="cpu", data_dir=sys.argv[3], extra_args=sys.argv[5:], todeval=[sys.argv[4], "--import", "tsx", "src/cli/main.ts"])',
+          'e = Evaluator(sgsacc=True, model=sys.argv[2], device="cpu", data_dir=sys.argv[3], extra_args=sys.argv[6:], todeval=[sys.argv[4], sys.argv[5]])',
           'try:',
           '    print(json.dumps(e.evaluate(sys.argv[1]).report))',
           'finally:',
           '    e.close()',
         ].join('\n');
-        const py = spawnSync('python3', ['-c', code, input, model, DATA_DIR, process.execPath, ...flags], { cwd: REPO_ROOT, encoding: 'utf8', env: { ...process.env, PYTHONPATH: path.join(REPO_ROOT, 'python') } });
-        expect(py.status, py.stderr).toBe(0);
+        const py = await runProcess('python3', ['-c', code, input, model, DATA_DIR, process.execPath, BUILT_CLI, ...flags], { cwd: REPO_ROOT, env: { ...process.env, PYTHONPATH: path.join(REPO_ROOT, 'python') } });
+        expect(py.code, py.stderr).toBe(0);
         expect(JSON.parse(py.stdout)).toEqual(fromCli);
       }
-    }, 300_000);
+    }), 600_000);
   }
 });
