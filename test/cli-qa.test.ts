@@ -5,6 +5,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, trunc
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import PQueue from 'p-queue';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { threadCount } from '../src/cli/nli-options.js';
 import { positiveInt } from '../src/cli/options.js';
@@ -16,14 +17,21 @@ import { CLI_ARGV } from './helpers/cli.js';
 import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
 import { getTinyModelDir } from './helpers/tiny-model.js';
 
-const cli = (args: string[], env: Record<string, string> = {}) =>
-  promisify(execFile)(process.execPath, [...CLI_ARGV, ...args], {
-    cwd: REPO_ROOT,
-    maxBuffer: 1 << 26,
-    env: { ...process.env, ...env },
-  }).then(
-    (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
-    (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
+// The cases are independent (each its own temp folder and files), so every suite here is concurrent:
+// one case's command starts while another's runs. At most three commands of this file run at once,
+// so a loaded CI box is not handed the whole file's processes together.
+const commands = new PQueue({ concurrency: 3 });
+
+const cli = (args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> =>
+  commands.add(() =>
+    promisify(execFile)(process.execPath, [...CLI_ARGV, ...args], {
+      cwd: REPO_ROOT,
+      maxBuffer: 1 << 26,
+      env: { ...process.env, ...env },
+    }).then(
+      (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
+      (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
+    ),
   );
 
 const tmps: string[] = [];
@@ -45,12 +53,12 @@ function expectOneLineError(r: { code: number; stderr: string }, ...parts: strin
   for (const p of parts) expect(lines[0]).toContain(p);
 }
 
-describe('progress bar and Ctrl-C', () => {
+describe.concurrent('progress bar and Ctrl-C', () => {
   it('the bar stops on process exit, restoring line wrapping (was: a Ctrl-C left the terminal without wrapping)', async () => {
     // a child process, so exiting is real: stderr posing as a terminal, a bar started, then exit(130)
-    const r = await promisify(execFile)(process.execPath, ['--import', 'tsx', '-e', `
+    const r = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', `
       Object.defineProperty(process.stderr, 'isTTY', { value: true });
-      const { progressBar } = await import('./src/util/progress/bar.ts');
+      const { progressBar } = await import('./dist/src/util/progress/bar.js');
       progressBar('qa |{bar}| {value}/{total}').start(10, 3);
       process.exit(130);
     `], { cwd: REPO_ROOT }).then(
@@ -82,13 +90,13 @@ describe('progress bar and Ctrl-C', () => {
   }, 30_000);
 });
 
-describe('count flags take decimal digits only', () => {
+describe.concurrent('count flags take decimal digits only', () => {
   it.each(['0x10', '1e3', ' 7', '99999999999999999999'])('--limit %j is refused (was: read as a number)', (v) => {
     expect(() => positiveInt('--limit')(v)).toThrow('--limit must be a positive integer');
   });
 });
 
-describe('--threads is at most the CPU cores', () => {
+describe.concurrent('--threads is at most the CPU cores', () => {
   it('a slip like 100000 is refused at once (was: minutes creating threads, no output)', () => {
     const cores = availableParallelism();
     expect(threadCount(String(cores))).toBe(cores);
@@ -98,7 +106,7 @@ describe('--threads is at most the CPU cores', () => {
   });
 });
 
-describe('append-only JSONL files survive a run killed mid-write', () => {
+describe.concurrent('append-only JSONL files survive a run killed mid-write', () => {
   it('a torn tail is cut off, a complete last record only gets its newline', () => {
     const dir = tmp();
     const torn = path.join(dir, 'torn.jsonl');
@@ -135,8 +143,8 @@ describe('append-only JSONL files survive a run killed mid-write', () => {
 
   it('the NLI cache appends its last pairs when the process exits (was: up to 255 pairs lost on Ctrl-C)', async () => {
     const file = path.join(tmp(), 'cache.jsonl');
-    const r = await promisify(execFile)(process.execPath, ['--import', 'tsx', '-e', `
-      const { PairCache } = await import('./src/nli/pair-cache.ts');
+    const r = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', `
+      const { PairCache } = await import('./dist/src/nli/pair-cache.js');
       const cache = new PairCache('k', ${JSON.stringify(file)});
       for (let i = 0; i < 10; i++) cache.set('p' + i, 'h', { entailment: 1, neutral: 0, contradiction: 0 });
       process.exit(130);
@@ -160,7 +168,7 @@ describe('append-only JSONL files survive a run killed mid-write', () => {
   });
 });
 
-describe('system errors become one line naming the path', () => {
+describe.concurrent('system errors become one line naming the path', () => {
   it('gcdf1 --dialogues given a file', async () => {
     const file = path.join(tmp(), 'dialogues_001.json');
     writeFileSync(file, '[]');
@@ -212,7 +220,7 @@ describe('system errors become one line naming the path', () => {
   });
 });
 
-describe('act names no rule knows are bad input, not silently unscored actions', () => {
+describe.concurrent('act names no rule knows are bad input, not silently unscored actions', () => {
   const mini = path.join(REPO_ROOT, 'examples', 'sgd-mini');
 
   it('an SGD dialogue with an act SGD does not have (was: counted under "no rule", exit 0)', async () => {
@@ -229,7 +237,7 @@ describe('act names no rule knows are bad input, not silently unscored actions',
   });
 });
 
-describe.skipIf(!hasData('sgd', 'test', 'schema.json'))('generic JSONL turns', () => {
+describe.skipIf(!hasData('sgd', 'test', 'schema.json')).concurrent('generic JSONL turns', () => {
   it('--skip-invalid lists a line that is not JSON and a repeated id, and goes on (was: exit 2 on the bad line; duplicates kept)', async () => {
     const file = path.join(tmp(), 'turns.jsonl');
     const turn = (id: string, utterance: string) =>
@@ -254,7 +262,7 @@ describe.skipIf(!hasData('sgd', 'test', 'schema.json'))('generic JSONL turns', (
   });
 });
 
-describe('UTF-8 files saved with a byte-order mark', () => {
+describe.concurrent('UTF-8 files saved with a byte-order mark', () => {
   it('are read like any other (was: "not valid JSON (Unexpected token \'\ufeff\'")', async () => {
     const mini = path.join(REPO_ROOT, 'examples', 'sgd-mini');
     const dir = tmp();
@@ -276,7 +284,7 @@ describe('UTF-8 files saved with a byte-order mark', () => {
   });
 });
 
-describe('predictions in the wrong layout', () => {
+describe.concurrent('predictions in the wrong layout', () => {
   it("mwzeval's dialogue -> turns file given to ser gets a pointer to evaluate (was: \"must be array\")", () => {
     const file = path.join(tmp(), 'mwzeval.json');
     writeFileSync(file, JSON.stringify({ sng0073: [{ response: 'hello' }] }));
@@ -286,7 +294,7 @@ describe('predictions in the wrong layout', () => {
   });
 });
 
-describe('nothing to evaluate is an error, not a score over nothing', () => {
+describe.concurrent('nothing to evaluate is an error, not a score over nothing', () => {
   it('SGD speakers spelt "system"/"user": each turn is named, and an empty result exits 2 (was: "SER 0.00% ... 0 system turns", exit 0)', async () => {
     const mini = path.join(REPO_ROOT, 'examples', 'sgd-mini');
     const dialogues = JSON.parse(readFileSync(path.join(mini, 'dialogues.json'), 'utf8')) as { turns: { speaker: string }[] }[];
@@ -302,7 +310,7 @@ describe('nothing to evaluate is an error, not a score over nothing', () => {
   });
 });
 
-describe('empty inputs to gcdf1 and rerank', () => {
+describe.concurrent('empty inputs to gcdf1 and rerank', () => {
   it('gcdf1 over no dialogues exits 2 (was: an empty table, exit 0)', async () => {
     const dir = tmp();
     writeFileSync(path.join(dir, 'dialogues_001.json'), '[]');
@@ -319,7 +327,7 @@ describe('empty inputs to gcdf1 and rerank', () => {
   });
 });
 
-describe('SGD dialogue shape', () => {
+describe.concurrent('SGD dialogue shape', () => {
   it('a dialogue whose turns are not a list is named by its id (was: "dialogue #0 ... without dialogue_id/turns")', async () => {
     const mini = path.join(REPO_ROOT, 'examples', 'sgd-mini');
     const dialogues = JSON.parse(readFileSync(path.join(mini, 'dialogues.json'), 'utf8')) as { turns: unknown }[];
@@ -330,7 +338,7 @@ describe('SGD dialogue shape', () => {
   });
 });
 
-describe('an output that names an input is refused before any work', () => {
+describe.concurrent('an output that names an input is refused before any work', () => {
   it('evaluate -i x -o x, refs --out <dialogues>, ser -o <predictions> (was: the input overwritten by the report)', async () => {
     const dir = tmp();
     const mini = path.join(REPO_ROOT, 'examples', 'sgd-mini');
@@ -356,7 +364,7 @@ describe('an output that names an input is refused before any work', () => {
   });
 });
 
-describe('SGD folders', () => {
+describe.concurrent('SGD folders', () => {
   it('a dialogue id in two files is invalid (was: its turns counted twice)', async () => {
     const mini = path.join(REPO_ROOT, 'examples', 'sgd-mini');
     const dir = tmp();
@@ -372,7 +380,7 @@ describe('SGD folders', () => {
   });
 });
 
-describe('data pull writes where the other commands look', () => {
+describe.concurrent('data pull writes where the other commands look', () => {
   it('$TODEVAL_DATA is the default target (was: always ./data, which the others read only after it)', async () => {
     const dir = tmp();
     const manifest = path.join(dir, 'manifest.json');
@@ -384,7 +392,7 @@ describe('data pull writes where the other commands look', () => {
   });
 });
 
-describe.skipIf(!hasData('multiwoz', 'predictions', 'damd.json'))('evaluate input: domain names', () => {
+describe.skipIf(!hasData('multiwoz', 'predictions', 'damd.json')).concurrent('evaluate input: domain names', () => {
   it('an unknown domain in active_domains or state names the turn (was: silently ignored by the metrics)', async () => {
     const all = JSON.parse(readFileSync(path.join(DATA_DIR, 'multiwoz', 'predictions', 'augpt.json'), 'utf8')) as Record<string, { active_domains?: string[]; state?: object }[]>;
     const [id, turns] = Object.entries(all)[0];
@@ -398,7 +406,7 @@ describe.skipIf(!hasData('multiwoz', 'predictions', 'damd.json'))('evaluate inpu
   });
 });
 
-describe.skipIf(!hasData('multiwoz', 'predictions', 'damd.json'))('evaluate tables', () => {
+describe.skipIf(!hasData('multiwoz', 'predictions', 'damd.json')).concurrent('evaluate tables', () => {
   it('list `total` after the domains (was: sorted in among them, between taxi and train)', async () => {
     const all = JSON.parse(readFileSync(path.join(DATA_DIR, 'multiwoz', 'predictions', 'damd.json'), 'utf8')) as Record<string, unknown>;
     const file = path.join(tmp(), 'damd-30.json');
@@ -415,14 +423,14 @@ describe.skipIf(!hasData('multiwoz', 'predictions', 'damd.json'))('evaluate tabl
   });
 });
 
-describe('a hub model that is not downloaded', () => {
+describe.concurrent('a hub model that is not downloaded', () => {
   it('the hint is one runnable command, --model inside the backticks (was: after them)', async () => {
     const r = await cli(['nli', 'a', 'b', '--model', 'someone/other-model', '--device', 'cpu'], { HF_HUB_CACHE: tmp(), TODEVAL_MODEL: '' });
     expectOneLineError(r, 'someone/other-model', 'run `todeval models pull --model someone/other-model --dtype fp32`');
   });
 });
 
-describe.skipIf(!hasData('multiwoz', 'convlab_mwz21_test.json'))('MultiWOZ ConvLab acts', () => {
+describe.skipIf(!hasData('multiwoz', 'convlab_mwz21_test.json')).concurrent('MultiWOZ ConvLab acts', () => {
   it('a system act MultiWOZ does not have names file and turn (was: counted under "no rule", exit 0)', async () => {
     const all = JSON.parse(readFileSync(path.join(DATA_DIR, 'multiwoz', 'convlab_mwz21_test.json'), 'utf8')) as Record<string, { log: { dialog_act: object }[] }>;
     const [id, dialogue] = Object.entries(all)[0];
@@ -433,7 +441,7 @@ describe.skipIf(!hasData('multiwoz', 'convlab_mwz21_test.json'))('MultiWOZ ConvL
   });
 });
 
-describe('a base URL that is not http(s) is reported as that setting', () => {
+describe.concurrent('a base URL that is not http(s) is reported as that setting', () => {
   it('data pull --mirror that is not a URL', async () => {
     const r = await cli(['data', 'pull', '--only', 'gcdf1', '--data-dir', tmp(), '--mirror', 'notaurl']);
     expect(r.code).toBe(2);
@@ -449,7 +457,7 @@ describe('a base URL that is not http(s) is reported as that setting', () => {
   });
 });
 
-describe.skipIf(!hasData('sgd', 'test', 'dialogues_001.json'))(
+describe.skipIf(!hasData('sgd', 'test', 'dialogues_001.json')).concurrent(
   'with the tiny random model: bad --model paths, foreign --out, rerank acts, score resuming after a kill',
   () => {
     let model = '';
@@ -466,7 +474,7 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_001.json'))(
       const cut = path.join(corrupt, 'onnx', 'model.onnx');
       truncateSync(cut, 4096);
       expectOneLineError(await cli(['nli', 'a', 'b', '--model', corrupt, '--device', 'cpu']), cut, 'corrupt');
-    }, 60_000);
+    }, 180_000);
 
     it('--out naming some other JSON file is refused and left untouched (was: "found undefined")', async () => {
       const other = path.join(tmp(), 'dialogues.json');
@@ -475,7 +483,7 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_001.json'))(
       const r = await cli(['score', '--dataset', 'sgd', '--data-dir', DATA_DIR, '--limit', '2', '--out', other, '--model', model, '--device', 'cpu']);
       expectOneLineError(r, other, 'not a todeval SGSAcc file');
       expect(readFileSync(other, 'utf8')).toBe(pretty);
-    }, 60_000);
+    }, 180_000);
 
     it('rerank: an inline act no rule covers names the item (was: ranked as if unrealised by all)', async () => {
       const items = path.join(tmp(), 'items.jsonl');
@@ -490,7 +498,7 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_001.json'))(
       // a misspelt --systems name (was: accepted, tie-break silently left to item order)
       writeFileSync(items, `${item('ok', 'INFORM')}\n`);
       expectOneLineError(await cli([...args, '--systems', 's2,s1']), '--systems', '"s2"');
-    }, 60_000);
+    }, 180_000);
 
     it('missing predictions: score and ser refuse with one line; --allow-missing goes on and signs the subset', async () => {
       const dir = tmp();
@@ -514,7 +522,7 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_001.json'))(
         expect(ok.stdout).toContain('|missingPredictions:1|');
         expect(ok.stderr).toContain('1 prediction ids match no turn');
       }
-    }, 60_000);
+    }, 180_000);
 
     it.skipIf(!existsSync('/usr/bin/script'))('on a terminal, the resume notice comes before the progress bar, not into its line', async () => {
       const out = path.join(tmp(), 'turns.jsonl');
@@ -530,7 +538,7 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_001.json'))(
       expect(notice).toBeGreaterThan(-1);
       expect(barStart).toBeGreaterThan(notice);
       expect(tty.indexOf('\x1b[?7h')).toBeGreaterThan(barStart);
-    }, 60_000);
+    }, 180_000);
 
     it('rerank --out resumes after a kill and refuses a file that is not its own (was: rewritten from scratch, even over the input)', async () => {
       const dir = tmp();
@@ -562,7 +570,7 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_001.json'))(
       expectOneLineError(await cli([...args.slice(0, -1), foreign]), foreign, 'not a todeval SGSAcc file');
       expect(readFileSync(foreign, 'utf8')).toBe(lines.join('\n'));
       expect(readFileSync(items, 'utf8')).toBe(lines.join('\n'));
-    }, 120_000);
+    }, 240_000);
 
     it('a torn --out is resumed, and resumed again', async () => {
       const out = path.join(tmp(), 'turns.jsonl');
@@ -584,6 +592,6 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_001.json'))(
       expect(again.code).toBe(0);
       expect(again.stderr).toContain('12 of 12 turns already scored');
       expect(readFileSync(out, 'utf8').trim().split('\n')).toHaveLength(13);
-    }, 120_000);
+    }, 240_000);
   },
 );
