@@ -15,8 +15,9 @@ import { getSensitiveTinyModelDir } from './nli-fixtures.js';
 // Every server a test starts is tracked, and one still running after the file's tests (a failed
 // assertion before its stop(), a test timeout) is killed here: none outlives the file.
 const servers: ServeProcess[] = [];
-async function spawnServe(...args: Parameters<typeof spawnServeProcess>): Promise<ServeProcess> {
-  const server = await spawnServeProcess(...args);
+async function spawnServe(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs?: number): Promise<ServeProcess> {
+  // The built CLI (`node bin/todeval.js serve`, as users start it), not tsx compiling src/ at each start.
+  const server = await spawnServeProcess(args, env, timeoutMs, { built: true });
   servers.push(server);
   return server;
 }

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { CLI_ARGV } from './helpers/cli.js';
 import { getLexicalStandinDir } from './helpers/lexical-standin.js';
 import { tempDir } from './helpers/temp.js';
 import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
@@ -10,7 +11,8 @@ import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
 // at 5 s it finished and exited 0); `score --workers` exited on SIGTERM while its shard processes
 // lived 2-3 s longer, so a resume started then collided with them.
 
-const CLI = ['--import', 'tsx', 'src/cli/main.ts'];
+// The built CLI, as users run it (the tests' globalSetup rebuilds dist/ from src/ when it is older).
+const CLI = CLI_ARGV;
 
 function start(args: string[]): { child: ChildProcess; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>; stderr: () => string } {
   const child = spawn(process.execPath, [...CLI, ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
