@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, readdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import PQueue from 'p-queue';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnServe, type ServeProcess } from '../scripts/lib/serve-process.js';
 import { BUILT_CLI, runProcess } from './helpers/cli.js';
@@ -64,6 +65,32 @@ function unittest(interpreter: string, modules: string[], env: NodeJS.ProcessEnv
   });
 }
 
+// Everything in this file waits on Python and the CLIs it starts, so its suites and cases run
+// concurrently, with at most three Python test processes (or pip, or mypy) at once. The cases that
+// talk to the live servers take turns: test_client counts a server's requests (/metrics), which
+// another module's requests to the same server would change.
+const processes = new PQueue({ concurrency: 3 });
+const servers = new PQueue({ concurrency: 1 });
+const bounded = <T>(run: () => Promise<T>): Promise<T> => processes.add(run);
+const onTheServers = <T>(run: () => Promise<T>): Promise<T> => servers.add(() => bounded(run));
+
+/**
+ * unittest over one module, one process per test class (concurrently, bounded), merged into one
+ * run: the classes are read from the module's source, so a class added later is run too.
+ */
+async function unittestByClass(interpreter: string, module: string, env: NodeJS.ProcessEnv): Promise<UnittestRun> {
+  const source = readFileSync(path.join(REPO_ROOT, 'python', 'tests', `${module}.py`), 'utf8');
+  const classes = [...source.matchAll(/^class (\w+)\(unittest\.TestCase\):/gm)].map((m) => `${module}.${m[1]}`);
+  expect(classes.length, `no unittest.TestCase classes found in ${module}.py`).toBeGreaterThan(0);
+  const runs = await Promise.all(classes.map((c) => bounded(() => unittest(interpreter, [c], env))));
+  return {
+    code: runs.find((r) => r.code !== 0)?.code ?? 0,
+    output: runs.map((r) => r.output).join('\n'),
+    ran: runs.reduce((n, r) => n + r.ran, 0),
+    skipped: runs.flatMap((r) => r.skipped),
+  };
+}
+
 /** The run passed, ran at least `min` tests, and skipped none (a skip here would hide a test that no longer runs). */
 function expectPassed(r: UnittestRun, min: number): void {
   expect(r.code, r.output).toBe(0);
@@ -71,7 +98,7 @@ function expectPassed(r: UnittestRun, min: number): void {
   expect(r.skipped, r.output).toEqual([]);
 }
 
-describe.skipIf(!PYTHON || !hasData('sgd', 'test', 'dialogues_017.json'))(
+describe.skipIf(!PYTHON || !hasData('sgd', 'test', 'dialogues_017.json')).concurrent(
   'the todeval Python package (python3 -m unittest python/tests)',
   () => {
     let main: ServeProcess | undefined;
@@ -112,13 +139,13 @@ describe.skipIf(!PYTHON || !hasData('sgd', 'test', 'dialogues_017.json'))(
     });
 
     it('finds the CLI in the documented order and raises its one-line errors (fake CLIs)', async () => {
-      expectPassed(await unittest(PYTHON!, ['test_cli'], env), 8);
-    });
+      expectPassed(await bounded(() => unittest(PYTHON!, ['test_cli'], env)), 8);
+    }, 600_000);
 
     it.skipIf(!hasData('multiwoz', 'predictions', 'lava.json'))(
       "mwzeval shim: the five systems' numbers equal `todeval evaluate --json`; keys and nesting are mwzeval's",
       async () => {
-        const r = await unittest(PYTHON!, ['test_mwzeval'], env);
+        const r = await unittestByClass(PYTHON!, 'test_mwzeval', env);
         expectPassed(r, 14);
         expect(r.output).toMatch(/test_numbers_equal_todeval_evaluate .* \.\.\. ok$/m);
         // mwzeval's import path, chrF/TER equal to `evaluate --chrf --ter`, errors naming data_dir.
@@ -130,24 +157,24 @@ describe.skipIf(!PYTHON || !hasData('sgd', 'test', 'dialogues_017.json'))(
         expect(r.output).toMatch(/test_confidence .* \.\.\. ok$/m);
         expect(r.output).toMatch(/test_compare .* \.\.\. ok$/m);
       },
-      360_000,
+      600_000,
     );
 
     it('client against live servers: 401, 400 with its message, splitting, 413 halves, a real 503 retried', async () => {
-      const r = await unittest(PYTHON!, ['test_client'], env);
+      const r = await onTheServers(() => unittest(PYTHON!, ['test_client'], env));
       expectPassed(r, 12);
       expect(r.skipped).toEqual([]);
       expect(r.output).toMatch(/test_503_is_retried_after_retry_after .* \.\.\. ok$/m);
-    }, 300_000);
+    }, 600_000);
 
     it.skipIf(!hasData('multiwoz', 'predictions', 'damd.json'))(
       'examples/python (epoch loop, generation loop) and the Python blocks of docs/python.md and docs/serve.md',
       async () => {
-        const r = await unittest(PYTHON!, ['test_examples'], env);
+        const r = await onTheServers(() => unittest(PYTHON!, ['test_examples'], env));
         expectPassed(r, 5);
         expect(r.skipped).toEqual([]);
       },
-      300_000,
+      600_000,
     );
 
     it.skipIf(!PYTHON39)('on Python 3.9 too: the package, its tests and the examples import; the CLI and client tests pass', async () => {
@@ -165,10 +192,10 @@ describe.skipIf(!PYTHON || !hasData('sgd', 'test', 'dialogues_017.json'))(
       ].join('\n');
       const compiled = await runProcess(PYTHON39!, ['-c', load, ...scripts], { cwd: REPO_ROOT, env: { ...process.env, PYTHONPATH: ['python', 'python/tests'].join(path.delimiter), PYTHONDONTWRITEBYTECODE: '1' } });
       expect(compiled.code, compiled.stderr).toBe(0);
-      const r = await unittest(PYTHON39!, ['test_cli', 'test_client'], env);
+      const r = await onTheServers(() => unittest(PYTHON39!, ['test_cli', 'test_client'], env));
       expectPassed(r, 20);
       expect(r.skipped).toEqual([]);
-    }, 300_000);
+    }, 600_000);
   },
 );
 
@@ -195,10 +222,10 @@ const FRESH_DATA = hasData('multiwoz', 'predictions', 'damd.json');
 if (PYTHON && !CAN_MAKE_VENV) console.warn('[skip] python3 cannot make a venv with pip (Debian: apt-get install python3-venv): the fresh-venv install test is skipped');
 if (PYTHON && !FRESH_DATA) console.warn(`[skip] no ${path.join(DATA_DIR, 'multiwoz', 'predictions', 'damd.json')}: the fresh-venv install test is skipped`);
 
-describe.skipIf(!PYTHON || !CAN_MAKE_VENV || !FRESH_DATA)('pip install ./python in a fresh venv, offline', () => {
+describe.skipIf(!PYTHON || !CAN_MAKE_VENV || !FRESH_DATA).concurrent('pip install ./python in a fresh venv, offline', () => {
   const dir = suiteTempDir('python-venv');
 
-  it('from another folder, with no environment variable set, Evaluator finds the CLI the package came with and scores DAMD as the CLI does', async () => {
+  it('from another folder, with no environment variable set, Evaluator finds the CLI the package came with and scores DAMD as the CLI does', () => bounded(async () => {
     const venv = path.join(dir, 'venv');
     const python = path.join(venv, 'bin', 'python');
     // No TODEVAL_*, no PYTHONPATH, and no node_modules/.bin on PATH (npm test puts ours there): the
@@ -235,7 +262,7 @@ describe.skipIf(!PYTHON || !CAN_MAKE_VENV || !FRESH_DATA)('pip install ./python 
     expect(got.bleu).toEqual(report.bleu);
     expect(got.success).toEqual({ inform: report.success.inform, success: report.success.success });
     for (const [k, v] of Object.entries(got.richness)) expect(v, k).toEqual(report.richness[k]);
-  }, 600_000);
+  }), 600_000);
 });
 
 /** An interpreter that has mypy (Debian's python3-mypy installs it for /usr/bin/python3), or undefined. */
@@ -249,9 +276,9 @@ async function mypyPython(): Promise<string | undefined> {
 const MYPY = PYTHON ? await mypyPython() : undefined;
 if (PYTHON && !MYPY) console.warn('[skip] no mypy (Debian: apt-get install python3-mypy): the package is not type-checked');
 
-describe.skipIf(!MYPY)('mypy --strict', () => {
+describe.skipIf(!MYPY).concurrent('mypy --strict', () => {
   it('reports nothing in the package (python/todeval)', async () => {
-    const r = await runAsync(MYPY!, ['-m', 'mypy', '--strict', '--no-incremental', '--cache-dir', '/dev/null', '-p', 'todeval'], { cwd: path.join(REPO_ROOT, 'python') });
+    const r = await bounded(() => runAsync(MYPY!, ['-m', 'mypy', '--strict', '--no-incremental', '--cache-dir', '/dev/null', '-p', 'todeval'], { cwd: path.join(REPO_ROOT, 'python') }));
     expect(r.status, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^Success: no issues found/m);
   }, 300_000);
