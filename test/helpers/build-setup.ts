@@ -50,8 +50,9 @@ export async function setup(): Promise<void> {
     throw new Error(`the build of dist/ failed (tsc -p tsconfig.build.json), so the tests would run stale code:\n${out}`);
   }
   // tsc leaves the info file alone when no output changed (an edit of a comment, a touch): mark the
-  // check done so that the next run does not redo it.
-  const now = new Date();
-  utimesSync(BUILD_INFO, now, now);
+  // check done so that the next run does not redo it. Stamped with the build's start, not its end: a
+  // source saved while tsc ran (a rebase, an editor) is newer than the stamp, so the next run rebuilds.
+  const begun = new Date(started);
+  utimesSync(BUILD_INFO, begun, begun);
   console.log(`[build] dist/ was older than src/: rebuilt in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
