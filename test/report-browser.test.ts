@@ -17,6 +17,17 @@ const SCREENSHOT = path.join(REPO_ROOT, 'out', 'report-screenshot.png');
 const WIDTHS = [1400, 420] as const;
 const canRun = hasChromium && HAS_BUILT_CLI;
 
+/**
+ * One Chromium for the whole file, launched by the first suite that needs it (each launch costs a
+ * few CPU seconds): every suite opens its own contexts in it and closes them; the browser is closed
+ * after the file's last test, however it ended.
+ */
+let launched: Promise<Browser> | undefined;
+const sharedBrowser = (): Promise<Browser> => (launched ??= chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-background-networking'] }));
+afterAll(async () => {
+  await (await launched?.catch(() => undefined))?.close();
+});
+
 interface Opened {
   page: Page;
   context: BrowserContext;
@@ -78,11 +89,11 @@ function readsAtEveryWidth(name: string, report: () => { file: string; runs: str
       let browser: Browser;
       let on: Opened;
       beforeAll(async () => {
-        browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-background-networking'] });
+        browser = await sharedBrowser();
         on = await open(browser, report().file, width);
       }, 180_000);
       afterAll(async () => {
-        await browser?.close();
+        await on?.context.close();
       });
 
       it('opens without console errors or warnings, and makes no network request', () => {
@@ -133,6 +144,7 @@ describe.skipIf(!canRun)('the HTML report in Chromium: the bundled example', () 
   let runs: ExampleRuns;
   let file = '';
   let browser: Browser;
+  let opened: Opened | undefined;
   let page: Page;
   const perService = () => Object.keys((JSON.parse(readFileSync(runs.system.report, 'utf8')) as { sgsacc: { perService: object } }).sgsacc.perService);
   const perAct = () => Object.keys((JSON.parse(readFileSync(runs.system.report, 'utf8')) as { sgsacc: { perAct: object } }).sgsacc.perAct);
@@ -142,11 +154,12 @@ describe.skipIf(!canRun)('the HTML report in Chromium: the bundled example', () 
     file = path.join(runs.dir, 'report.html');
     const cli = await runBuiltCli(['report', runs.system.report, runs.gold.report, '--turns', runs.system.turns, runs.gold.turns, '-o', file, '--csv', path.join(runs.dir, 'failing.csv')]);
     expect(cli.code).toBe(0);
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-background-networking'] });
-    page = (await open(browser, file, 1400)).page;
+    browser = await sharedBrowser();
+    opened = await open(browser, file, 1400);
+    page = opened.page;
   }, 120_000);
   afterAll(async () => {
-    await browser?.close();
+    await opened?.context.close();
   });
 
   readsAtEveryWidth('the example', () => ({ file, runs: [runs.system.report, runs.gold.report], perService: perService(), perAct: perAct() }));
@@ -304,13 +317,15 @@ describe.skipIf(!canRun || !hasData('sgd', 'test', 'schema.json') || !hasData('s
 
     describe('filters and exports at full scale', () => {
       let browser: Browser;
+      let opened: Opened | undefined;
       let page: Page;
       beforeAll(async () => {
-        browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-background-networking'] });
-        page = (await open(browser, file, 1400)).page;
+        browser = await sharedBrowser();
+        opened = await open(browser, file, 1400);
+        page = opened.page;
       }, 180_000);
       afterAll(async () => {
-        await browser?.close();
+        await opened?.context.close();
       });
 
       it('the context-only filter lists the turns the control changes, and the CSV holds exactly the filtered turns', async () => {
