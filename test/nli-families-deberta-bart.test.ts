@@ -47,7 +47,7 @@ const LOGIT_TOLERANCE: Record<string, number> = { 'deberta-v2': 2000 * U * LOGIT
  */
 const Q8_BOUND = 0.05;
 
-const why = torchMissing();
+const why = await torchMissing();
 if (why) console.warn(`[skip] DeBERTa/BART cross-encoders against PyTorch: ${why}`);
 
 const PAIRS: NliPair[] = [

@@ -22,7 +22,7 @@ import { SAMPLE_PAIRS } from './nli-fixtures.js';
  */
 const TOLERANCE = 1e-4;
 
-const why = torchMissing();
+const why = await torchMissing();
 const torchHere = why === undefined;
 if (!torchHere) console.log(`nli-families-onnx: skipped (${why})`);
 

@@ -1,9 +1,9 @@
-import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadPredictions } from '../src/metrics/predictions-file.js';
 import { InputError } from '../src/util/errors.js';
+import { runProcess } from './helpers/cli.js';
 import { REPO_ROOT } from './helpers/shared.js';
 import { tempDir } from './helpers/temp.js';
 
@@ -25,12 +25,11 @@ describe('a prediction without an utterance', () => {
 });
 
 describe('deploy/slurm/shard.sbatch', () => {
-  it('SLURM_ARRAY_TASK_ID=abc: one clear line, exit 2 (was: "abc: unbound variable", exit 1)', () => {
-    const r = spawnSync('bash', [path.join(REPO_ROOT, 'deploy', 'slurm', 'shard.sbatch'), 'score'], {
-      encoding: 'utf8',
+  it('SLURM_ARRAY_TASK_ID=abc: one clear line, exit 2 (was: "abc: unbound variable", exit 1)', async () => {
+    const r = await runProcess('bash', [path.join(REPO_ROOT, 'deploy', 'slurm', 'shard.sbatch'), 'score'], {
       env: { PATH: process.env.PATH, TODEVAL_RUN_DIR: tempDir('small'), SLURM_ARRAY_TASK_ID: 'abc', SLURM_ARRAY_TASK_COUNT: '4', TODEVAL_BIN: 'false' },
     });
     expect(r.stderr).toBe("shard.sbatch: SLURM_ARRAY_TASK_ID must be a whole number (Slurm sets it for sbatch --array=0-(N-1)), not 'abc'\n");
-    expect(r.status).toBe(2);
+    expect(r.code).toBe(2);
   });
 });

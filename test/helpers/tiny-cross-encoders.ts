@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -19,10 +19,16 @@ const SCRIPT = path.join(SCRIPT_DIR, 'tiny_cross_encoder.py');
 const CACHE = path.join(REPO_ROOT, '.cache', 'models');
 const run = promisify(execFile);
 
-/** Why the PyTorch side cannot run here, or undefined when it can. */
-export function torchMissing(): string | undefined {
-  const r = spawnSync(TORCH_PYTHON, ['-c', 'import torch, onnx'], { stdio: 'ignore' });
-  return r.status === 0 ? undefined : `${TORCH_PYTHON} cannot import torch and onnx (Debian: apt-get install python3-torch python3-onnx)`;
+/**
+ * Why the PyTorch side cannot run here, or undefined when it can. Asynchronous: importing torch
+ * takes seconds on a loaded box, during which a blocked worker could not answer vitest.
+ */
+export async function torchMissing(): Promise<string | undefined> {
+  const ok = await run(TORCH_PYTHON, ['-c', 'import torch, onnx']).then(
+    () => true,
+    () => false,
+  );
+  return ok ? undefined : `${TORCH_PYTHON} cannot import torch and onnx (Debian: apt-get install python3-torch python3-onnx)`;
 }
 
 export interface TinyModelJob {
