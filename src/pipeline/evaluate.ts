@@ -1,4 +1,3 @@
-import { modelSignatureFields } from '../nli/types.js';
 import { resolveDataDir } from '../data/data-dir.js';
 import type { EvaluationText } from '../report/text/evaluate-text.js';
 import { chrfOptionsOf, type EvaluatorOptions } from '../metrics/mwz/evaluator.js';
@@ -7,7 +6,7 @@ import { mwzItemStats, type MwzItems } from '../metrics/mwz/item-stats.js';
 import { shardDialogues } from '../metrics/mwz/sgsacc-merge.js';
 import { runConfidence, type ResampleUnit } from '../metrics/significance/confidence.js';
 import type { Seed } from '../metrics/significance/pcg64.js';
-import { contextControlSignature } from '../metrics/sgsacc/index.js';
+import { evaluateSgsaccSignature } from '../metrics/sgsacc/index.js';
 import type { NliRunnerOptions } from '../nli/runner.js';
 import { itemsFileJson } from '../report/stats/item-files.js';
 import type { EvaluateShardReport } from '../shard/evaluate-merge.js';
@@ -15,7 +14,7 @@ import { shardBlock, shardLabel, type ShardSpec } from '../shard/spec.js';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic-write.js';
 import { whileSynchronous } from '../util/sync-signals.js';
 import { readJsonFile } from '../util/json-file.js';
-import { fileSignature, makeSignature } from '../util/signature.js';
+import { extendSignature, fileSignature } from '../util/signature.js';
 import type { EvaluateSgsaccSettings } from './evaluate-sgsacc.js';
 import { InputError } from '../util/errors.js';
 import { mwzEvaluator, type MwzHooks, type MwzReadOptions } from './mwz-evaluator.js';
@@ -84,19 +83,7 @@ async function addSgsacc(result: EvaluateResult, predictions: ValidatedPredictio
   }
   const { signed } = result.sgsacc;
   delete result.sgsacc.signed;
-  result.signature = makeSignature({
-    ...result.signature,
-    // The rules and the schema decide the references SGSAcc and SER are scored against.
-    rules: signed?.rules,
-    schema: signed?.schema,
-    ...modelSignatureFields(result.sgsacc.model),
-    referenceSelection: result.sgsacc.referenceSelection,
-    contextControl: contextControlSignature(result.sgsacc.contextControl),
-    // Absent unless asked for, as in score's signature: evaluate --sgsacc keeps its digests.
-    granularity: result.sgsacc.sentences ? 'sentence' : undefined,
-    // Signed: the SGSAcc of a delexicalized system's placeholder-free turns is not the system's.
-    delexicalized: result.sgsacc.skipDelexicalized ? 'skipped' : undefined,
-  });
+  result.signature = evaluateSgsaccSignature(result.signature, { ...result.sgsacc, signed });
 }
 
 /** Per-item statistics: the intervals of --confidence, the file of --items; never in the report itself. */
@@ -107,7 +94,7 @@ function useItems(result: EvaluateResult, mwzItems: MwzItems | undefined, o: Eva
   const items = { ...mwzItemStats(mwzItems!, { chrf: chrfOptionsOf(o.chrf) }), ...(sgsaccItems ?? {}) };
   // One line: a machine file of thousands of rows (pretty-printed it would be three times the size).
   // The predictions by path relative to the data directory when they lie in it (docs/cli-conventions.md).
-  if (o.itemsFile) writeFileAtomic(o.itemsFile, JSON.stringify(itemsFileJson(makeSignature({ ...result.signature, predictions: fileSignature(o.input, dataDir) }), items)) + '\n');
+  if (o.itemsFile) writeFileAtomic(o.itemsFile, JSON.stringify(itemsFileJson(extendSignature(result.signature, { predictions: fileSignature(o.input, dataDir) }), items)) + '\n');
   if (o.confidence) result.confidence = runConfidence(items, o.confidence);
 }
 
@@ -119,7 +106,7 @@ function makeShardReport(result: EvaluateResult, predictions: ValidatedPredictio
     delete result.sgsacc.tally;
     delete result.sgsacc.sentenceTally;
   }
-  result.signature = makeSignature({ ...result.signature, shard: shardLabel(shard) });
+  result.signature = extendSignature(result.signature, { shard: shardLabel(shard) });
   const turns = result.sgsacc
     ? { lexicalized: result.sgsacc.counts.lexicalizedTurns, delexicalized: result.sgsacc.counts.delexicalizedTurns }
     : { lexicalized: 0, delexicalized: Object.values(shardDialogues(predictions.dialogues, shard)).reduce((n, d) => n + d.length, 0) };

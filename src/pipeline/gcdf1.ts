@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { findDataDir } from '../data/data-dir.js';
@@ -13,8 +12,9 @@ import { shardBlock, shardLabel, shardPositions, type ShardSpec } from '../shard
 import { writeJsonAtomic } from '../util/atomic-write.js';
 import { InputError, MissingResourceError } from '../util/errors.js';
 import { inputPath } from '../util/input-label.js';
-import { fileSignature, makeSignature, type Signature } from '../util/signature.js';
+import { fileSignature, type Signature } from '../util/signature.js';
 import { whileSynchronous } from '../util/sync-signals.js';
+import { gcdf1Signature } from '../metrics/gcdf1/signature.js';
 import type { PipelineHooks } from './hooks.js';
 
 export interface Gcdf1PipelineOptions {
@@ -73,9 +73,8 @@ export function runGcdf1Pipeline(o: Gcdf1PipelineOptions): Gcdf1Result {
   const { config, cmapFile, loaded, positions, records } = whileSynchronous(() => evaluateAll(o));
   // Inputs are named relative to the data dir when they lie in it, so the signature is the same wherever it runs.
   const dataDir = findDataDir(o.dataDir)?.dir;
-  const signature = makeSignature({
-    metric: 'gcdf1',
-    config: createHash('sha256').update(JSON.stringify(config)).digest('hex').slice(0, 12),
+  const signature = gcdf1Signature({
+    config,
     configFile: o.config ? fileSignature(o.config, dataDir) : 'published-defaults',
     canonicalMap: cmapFile ? fileSignature(cmapFile, dataDir) : 'none',
     data: `${inputPath(o.dialogues, dataDir)}@${loaded.digest.slice(0, 12)}`,

@@ -50,7 +50,7 @@ export async function runRefsPipeline(o: RefsPipelineOptions): Promise<RefsResul
   o.hooks?.skipped?.('input', loaded.invalid);
   const rules = loadRules(o.dataset);
   const expander = new Expander(loaded.schema, rules, valueIndex);
-  const signature = makeSignature({ rules: rules.hash, dataset: o.dataset, data: loaded.source, limit: o.limit });
+  const signature = refsSignature({ rulesHash: rules.hash, dataset: o.dataset, data: loaded.source, limit: o.limit });
   const coverage = new Map<string, ActCoverage>();
   // Written whole or not at all: a failure mid-way leaves no half reference file behind.
   const out = o.output ? new AtomicFile(o.output) : undefined;
@@ -80,4 +80,9 @@ export async function runRefsPipeline(o: RefsPipelineOptions): Promise<RefsResul
     writeJsonAtomic(`${o.output}.signature.json`, signature);
   }
   return { signature, coverage, source: loaded.source, turns: loaded.turns.length, invalid: loaded.invalid.length, rules: { hash: rules.hash, files: rules.files } };
+}
+
+/** The signature of `todeval refs` (the references a dataset's turns expand to): the rules, the dataset, its turns. Its one builder. */
+export function refsSignature(s: { rulesHash: string; dataset: string; data: string; limit?: number }): Signature {
+  return makeSignature({ rules: s.rulesHash, dataset: s.dataset, data: s.data, limit: s.limit });
 }

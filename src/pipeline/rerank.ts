@@ -12,7 +12,7 @@ import { shardBlock, shardLabel, shardPositions, type ShardSpec } from '../shard
 import { writeJsonAtomic } from '../util/atomic-write.js';
 import { InputError } from '../util/errors.js';
 import { savedTurnsNotice, setInterruptNotice } from '../util/interrupt-notice.js';
-import { fileSignature, formatSignature, makeSignature, type Signature } from '../util/signature.js';
+import { extendSignature, fileSignature, formatSignature, type Signature } from '../util/signature.js';
 
 /** Rerank settings as given (`systems` is the tie-break order): resolved once, by the pipeline, under RERANK_DEFAULTS. */
 export interface RerankPipelineOptions extends Omit<RerankSettings, 'systemOrder'> {
@@ -98,7 +98,7 @@ async function rerankItems(o: RerankPipelineOptions, config: RerankConfig, items
   // The per-item file is a resumable store, as score's: items already there (same configuration
   // and input file) are kept, the rest computed and appended in chunks. A file of another kind
   // (the input itself, say) is refused rather than overwritten.
-  const store = o.itemsFile ? RecordStore.open<RerankResult>(o.itemsFile, 'todeval-rerank', makeSignature({ ...signature, input: fileSignature(o.input, o.dataDir) })) : undefined;
+  const store = o.itemsFile ? RecordStore.open<RerankResult>(o.itemsFile, 'todeval-rerank', extendSignature(signature, { input: fileSignature(o.input, o.dataDir) })) : undefined;
   const todo = store ? items.filter((it) => !store.done.has(it.id)) : items;
   setInterruptNotice(savedTurnsNotice('items', o.itemsFile, () => items.filter((it) => store!.done.has(it.id)).length, items.length));
   if (store && todo.length < items.length) o.hooks?.notice?.(`resuming ${o.itemsFile}: ${items.length - todo.length} of ${items.length} items already reranked`);
@@ -134,7 +134,7 @@ export async function runRerankPipeline(o: RerankPipelineOptions): Promise<Reran
   try {
     const runSig = rerankSignature(config, { model: runner.modelSignature, rulesHash: data.rulesHash, dataset: o.dataset });
     // A shard's report and per-item file carry the shard; todeval merge writes the run's without it.
-    const signature = o.shard ? makeSignature({ ...runSig, shard: shardLabel(o.shard) }) : runSig;
+    const signature = o.shard ? extendSignature(runSig, { shard: shardLabel(o.shard) }) : runSig;
     const results = await rerankItems(o, config, items, runner, signature);
     const stats = runner.stats();
     const doc: RerankReport | RerankShardReport = {

@@ -65,13 +65,11 @@ export function runSerPipeline(o: SerPipelineOptions): SerDocument {
       o.hooks?.notice?.(`${missing.length} turns have no prediction (first: ${missing.slice(0, 3).join(', ')}); ${report.missingWithValues} of them had slot values and are left out of the SER`);
     }
   }
-  const signature = makeSignature({
-    metric: 'ser',
+  const signature = serSignature({
     dataset: o.dataset,
     data: data.source,
     schema: fileSignature(data.schema.source, o.dataDir),
     predictions: o.predictions ? fileSignature(o.predictions, o.dataDir) : 'ground-truth',
-    match: 'substring-ci',
     robust: o.robust === true,
     canonicalMap: o.robust ? (canonicalMap ? fileSignature(canonicalMap.source, o.dataDir) : 'none') : undefined,
     limit: o.limit,
@@ -81,4 +79,36 @@ export function runSerPipeline(o: SerPipelineOptions): SerDocument {
   const doc = { signature, signatureText: formatSignature(signature), report, invalid: data.invalid.map((e) => e.oneLine()) };
   if (o.reportFile) writeJsonAtomic(o.reportFile, doc);
   return doc;
+}
+
+/** What decides `todeval ser`'s numbers: the data, the schema and the predictions (files by content), and how values are matched. */
+export interface SerSigned {
+  dataset: string;
+  data: string;
+  schema: string;
+  /** The predictions file (fileSignature), or `ground-truth`. */
+  predictions: string;
+  robust: boolean;
+  /** With `robust`: the canonical map (fileSignature) or `none`. */
+  canonicalMap?: string;
+  limit?: number;
+  skipped: number;
+  missingPredictions?: number;
+}
+
+/** The signature of `todeval ser`: its one builder. */
+export function serSignature(s: SerSigned): Signature {
+  return makeSignature({
+    metric: 'ser',
+    dataset: s.dataset,
+    data: s.data,
+    schema: s.schema,
+    predictions: s.predictions,
+    match: 'substring-ci',
+    robust: s.robust,
+    canonicalMap: s.canonicalMap,
+    limit: s.limit,
+    skipped: s.skipped,
+    missingPredictions: s.missingPredictions,
+  });
 }

@@ -14,7 +14,7 @@ import {
   type SgsaccTurn,
 } from '../metrics/sgsacc/index.js';
 import type { NliModelSignature, NliScorer } from '../nli/types.js';
-import { makeSignature, type Signature } from '../util/signature.js';
+import type { Signature } from '../util/signature.js';
 
 /**
  * The SGSAcc pipeline every product runs (score, evaluate --sgsacc, serve): a resolved config
@@ -23,36 +23,11 @@ import { makeSignature, type Signature } from '../util/signature.js';
  * shards, positional ids), not in how SGSAcc is run.
  */
 
+export { sgsaccResultSignature, type ScoredSystem } from '../metrics/sgsacc/index.js';
+
 /** What stored references depend on (data, rules, model, options): shared by score and serve. */
 export function sgsaccReferencesSignature(model: NliModelSignature, data: SgsaccData, dataset: string, config: SgsaccConfig): Signature {
   return referencesSignature({ model, rulesHash: data.rulesHash, dataset, source: data.loaded.source, schema: data.loaded.schemaLabel, ...config.referencesFields });
-}
-
-/** Who was scored, as a signature records it (score: the system and its predictions' digest). */
-export interface ScoredSystem {
-  system?: string;
-  predictions?: string;
-}
-
-/**
- * A result's signature on top of its references' signature: the metric, the system, and the options
- * that make scores differ over the same references (the direction, the control), then `extra`.
- */
-export function sgsaccResultSignature(references: Signature, metric: 'sgsacc' | 'sgsacc-turns', config: SgsaccConfig, who: ScoredSystem & { limit?: number | null } = {}, extra: { missingPredictions?: number; shard?: string } = {}): Signature {
-  return makeSignature({
-    ...references,
-    metric,
-    ...('limit' in who ? { limit: who.limit } : {}),
-    ...('system' in who ? { system: who.system } : {}),
-    ...('predictions' in who ? { predictions: who.predictions } : {}),
-    // The references are shared by both directions, granularities and control settings; per-turn
-    // results and reports are not.
-    hallucination: config.resultFields.hallucination,
-    granularity: config.resultFields.granularity,
-    contextControl: config.resultFields.contextControl,
-    ...('missingPredictions' in extra ? { missingPredictions: extra.missingPredictions } : {}),
-    ...('shard' in extra ? { shard: extra.shard } : {}),
-  });
 }
 
 /** SER of the turns' utterances (the ground truth's without `predictions`), and each turn's slot error. */

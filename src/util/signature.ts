@@ -71,6 +71,13 @@ export type SignatureFields = Partial<Record<SignatureKey, SignatureValue>>;
 
 const KNOWN = new Set<string>(SIGNATURE_KEYS);
 
+/**
+ * Builds a signature from its fields. Each product has one builder that calls this (SGSAcc:
+ * metrics/sgsacc/signature.ts; rerank: rerank/signature.ts; NLI: nli/signature.ts; MultiWOZ
+ * evaluate: metrics/mwz/signature.ts; GCDF1: metrics/gcdf1/signature.ts; SER: pipeline/ser.ts;
+ * refs: pipeline/refs.ts); what a run adds on top (its shard, the predictions file of an items
+ * file) goes through extendSignature. test/signature-pins.test.ts pins each builder's output.
+ */
 export function makeSignature(fields: SignatureFields): Signature {
   // Spreads of another signature escape the type check: the same rule, at run time.
   const unknown = Object.keys(fields).filter((k) => !KNOWN.has(k));
@@ -118,6 +125,15 @@ export function normalizeSignature(sig: Signature): Signature {
 }
 
 /** `tool:todeval|version:0.1.0|model:...`, keys in a fixed order so equal configs print equally. */
+/**
+ * A signature with fields added (or replaced, each in its place): a shard's label, the
+ * predictions file an items file names, the SGSAcc section of an evaluate run. Keys are checked
+ * as makeSignature checks them.
+ */
+export function extendSignature(base: Signature, fields: SignatureFields): Signature {
+  return makeSignature({ ...(base as SignatureFields), ...fields });
+}
+
 export function formatSignature(sig: Signature): string {
   const keys = ['tool', 'version', ...Object.keys(sig).filter((k) => k !== 'tool' && k !== 'version').sort()];
   return keys

@@ -3,7 +3,8 @@ import { ChrfReferences, chrfFromSegmentStats, type ChrfOptions, type ChrfResult
 import { TerReferences, terFromSegmentStats, TER_STATS_WIDTH, type TerResult } from '../text/ter.js';
 import { lexicalRichness, type LexicalRichness } from '../text/richness.js';
 import { normalizeResponse } from '../text/normalize-response.js';
-import { makeSignature, type Signature } from '../../util/signature.js';
+import type { Signature } from '../../util/signature.js';
+import { mwzSignature } from './signature.js';
 import { InputError } from '../../util/errors.js';
 import { ReadDigests } from '../../util/input-label.js';
 import type { FileRead } from '../../util/json-file.js';
@@ -12,7 +13,6 @@ import { MwzDatabase } from './database.js';
 import { dstScores, dstTurn, type DstScores } from './dst.js';
 import type { MwzItems } from './item-stats.js';
 import {
-  GROUND_TRUTH_BUILDER_VERSION,
   loadBookedDomains,
   groundTruthLabel,
   groundTruthLabelInputs,
@@ -238,7 +238,8 @@ export class Evaluator {
         invalid: invalid.map((e) => e.oneLine()),
         ground_truth_cache: gt.cacheFile,
       },
-      signature: makeSignature({}),
+      // Filled in once the metrics are computed (below); declared here so it keeps its place in the JSON.
+      signature: undefined as unknown as Signature,
     };
     // mwzeval's BLEU strings, which chrF and TER score too: built once for all three.
     const strings = bleu || chrf || ter ? this.responseStrings(input.responses) : undefined;
@@ -264,20 +265,18 @@ export class Evaluator {
     if (dst) result.dst = this.scoreDst(input, items);
     // The signed data: the files the loaders read are hashed already, the others are read now.
     this.reads?.finish();
-    result.signature = makeSignature({
-      metric: 'mwz-evaluate',
+    result.signature = mwzSignature({
       data: groundTruthLabel(this.opts.dataDir, gt.source),
-      groundTruthBuilder: GROUND_TRUTH_BUILDER_VERSION,
-      bleu: result.details.bleu?.signature.replaceAll('|', ','),
-      chrf: result.details.chrf && `${result.details.chrf.name},${result.details.chrf.signature.replaceAll('|', ',')}`,
-      ter: result.details.ter?.signature.replaceAll('|', ','),
-      dbFuzzyRatio: success ? 90 : undefined,
-      dstFuzzyRatio: dst ? 95 : undefined,
+      bleu: result.details.bleu?.signature,
+      chrf: result.details.chrf,
+      ter: result.details.ter?.signature,
+      success,
+      dst,
       stateSource: result.success?.state_source,
       domainSource: result.success?.domain_source,
       dataDir: this.opts.dataDirSource,
       dialogues: result.details.dialogues,
-      skipped: invalid.length > 0 ? invalid.length : undefined,
+      skipped: invalid.length,
     });
     if (items) result.items = items;
     return result;

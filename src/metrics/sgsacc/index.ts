@@ -15,7 +15,7 @@ export type { EntailmentJob, EntailmentVerdict } from './hallucination.js';
 export type { SgsaccSummary, SplitScores, GroupScore, SgsaccCounts, SgsaccTally, RateTallyState, OutcomeCounts } from './aggregate.js';
 export { makeUnseenTest } from './domains.js';
 export { RecordStore } from './store.js';
-export { contextControlSignature, referencesSignature } from './signature.js';
+export { contextControlSignature, evaluateSgsaccSignature, referencesSignature, sgsaccResultSignature, type EvaluateSgsaccSigned, type ScoredSystem } from './signature.js';
 export type { ReferencesConfig } from './signature.js';
 export { resolveSgsaccConfig, SGSACC_DEFAULTS } from './config.js';
 export type { SgsaccConfig, SgsaccProduct, SgsaccSettings } from './config.js';

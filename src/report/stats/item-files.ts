@@ -22,7 +22,7 @@ import { COMPLETED_FIELDS, type StoreKind } from '../../metrics/sgsacc/store.js'
 import { InputError } from '../../util/errors.js';
 import { readRecordLines } from '../../util/record-lines.js';
 import { parseJsonText, readTextFile } from '../../util/json-file.js';
-import { fileSignature, makeSignature, normalizeSignature, type Signature } from '../../util/signature.js';
+import { extendSignature, fileSignature, normalizeSignature, type Signature } from '../../util/signature.js';
 
 export type ItemSourceKind = 'score-turns' | 'rerank' | 'evaluate-items' | 'mwz-predictions' | 'gcdf1';
 
@@ -164,7 +164,7 @@ export function loadItemSource(file: string, opts: LoadItemsOptions = {}): ItemS
     const ev = evaluator.withMetrics({ bleu: true, success: true, richness: false, dst: allStates, chrf, ter });
     const result = ev.evaluateValidated(validated, file, { items: true });
     // Named as evaluate --items names them: relative to the data directory when they lie in it.
-    const signature = makeSignature({ ...result.signature, predictions: fileSignature(file, evaluator.opts.dataDir) });
+    const signature = extendSignature(result.signature, { predictions: fileSignature(file, evaluator.opts.dataDir) });
     return { file, kind: 'mwz-predictions', name: baseName(file), signature, items: mwzItemStats(result.items!, { chrf: chrfOptionsOf(chrf) }) };
   }
   throw new InputError('not a per-item output of todeval (nor mwzeval predictions)', { file });
