@@ -69,7 +69,7 @@ describe.concurrent('progress bar and Ctrl-C', () => {
     const on = r.stderr.indexOf('\x1b[?7l');
     expect(on).toBeGreaterThan(-1);
     expect(r.stderr.indexOf('\x1b[?7h')).toBeGreaterThan(on);
-  }, 30_000);
+  }, 90_000);
 
   it('Ctrl-C exits 130 through process.exit (was: killed by the signal, so no exit hooks ran)', async () => {
     const child = spawn(process.execPath, ['--input-type=module', '-e', `
@@ -87,7 +87,7 @@ describe.concurrent('progress bar and Ctrl-C', () => {
     const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
     expect(code).toBe(130);
     expect(out).toContain('exit hook ran 130');
-  }, 30_000);
+  }, 90_000);
 });
 
 describe.concurrent('count flags take decimal digits only', () => {
@@ -154,7 +154,7 @@ describe.concurrent('append-only JSONL files survive a run killed mid-write', ()
     );
     expect(r.code).toBe(130);
     expect(new PairCache('k', file).size).toBe(10);
-  }, 30_000);
+  }, 90_000);
 
   it('the NLI cache stays readable after appending to a torn file (was: corrupt on the next run)', () => {
     const file = path.join(tmp(), 'cache.jsonl');
