@@ -11,7 +11,7 @@ import { ChrfReferences, chrfStatMetric, corpusChrf, sentenceChrf } from '../src
 import { corpusTer, sentenceTer, tercomTokenize, TerReferences, terStatMetric, type TerOptions } from '../src/metrics/text/ter.js';
 import { pyRstrip } from '../src/metrics/text/py-string.js';
 import { loadFixture, type BleuSynthetic, type ChrfTerSynthetic } from './helpers/sacrebleu-fixtures.js';
-import { liveSacrebleu, referenceCorpus, SACREBLEU_DIR, SACREBLEU_PYTHON } from './helpers/reference-corpus.js';
+import { liveSacrebleu, referenceCorpus, SACREBLEU_DIR, SACREBLEU_PYTHON, yieldTurn } from './helpers/reference-corpus.js';
 
 
 /** Our signatures say version:2.x where sacreBLEU prints its own version. */
@@ -300,9 +300,8 @@ if (typeof real !== 'string') {
           expect(ours.stats, `${metric} ${e.system}`).toEqual(e.stats);
           expect(Math.abs(ours.score - e.score), `${metric} ${e.system}`).toBeLessThan(EXACT);
           expect(ours.signature, `${metric} ${e.system}`).toBe(sig(e.signature));
-          // A turn of the event loop between systems: vitest's worker answers its runner meanwhile
-          // (a minute of synchronous work on a busy machine times its RPC out).
-          await new Promise((resolve) => setImmediate(resolve));
+          // A turn of the event loop between systems: vitest's worker answers its runner meanwhile.
+          await yieldTurn();
         }
       }, 300_000);
     }

@@ -12,7 +12,7 @@ import { BleuReferences, corpusBleu } from '../src/metrics/text/bleu.js';
 import { bleuStatMetric, compareBleu, type BleuComparison } from '../src/metrics/text/bleu-significance.js';
 import { pyRstrip } from '../src/metrics/text/py-string.js';
 import { loadFixture, type BleuNumbers, type BleuSynthetic, type SacrebleuBleuConfidence, type SacrebleuBleuTest } from './helpers/sacrebleu-fixtures.js';
-import { liveSacrebleu, referenceCorpus, SACREBLEU_DIR, SACREBLEU_PYTHON, type LiveSacrebleu } from './helpers/reference-corpus.js';
+import { liveSacrebleu, referenceCorpus, SACREBLEU_DIR, SACREBLEU_PYTHON, yieldTurn, type LiveSacrebleu } from './helpers/reference-corpus.js';
 
 const synthetic = loadFixture<BleuSynthetic>('bleu-synthetic.json');
 // sacreBLEU's input handling: every line stripped at the end (its CLI does so for files).
@@ -180,11 +180,12 @@ if (typeof corpus !== 'string') {
       }
     }, 600_000);
 
-    it('corpus BLEU of every system for every tokenizer', () => {
+    it('corpus BLEU of every system for every tokenizer', async () => {
       expect(expected.scores).toHaveLength(BLEU_TOKENIZERS.length * corpus.systems.length);
       for (const tok of BLEU_TOKENIZERS) {
         const r = new BleuReferences(corpus.refs, { tokenize: tok });
         for (const e of expected.scores.filter((s) => s.tokenize === tok)) {
+          await yieldTurn();
           const ours = r.score(corpus.systems.find(([n]) => n === e.system)![1]);
           expect({ counts: ours.counts, totals: ours.totals, sysLen: ours.sysLen, refLen: ours.refLen }, `${e.system} ${tok}`).toEqual({ counts: e.counts, totals: e.totals, sysLen: e.sysLen, refLen: e.refLen });
           expect(ours.score).toBeCloseTo(e.score, 10);
@@ -202,8 +203,9 @@ if (typeof corpus !== 'string') {
     });
 
     if (fixture) {
-      it("test_significance.py's cases: bootstrap p within 0.01 of Moses, randomization within 0.01 of multeval", () => {
+      it("test_significance.py's cases: bootstrap p within 0.01 of Moses, randomization within 0.01 of multeval", async () => {
         const bs = compareBleu(corpus.refs, named(), { tokenize: 'none', test: 'bs', samples: 2000 });
+        await yieldTurn();
         const ar = compareBleu(corpus.refs, named(), { tokenize: 'none', test: 'ar', samples: 10000 });
         expect(Object.keys(fixture.mosesPValues).length).toBe(15);
         for (const [name, p] of Object.entries(fixture.mosesPValues)) expect(Math.abs(bs.systems.find((s) => s.name === name)!.pValue! - p), name).toBeLessThan(1e-2);

@@ -41,6 +41,13 @@ export function sacrebleuVersion(): string {
   return existsSync(file) ? (/__version__ = "([^"]+)"/.exec(readFileSync(file, 'utf8'))?.[1] ?? '?') : '?';
 }
 
+/**
+ * A turn of the event loop (a macrotask, not a microtask): between long synchronous steps, so that
+ * the test worker answers vitest's RPC meanwhile (a worker blocked for a minute on a loaded machine
+ * fails the run with "Timeout calling onTaskUpdate").
+ */
+export const yieldTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 export const MWZ_SYSTEMS = ['damd', 'hdsa', 'augpt', 'uniconv', 'lava'] as const;
 
 /**
@@ -48,9 +55,13 @@ export const MWZ_SYSTEMS = ['damd', 'hdsa', 'augpt', 'uniconv', 'lava'] as const
  * scores them with, on the turns every system answers (damd leaves out one dialogue), dialogues in
  * id order. Each turn's reference is the same for every system (checked).
  */
-export function mwzResponseCorpus(dataDir = DATA_DIR): ReferenceCorpus {
+export async function mwzResponseCorpus(dataDir = DATA_DIR): Promise<ReferenceCorpus> {
   const ev = new Evaluator({ dataDir, bleu: true });
-  const predictions = MWZ_SYSTEMS.map((name) => ({ name, p: ev.validate(JSON.parse(readFileSync(path.join(dataDir, 'multiwoz', 'predictions', `${name}.json`), 'utf8'))) }));
+  const predictions: { name: string; p: ReturnType<Evaluator['validate']> }[] = [];
+  for (const name of MWZ_SYSTEMS) {
+    predictions.push({ name, p: ev.validate(JSON.parse(readFileSync(path.join(dataDir, 'multiwoz', 'predictions', `${name}.json`), 'utf8'))) });
+    await yieldTurn();
+  }
   const common = Object.keys(predictions[0].p.dialogues)
     .filter((id) => predictions.every(({ p }) => p.dialogues[id]?.length === predictions[0].p.dialogues[id].length))
     .sort();
@@ -82,7 +93,7 @@ export async function referenceCorpus(): Promise<ReferenceCorpus | string> {
   else if (wmt17 && existsSync(wmt17)) {
     const w = await readWmt17(SACREBLEU_DIR!, SACREBLEU_PYTHON);
     return { kind: 'wmt17', label: `sacreBLEU's WMT17 test systems (${w.systems.length} systems x ${w.refs[0].length.toLocaleString('en-US')} segments)`, systems: w.systems, refs: w.refs };
-  } else if (existsSync(mwz)) return mwzResponseCorpus();
+  } else if (existsSync(mwz)) return await mwzResponseCorpus();
   else reason = `neither ${wmt17} (a sacreBLEU git checkout has it) nor ${mwz} (the data dir) is present`;
   if (process.env.TODEVAL_REQUIRE_REFERENCES) throw new Error(`the sacreBLEU corpus comparisons must run here (TODEVAL_REQUIRE_REFERENCES is set): ${reason}`);
   return reason;
