@@ -49,7 +49,7 @@ export function addNliOptions(cmd: Command): Command {
     .option('--batch-tokens <n>', 'padded tokens per forward pass', positiveInt('--batch-tokens'))
     .option('--batch-size <n>', 'pairs per forward pass at most', positiveInt('--batch-size'))
     .option('--cache <file>', 'persist NLI results to this JSON-lines file and reuse them')
-    .option('--tokenizer-threads <n>', 'worker threads that tokenize ahead of the model (0: on the main thread)', tokenizerThreadCount)
+    .option('--tokenizer-threads <n>', 'worker threads that tokenize ahead of the model (0: on the main thread; the default but for serve, whose default is 1)', tokenizerThreadCount)
     .option('--verbose', "show ONNX Runtime's own log (quiet by default: a model failure is one line)");
 }
 

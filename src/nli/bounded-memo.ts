@@ -1,12 +1,16 @@
 /**
- * Token ids per text, bounded in bytes: past the budget the memo starts over (a long-running
- * server's bound; its RSS stays flat however many distinct texts it is sent). Starting over is
- * cheaper than least-recently-used bookkeeping on every hit, and the texts that matter (a system
- * turn, a template) come back within a few calls and are memoized again.
+ * Token ids per text, bounded in bytes: a few generations, the youngest receiving new entries; once
+ * it holds its share of the budget the oldest is dropped whole (a long-running server's bound; its
+ * RSS stays flat however many distinct texts it is sent). Dropping a generation is cheaper than
+ * least-recently-used bookkeeping on every hit, the texts that matter (a system turn, a template)
+ * come back within a few calls and are memoized again, and a drop frees a quarter of the budget,
+ * not all of it (starting over made a server's memory swing by the whole budget).
  */
 export class BoundedMemo {
-  private readonly map = new Map<string, Int32Array>();
-  private bytes = 0;
+  static readonly GENERATIONS = 4;
+  /** Youngest first. */
+  private generations: Map<string, Int32Array>[] = [new Map()];
+  private youngBytes = 0;
 
   constructor(readonly maxBytes: number) {}
 
@@ -16,23 +20,33 @@ export class BoundedMemo {
   }
 
   get size(): number {
-    return this.map.size;
+    let n = 0;
+    for (const g of this.generations) n += g.size;
+    return n;
   }
 
   get(text: string): Int32Array | undefined {
-    return this.map.get(text);
+    for (const g of this.generations) {
+      const ids = g.get(text);
+      if (ids !== undefined) return ids;
+    }
+    return undefined;
   }
 
   set(text: string, ids: Int32Array): void {
+    if (this.get(text) !== undefined) return;
     const cost = BoundedMemo.entryBytes(text, ids);
-    if (this.bytes + cost > this.maxBytes) this.clear();
-    if (this.map.has(text)) return;
-    this.map.set(text, ids);
-    this.bytes += cost;
+    if (this.youngBytes + cost > this.maxBytes / BoundedMemo.GENERATIONS && this.generations[0].size > 0) {
+      if (this.generations.length === BoundedMemo.GENERATIONS) this.generations.pop();
+      this.generations.unshift(new Map());
+      this.youngBytes = 0;
+    }
+    this.generations[0].set(text, ids);
+    this.youngBytes += cost;
   }
 
   clear(): void {
-    this.map.clear();
-    this.bytes = 0;
+    this.generations = [new Map()];
+    this.youngBytes = 0;
   }
 }

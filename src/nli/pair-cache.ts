@@ -30,15 +30,19 @@ function flushOnExit(cache: PairCache): void {
 }
 
 /**
- * In memory, within `maxBytes` (as estimated by entryBytes), the cache keeps two generations: new
- * pairs go into the young one, and once it holds half the budget the old one is dropped whole and
- * the young one becomes old. A pair found in the old generation moves to the young one, so pairs
- * still in use survive and the ones unused for a generation go: least recently used, near enough,
- * at no cost per hit beyond the lookup. Unbounded (the default) there is one generation.
+ * In memory, within `maxBytes` (as estimated by entryBytes), the cache keeps GENERATIONS
+ * generations: new pairs go into the youngest, and once it holds its share of the budget the oldest
+ * is dropped whole and a new youngest begun. A pair found in an older generation moves to the
+ * youngest, so pairs still in use survive and the ones unused for a while go: least recently used,
+ * near enough, at no cost per hit beyond the lookups. With many small generations what is held
+ * stays within 1/GENERATIONS of the budget once full (two halves made a server's memory swing by
+ * half the budget at every drop). Unbounded (the default) nothing is dropped.
  */
 export class PairCache {
-  private young = new PairMap<NliProbs>();
-  private old = new PairMap<NliProbs>();
+  /** Generations of the budget: each drop frees an eighth of it. */
+  static readonly GENERATIONS = 8;
+  /** Youngest first. */
+  private generations: PairMap<NliProbs>[] = [new PairMap<NliProbs>()];
   private youngBytes = 0;
   private dropped = 0;
   private unsaved: [string, string, NliProbs][] = [];
@@ -101,7 +105,9 @@ export class PairCache {
   }
 
   get size(): number {
-    return this.young.size + this.old.size;
+    let n = 0;
+    for (const g of this.generations) n += g.size;
+    return n;
   }
 
   /** Pairs dropped to stay within maxBytes since the cache was made. */
@@ -110,33 +116,36 @@ export class PairCache {
   }
 
   get(premise: string, hypothesis: string): NliProbs | undefined {
-    const hit = this.young.get(premise, hypothesis);
+    const gens = this.generations;
+    const hit = gens[0].get(premise, hypothesis);
     if (hit !== undefined) return hit;
-    const old = this.old.get(premise, hypothesis);
-    if (old === undefined) return undefined;
-    // Still in use: into the young generation, so it outlives the old one.
-    this.old.delete(premise, hypothesis);
-    this.addYoung(premise, hypothesis, old);
-    return old;
+    for (let g = 1; g < gens.length; g++) {
+      const older = gens[g].get(premise, hypothesis);
+      if (older === undefined) continue;
+      // Still in use: into the youngest generation, so it outlives its own.
+      gens[g].delete(premise, hypothesis);
+      this.addYoung(premise, hypothesis, older);
+      return older;
+    }
+    return undefined;
   }
 
   /** Add to memory unless held already; true when added. */
   private remember(premise: string, hypothesis: string, probs: NliProbs): boolean {
-    if (this.young.has(premise, hypothesis) || this.old.has(premise, hypothesis)) return false;
+    for (const g of this.generations) if (g.has(premise, hypothesis)) return false;
     this.addYoung(premise, hypothesis, probs);
     return true;
   }
 
   private addYoung(premise: string, hypothesis: string, probs: NliProbs): void {
     const bytes = PairCache.entryBytes(premise, hypothesis);
-    // Each generation stays within half the budget, so both together within all of it.
-    if (this.youngBytes + bytes > this.maxBytes / 2 && this.young.size > 0) {
-      this.dropped += this.old.size;
-      this.old = this.young;
-      this.young = new PairMap<NliProbs>();
+    // Each generation stays within its share of the budget, so all of them within all of it.
+    if (this.youngBytes + bytes > this.maxBytes / PairCache.GENERATIONS && this.generations[0].size > 0) {
+      if (this.generations.length === PairCache.GENERATIONS) this.dropped += this.generations.pop()!.size;
+      this.generations.unshift(new PairMap<NliProbs>());
       this.youngBytes = 0;
     }
-    this.young.add(premise, hypothesis, probs);
+    this.generations[0].add(premise, hypothesis, probs);
     this.youngBytes += bytes;
   }
 

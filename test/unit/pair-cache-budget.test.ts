@@ -26,18 +26,35 @@ describe('PairCache byte budget', () => {
     expect(cache.get(pair(0).premise, pair(0).hypothesis)).toBeUndefined();
   });
 
-  it('a pair read while in the old generation survives the next drop (least recently used go first)', () => {
+  it('a pair read while in an older generation survives the drop of that generation (least recently used go first)', () => {
     const one = PairCache.entryBytes(pair(100).premise, pair(100).hypothesis);
-    const cache = new PairCache('m', undefined, 200 * one);
+    const K = PairCache.GENERATIONS;
+    // Generations of 100 pairs each.
+    const cache = new PairCache('m', undefined, K * 100 * one);
     const add = (from: number, to: number) => {
       for (let i = from; i < to; i++) cache.set(pair(i).premise, pair(i).hypothesis, probs(i));
     };
-    add(100, 200); // the young generation: half the budget, 100 pairs
-    add(200, 250); // 100..199 became old
-    expect(cache.get(pair(150).premise, pair(150).hypothesis)).toEqual(probs(150)); // read: moves to young
-    add(250, 360); // a second drop: the old generation (100..199 but 150) goes
+    add(100, 100 + (K - 1) * 100 + 50); // 100..199 is now the oldest of K generations
+    expect(cache.evictions).toBe(0);
+    expect(cache.get(pair(150).premise, pair(150).hypothesis)).toEqual(probs(150)); // read: moves to the youngest
+    add(100 + (K - 1) * 100 + 50, 100 + K * 100 + 10); // one more generation begun: the oldest (100..199 but 150) goes
+    expect(cache.evictions).toBe(99);
     expect(cache.get(pair(150).premise, pair(150).hypothesis)).toEqual(probs(150));
     expect(cache.get(pair(151).premise, pair(151).hypothesis)).toBeUndefined();
+    expect(cache.get(pair(200).premise, pair(200).hypothesis)).toEqual(probs(200));
+  });
+
+  it('once full, what it holds stays within one generation of the budget (a drop frees an eighth, not half)', () => {
+    const one = PairCache.entryBytes(pair(5000).premise, pair(5000).hypothesis);
+    const maxBytes = 800 * one;
+    const cache = new PairCache('m', undefined, maxBytes);
+    let least = Infinity;
+    for (let i = 0; i < 10_000; i++) {
+      cache.set(pair(i).premise, pair(i).hypothesis, probs(i));
+      if (i >= 800) least = Math.min(least, cache.size);
+    }
+    // Full from the 800th pair on; a drop leaves K - 1 generations of 100 pairs and the new pair.
+    expect(least).toBe(800 - 800 / PairCache.GENERATIONS + 1);
   });
 
   it('unbounded by default: nothing is dropped', () => {

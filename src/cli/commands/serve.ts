@@ -1,3 +1,4 @@
+import { setFlagsFromString } from 'node:v8';
 import { Option, type Command } from 'commander';
 import type { DatasetName } from '../../adapters/load.js';
 import { GRANULARITIES, loadSgsaccData, SGSACC_DEFAULTS } from '../../metrics/sgsacc/index.js';
@@ -49,9 +50,22 @@ export function register(program: Command): void {
   });
 }
 
+/**
+ * A server lives for hours and is sent new texts all day: V8's default heap sizing, tuned for
+ * throughput, let each heap (the event loop's and each worker thread's) grow to several times what
+ * it holds before collecting, so RSS swung by 40-75% as a cache generation or memo filled and went
+ * (docs/serve.md, "Memory and the worst body"). --optimize-for-size makes V8 collect sooner and keep
+ * heaps near their live size; the host work it slows is small beside the model's. Set before the
+ * model, the data and the threads are loaded, so every heap of the process grows under it.
+ * TODEVAL_SERVE_V8_FLAGS replaces it (empty: V8's defaults).
+ */
+const SERVE_V8_FLAGS = '--optimize-for-size';
+
 async function runServe(flags: ServeFlags): Promise<void> {
   // Before any loading: a refused binding should not cost a model load first.
   checkBinding(flags.host, flags.token);
+  const v8Flags = process.env.TODEVAL_SERVE_V8_FLAGS ?? SERVE_V8_FLAGS;
+  if (v8Flags.trim() !== '') setFlagsFromString(v8Flags);
   const rankBy = rankByFrom(flags.rankBy);
   const limits = Object.fromEntries(LIMIT_FLAGS.map((l) => [l.key, flags[l.key]])) as unknown as ServeLimits;
   refuseOutputOverInput({ '--references': flags.references, '--cache': flags.cache }, { '--dialogues': flags.dialogues, '--schema': flags.schema });
