@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PairCache } from '../../src/nli/pair-cache.js';
+import { BoundedMemo } from '../../src/nli/bounded-memo.js';
 
 // serve's pair cache within --max-cache-bytes (issue 42: 1.4 KB a pair, never dropped, a server
 // asked new pairs all day ran out of memory). Memory-only caches: no file is written.
@@ -62,5 +63,26 @@ describe('PairCache byte budget', () => {
     for (let i = 0; i < 5000; i++) cache.set(pair(i).premise, pair(i).hypothesis, probs(i));
     expect(cache.size).toBe(5000);
     expect(cache.evictions).toBe(0);
+  });
+});
+
+describe('BoundedMemo (the tokenizer memos) byte budget', () => {
+  it('drops its oldest quarter when full, never all of it, and keeps the newest texts', () => {
+    const ids = new Int32Array(4);
+    const text = (i: number) => `text number ${String(i).padStart(6, '0')}`;
+    const one = BoundedMemo.entryBytes(text(0), ids);
+    const memo = new BoundedMemo(400 * one);
+    let least = Infinity;
+    let most = 0;
+    for (let i = 0; i < 5000; i++) {
+      memo.set(text(i), ids);
+      most = Math.max(most, memo.size);
+      if (i >= 400) least = Math.min(least, memo.size);
+    }
+    expect(most).toBe(400);
+    // A drop leaves 3 of 4 generations of 100 texts and the new one.
+    expect(least).toBe(400 - 400 / BoundedMemo.GENERATIONS + 1);
+    expect(memo.get(text(4999))).toBe(ids);
+    expect(memo.get(text(0))).toBeUndefined();
   });
 });
