@@ -95,6 +95,59 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))(
       expect(readdirSync(dir).filter((n) => n.startsWith('lib.') && n.includes('.shard-'))).toEqual([]);
     });
 
+    it('runScoreWorkers in a program without signal handlers: SIGTERM reaches every shard, the program ends by the signal only after they have, their work kept', async () => {
+      // A program of the library's user: no SIGINT/SIGTERM handler of its own.
+      const script = f('lib-program.mts');
+      writeFileSync(
+        script,
+        `import { runScoreWorkers } from ${JSON.stringify(path.join(REPO_ROOT, 'src', 'index.ts'))};\n` +
+          `const shardLine = (k: number, n: number, line: string) => process.stderr.write(\`[shard \${k}/\${n}] \${line}\\n\`);\n` +
+          `await runScoreWorkers(${JSON.stringify({ dataset: 'sgd', input: DIALOGUES, dataDir: DATA_DIR, limit: 400, chunkTurns: 1, nli: { model, device: 'cpu' }, reportFile: f('sig.json'), turnsFile: f('sig.turns.jsonl') })}, { workers: 2, hooks: { shardLine } });\n`,
+      );
+      const child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+      const shardPids = () =>
+        readdirSync('/proc')
+          .filter((p) => /^\d+$/.test(p))
+          .filter((p) => {
+            try {
+              return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(f('sig.shard-'));
+            } catch {
+              return false;
+            }
+          });
+      let shards: string[] = [];
+      try {
+        const shardFile = f('sig.turns.shard-1-of-2.jsonl');
+        const started = (file: string) => existsSync(file) && lines(file).length >= 3;
+        const deadline = Date.now() + 90_000;
+        while (Date.now() < deadline && child.exitCode === null && !(started(shardFile) && started(f('sig.turns.shard-2-of-2.jsonl')))) await new Promise((r) => setTimeout(r, 20));
+        shards = shardPids();
+        expect(shards).toHaveLength(2);
+        child.kill('SIGTERM');
+        // Ended by the signal it got (raised again once the shards were gone), not by an error.
+        expect(await exited).toEqual({ code: null, signal: 'SIGTERM' });
+        expect(shardPids()).toEqual([]);
+        // Each shard got the signal while the program still listened: their lines reached it before it ended.
+        expect(stderr).toMatch(/^\[shard 1\/2\] todeval: interrupted: \d+ of \d+ turns saved in .*sig\.turns\.shard-1-of-2\.jsonl/m);
+        expect(stderr).toMatch(/^\[shard 2\/2\] todeval: interrupted: \d+ of \d+ turns saved in .*sig\.turns\.shard-2-of-2\.jsonl/m);
+        expect(stderr).not.toMatch(/Error|failed/);
+        expect(existsSync(f('sig.json'))).toBe(false);
+        // Each shard saved what it finished (the header and at least one turn).
+        expect(lines(shardFile).length).toBeGreaterThanOrEqual(3);
+      } finally {
+        for (const pid of [child.pid!, ...shards.map(Number)]) {
+          try {
+            process.kill(pid, 'SIGKILL');
+          } catch {
+            // already gone
+          }
+        }
+      }
+    });
+
     it('runScoreWorkers refuses what a --workers run cannot do before any process starts', async () => {
       const base = { dataset: 'sgd' as const, input: DIALOGUES, dataDir: DATA_DIR, chunkTurns: 256, nli: { model, device: 'cpu' as const } };
       await expect(runScoreWorkers(base, { workers: 2 })).rejects.toThrow(/--workers needs -o\/--output/);

@@ -184,7 +184,8 @@ export async function runWorkers(opts: WorkersOptions): Promise<MergedRun> {
         stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
         env: { ...process.env, ...plan.env[i], TODEVAL_WORKER: '1' },
       });
-      const w: Worker = { index: i + 1, child, done: 0, total: 0, exit: new Promise((resolve) => child.once('exit', (code) => resolve(code))) };
+      const w: Worker = { index: i + 1, child, done: 0, total: 0, // 'close', not 'exit': its stderr is read to the end first (the error line says why it failed).
+        exit: new Promise((resolve) => child.once('close', (code) => resolve(code))) };
       workers.push(w);
       let pending = '';
       child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
