@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runScoreWorkers } from '../src/index.js';
+import { runRerankPipeline, runRerankWorkers, runScoreWorkers } from '../src/index.js';
 import { planWorkers, shardFileName } from '../src/shard/workers.js';
 import { CLI_ARGV, BUILT_CLI, HAS_BUILT_CLI, type CliResult } from './helpers/cli.js';
 import { runInProcess } from './helpers/in-process-cli.js';
@@ -206,3 +206,31 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))(
     });
   },
 );
+
+describe('rerank: runRerankWorkers from the library (committed example items, tiny random model)', () => {
+  const dir = tempDir('workers-rerank');
+  const f = (name: string) => path.join(dir, name);
+  const options = () => ({
+    input: path.join(REPO_ROOT, 'examples', 'sgd-mini', 'rerank.jsonl'),
+    dataset: 'sgd' as const,
+    load: { input: path.join(REPO_ROOT, 'examples', 'sgd-mini', 'dialogues.json'), schemaFile: path.join(REPO_ROOT, 'examples', 'sgd-mini', 'schema.json') },
+    hallucination: true,
+    nli: { model: getSensitiveTinyModelDir(), device: 'cpu' as const },
+  });
+
+  it('merges to the report of one process (items in input order), and leaves no shard file', async () => {
+    const one = await runRerankPipeline({ ...options(), reportFile: f('one.json') });
+    const two = await runRerankWorkers({ ...options(), reportFile: f('two.json'), itemsFile: f('two.items.jsonl') }, { workers: 2 });
+    const { nli: _a, ...a } = one;
+    const { nli: _b, ...b } = two;
+    expect(b).toEqual(a);
+    expect(two.items.length).toBeGreaterThan(1);
+    expect(readJson(f('two.json'))).toEqual(two as unknown as Json);
+    expect(readdirSync(dir).filter((n) => n.includes('.shard-'))).toEqual([]);
+  });
+
+  it('refuses a loadData function (it cannot reach another process) before any process starts', async () => {
+    await expect(runRerankWorkers({ ...options(), reportFile: f('x.json'), loadData: () => { throw new Error('not called'); } }, { workers: 2 })).rejects.toThrow(/give the data as `load`/);
+    expect(existsSync(f('x.json'))).toBe(false);
+  });
+});
