@@ -5,10 +5,11 @@ import { getLexicalStandinDir } from './helpers/lexical-standin.js';
 import { DATA_DIR, hasData } from './helpers/shared.js';
 
 // The worst body /v1/nli accepts (8 pairs of 60,000-character words, cut to 16,384 characters each
-// before tokenizing) against real servers on loopback with the lexical stand-in (the real RoBERTa
-// tokenizer, a cheap graph). What held /healthz was tokenizing on the event loop; whether a text was
-// tokenized there is counted by the tokenizer itself and shown in /metrics, so the test asserts
-// where the work ran, not how long it took (no timed test).
+// before tokenizing) against real servers on loopback, started from the built CLI as users run it,
+// with the lexical stand-in (the real RoBERTa tokenizer, a cheap graph). What held /healthz was
+// tokenizing on the event loop; whether a text was tokenized there is counted by the tokenizer
+// itself and shown in /metrics, so the test asserts where the work ran, not how long it took (no
+// timed test).
 
 const servers: ServeProcess[] = [];
 afterAll(async () => {
@@ -48,7 +49,7 @@ async function worstWithHealthz(url: string, round: number) {
 
 describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))('serve: the worst body does not block the event loop', () => {
   const start = async (extra: string[]) => {
-    const s = await spawnServe(['--model', getLexicalStandinDir(), '--data-dir', DATA_DIR, '--dialogues', DIALOGUES, '--device', 'cpu', '--threads', '1', '--log-level', 'warn', ...extra]);
+    const s = await spawnServe(['--model', getLexicalStandinDir(), '--data-dir', DATA_DIR, '--dialogues', DIALOGUES, '--device', 'cpu', '--threads', '1', '--log-level', 'warn', ...extra], {}, 120_000, { built: true });
     servers.push(s);
     return s;
   };
