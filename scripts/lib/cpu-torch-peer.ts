@@ -10,18 +10,23 @@
  * torch's OpenMP threads on small machines, so the peer runs with the OpenMP OpenBLAS (if
  * installed) and passive OpenMP waits, as the peer folder's README prescribes.
  */
-import { execFileSync, spawn, type ChildProcessByStdio } from 'node:child_process';
+import { execFile, spawn, type ChildProcessByStdio } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface, type Interface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
+import { promisify } from 'node:util';
 import { REPO_ROOT } from './large-model.js';
 
+// Asynchronous probes: a vitest worker imports this (test/torch-peer-server.test.ts), and a worker
+// blocked on a child process cannot answer vitest's RPC under load.
+const execFileAsync = promisify(execFile);
+
 /** An interpreter that has torch and onnx: $PYTHON, else Debian's system one, else python3 on PATH. */
-function findPython(): string {
+async function findPython(): Promise<string> {
   for (const py of [process.env.PYTHON, '/usr/bin/python3', 'python3'].filter((p): p is string => !!p)) {
     try {
-      execFileSync(py, ['-c', 'import torch, onnx'], { stdio: 'ignore' });
+      await execFileAsync(py, ['-c', 'import torch, onnx']);
       return py;
     } catch {
       // next
@@ -30,9 +35,9 @@ function findPython(): string {
   throw new Error('--peer-torch: no python3 with torch and onnx; apt-get install -y python3-torch python3-onnx python3-numpy libopenblas0-openmp');
 }
 
-function openmpBlasDir(): string | undefined {
+async function openmpBlasDir(): Promise<string | undefined> {
   try {
-    const lib = execFileSync('dpkg', ['-L', 'libopenblas0-openmp'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
+    const lib = (await execFileAsync('dpkg', ['-L', 'libopenblas0-openmp'], { encoding: 'utf8' })).stdout
       .split('\n')
       .find((l) => l.endsWith('/libblas.so.3'));
     return lib ? path.dirname(lib) : undefined;
@@ -64,11 +69,8 @@ export class TorchPeerProcess {
   private exited: string | undefined;
   info?: TorchPeerInfo;
 
-  private constructor(peerDir: string, modelDir: string, threads: number) {
-    const script = path.join(peerDir, 'roberta_torch.py');
-    if (!existsSync(script)) throw new Error(`--peer-torch: ${script} not found`);
-    const blas = openmpBlasDir();
-    this.child = spawn(findPython(), [path.join(REPO_ROOT, 'scripts', 'lib', 'torch_peer_server.py'), peerDir, modelDir, '--threads', String(threads)], {
+  private constructor(peerDir: string, modelDir: string, threads: number, python: string, blas: string | undefined) {
+    this.child = spawn(python, [path.join(REPO_ROOT, 'scripts', 'lib', 'torch_peer_server.py'), peerDir, modelDir, '--threads', String(threads)], {
       env: { ...process.env, OMP_WAIT_POLICY: 'PASSIVE', ...(blas ? { LD_LIBRARY_PATH: blas } : {}) },
       stdio: ['pipe', 'pipe', 'inherit'],
     });
@@ -82,7 +84,9 @@ export class TorchPeerProcess {
 
   /** Starts the peer and waits until its fp32 and int8 models are loaded. */
   static async start(peerDir: string, modelDir: string, threads: number): Promise<TorchPeerProcess> {
-    const p = new TorchPeerProcess(peerDir, modelDir, threads);
+    const script = path.join(peerDir, 'roberta_torch.py');
+    if (!existsSync(script)) throw new Error(`--peer-torch: ${script} not found`);
+    const p = new TorchPeerProcess(peerDir, modelDir, threads, await findPython(), await openmpBlasDir());
     p.info = (await p.next()) as unknown as TorchPeerInfo;
     return p;
   }
