@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import PQueue from 'p-queue';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -74,23 +74,6 @@ const servers = new PQueue({ concurrency: 1 });
 const bounded = <T>(run: () => Promise<T>): Promise<T> => processes.add(run);
 const onTheServers = <T>(run: () => Promise<T>): Promise<T> => servers.add(() => bounded(run));
 
-/**
- * unittest over one module, one process per test class (concurrently, bounded), merged into one
- * run: the classes are read from the module's source, so a class added later is run too.
- */
-async function unittestByClass(interpreter: string, module: string, env: NodeJS.ProcessEnv): Promise<UnittestRun> {
-  const source = readFileSync(path.join(REPO_ROOT, 'python', 'tests', `${module}.py`), 'utf8');
-  const classes = [...source.matchAll(/^class (\w+)\(unittest\.TestCase\):/gm)].map((m) => `${module}.${m[1]}`);
-  expect(classes.length, `no unittest.TestCase classes found in ${module}.py`).toBeGreaterThan(0);
-  const runs = await Promise.all(classes.map((c) => bounded(() => unittest(interpreter, [c], env))));
-  return {
-    code: runs.find((r) => r.code !== 0)?.code ?? 0,
-    output: runs.map((r) => r.output).join('\n'),
-    ran: runs.reduce((n, r) => n + r.ran, 0),
-    skipped: runs.flatMap((r) => r.skipped),
-  };
-}
-
 /** The run passed, ran at least `min` tests, and skipped none (a skip here would hide a test that no longer runs). */
 function expectPassed(r: UnittestRun, min: number): void {
   expect(r.code, r.output).toBe(0);
@@ -145,7 +128,7 @@ describe.skipIf(!PYTHON || !hasData('sgd', 'test', 'dialogues_017.json')).concur
     it.skipIf(!hasData('multiwoz', 'predictions', 'lava.json'))(
       "mwzeval shim: the five systems' numbers equal `todeval evaluate --json`; keys and nesting are mwzeval's",
       async () => {
-        const r = await unittestByClass(PYTHON!, 'test_mwzeval', env);
+        const r = await bounded(() => unittest(PYTHON!, ['test_mwzeval'], env));
         expectPassed(r, 14);
         expect(r.output).toMatch(/test_numbers_equal_todeval_evaluate .* \.\.\. ok$/m);
         // mwzeval's import path, chrF/TER equal to `evaluate --chrf --ter`, errors naming data_dir.
