@@ -42,6 +42,9 @@ describe('todeval doctor on this CPU machine', () => {
     const report = JSON.parse(cpu.stdout) as DoctorReport;
     expect(report.gpu).toBe(false);
     expect(report.cpu.cores).toBeGreaterThan(0);
+    // The float-kernel class q8-row2 signatures carry, measured by the probe (src/nli/cpu-kernels.ts).
+    expect(report.cpu.kernels).toMatch(/^(fma|no-fma|probe-[0-9a-f]{12})$/);
+    expect(auto.stdout).toContain(`cpu kernels        ${report.cpu.kernels}: q8-row2 scores are bit-identical on CPUs of this class only`);
     expect(report.onnxruntime.version).toBe('1.29.0');
     expect(report.fixes.filter((f) => /cuda|nvidia|cudnn|cublas/i.test(`${f.problem} ${f.fix}`))).toEqual([]);
 

@@ -239,7 +239,7 @@ describe('todeval models pull against a loopback hub', () => {
       expect(hub.requests.some((r) => r.includes('model_quantized') || r.includes('model_q8_row'))).toBe(false);
       const q8 = resolveModel(undefined, 'q8', { HF_HUB_CACHE: cacheDir });
       expect(q8.onnxPath).toBe(path.join(res.dir, 'onnx', 'model_q8_row.onnx'));
-      expect(q8.signature.dtype).toBe('q8-row');
+      expect(q8.signature.dtype).toBe('q8-row2');
       expect(listCachedModels(cacheDir)[0].dtypes).toEqual(['fp32', 'q8']);
     } finally {
       await hub.close();

@@ -7,9 +7,10 @@ import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildRandomRoberta, type RandomModelManifest } from '../src/nli/onnx-builder/index.js';
 import { INT7_QMAX, quantizePerColumn, quantizePerTensor, roundHalfEven } from '../src/nli/onnx-builder/int8.js';
-import { INT16_MAX, INT32_MAX, matMulIntegerBoundsOfFile } from '../src/nli/onnx-builder/q8-audit.js';
+import { INT16_MAX, INT32_MAX, matMulIntegerBoundsOfFile, opTypeCountsOfFile } from '../src/nli/onnx-builder/q8-audit.js';
 import { readFileMetadata } from '../src/nli/onnx-builder/onnx-reader.js';
-import { Q8_SCHEME_KEY } from '../src/nli/onnx-builder/quantize.js';
+import { Q8_ROW_GRAPH, Q8_ROW_GRAPH_KEY, Q8_SCHEME_KEY } from '../src/nli/onnx-builder/quantize.js';
+import { cpuKernelClass } from '../src/nli/cpu-kernels.js';
 import { buildQ8 } from '../src/nli/q8-build.js';
 import { formatDoctor, runDoctor } from '../src/nli/cuda/doctor.js';
 import { oneMatMulFiles, rowReference, ONE_MATMUL } from './helpers/one-matmul.js';
@@ -170,7 +171,7 @@ describe('q8 random RoBERTa: activations per row, 7-bit weights (QuantizeLinear 
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('is written beside fp32 as onnx/model_q8_row.onnx, a quarter of its size, named q8-row in signatures', () => {
+  it('is written beside fp32 as onnx/model_q8_row.onnx, a quarter of its size, named q8-row2 in signatures with the CPU kernel class', async () => {
     expect(manifest).toMatchObject({ dtype: 'q8', onnxFile: 'onnx/model_q8_row.onnx', seed: SEED });
     expect(tensorManifest).toMatchObject({ dtype: 'q8-tensor', onnxFile: 'onnx/model_quantized.onnx' });
     const q8Bytes = readFileSync(path.join(dir, 'onnx', 'model_q8_row.onnx')).length;
@@ -178,15 +179,22 @@ describe('q8 random RoBERTa: activations per row, 7-bit weights (QuantizeLinear 
     // Every weight is int8 except biases and LayerNorm parameters (+ a scale per column).
     expect(q8Bytes / fp32Bytes).toBeGreaterThan(0.24);
     expect(q8Bytes / fp32Bytes).toBeLessThan(0.27);
-    expect(readFileMetadata(path.join(dir, 'onnx', 'model_q8_row.onnx')).get(Q8_SCHEME_KEY)).toBe('row');
+    const meta = readFileMetadata(path.join(dir, 'onnx', 'model_q8_row.onnx'));
+    expect(meta.get(Q8_SCHEME_KEY)).toBe('row');
+    expect(meta.get(Q8_ROW_GRAPH_KEY)).toBe(String(Q8_ROW_GRAPH));
     expect(resolveModel(dir, 'q8').onnxPath).toBe(path.join(dir, 'onnx', 'model_q8_row.onnx'));
-    expect(resolveModel(dir, 'q8').signature.dtype).toBe('q8-row');
+    expect(resolveModel(dir, 'q8').signature.dtype).toBe('q8-row2');
     expect(resolveModel(dir, 'q8-tensor').onnxPath).toBe(path.join(dir, 'onnx', 'model_quantized.onnx'));
     expect(resolveModel(dir, 'q8-tensor').signature.dtype).toBe('q8-tensor');
     expect(resolveModel(dir).onnxPath).toBe(path.join(dir, 'onnx', 'model.onnx'));
-    expect(batched.modelSignature.dtype).toBe('q8-row');
+    expect(batched.modelSignature.dtype).toBe('q8-row2');
     expect(tensorBatched.modelSignature.dtype).toBe('q8-tensor');
     expect(fp32.modelSignature.dtype).toBe('fp32');
+    // Only q8-row2 carries the kernel class: the one this CPU's probe measures.
+    expect(batched.modelSignature.kernels).toBe(await cpuKernelClass());
+    expect(batched.modelSignature.kernels).toMatch(/^(fma|no-fma|probe-[0-9a-f]{12})$/);
+    expect(tensorBatched.modelSignature.kernels).toBeUndefined();
+    expect(fp32.modelSignature.kernels).toBeUndefined();
     expect(new Set([batched.cacheKey, tensorBatched.cacheKey, fp32.cacheKey]).size).toBe(3);
   });
 
@@ -223,6 +231,19 @@ describe('q8 random RoBERTa: activations per row, 7-bit weights (QuantizeLinear 
     expect(Math.max(...tensor.map((b) => b.pairSum))).toBeGreaterThan(INT16_MAX);
   });
 
+  it('writes each softmax out in primitive ops (q8-row2); the per-tensor file keeps onnxruntime\'s Softmax', () => {
+    const row = opTypeCountsOfFile(path.join(dir, 'onnx', 'model_q8_row.onnx'));
+    const layers = manifest.sizes.numLayers;
+    expect(row.get('Softmax')).toBeUndefined();
+    expect(row.get('Exp')).toBe(layers);
+    // Per layer: the two attention MatMuls and the softmax's sum (a MatMul by a column of ones).
+    expect(row.get('MatMul')).toBe(3 * layers);
+    expect(row.get('Expand')).toBe(layers);
+    const tensor = opTypeCountsOfFile(path.join(dir, 'onnx', 'model_quantized.onnx'));
+    expect(tensor.get('Softmax')).toBe(layers);
+    expect(tensor.get('Exp')).toBeUndefined();
+  });
+
   it('doctor says which q8 scheme a cached model holds: the hub\'s per-tensor file, then the per-row one once built', async () => {
     const cache = mkdtempSync(path.join(os.tmpdir(), 'todeval-q8-doctor-'));
     try {
@@ -235,7 +256,8 @@ describe('q8 random RoBERTa: activations per row, 7-bit weights (QuantizeLinear 
       expect(before).toMatch(/only the hub's per-tensor int8 file \(signature q8-tensor\).*`todeval models quantize` builds the per-row one/);
       copyFileSync(path.join(dir, 'onnx', 'model_q8_row.onnx'), path.join(snap, 'onnx', 'model_q8_row.onnx'));
       const after = formatDoctor(await runDoctor({ device: 'cpu', env }));
-      expect(after).toContain('per-row int8 (signature q8-row)');
+      expect(after).toContain('per-row int8 (signature q8-row2)');
+      expect(after).toMatch(new RegExp(`cpu kernels +${await cpuKernelClass()}: `));
       expect(after).not.toContain('only the hub');
     } finally {
       rmSync(cache, { recursive: true, force: true });
@@ -351,13 +373,14 @@ describe('q8 random RoBERTa: activations per row, 7-bit weights (QuantizeLinear 
     }
   });
 
-  it('loads through the CLI: todeval nli --model DIR --dtype q8 (and the int8 alias), signature dtype q8-row', async () => {
+  it('loads through the CLI: todeval nli --model DIR --dtype q8 (and the int8 alias), signature dtype q8-row2 and the kernel class', async () => {
     const [expected] = await single.score([SAMPLE_PAIRS[0]]);
     for (const dtype of ['q8', 'int8']) {
       const r = await runCli(['nli', SAMPLE_PAIRS[0].premise, SAMPLE_PAIRS[0].hypothesis, '--model', dir, '--dtype', dtype, '--device', 'cpu', '--threads', '1', '--json']);
       expect(r.code, r.stderr).toBe(0);
-      const out = JSON.parse(r.stdout) as NliProbs & { signature: { dtype: string } };
-      expect(out.signature.dtype).toBe('q8-row');
+      const out = JSON.parse(r.stdout) as NliProbs & { signature: { dtype: string; kernels?: string } };
+      expect(out.signature.dtype).toBe('q8-row2');
+      expect(out.signature.kernels).toBe(await cpuKernelClass());
       expectIdentical(out, expected, `--dtype ${dtype}`);
     }
   });

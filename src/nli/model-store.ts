@@ -10,7 +10,7 @@ import { modelFamily } from './family.js';
 import { pairEncodingOf } from './pair-encoding.js';
 import { localModelId } from './onnx-builder/standins.js';
 import { readFileMetadata } from './onnx-builder/onnx-reader.js';
-import { Q8_SCHEME_KEY } from './onnx-builder/quantize.js';
+import { Q8_ROW_GRAPH, Q8_ROW_GRAPH_KEY, Q8_SCHEME_KEY } from './onnx-builder/quantize.js';
 
 /**
  * q8: int8 with activations quantized per row and 7-bit weights (`todeval models quantize` builds
@@ -21,8 +21,12 @@ import { Q8_SCHEME_KEY } from './onnx-builder/quantize.js';
 export type NliDtype = 'fp32' | 'fp16' | 'q8' | 'q8-tensor';
 export const NLI_DTYPES: readonly NliDtype[] = ['fp32', 'fp16', 'q8', 'q8-tensor'];
 
-/** What signatures call each int8 scheme, so runs under two schemes never compare equal. */
-export const Q8_SIGNATURE_DTYPE = { row: 'q8-row', tensor: 'q8-tensor' } as const;
+/**
+ * What signatures call each int8 scheme, so runs under two schemes never compare equal: the row
+ * scheme by its graph version (q8-row2 writes Softmax out in primitive ops, docs/nli.md "q8 across
+ * CPUs"; q8-row is a file from before, still loaded, never equal to the new one).
+ */
+export const Q8_SIGNATURE_DTYPE = { row: 'q8-row2', rowV1: 'q8-row', tensor: 'q8-tensor' } as const;
 
 /**
  * The signature's dtype for an ONNX file loaded as `dtype`: int8 files name their scheme, read from
@@ -31,7 +35,9 @@ export const Q8_SIGNATURE_DTYPE = { row: 'q8-row', tensor: 'q8-tensor' } as cons
  */
 export function signatureDtype(onnxPath: string, dtype: NliDtype): string {
   if (dtype !== 'q8' && dtype !== 'q8-tensor') return dtype;
-  return readFileMetadata(onnxPath).get(Q8_SCHEME_KEY) === 'row' ? Q8_SIGNATURE_DTYPE.row : Q8_SIGNATURE_DTYPE.tensor;
+  const meta = readFileMetadata(onnxPath);
+  if (meta.get(Q8_SCHEME_KEY) !== 'row') return Q8_SIGNATURE_DTYPE.tensor;
+  return meta.get(Q8_ROW_GRAPH_KEY) === String(Q8_ROW_GRAPH) ? Q8_SIGNATURE_DTYPE.row : Q8_SIGNATURE_DTYPE.rowV1;
 }
 
 export interface ModelManifest {
@@ -277,6 +283,8 @@ export interface PresentModel {
   family: string;
   /** The pair template its tokenizer.json defines, or why it cannot be read. */
   pairEncoding: string;
+  /** The signature dtype of its row-scheme q8 file, where it has one: q8-row2, or q8-row for a file built before. */
+  q8Row?: string;
 }
 
 /**
@@ -322,7 +330,9 @@ export function listCachedModels(cacheDir = hubCacheDir()): PresentModel[] {
       const dtypes = [...files.keys()];
       if (dtypes.length === 0 || !existsSync(path.join(dir, 'tokenizer.json'))) continue;
       const bytes = [...files.values()].reduce((s, f) => s + statSync(path.join(dir, f)).size, 0);
-      out.push({ id, revision: rev, dtypes, dir, bytes, ...describeModelDir(dir) });
+      const q8File = files.get('q8');
+      const q8Row = q8File !== undefined ? signatureDtype(path.join(dir, q8File), 'q8') : undefined;
+      out.push({ id, revision: rev, dtypes, dir, bytes, ...describeModelDir(dir), ...(q8Row ? { q8Row } : {}) });
     }
   }
   return out;

@@ -121,7 +121,7 @@ export class BatchedNliRunner implements NliRunner {
     this.onProgress = parts.onProgress;
     const s = parts.signature;
     // The model by its bytes when it has a digest: the same file in another folder shares the cache.
-    this.cacheKey = `${modelContentName(s.modelId, s.revision)}/${s.dtype}/max${parts.tokenizer.maxLength}`;
+    this.cacheKey = `${modelContentName(s.modelId, s.revision)}/${s.dtype}${s.kernels ? `+${s.kernels}` : ''}/max${parts.tokenizer.maxLength}`;
     this.cache = new PairCache(this.cacheKey, parts.cacheFile, parts.cacheBytes);
     // One copy shared by the pool and the execution: an out-of-memory split shrinks both.
     const limits = { ...parts.limits };

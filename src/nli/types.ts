@@ -21,19 +21,25 @@ export interface NliModelSignature {
   family?: string;
   /** The pair template with segment ids; absent for RoBERTa's (signatureEncoding in pair-encoding.ts). */
   pairEncoding?: string;
+  /**
+   * The CPU's float-kernel class (cpu-kernels.ts: fma, no-fma, or probe-<hash>), for q8-row2 on the
+   * CPU only: its scores are bit-identical within a class and differ across classes.
+   */
+  kernels?: string;
 }
 
 /**
  * A model's signature keys: id, revision and dtype, then its family and pair encoding where they
  * are not RoBERTa's, so runs with different pair encodings never compare equal.
  */
-export function modelSignatureFields(s: NliModelSignature): { model: string; revision: string; dtype: string; family?: string; pairEncoding?: string } {
+export function modelSignatureFields(s: NliModelSignature): { model: string; revision: string; dtype: string; family?: string; pairEncoding?: string; kernels?: string } {
   return {
     model: s.modelId,
     revision: s.revision,
     dtype: s.dtype,
     ...(s.family !== undefined ? { family: s.family } : {}),
     ...(s.pairEncoding !== undefined ? { pairEncoding: s.pairEncoding } : {}),
+    ...(s.kernels !== undefined ? { kernels: s.kernels } : {}),
   };
 }
 

@@ -31,6 +31,7 @@ export const SIGNATURE_KEYS = [
   'dtype',
   'family',
   'pairEncoding',
+  'kernels',
   'maxLength',
   'device',
   'validation',

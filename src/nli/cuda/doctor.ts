@@ -4,7 +4,8 @@ import path from 'node:path';
 import { findDataDir } from '../../data/data-dir.js';
 import { findPackageFile } from '../../util/package-file.js';
 import { localModelId, standinKind, type StandinKind } from '../onnx-builder/standins.js';
-import { DEFAULT_MODEL_ID, hubCacheDir, listCachedModels, type PresentModel } from '../model-store.js';
+import { DEFAULT_MODEL_ID, hubCacheDir, listCachedModels, Q8_SIGNATURE_DTYPE, type PresentModel } from '../model-store.js';
+import { cpuKernelClass } from '../cpu-kernels.js';
 import { findCudaLibraries, ldLibraryPathFix, type LibraryHit } from './libraries.js';
 import { probeProvider, type ProbeResult } from './probe.js';
 import { checkProviderDir, OFFICIAL_CUDA_INSTALL, ortInstall, REGISTRY_CUDA_INSTALL, REGISTRY_PROVIDER, type ProviderCheck } from './provider.js';
@@ -48,6 +49,8 @@ export interface CpuFacts {
   memoryGiB: number;
   /** Of avx2, avx512f, avx512_vnni, avx_vnni: those /proc/cpuinfo lists (empty where it cannot be read). */
   features: string[];
+  /** The float-kernel class onnxruntime's CPU provider runs here (cpu-kernels.ts), which q8-row2 signatures carry; absent when it does not load. */
+  kernels?: string;
 }
 
 /** A stand-in model folder doctor found: a test model, never a language model. */
@@ -153,7 +156,7 @@ export async function runDoctor(opts: DoctorOptions = {}): Promise<DoctorReport>
     cudaProvider,
     cudaLibraries: { found: libs.hits, missing: libs.missing },
     models: { cacheDir, present, standins },
-    cpu: cpuFacts(),
+    cpu: { ...cpuFacts(), ...(cpuOk ? { kernels: await cpuKernelClass() } : {}) },
     gpu,
     data: { dir: data?.dir, source: data?.source },
     fixes,
@@ -178,6 +181,8 @@ export function formatDoctor(r: DoctorReport): string {
   row('onnxruntime-node', `${r.onnxruntime.version} (${r.onnxruntime.binDir})`);
   const c = r.cpu;
   row('cpu', `${c.model}: ${c.cores} cores, ${c.memoryGiB} GiB${c.features.length > 0 ? `, ${c.features.join(' ')}` : ''}`);
+  // Measured by a probe, not read from the flags above (an emulator may show the host's flags).
+  if (c.kernels) row('cpu kernels', `${c.kernels}: q8-row2 scores are bit-identical on CPUs of this class only (signature key kernels)`);
   const showCuda = r.gpu || r.device === 'cuda';
   for (const p of r.providers) {
     if (p.provider === 'cuda' && !showCuda) continue;
@@ -198,8 +203,11 @@ export function formatDoctor(r: DoctorReport): string {
     // Which cross-encoder it is and how its pairs are encoded (docs/nli.md "Other cross-encoders").
     row('  family', `${m.family}; pair ${m.pairEncoding}`);
     // The two int8 schemes score differently; say which one --dtype q8 will load (docs/nli.md "q8").
-    if (m.dtypes.includes('q8')) row('  q8', 'per-row int8 (signature q8-row): a pair scores the same in any batch; its integer sums are exact on every x86 CPU');
-    else if (m.dtypes.includes('q8-tensor')) {
+    if (m.q8Row === Q8_SIGNATURE_DTYPE.rowV1) {
+      row('  q8', `per-row int8 built before graph 2 (signature q8-row): its softmax differs between AVX-512 and AVX2; \`${quantizeCommand(m.id)}\` rebuilds it as q8-row2`);
+    } else if (m.dtypes.includes('q8')) {
+      row('  q8', `per-row int8 (signature ${m.q8Row ?? Q8_SIGNATURE_DTYPE.row}): a pair scores the same in any batch, and on any CPU of the same kernel class`);
+    } else if (m.dtypes.includes('q8-tensor')) {
       row('  q8', `only the hub's per-tensor int8 file (signature q8-tensor): its scores move with the batch and the CPU; \`${quantizeCommand(m.id)}\` builds the per-row one`);
     }
   }

@@ -129,18 +129,42 @@ export interface NodeInfo {
   name: string;
   inputs: string[];
   outputs: string[];
+  /** The node's integer attributes (AttributeProto.i), by name: what a rewrite needs to read. */
+  ints: Map<string, number>;
   field: Field;
+}
+
+/** A varint as a signed int64 (two's complement, as protobuf writes int64), exact where a double would round. */
+function int64At(bytes: Uint8Array): number {
+  let v = 0n;
+  for (let i = bytes.length - 1; i >= 0; i--) v = (v << 7n) | BigInt(bytes[i] & 0x7f);
+  return Number(BigInt.asIntN(64, v));
+}
+
+/** An AttributeProto's name and, where it has one, its integer (field 3). */
+function intAttribute(bytes: ByteSource, f: Field): { name: string; value?: number } {
+  let name = '';
+  let value: number | undefined;
+  for (const g of fieldsOf(bytes, f.offset, f.end)) {
+    if (g.field === 1) name = text(bytes, g);
+    else if (g.field === 3 && g.wire === WIRE_VARINT) value = int64At(bytes.read(g.offset, g.length));
+  }
+  return { name, value };
 }
 
 export function readNode(src: ByteSource, f: Field): NodeInfo {
   const bytes = bufferSource(src.read(f.offset, f.length));
-  const node: NodeInfo = { opType: '', domain: '', name: '', inputs: [], outputs: [], field: f };
+  const node: NodeInfo = { opType: '', domain: '', name: '', inputs: [], outputs: [], ints: new Map(), field: f };
   for (const g of fieldsOf(bytes)) {
     if (g.field === 1) node.inputs.push(text(bytes, g));
     else if (g.field === 2) node.outputs.push(text(bytes, g));
     else if (g.field === 3) node.name = text(bytes, g);
     else if (g.field === 4) node.opType = text(bytes, g);
     else if (g.field === 7) node.domain = text(bytes, g);
+    else if (g.field === 5) {
+      const a = intAttribute(bytes, g);
+      if (a.value !== undefined) node.ints.set(a.name, a.value);
+    }
   }
   return node;
 }

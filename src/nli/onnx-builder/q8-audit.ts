@@ -62,3 +62,17 @@ export function matMulIntegerBoundsOfFile(file: string): MatMulIntegerBound[] {
     src.close();
   }
 }
+
+/** How many nodes of each op type a model file holds: what a rewrite left in and took out. */
+export function opTypeCountsOfFile(file: string): Map<string, number> {
+  const src = new FileSource(file);
+  try {
+    const graph = fieldsOf(src).find((f) => f.field === ModelField.GRAPH);
+    if (!graph) throw new Error('not an ONNX model: no graph');
+    const counts = new Map<string, number>();
+    for (const n of indexGraph(src, fieldsOf(src, graph.offset, graph.end)).nodes.values()) counts.set(n.opType, (counts.get(n.opType) ?? 0) + 1);
+    return counts;
+  } finally {
+    src.close();
+  }
+}

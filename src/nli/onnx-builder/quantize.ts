@@ -42,6 +42,13 @@ export type Q8Scheme = 'row' | 'tensor';
 
 /** metadata_props key naming the scheme of a file this module wrote. */
 export const Q8_SCHEME_KEY = 'todeval.q8_scheme';
+/**
+ * metadata_props key giving the version of the row scheme's graph. Absent in the first row files
+ * (version 1: onnxruntime's Softmax kept); version 2 writes each last-axis Softmax out in primitive
+ * ops (see Q8Writer.softmax). Signatures name it (q8-row2), so scores of the two never compare equal.
+ */
+export const Q8_ROW_GRAPH_KEY = 'todeval.q8_row_graph';
+export const Q8_ROW_GRAPH = 2;
 
 /** The constant activation zero point of the row scheme: symmetric values on a uint8 grid. */
 export const ROW_ZERO_POINT = 128;
@@ -147,11 +154,18 @@ interface Rewrite {
   replacedUses: Map<string, number>;
   matmuls: number;
   gathers: number;
+  softmaxes: number;
+}
+
+/** A Softmax over the last axis: its axis attribute -1, or absent where opset 13 made -1 the default. */
+function softmaxOverLastAxis(n: NodeInfo, opset: number): boolean {
+  const axis = n.ints.get('axis');
+  return axis === -1 || (axis === undefined && opset >= 13);
 }
 
 /** Every default-domain MatMul by a weight and Gather from a table, rewritten in the scheme of `q8`. */
 function rewriteNodes(g: GraphIndex, q8: Q8Writer): Rewrite {
-  const r: Rewrite = { replaced: new Map(), replacedUses: new Map(), matmuls: 0, gathers: 0 };
+  const r: Rewrite = { replaced: new Map(), replacedUses: new Map(), matmuls: 0, gathers: 0, softmaxes: 0 };
   for (const [f, n] of g.nodes) {
     if (n.domain !== '' && n.domain !== 'ai.onnx') continue;
     if (n.opType === 'MatMul' && n.inputs.length === 2 && replaceableWeight(g, n.inputs[1])) {
@@ -162,6 +176,10 @@ function rewriteNodes(g: GraphIndex, q8: Q8Writer): Rewrite {
       const t = replaceableWeight(g, n.inputs[0])!;
       r.replaced.set(f, q8.nodesFor(() => q8.gather(n, t)));
       r.gathers++;
+    } else if (n.opType === 'Softmax' && q8.rewritesSoftmax && softmaxOverLastAxis(n, q8.opset)) {
+      r.replaced.set(f, q8.nodesFor(() => q8.softmax(n)));
+      r.softmaxes++;
+      continue;
     } else {
       continue;
     }
@@ -215,9 +233,36 @@ class Q8Writer {
     private readonly src: ByteSource,
     private readonly used: Set<string>,
     private readonly scheme: Q8Scheme,
-    private readonly opset: number,
+    readonly opset: number,
     private readonly weightQmax: number,
   ) {}
+
+  /** The row scheme rewrites Softmax (below); the per-tensor scheme stays what quantize_dynamic writes. */
+  get rewritesSoftmax(): boolean {
+    return this.scheme === 'row';
+  }
+
+  /**
+   * Softmax over the last axis as exp(x - max) / sum, each step a kernel that gives the same bits on
+   * every x86 CPU with FMA (AVX2+FMA, AVX-512) and in any batch. onnxruntime's own Softmax does not:
+   * its sum of exponentials is a vector reduction whose lane count follows the instruction set (16
+   * lanes on AVX-512, 8 on AVX2), so about half its outputs differ in the last bit between the two,
+   * and a last-bit difference before the next row quantization can move a whole quantization step
+   * (docs/nli.md, "q8 across CPUs"). ReduceSum would not do either: its Eigen sum peels scalars up
+   * to an aligned address, so a row's sum depends on where the row starts in the batch. The sum here
+   * is a MatMul by a column of ones: every SGEMM kernel adds a row's products in order along K (a
+   * product by 1 is exact, so FMA or not gives the same sums), and the zeros that padding appends to
+   * a row add nothing. The row max is exact in any order, x - max and the division are one IEEE
+   * operation per element, and Exp is elementwise (the same on AVX2+FMA and AVX-512; measured).
+   */
+  softmax(n: NodeInfo): void {
+    const x = n.inputs[0];
+    const e = this.op('Exp', [this.op('Sub', [x, this.reduceLast('ReduceMax', x)])]);
+    // A column of ones as long as the rows: [S, 1] from x's last dimension, broadcast from the scalar 1.
+    const width = this.op('Slice', [this.op('Shape', [x]), this.int64s([-1]), this.int64s([Number.MAX_SAFE_INTEGER]), this.int64s([0])]);
+    const ones = this.op('Expand', [this.one(), this.op('Concat', [width, this.int64s([1])], { axis: 0 })]);
+    this.op('Div', [e, this.op('MatMul', [e, ones])], {}, n.outputs[0]);
+  }
 
   /** The nodes that `write` emits: what stands in for one source node. */
   nodesFor(write: () => void): MessageWriter[] {
@@ -395,10 +440,11 @@ function writeModel(src: ByteSource, top: Field[], graph: MessageWriter, scheme:
       continue;
     }
     // an earlier entry naming the scheme (a StringStringEntryProto: its key is field 1) gives way to ours
-    if (f.field === ModelField.METADATA_PROPS && stringFieldOf(src, f, 1) === Q8_SCHEME_KEY) continue;
+    if (f.field === ModelField.METADATA_PROPS && [Q8_SCHEME_KEY, Q8_ROW_GRAPH_KEY].includes(stringFieldOf(src, f, 1))) continue;
     model.raw(copyOf(src, f));
   }
   model.message(ModelField.METADATA_PROPS, metadataEntry(Q8_SCHEME_KEY, scheme));
+  if (scheme === 'row') model.message(ModelField.METADATA_PROPS, metadataEntry(Q8_ROW_GRAPH_KEY, String(Q8_ROW_GRAPH)));
   return model;
 }
 

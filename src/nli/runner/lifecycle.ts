@@ -2,7 +2,8 @@ import { readJsonFile } from '../../util/json-file.js';
 import { signatureFamily } from '../family.js';
 import { labelIndexFromConfig, type LabelIndex } from '../labels.js';
 import { signatureEncoding } from '../pair-encoding.js';
-import { resolveModelWithSignature, type NliDtype } from '../model-store.js';
+import { cpuKernelClass } from '../cpu-kernels.js';
+import { Q8_SIGNATURE_DTYPE, resolveModelWithSignature, type NliDtype } from '../model-store.js';
 import { openSession, type LogitsSession, type NliDevice } from '../session.js';
 import { SessionThread } from '../session-thread.js';
 import { TokenizerPool } from '../tokenizer-pool.js';
@@ -71,7 +72,14 @@ export async function openParts(opts: OpenOptions): Promise<OpenParts> {
   // The family and pair encoding come from the files just read: named unless RoBERTa's.
   const family = signatureFamily(tokenizer.family);
   const pairEncoding = signatureEncoding(tokenizer.pairEncoding.template);
-  const signature = { ...model.signature, ...(family !== undefined ? { family } : {}), ...(pairEncoding !== undefined ? { pairEncoding } : {}) };
+  // q8-row2 is bit-identical across CPUs of one float-kernel class only: the class joins its signature.
+  const kernels = model.signature.dtype === Q8_SIGNATURE_DTYPE.row && session.device === 'cpu' ? await cpuKernelClass() : undefined;
+  const signature = {
+    ...model.signature,
+    ...(family !== undefined ? { family } : {}),
+    ...(pairEncoding !== undefined ? { pairEncoding } : {}),
+    ...(kernels !== undefined ? { kernels } : {}),
+  };
   return { session, tokenizer, tokenizerPool, labels, signature };
 }
 
