@@ -67,7 +67,7 @@ function registerQuantize(models: Command): void {
       // Before the build: a folder, device or FIFO at -o is refused here, not after minutes of work.
       if (flags.output) refuseOutputOverInput({ '-o/--output': flags.output }, {});
       const r = buildQ8(flags.model, flags.output);
-      process.stdout.write(`built ${r.out} ${mib(r.bytes)} sha256 ${r.sha256.slice(0, 12)} from ${r.from}: ${r.matmuls} MatMuls, ${r.gathers} embedding tables in int8 (q8-row)\n`);
+      process.stdout.write(`built ${r.out} ${mib(r.bytes)} sha256 ${r.sha256.slice(0, 12)} from ${r.from}: ${r.matmuls} MatMuls, ${r.gathers} embedding tables in int8 (q8-row2)\n`);
     });
 }
 

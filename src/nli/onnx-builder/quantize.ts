@@ -28,7 +28,9 @@ import { INT7_QMAX, INT8_QMAX, quantizePerColumn, quantizePerTensor } from './in
  *   W: symmetric 7-bit per output column, |W_s7| <= 63.
  *   Each row's scale is a max over that row only (exact, order-free), so no other row of the batch,
  *   padding included, can move it; the u8 x s7 pair sums stay inside int16 on every x86 kernel, so
- *   the int32 sums are exact everywhere (docs/nli.md, "q8 arithmetic").
+ *   the int32 sums are exact everywhere (docs/nli.md, "q8 arithmetic"). Each last-axis Softmax is
+ *   written out in primitive ops whose kernels agree across AVX-512 and AVX2+FMA (Q8Writer.softmax;
+ *   graph version 2, docs/nli.md "q8 across CPUs").
  *
  * tensor (dtype q8-tensor): what onnxruntime's quantize_dynamic writes, the scheme of the hub's
  *   model_quantized.onnx: DynamicQuantizeLinear over the whole activation tensor (one scale per
