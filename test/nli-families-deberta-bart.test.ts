@@ -227,7 +227,7 @@ describe.skipIf(why !== undefined)('DeBERTa-v2/v3 and BART cross-encoders: todev
       const cli = await runProcess(process.execPath, [...CLI_ARGV, 'models', 'quantize', '--model', dirOf(name)], { timeoutMs: 120_000 });
       expect(cli.stderr).toBe('');
       expect(cli.code).toBe(0);
-      const line = /^built (\S+) .* from \S+: (\d+) MatMuls, (\d+) embedding tables in int8 \(q8-row\)$/m.exec(cli.stdout);
+      const line = /^built (\S+) .* from \S+: (\d+) MatMuls, (\d+) embedding tables in int8 \(q8-row2\)$/m.exec(cli.stdout);
       expect(line, cli.stdout).not.toBeNull();
       const built = { out: line![1], matmuls: Number(line![2]), gathers: Number(line![3]) };
       console.log(`${name}: q8 ${built.matmuls} MatMuls, ${built.gathers} embedding tables in int8`);
@@ -242,7 +242,7 @@ describe.skipIf(why !== undefined)('DeBERTa-v2/v3 and BART cross-encoders: todev
         createNliRunner({ model: dirOf(name), dtype, device: 'cpu', threads: 1, maxPadFraction: 1, ...(one ? { maxBatchSize: 1 } : {}), notice: () => undefined });
       const [full, q8, alone] = await Promise.all([open('fp32'), open('q8'), open('q8', true)]);
       try {
-        expect(q8.modelSignature.dtype).toBe('q8-row');
+        expect(q8.modelSignature.dtype).toBe('q8-row2');
         const fp32 = await full.score(PAIRS);
         const batched = await q8.score(PAIRS);
         const worst = probsDiff(batched, fp32);

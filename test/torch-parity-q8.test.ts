@@ -1,4 +1,4 @@
-// The per-row int8 model (dtype q8, signature q8-row; what `todeval models quantize` builds) checked
+// The per-row int8 model (dtype q8, signature q8-row2; what `todeval models quantize` builds) checked
 // against PyTorch: scripts/roberta_q8_row_torch.py, the project's own RoBERTa forward written from
 // Hugging Face's modeling_roberta with every Linear layer and embedding table doing the row scheme's
 // arithmetic in torch (integer sums in int64), quantizes the tiny random model's fp32 weights itself

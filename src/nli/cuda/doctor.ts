@@ -205,9 +205,9 @@ export function formatDoctor(r: DoctorReport): string {
     // The two int8 schemes score differently; say which one --dtype q8 will load (docs/nli.md "q8").
     if (m.q8Row === Q8_SIGNATURE_DTYPE.rowV1) {
       row('  q8', `per-row int8 built before graph 2 (signature q8-row): its softmax differs between AVX-512 and AVX2; \`${quantizeCommand(m.id)}\` rebuilds it as q8-row2`);
-    } else if (m.dtypes.includes('q8')) {
+    } else if (m.dtypes.includes('q8') && m.q8Row !== Q8_SIGNATURE_DTYPE.tensor) {
       row('  q8', `per-row int8 (signature ${m.q8Row ?? Q8_SIGNATURE_DTYPE.row}): a pair scores the same in any batch, and on any CPU of the same kernel class`);
-    } else if (m.dtypes.includes('q8-tensor')) {
+    } else if (m.dtypes.includes('q8-tensor') || m.q8Row === Q8_SIGNATURE_DTYPE.tensor) {
       row('  q8', `only the hub's per-tensor int8 file (signature q8-tensor): its scores move with the batch and the CPU; \`${quantizeCommand(m.id)}\` builds the per-row one`);
     }
   }
