@@ -23,11 +23,13 @@ import { DATA_DIR, hasData, REPO_ROOT, TOKENIZER_DIR } from './helpers/shared.js
  * first row graph) and one layer, to keep the emulated runs short; the pairs are real SGD turns of
  * 287+ characters, the ones that moved (docs/nli.md, "q8 across CPUs").
  */
+// qemu-x86_64 runs this host's own node binary under another x86 CPU: an x86-64 host only.
 const qemu = await (async () => {
+  if (process.arch !== 'x64') return undefined;
   const r = await runProcess('sh', ['-c', 'command -v qemu-x86_64']);
   return (r.code === 0 && r.stdout.trim()) || undefined;
 })();
-if (!qemu) console.warn('[skip] q8 across CPUs: qemu-x86_64 not installed (apt-get install qemu-user)');
+if (!qemu) console.warn(`[skip] q8 across CPUs: ${process.arch !== 'x64' ? `an x86-64 host is needed (this is ${process.arch})` : 'qemu-x86_64 not installed (apt-get install qemu-user)'}`);
 
 const SGD_FILE = path.join('sgd', 'test', 'dialogues_001.json');
 const PAIRS = 4;
