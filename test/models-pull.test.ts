@@ -309,7 +309,7 @@ describe('todeval models pull against a loopback hub', () => {
 
       const q8 = buildQ8(debertaId, undefined, env);
       expect(path.relative(resolved.dir, q8.out)).toBe(path.join('onnx', 'model_q8_row.onnx'));
-      expect(resolveModel(debertaId, 'q8', env).signature.dtype).toBe('q8-row');
+      expect(resolveModel(debertaId, 'q8', env).signature.dtype).toBe('q8-row2');
       expect(listCachedModels(cacheDir)[0].dtypes).toEqual(['fp32', 'q8']);
 
       const saved = process.env.HF_HUB_CACHE;
@@ -318,7 +318,7 @@ describe('todeval models pull against a loopback hub', () => {
         const r = await createNliRunner({ model: debertaId, dtype: 'q8', device: 'cpu', threads: 1, notice: () => {} });
         const [p] = await r.score([{ premise: 'There are no free rooms.', hypothesis: 'The hotel is cheap.' }]);
         expect(p.entailment + p.neutral + p.contradiction).toBeCloseTo(1, 6);
-        expect(r.modelSignature).toMatchObject({ modelId: debertaId, revision: COMMIT, dtype: 'q8-row', family: 'deberta-v2' });
+        expect(r.modelSignature).toMatchObject({ modelId: debertaId, revision: COMMIT, dtype: 'q8-row2', family: 'deberta-v2' });
         await r.close();
       } finally {
         if (saved === undefined) delete process.env.HF_HUB_CACHE;
