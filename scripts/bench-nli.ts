@@ -41,7 +41,7 @@ import { Command } from 'commander';
 import { resolveDataDir } from '../src/data/data-dir.js';
 import { buildRandomRoberta, onnxFileName, RANDOM_MODEL_MANIFEST, type RandomModelManifest } from '../src/nli/onnx-builder/index.js';
 import { planBatches } from '../src/nli/batcher.js';
-import { labelIndexFromConfig } from '../src/nli/labels.js';
+import { labelIndexFromConfig, probsFromLogits } from '../src/nli/labels.js';
 import { parseDtype, resolveModel, type NliDtype } from '../src/nli/model-store.js';
 import { padRows } from '../src/nli/feeds.js';
 import { openSession, type NliDevice } from '../src/nli/session.js';
@@ -219,6 +219,11 @@ interface Contender {
 const inSample = new Set(passSamples.flat());
 const warmup = all.filter((p) => !inSample.has(p)).slice(0, cuda ? 2048 : Math.max(16, o.round));
 
+/** What a contender has timed and scored before its first round. */
+function emptyTally(): Pick<Contender, 'passSeconds' | 'passPairs' | 'probs' | 'tokens' | 'paddedTokens' | 'batches'> {
+  return { passSeconds: [], passPairs: [], probs: [], tokens: 0, paddedTokens: 0, batches: 0 };
+}
+
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'todeval-bench-nli-'));
 /** A model directory whose q8 file is `file`, the rest (config, tokenizer) the model's own. */
 function q8FileDir(file: string, k: number): string {
@@ -251,12 +256,7 @@ async function ortContender(
     file,
     oneByOne,
     batched: !oneByOne,
-    passSeconds: [],
-    passPairs: [],
-    probs: [],
-    tokens: 0,
-    paddedTokens: 0,
-    batches: 0,
+    ...emptyTally(),
     async round(pairs) {
       const t = performance.now();
       if (oneByOne) for (const p of pairs) c.probs.push(await runner.scoreOne(p));
@@ -274,13 +274,6 @@ async function ortContender(
   return c;
 }
 
-function softmaxProbs(logits: number[], index: Record<NliLabel, number>): NliProbs {
-  const m = Math.max(...logits);
-  const e = logits.map((x) => Math.exp(x - m));
-  const s = e.reduce((a, b) => a + b, 0);
-  return { entailment: e[index.entailment] / s, neutral: e[index.neutral] / s, contradiction: index.contradiction >= 0 ? e[index.contradiction] / s : 0 };
-}
-
 function torchContender(peer: TorchPeerProcess, variant: 'fp32' | 'int8', batch: number): Contender {
   const index = labelIndexFromConfig(modelConfig, fp32Model.configPath);
   const c: Contender = {
@@ -288,16 +281,11 @@ function torchContender(peer: TorchPeerProcess, variant: 'fp32' | 'int8', batch:
     family: variant === 'fp32' ? 'torch-fp32' : 'torch-int8',
     oneByOne: batch === 1,
     batched: batch > 1,
-    passSeconds: [],
-    passPairs: [],
-    probs: [],
-    tokens: 0,
-    paddedTokens: 0,
-    batches: 0,
+    ...emptyTally(),
     async round(_pairs, ids) {
       const plan = batch === 1 ? ids.map((_, i) => [i]) : planRound(ids);
       const r = await peer.run(variant, batch, ids, tokenizer.padId, plan);
-      c.probs.push(...r.logits.map((l) => softmaxProbs(l, index)));
+      c.probs.push(...r.logits.map((l) => probsFromLogits(l, 0, l.length, index)));
       c.tokens += r.real;
       c.paddedTokens += r.padded;
       c.batches += plan.length;
@@ -323,12 +311,7 @@ async function sessionContender(dtype: NliDtype): Promise<Contender> {
     oneByOne: false,
     batched: false,
     alone: true,
-    passSeconds: [],
-    passPairs: [],
-    probs: [],
-    tokens: 0,
-    paddedTokens: 0,
-    batches: 0,
+    ...emptyTally(),
     async round(_pairs, ids) {
       const t = performance.now();
       const out: NliProbs[] = new Array(ids.length);
@@ -336,7 +319,8 @@ async function sessionContender(dtype: NliDtype): Promise<Contender> {
         const padded = padRows(idx.map((i) => ids[i]), tokenizer.padId);
         const logits = await session.run(padded);
         const n = logits.length / idx.length;
-        idx.forEach((i, r) => (out[i] = softmaxProbs(Array.from(logits.subarray(r * n, r * n + n)), index)));
+        // The runner's own softmax, so a session alone and the runner agree bit for bit on the same logits.
+        idx.forEach((i, r) => (out[i] = probsFromLogits(logits, r * n, n, index)));
         c.tokens += idx.reduce((a, i) => a + ids[i].length, 0);
         c.paddedTokens += padded.rows * padded.width;
         c.batches++;
