@@ -5,13 +5,12 @@ import { padRows } from '../src/nli/feeds.js';
 import { labelIndexFromConfig, probsFromLogits } from '../src/nli/labels.js';
 import { createNliRunner, type NliRunner } from '../src/nli/runner.js';
 import { openParts, type OpenParts } from '../src/nli/runner/lifecycle.js';
-import type { NliPair, NliProbs } from '../src/nli/types.js';
+import type { NliProbs } from '../src/nli/types.js';
 import { readJsonFile } from '../src/util/json-file.js';
 import { bartTokenizerJson, debertaV3TokenizerJson } from './helpers/nli-family-tokenizers.js';
 import { CLI_ARGV, runProcess } from './helpers/cli.js';
 import { suiteTempDir } from './helpers/temp.js';
-import { tinyCrossEncoders, torchLogits, torchMissing, type TinyModelJob, type TorchRow } from './helpers/tiny-cross-encoders.js';
-import { SAMPLE_PAIRS } from './nli-fixtures.js';
+import { FAMILY_PAIRS, tinyCrossEncoders, torchLogits, torchMissing, type TinyModelJob, type TorchRow } from './helpers/tiny-cross-encoders.js';
 
 /**
  * DeBERTa-v2/v3 and BART cross-encoders end to end: tiny random-weight models whose PyTorch modules
@@ -50,12 +49,7 @@ const Q8_BOUND = 0.05;
 const why = await torchMissing();
 if (why) console.warn(`[skip] DeBERTa/BART cross-encoders against PyTorch: ${why}`);
 
-const PAIRS: NliPair[] = [
-  ...SAMPLE_PAIRS,
-  { premise: 'I want to book a table at Il Fornaio in San Jose. What about 7 pm on Monday?', hypothesis: 'The city is San Jose.' },
-  { premise: 'There are no free rooms.', hypothesis: 'The hotel is cheap.' },
-  { premise: 'The train leaves at 5 pm and arrives at 9 pm.', hypothesis: 'The train arrives at 9 pm.' },
-];
+const PAIRS = FAMILY_PAIRS;
 
 interface Variant {
   job: TinyModelJob;

@@ -4,11 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { labelIndexFromConfig, probsFromLogits } from '../src/nli/labels.js';
 import { createNliRunner, type NliRunner } from '../src/nli/runner.js';
 import { PairTokenizer } from '../src/nli/tokenizer.js';
-import type { NliPair, NliProbs } from '../src/nli/types.js';
+import type { NliProbs } from '../src/nli/types.js';
 import { bertTokenizerJson, templateBertTokenizerJson } from './helpers/nli-family-tokenizers.js';
 import { suiteTempDir } from './helpers/temp.js';
-import { tinyCrossEncoders, torchLogits, torchMissing, type TorchRow } from './helpers/tiny-cross-encoders.js';
-import { SAMPLE_PAIRS } from './nli-fixtures.js';
+import { FAMILY_PAIRS, tinyCrossEncoders, torchLogits, torchMissing, type TorchRow } from './helpers/tiny-cross-encoders.js';
 
 /**
  * BERT-style cross-encoders end to end: tiny random-weight models (scripts/nli-families/
@@ -26,12 +25,7 @@ const why = await torchMissing();
 const torchHere = why === undefined;
 if (!torchHere) console.log(`nli-families-onnx: skipped (${why})`);
 
-const PAIRS: NliPair[] = [
-  ...SAMPLE_PAIRS,
-  { premise: 'I want to book a table at Il Fornaio in San Jose. What about 7 pm on Monday?', hypothesis: 'The city is San Jose.' },
-  { premise: 'There are no free rooms.', hypothesis: 'The hotel is cheap.' },
-  { premise: 'The train leaves at 5 pm and arrives at 9 pm.', hypothesis: 'The train arrives at 9 pm.' },
-];
+const PAIRS = FAMILY_PAIRS;
 
 interface Variant {
   name: string;

@@ -4,6 +4,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, w
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { REPO_ROOT } from './shared.js';
+import type { NliPair } from '../../src/nli/types.js';
+import { SAMPLE_PAIRS } from '../nli-fixtures.js';
 
 /**
  * Tiny random-weight cross-encoders of each family (scripts/nli-families/: PyTorch modules written
@@ -12,6 +14,14 @@ import { REPO_ROOT } from './shared.js';
  * edit to either rebuilds, and a second run (or another test file asking for the same models)
  * starts no Python at all.
  */
+
+/** The pairs every family's tiny model is checked on (against PyTorch): the sample pairs and three longer ones. */
+export const FAMILY_PAIRS: NliPair[] = [
+  ...SAMPLE_PAIRS,
+  { premise: 'I want to book a table at Il Fornaio in San Jose. What about 7 pm on Monday?', hypothesis: 'The city is San Jose.' },
+  { premise: 'There are no free rooms.', hypothesis: 'The hotel is cheap.' },
+  { premise: 'The train leaves at 5 pm and arrives at 9 pm.', hypothesis: 'The train arrives at 9 pm.' },
+];
 
 export const TORCH_PYTHON = process.env.TORCH_PYTHON ?? '/usr/bin/python3';
 const SCRIPT_DIR = path.join(REPO_ROOT, 'scripts', 'nli-families');
