@@ -15,20 +15,14 @@ import { padRows } from '../src/nli/feeds.js';
 import { openSession } from '../src/nli/session.js';
 import { PairTokenizer } from '../src/nli/tokenizer.js';
 import { runProcess } from './helpers/cli.js';
-import { REPO_ROOT } from './helpers/shared.js';
+import { PEER_TORCH, peerTorchMissing } from './helpers/peer-torch.js';
+import { TORCH_PYTHON } from './helpers/tiny-cross-encoders.js';
 import { getTinyModelDir } from './helpers/tiny-model.js';
 
-const PEER = path.resolve(REPO_ROOT, process.env.PEER_TORCH_DIR ?? '../shared/tools/peer-torch');
-const PYTHON = process.env.TORCH_PYTHON ?? '/usr/bin/python3';
+const PEER = PEER_TORCH;
+const PYTHON = TORCH_PYTHON;
 
-async function missing(): Promise<string | undefined> {
-  if (!existsSync(path.join(PEER, 'roberta_torch.py'))) return `no ${path.join(PEER, 'roberta_torch.py')} (set PEER_TORCH_DIR)`;
-  const r = await runProcess(PYTHON, ['-c', 'import torch, onnx, numpy; print(torch.__version__)']);
-  if (r.code !== 0) return `${PYTHON} cannot import torch, onnx and numpy (Debian: apt-get install python3-torch python3-onnx python3-numpy)`;
-  return undefined;
-}
-
-const why = await missing();
+const why = await peerTorchMissing();
 if (why && process.env.TODEVAL_REQUIRE_REFERENCES) throw new Error(`the PyTorch parity test must run here (TODEVAL_REQUIRE_REFERENCES is set): ${why}`);
 if (why) console.warn(`[skip] PyTorch parity of the RoBERTa forward pass: ${why}`);
 

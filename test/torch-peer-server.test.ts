@@ -4,27 +4,21 @@
 // bound (1e-3); a failed request must come back as an error and leave the process usable. Needs
 // what test/torch-parity.test.ts needs (Debian's python3-torch, python3-onnx, python3-numpy and the
 // peer folder); skips with one line without them, fails where TODEVAL_REQUIRE_REFERENCES is set.
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { padRows } from '../src/nli/feeds.js';
 import { openSession } from '../src/nli/session.js';
 import { PairTokenizer } from '../src/nli/tokenizer.js';
 import { TorchPeerProcess } from '../scripts/lib/cpu-torch-peer.js';
-import { runProcess } from './helpers/cli.js';
-import { REPO_ROOT } from './helpers/shared.js';
+import { PEER_TORCH, peerTorchMissing } from './helpers/peer-torch.js';
+import { TORCH_PYTHON } from './helpers/tiny-cross-encoders.js';
 import { getSensitiveTinyModelDir } from './nli-fixtures.js';
 
-const PEER = path.resolve(REPO_ROOT, process.env.PEER_TORCH_DIR ?? '../shared/tools/peer-torch');
-const PYTHON = process.env.TORCH_PYTHON ?? '/usr/bin/python3';
+const PEER = PEER_TORCH;
+const PYTHON = TORCH_PYTHON;
 
-async function missing(): Promise<string | undefined> {
-  if (!existsSync(path.join(PEER, 'roberta_torch.py'))) return `no ${path.join(PEER, 'roberta_torch.py')} (set PEER_TORCH_DIR)`;
-  const r = await runProcess(PYTHON, ['-c', 'import torch, onnx, numpy']);
-  if (r.code !== 0) return `${PYTHON} cannot import torch, onnx and numpy (Debian: apt-get install python3-torch python3-onnx python3-numpy)`;
-  return undefined;
-}
-const why = await missing();
+const why = await peerTorchMissing();
 if (why && process.env.TODEVAL_REQUIRE_REFERENCES) throw new Error(`the persistent PyTorch peer test must run here (TODEVAL_REQUIRE_REFERENCES is set): ${why}`);
 if (why) console.warn(`[skip] bench:nli's persistent PyTorch peer: ${why}`);
 
