@@ -93,6 +93,10 @@ function fakeHub(files: Record<string, FakeFile>, ID = DEFAULT_ID) {
   return {
     requests,
     async start(): Promise<string> {
+      // Node closes an idle keep-alive socket after 5 s, and the client reuses one it believes open for
+      // 4 s: on a loaded box the two timers race and a request meets a reset socket (ECONNRESET, seen
+      // once in CI). The hub's CDN keeps connections far longer than any client does; so does this one.
+      server.keepAliveTimeout = 60_000;
       await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
       return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     },
