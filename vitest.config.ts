@@ -30,6 +30,8 @@ export default defineConfig({
     // the same number again, beside these.
     maxWorkers: 3,
     minWorkers: 1,
+    // The event-loop-lag monitor, only when asked for (TODEVAL_LAG_REPORT=<path>; see the file).
+    setupFiles: process.env.TODEVAL_LAG_REPORT ? ['./test/helpers/event-loop-lag.ts'] : [],
     reporters: ['default', './test/helpers/plain-summary-reporter.ts'],
     // Commands run by tests have no terminal, so they would print a progress line every 30 s: on a
     // loaded CI box that lands in stderr assertions. Tests of the lines set their own interval.
