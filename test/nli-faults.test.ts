@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnServe, type ServeProcess } from '../scripts/lib/serve-process.js';
 import { createNliRunner, type NliRunner } from '../src/nli/runner.js';
 import { PairTokenizer } from '../src/nli/tokenizer.js';
+import { BUILT_TWIN_ENV } from '../src/nli/worker-entry.js';
 import type { NliPair, NliProbs } from '../src/nli/types.js';
 import { buildShapeFaultModel, injectThreadFault, injectTokenizerFault, shapeFaultRuns } from './helpers/faults.js';
 import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
@@ -167,11 +168,17 @@ interface Outcome {
   groupGone: boolean;
 }
 
+/**
+ * The children here run the sources through tsx with a TypeScript preload that their worker threads
+ * inherit too: those threads must start through tsx as well, not from dist/ (src/nli/worker-entry.ts).
+ */
+const FROM_SOURCES = { [BUILT_TWIN_ENV]: undefined };
+
 /** `todeval ARGS` from the sources with $TODEVAL_TEST_FAULT installed; killed (and reported hung) past `ms`. */
 function runWithFault(args: string[], fault: string | undefined, ms: number): Promise<Outcome> {
   return new Promise((resolve) => {
     const preload = ['--import', 'tsx', '--import', './test/helpers/fault-preload.ts'];
-    const env = { ...process.env, TODEVAL_TEST_FAULT: fault ?? '' };
+    const env = { ...process.env, TODEVAL_TEST_FAULT: fault ?? '', ...FROM_SOURCES };
     const child = spawn(process.execPath, [...preload, 'src/cli/main.ts', ...args], { cwd: REPO_ROOT, env, detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
@@ -272,7 +279,7 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))('NLI faults throu
       await Promise.all(servers.map((s) => s.exited));
     });
     const start = async (model: string, fault?: string): Promise<ServeProcess> => {
-      const s = await spawnServe(['--model', model, '--device', 'cpu', '--data-dir', DATA_DIR, '--dialogues', DIALOGUES, '--timeout-ms', '30000', '--log-level', 'silent'], { TODEVAL_TEST_FAULT: fault ?? '' }, 120_000, { imports: ['./test/helpers/fault-preload.ts'] });
+      const s = await spawnServe(['--model', model, '--device', 'cpu', '--data-dir', DATA_DIR, '--dialogues', DIALOGUES, '--timeout-ms', '30000', '--log-level', 'silent'], { TODEVAL_TEST_FAULT: fault ?? '', ...FROM_SOURCES }, 120_000, { imports: ['./test/helpers/fault-preload.ts'] });
       servers.push(s);
       return s;
     };

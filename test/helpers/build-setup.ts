@@ -10,6 +10,7 @@ import { existsSync, readdirSync, statSync, utimesSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { BUILT_TWIN_ENV } from '../../src/nli/worker-entry.js';
 import { REPO_ROOT } from './shared.js';
 
 /** Written by tsc at each incremental build of tsconfig.build.json (its outDir is dist/). */
@@ -40,7 +41,13 @@ const BUILT_VAR = 'TODEVAL_TEST_BUILT_BY';
 export async function setup(): Promise<void> {
   if (process.env[BUILT_VAR] === String(process.pid)) return;
   process.env[BUILT_VAR] = String(process.pid);
-  if (!distIsStale()) return;
+  // Once dist/ is current, the TypeScript sources the tests import start their worker threads from
+  // dist/'s compiled twins instead of through tsx's loader (src/nli/worker-entry.ts): the forks
+  // inherit this environment.
+  const current = () => {
+    process.env[BUILT_TWIN_ENV] = path.join(REPO_ROOT, 'dist');
+  };
+  if (!distIsStale()) return current();
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
   const started = Date.now();
   try {
@@ -54,5 +61,6 @@ export async function setup(): Promise<void> {
   // source saved while tsc ran (a rebase, an editor) is newer than the stamp, so the next run rebuilds.
   const begun = new Date(started);
   utimesSync(BUILD_INFO, begun, begun);
+  current();
   console.log(`[build] dist/ was older than src/: rebuilt in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }

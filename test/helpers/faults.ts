@@ -80,9 +80,20 @@ function dieAtRunPrelude(run: number): string {
 }
 
 /**
+ * The code an eval'd thread runs to start the module a Worker was given: the TypeScript sources'
+ * bootstrap (code run through tsx, `eval: true`) as it is, a compiled module (a file URL: a build,
+ * or the tests' current dist/, src/nli/worker-entry.ts) imported.
+ */
+function startCode(code: string | URL, options: WorkerOptions): string | undefined {
+  if (options.eval === true && typeof code === 'string') return code;
+  if (code instanceof URL && code.protocol === 'file:') return `import(${JSON.stringify(code.href)});`;
+  return undefined;
+}
+
+/**
  * Installs `fault` into the first matching thread started from now on, through worker_threads.Worker for every module of this process (ESM importers see
- * it through syncBuiltinESMExports); returns the undo. Only the TypeScript sources' workers (code
- * run through tsx, `eval: true`) are matched: the tests run those.
+ * it through syncBuiltinESMExports); returns the undo. The product's workers are matched whether
+ * they start from the TypeScript sources (through tsx) or compiled (dist/).
  */
 export function injectThreadFault(fault: ThreadFault): () => void {
   const Original = workerThreads.Worker;
@@ -90,11 +101,12 @@ export function injectThreadFault(fault: ThreadFault): () => void {
   class FaultyWorker extends Original {
     constructor(code: string | URL, options: WorkerOptions = {}) {
       // One thread is struck: a thread started later (a replacement) is sound.
-      const matched = !struck && options.eval === true && typeof code === 'string' && code.includes(`/${fault.module}.`);
+      const start = startCode(code, options);
+      const matched = !struck && start !== undefined && start.includes(`/${fault.module}.`);
       if (matched) struck = true;
-      if (!matched) super(code, options);
-      else if (fault.kind === 'exit-before-ready') super('process.exit(0)', options);
-      else super(`${dieAtRunPrelude(fault.run)}\n${code}`, options);
+      if (!matched || start === undefined) super(code, options);
+      else if (fault.kind === 'exit-before-ready') super('process.exit(0)', { ...options, eval: true });
+      else super(`${dieAtRunPrelude(fault.run)}\n${start}`, { ...options, eval: true });
     }
   }
   workerThreads.Worker = FaultyWorker;
