@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kernelClassOf, kernelProbeHash } from '../src/nli/cpu-kernels.js';
@@ -35,14 +36,22 @@ const SGD_FILE = path.join('sgd', 'test', 'dialogues_001.json');
 const PAIRS = 4;
 const LONG = 287;
 
-/** The wide one-layer q8 model, built once into .cache (keyed by builder and q8 graph versions). */
-function cachedWideQ8(): string {
+/**
+ * The wide one-layer q8 model, built once into .cache (keyed by builder and q8 graph versions). Built
+ * in a child process by dist/'s builder (current: the tests' globalSetup builds it): its CPU-seconds
+ * of synchronous work would otherwise hold this worker's event loop, and vitest's calls to it, as long.
+ */
+async function cachedWideQ8(): Promise<string> {
   const dir = path.join(REPO_ROOT, '.cache', 'models', `wide1-q8-random-roberta-v${ONNX_BUILDER_VERSION}-g${Q8_ROW_GRAPH}`);
   if (existsSync(path.join(dir, RANDOM_MODEL_MANIFEST))) return dir;
   mkdirSync(path.dirname(dir), { recursive: true });
   const tmp = `${dir}.tmp-${process.pid}`;
   try {
-    buildRandomRoberta({ outDir: tmp, size: 'large', overrides: { numLayers: 1 }, dtype: 'q8', tokenizerDir: TOKENIZER_DIR });
+    const builder = pathToFileURL(path.join(REPO_ROOT, 'dist', 'src', 'nli', 'onnx-builder', 'index.js')).href;
+    const options: Parameters<typeof buildRandomRoberta>[0] = { outDir: tmp, size: 'large', overrides: { numLayers: 1 }, dtype: 'q8', tokenizerDir: TOKENIZER_DIR };
+    const code = `const { buildRandomRoberta } = await import(${JSON.stringify(builder)}); buildRandomRoberta(JSON.parse(process.argv[1]));`;
+    const built = await runProcess(process.execPath, ['--input-type=module', '-e', code, JSON.stringify(options)]);
+    if (built.code !== 0) throw new Error(`building the wide q8 model failed (exit ${built.code}):\n${built.stderr}`);
     try {
       renameSync(tmp, dir);
     } catch (e) {
@@ -75,9 +84,10 @@ describe.skipIf(!qemu || !hasData(SGD_FILE))('q8-row2 across x86 CPUs (qemu-x86_
   let idsFile: string;
   let native: { probe: string; logits: string[] };
 
-  const runner = path.join(REPO_ROOT, 'test', 'helpers', 'q8-pairs-run.ts');
+  // Plain JavaScript over dist/ (built by the tests' globalSetup): tsx's transform under qemu costs ~12 s a run.
+  const runner = path.join(REPO_ROOT, 'test', 'helpers', 'q8-pairs-run.mjs');
   const run = async (cpu?: string): Promise<{ probe: string; logits: string[] }> => {
-    const args = [process.execPath, '--import', 'tsx', runner, onnxFile, idsFile];
+    const args = [process.execPath, runner, onnxFile, idsFile];
     const [cmd, ...rest] = cpu ? [qemu!, '-cpu', cpu, ...args] : args;
     const { stdout } = await promisify(execFile)(cmd, rest, { cwd: REPO_ROOT, timeout: 480_000, maxBuffer: 1 << 24 });
     return JSON.parse(stdout.trim().split('\n').pop()!) as { probe: string; logits: string[] };
@@ -85,7 +95,7 @@ describe.skipIf(!qemu || !hasData(SGD_FILE))('q8-row2 across x86 CPUs (qemu-x86_
 
   beforeAll(async () => {
     tmp = mkdtempSync(path.join(os.tmpdir(), 'todeval-q8-xcpu-'));
-    const dir = cachedWideQ8();
+    const dir = await cachedWideQ8();
     onnxFile = path.join(dir, 'onnx', 'model_q8_row.onnx');
     const tok = PairTokenizer.fromFiles(path.join(dir, 'tokenizer.json'), path.join(dir, 'tokenizer_config.json'));
     const pairs = longSgdPairs(PAIRS);
@@ -111,7 +121,7 @@ describe.skipIf(!qemu || !hasData(SGD_FILE))('q8-row2 across x86 CPUs (qemu-x86_
   }, 600_000);
 
   it('an SSE4.2 CPU without FMA (-cpu Nehalem) is another class (no-fma): its q8-row2 signatures never equal ours', async () => {
-    const { stdout } = await promisify(execFile)(qemu!, ['-cpu', 'Nehalem', process.execPath, '--import', 'tsx', path.join(REPO_ROOT, 'test', 'helpers', 'kernel-probe-run.ts')], {
+    const { stdout } = await promisify(execFile)(qemu!, ['-cpu', 'Nehalem', process.execPath, path.join(REPO_ROOT, 'test', 'helpers', 'kernel-probe-run.mjs')], {
       cwd: REPO_ROOT,
       timeout: 240_000,
     });
