@@ -22,6 +22,7 @@
  */
 import { appendFileSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { isMainThread } from 'node:worker_threads';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import type { RunnerTask } from 'vitest';
 
@@ -32,7 +33,7 @@ const TICK_MS = 100;
 interface Cpu {
   /** this thread's user+system CPU, ms: the synchronous JavaScript that blocks the loop */
   own: number;
-  /** waited-for children's user+system CPU, ms (`spawnSync` and friends; per process, not thread) */
+  /** waited-for children's user+system CPU, ms (`spawnSync` and friends; NaN on a thread) */
   children: number;
 }
 
@@ -46,7 +47,9 @@ function cpuNow(): Cpu {
     const stat = readFileSync('/proc/thread-self/stat', 'utf8');
     // the command name (field 2) may hold spaces: the fields after its closing ')' start at field 3
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
-    return { own: (f[11]! + f[12]!) * 10, children: (f[13]! + f[14]!) * 10 };
+    // On a thread of the threads pool the children's figure is the whole vitest process's (its
+    // fork workers' included): meaningless, so left out.
+    return { own: (f[11]! + f[12]!) * 10, children: isMainThread ? (f[13]! + f[14]!) * 10 : Number.NaN };
   } catch {
     return { own: Number.NaN, children: Number.NaN };
   }
@@ -91,7 +94,7 @@ if (REPORT) {
   });
   beforeEach((ctx) => note(fullName(ctx.task)));
   // Registered first, so with vitest's default 'stack' order it runs after the file's own afterEach.
-  afterEach(() => note('between tests (a describe block\'s beforeAll/afterAll hooks)'));
+  afterEach((ctx) => note(`after "${fullName(ctx.task)}": a describe block's afterAll/beforeAll hooks, or the file's afterAll`));
   afterAll(() => {
     note();
     clearInterval(timer);
