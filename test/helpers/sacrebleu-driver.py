@@ -7,6 +7,7 @@ argv[1]: the sacreBLEU source checkout. Each case gets fresh file descriptors fo
 (main() reopens both by descriptor) and its own stderr; NO_COLOR is set, which prints what
 sacreBLEU prints into a pipe (colorama strips its colours there).
 """
+import gc
 import json
 import os
 import sys
@@ -86,8 +87,21 @@ def sentences(req):
     return out
 
 
+def collected(work, *args):
+    """work(*args) with Python's cyclic collector off (see below), then one full collection."""
+    try:
+        return work(*args)
+    finally:
+        gc.collect()
+
+
+# sacreBLEU allocates millions of small tuples and Counters (TER's beam search above all) that die
+# young without forming cycles: the automatic cyclic collector scanning them cost 10-25% of the
+# CPU time here (TER of 7,354 turns: 12.2 -> 9.8 CPU seconds, peak memory the same). It is off;
+# one collection after each case bounds what a cycle could hold. Results are the same bits.
+gc.disable()
 request = json.load(sys.stdin)
-result = {'cases': [run(c) for c in request.get('cases', [])]}
+result = {'cases': [collected(run, c) for c in request.get('cases', [])]}
 if 'sentence' in request:
-    result['sentence'] = sentences(request['sentence'])
+    result['sentence'] = collected(sentences, request['sentence'])
 sys.__stdout__.write(json.dumps(result))

@@ -13,6 +13,7 @@ stdout: JSON {"sacrebleu": version,
 Only sacreBLEU's public metric classes and PairedTest are called; the statistics are the ones its
 corpus_score sums (the per-segment statistics of _extract_corpus_statistics, summed by column).
 """
+import gc
 import json
 import os
 import sys
@@ -63,11 +64,18 @@ def paired(systems, refs, test, n, seed, bleu):
                          'ci': None if r.ci is None else float(r.ci)} for name, r in zip(scores['System'], scores['BLEU'])]}
 
 
+# sacreBLEU's statistics are millions of short-lived tuples and Counters without cycles: the
+# automatic cyclic collector scanning them cost 10-25% of the CPU time (corpus TER of two MultiWOZ
+# systems: 12.2 -> 9.8 CPU seconds, peak memory the same). Off, with one collection between the
+# parts of the request to bound what a cycle could hold. Results are the same bits.
+gc.disable()
 request = json.load(sys.stdin)
 systems = [(name, lines) for name, lines in request['systems']]
 refs = request['refs']
 result = {'sacrebleu': sacrebleu.__version__, 'scores': bleu_scores(systems, refs, request.get('bleu', [])), 'chrfTer': [], 'tests': []}
+gc.collect()
 result['chrfTer'] = chrf_ter(systems, refs, request.get('chrfTer', []))
 for t in request.get('tests', []):
+    gc.collect()
     result['tests'].append(paired(systems, refs, t['test'], t['n'], t['seed'], t.get('bleu', {})))
 json.dump(result, sys.stdout)
