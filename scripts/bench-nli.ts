@@ -6,7 +6,7 @@
  *
  *   npm run bench:nli -- [--model DIR] [--dtype fp32[,fp16][,q8][,q8-tensor]] [--q8-file FILE]... [--pairs 32] [--passes 3]
  *     [--round 16] [--threads N] [--budget 2048[,8192...]] [--pad 0.15,1] [--batch-size 16] [--no-single]
- *     [--peer-torch [DIR]] [--torch-batch 16] [--peer-pad X] [--session-alone] [--data-dir DIR] [--device cpu|auto|cuda] [--json FILE] [--dump-ids FILE]
+ *     [--peer-torch [DIR]] [--torch-batch 16] [--peer-pad X] [--session-alone] [--fresh-lengths] [--data-dir DIR] [--device cpu|auto|cuda] [--json FILE] [--dump-ids FILE]
  *
  * The model defaults to .cache/models/large-random-roberta; each dtype's ONNX file (onnx/model.onnx,
  * onnx/model_fp16.onnx, onnx/model_q8_row.onnx, onnx/model_quantized.onnx) is built into it when
@@ -24,7 +24,12 @@
  *
  * On CPU, each of --passes passes takes fresh pairs (the pair cache would answer repeats) and cuts
  * them into rounds of --round pairs; every contender runs every round, in an order rotated by one
- * each round, so whatever else the machine does during a pass falls on all contenders alike. Ratios
+ * each round, so whatever else the machine does during a pass falls on all contenders alike. Pass 1
+ * is --pairs SGD pairs from four places in the test set; every later pass, and one untimed pass run
+ * first, are their length twins (scripts/lib/length-twins.ts): other pairs, token for token as long,
+ * so every pass multiplies matrices of the same shapes and the untimed pass has met each shape
+ * before the clock runs (--fresh-lengths: each pass the next pairs at the four places, no untimed
+ * pass, as before). So a pass's ratios differ from another's by drift alone. Ratios
  * are printed over the whole run and per pass, with their spread (the largest distance of a pass's
  * ratio from the whole run's), and the load average at the start and the end; the last lines are a
  * markdown table for docs/nli.md. On CUDA (or with --sequential) each contender runs alone over the
@@ -49,6 +54,7 @@ import { createNliRunner, type NliRunner, type NliRunnerStats } from '../src/nli
 import { PairTokenizer } from '../src/nli/tokenizer.js';
 import { argmaxLabel, type NliLabel, type NliPair, type NliProbs } from '../src/nli/types.js';
 import { sgdCandidatePairs, spreadSample } from './lib/sgd-pairs.js';
+import { lengthTwins } from './lib/length-twins.js';
 import { TorchPeerProcess } from './lib/cpu-torch-peer.js';
 
 const program = new Command('bench-nli')
@@ -70,6 +76,7 @@ const program = new Command('bench-nli')
   .option('--dump-ids <file>', 'write the timed set as token ids (JSON) for gpu/peer_torch.py')
   .option('--peer-torch [dir]', 'CPU: the PyTorch peer (fp32 eager, quantize_dynamic int8) as contenders, a persistent process fed round by round (default dir ../shared/tools/peer-torch)')
   .option('--session-alone', 'CPU: also each dtype\'s ONNX session alone on the pre-tokenized round, in the batches the peer gets: like for like with torch, whose clock has no tokenizer either')
+  .option('--fresh-lengths', 'CPU: every pass the next pairs at the four places of the test set, lengths differing from pass to pass, and no untimed pass first (the design before length twins)')
   .option('--torch-batch <n>', 'most rows per batch of the PyTorch peer and the sessions alone', (v) => Number(v), 16)
   .option('--peer-pad <x>', 'padding cap of the peer\'s (and the sessions alone\'s) batches, cut by the runner\'s own planner from the length-sorted round (default: the first --pad); 1: plain length-sorted chunks of --torch-batch rows', (v) => Number(v));
 program.parse(process.argv.filter((a, i) => !(i === 2 && a === '--')));
@@ -94,6 +101,7 @@ const o = program.opts<{
   torchBatch: number;
   sessionAlone?: boolean;
   peerPad?: number;
+  freshLengths?: boolean;
 }>();
 
 const loadStart = os.loadavg();
@@ -131,13 +139,25 @@ console.log(
 );
 
 // 2. The timed sets: distinct pairs in the order SGSAcc submits them, from four places in the test
-// set. Pass k takes the k-th next run of pairs at each of the four places (pass 0: the usual set).
+// set (pass 0: the usual set). Later passes are its length twins, and one more twin set is the
+// untimed pass; with --fresh-lengths pass k takes the k-th next run of pairs at each of the four places.
 const passes = sequential ? 1 : Math.max(1, Math.floor(o.passes));
-const passSamples = Array.from({ length: passes }, (_, k) => spreadSample(all, o.pairs, 4, k));
-const sample = passSamples[0];
+const twinned = !sequential && !o.freshLengths;
+const sample = spreadSample(all, o.pairs, 4, 0);
 const fp32Model = resolveModel(modelDir, dtypes.includes('fp32') || peerDir ? 'fp32' : dtypes[0]);
 const modelConfig = JSON.parse(readFileSync(fp32Model.configPath, 'utf8')) as Record<string, unknown> & { hidden_size: number; intermediate_size: number; num_hidden_layers: number };
 const tokenizer = PairTokenizer.fromFiles(fp32Model.tokenizerPath, fp32Model.tokenizerConfigPath, modelConfig);
+const freshSamples = Array.from({ length: twinned ? 1 : passes }, (_, k) => spreadSample(all, o.pairs, 4, k));
+// Pairs outside the timed sets warm each contender up: the first batches of a shape allocate arenas
+// and pick kernels, and pairs from the timed set would land in the runner's pair cache.
+const warmup = ((inSample) => all.filter((p) => !inSample.has(p)).slice(0, cuda ? 2048 : Math.max(16, o.round)))(new Set(freshSamples.flat()));
+// The twins start halfway between the first two of the four places, away from the warm-up pairs.
+const twins = twinned
+  ? lengthTwins(all, sample, passes, (p) => tokenizer.encodePair(p.premise, p.hypothesis).ids.length, warmup, Math.floor(all.length / 8))
+  : [];
+/** The untimed pass (twins of pass 1), undefined with --fresh-lengths. */
+const warmPass: NliPair[] | undefined = twins[0];
+const passSamples = twinned ? [sample, ...twins.slice(1)] : freshSamples;
 if (o.dumpIds) {
   // gpu/peer_torch.py times the very same token ids.
   writeFileSync(o.dumpIds, JSON.stringify({ padId: tokenizer.padId, ids: sample.map((p) => tokenizer.encodePair(p.premise, p.hypothesis).ids) }));
@@ -161,7 +181,8 @@ const lengths = sample.map((p) => p.premise.length + p.hypothesis.length);
 console.log(
   `timed set: ${passes} pass(es) of ${sample.length} distinct SGD pairs (pass 1: ${Math.min(...lengths)}-${Math.max(...lengths)} chars), model ${modelDir}, dtypes ${dtypes.join(', ')}, ` +
     `device ${o.device}, threads ${o.threads ?? `default (${os.availableParallelism()} cores)`}, ` +
-    `${sequential ? 'each contender alone over the whole set' : `interleaved in rounds of ${o.round} pairs, order rotated every round`}`,
+    `${sequential ? 'each contender alone over the whole set' : `interleaved in rounds of ${o.round} pairs, order rotated every round`}` +
+    `${twinned ? `; passes 2-${passes} and an untimed pass first are length twins of pass 1 (other pairs, the same token lengths)` : passes > 1 ? '; each pass fresh pairs of their own lengths, no untimed pass (--fresh-lengths)' : ''}`,
 );
 
 let meanTokens = 0;
@@ -202,6 +223,14 @@ interface Contender {
   alone?: boolean;
   /** Seconds and pairs per pass. */
   passSeconds: number[];
+  /**
+   * CPU seconds per pass, all threads of the process that computed (ours: this one; torch: the
+   * peer's). Another process's load barely moves them, so their per-pass ratios show what the
+   * passes cost apart from drift; not a speed (a spinning thread is CPU time too).
+   */
+  passCpu: number[];
+  /** CPU seconds over all its rounds so far. */
+  cpu: number;
   passPairs: number[];
   /** Probabilities of every timed pair, in pass and pair order. */
   probs: NliProbs[];
@@ -211,17 +240,20 @@ interface Contender {
   gpuMiB?: number;
   /** Scores a round: the pairs, and the same pairs as token ids (for the peer). Returns seconds. */
   round(pairs: NliPair[], ids: number[][]): Promise<number>;
+  /** After the untimed pass: what follows is counted from here (tokens, batches; probabilities are cleared by the caller). */
+  restart?(): void;
   close(): Promise<void>;
 }
 
-// Pairs outside the timed sets warm each contender up: the first batches of a shape allocate arenas
-// and pick kernels, and pairs from the timed set would land in the runner's pair cache.
-const inSample = new Set(passSamples.flat());
-const warmup = all.filter((p) => !inSample.has(p)).slice(0, cuda ? 2048 : Math.max(16, o.round));
-
 /** What a contender has timed and scored before its first round. */
-function emptyTally(): Pick<Contender, 'passSeconds' | 'passPairs' | 'probs' | 'tokens' | 'paddedTokens' | 'batches'> {
-  return { passSeconds: [], passPairs: [], probs: [], tokens: 0, paddedTokens: 0, batches: 0 };
+function emptyTally(): Pick<Contender, 'passSeconds' | 'passCpu' | 'cpu' | 'passPairs' | 'probs' | 'tokens' | 'paddedTokens' | 'batches'> {
+  return { passSeconds: [], passCpu: [], cpu: 0, passPairs: [], probs: [], tokens: 0, paddedTokens: 0, batches: 0 };
+}
+
+/** CPU seconds of this process (every thread: the main one, onnxruntime's, the runner's workers) since `from`. */
+function cpuSince(from: NodeJS.CpuUsage): number {
+  const d = process.cpuUsage(from);
+  return (d.user + d.system) / 1e6;
 }
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'todeval-bench-nli-'));
@@ -249,7 +281,7 @@ async function ortContender(
   const runner: NliRunner = await createNliRunner({ model, dtype: family, device: o.device, threads: o.threads, maxBatchTokens, maxBatchSize, maxPadFraction });
   if (oneByOne) for (const p of warmup.slice(0, 4)) await runner.scoreOne(p);
   else await runner.score(warmup);
-  const before: NliRunnerStats = runner.stats();
+  let before: NliRunnerStats = runner.stats();
   const c: Contender = {
     name,
     family,
@@ -259,9 +291,14 @@ async function ortContender(
     ...emptyTally(),
     async round(pairs) {
       const t = performance.now();
+      const cpu = process.cpuUsage();
       if (oneByOne) for (const p of pairs) c.probs.push(await runner.scoreOne(p));
       else c.probs.push(...(await runner.score(pairs)));
+      c.cpu += cpuSince(cpu);
       return (performance.now() - t) / 1000;
+    },
+    restart() {
+      before = runner.stats();
     },
     async close() {
       const after = runner.stats();
@@ -289,6 +326,7 @@ function torchContender(peer: TorchPeerProcess, variant: 'fp32' | 'int8', batch:
       c.tokens += r.real;
       c.paddedTokens += r.padded;
       c.batches += plan.length;
+      c.cpu += r.cpuSeconds;
       return r.seconds;
     },
     async close() {},
@@ -314,6 +352,7 @@ async function sessionContender(dtype: NliDtype): Promise<Contender> {
     ...emptyTally(),
     async round(_pairs, ids) {
       const t = performance.now();
+      const cpu = process.cpuUsage();
       const out: NliProbs[] = new Array(ids.length);
       for (const idx of planRound(ids)) {
         const padded = padRows(idx.map((i) => ids[i]), tokenizer.padId);
@@ -326,6 +365,7 @@ async function sessionContender(dtype: NliDtype): Promise<Contender> {
         c.batches++;
       }
       const seconds = (performance.now() - t) / 1000;
+      c.cpu += cpuSince(cpu);
       c.probs.push(...out);
       return seconds;
     },
@@ -393,7 +433,9 @@ try {
       const c = await ortContender(...args);
       // One pair at a time on a GPU is latency-bound: a slice of the set says as much as all of it.
       const pairs = c.oneByOne ? sample.slice(0, Math.min(sample.length, 512)) : sample;
+      const cpu0 = c.cpu;
       c.passSeconds.push(await c.round(pairs, []));
+      c.passCpu.push(c.cpu - cpu0);
       c.passPairs.push(pairs.length);
       c.gpuMiB = gpuMemoryMiB();
       await c.close();
@@ -441,20 +483,41 @@ try {
     }
     console.log(`contenders (${contenders.length}): ${contenders.map((c) => c.name).join('; ')}`);
     let roundNo = 0;
-    for (let k = 0; k < passes; k++) {
-      const pairs = passSamples[k];
-      for (const c of contenders) {
-        c.passSeconds.push(0);
-        c.passPairs.push(pairs.length);
-      }
+    /** Every contender through every round of a pass, the order rotated by one each round; seconds per contender. */
+    const runPass = async (pairs: NliPair[]): Promise<Map<Contender, number>> => {
+      const seconds = new Map(contenders.map((c) => [c, 0]));
+      const cpuBefore = new Map(contenders.map((c) => [c, c.cpu]));
       for (let start = 0; start < pairs.length; start += o.round, roundNo++) {
         const chunk = pairs.slice(start, start + o.round);
         const ids = chunk.map((p) => tokenizer.encodePair(p.premise, p.hypothesis).ids);
         // Rotate who goes first every round, so a change of load never lands on one contender.
         for (let j = 0; j < contenders.length; j++) {
           const c = contenders[(j + roundNo) % contenders.length];
-          c.passSeconds[k] += await c.round(chunk, ids);
+          seconds.set(c, seconds.get(c)! + (await c.round(chunk, ids)));
         }
+      }
+      for (const c of contenders) c.passCpu.push(c.cpu - cpuBefore.get(c)!);
+      return seconds;
+    };
+    if (warmPass) {
+      // Untimed: each contender meets every shape of the timed passes once before the clock runs.
+      // A pass of shapes not met before cost more CPU than its repeats (2-layer model: torch int8
+      // ~30%, onnxruntime q8 ~15%, fp32 either <=5%; docs/nli.md), and pass 1 alone would pay it.
+      const seconds = await runPass(warmPass);
+      console.log(`untimed pass (${warmPass.length} length twins of pass 1, load ${os.loadavg()[0].toFixed(2)}): ` + contenders.map((c) => `${c.name} ${(warmPass.length / seconds.get(c)!).toFixed(2)}`).join(', ') + ' pairs/s');
+      for (const c of contenders) {
+        c.probs.length = 0;
+        c.tokens = c.paddedTokens = c.batches = 0;
+        c.passCpu.length = 0;
+        c.restart?.();
+      }
+    }
+    for (let k = 0; k < passes; k++) {
+      const pairs = passSamples[k];
+      const seconds = await runPass(pairs);
+      for (const c of contenders) {
+        c.passSeconds.push(seconds.get(c)!);
+        c.passPairs.push(pairs.length);
       }
       console.log(
         `pass ${k + 1} (${pairs.length} pairs, load ${os.loadavg()[0].toFixed(2)}): ` +
@@ -526,13 +589,21 @@ interface Ratio {
   passRatios: number[];
   /** Largest |pass ratio / whole-run ratio - 1|. */
   spread: number;
+  /** The same by CPU seconds per pair (theirs / ours): what each pass cost, apart from the machine's drift. */
+  cpuRatio: number;
+  cpuPassRatios: number[];
+  cpuSpread: number;
 }
 const ratios: Ratio[] = [];
 function ratio(label: string, a: Contender | undefined, b: Contender | undefined): void {
   if (!a || !b || a === b) return;
   const r = pairsPerSec(a) / pairsPerSec(b);
   const passRatios = a.passSeconds.map((_, k) => passRate(a, k) / passRate(b, k));
-  ratios.push({ label, ours: a.name, theirs: b.name, ratio: r, passRatios, spread: Math.max(...passRatios.map((p) => Math.abs(p / r - 1))) });
+  const cpuPerPair = (c: Contender, k: number) => c.passCpu[k] / c.passPairs[k];
+  const cpuRatio = b.passCpu.reduce((x, y) => x + y, 0) / a.passCpu.reduce((x, y) => x + y, 0);
+  const cpuPassRatios = a.passCpu.map((_, k) => cpuPerPair(b, k) / cpuPerPair(a, k));
+  const spreadOf = (per: number[], whole: number) => Math.max(...per.map((p) => Math.abs(p / whole - 1)));
+  ratios.push({ label, ours: a.name, theirs: b.name, ratio: r, passRatios, spread: spreadOf(passRatios, r), cpuRatio, cpuPassRatios, cpuSpread: spreadOf(cpuPassRatios, cpuRatio) });
 }
 const base = dtypes[0];
 const int8Families: NliDtype[] = dtypes.filter((d) => d === 'q8' || d === 'q8-tensor');
@@ -556,6 +627,7 @@ if (ratios.length > 0) {
   console.log(`\nratios of pairs/s over the whole run, per pass, and the spread (largest distance of a pass from the whole run):`);
   for (const r of ratios) {
     console.log(`  ${r.label.padEnd(44)} ${r.ratio.toFixed(2).padStart(5)}x  per pass ${r.passRatios.map((p) => p.toFixed(2)).join(', ')}  spread ${pct(r.spread)}   (${r.ours} vs ${r.theirs})`);
+    console.log(`  ${'  by CPU seconds per pair'.padEnd(44)} ${r.cpuRatio.toFixed(2).padStart(5)}x  per pass ${r.cpuPassRatios.map((p) => p.toFixed(2)).join(', ')}  spread ${pct(r.cpuSpread)}`);
   }
 }
 
@@ -622,14 +694,16 @@ if (!sequential) {
     `\nMarkdown for docs/nli.md:\n\n` +
       `${new Date().toISOString().slice(0, 10)}, todeval ${commit}, \`bench:nli -- ${process.argv.slice(2).filter((a) => a !== '--').join(' ')}\`; ` +
       `${cpuModel} (int8 flags ${cpuFlags}), ${modelConfig.num_hidden_layers} layers x ${modelConfig.hidden_size}; ${passes} passes of ${o.pairs} fresh SGD pairs in rounds of ${o.round}, ` +
-      `every contender every round, order rotated; load average ${loadStart[0].toFixed(1)} at the start, ${loadEnd[0].toFixed(1)} at the end.\n`,
+      `every contender every round, order rotated${twinned ? ', passes 2 on and an untimed pass first of the same token lengths as pass 1' : ''}; load average ${loadStart[0].toFixed(1)} at the start, ${loadEnd[0].toFixed(1)} at the end.\n`,
   );
   md.push(`| contender | pairs/s | per pass |`);
   md.push(`|---|---|---|`);
   for (const c of contenders) md.push(`| ${c.name} | ${pairsPerSec(c).toFixed(2)} | ${c.passSeconds.map((_, k) => passRate(c, k).toFixed(2)).join(', ')} |`);
   if (ratios.length > 0) {
-    md.push('', `| ratio (pairs/s) | whole run | per pass | spread |`, `|---|---|---|---|`);
-    for (const r of ratios) md.push(`| ${r.label} | ${r.ratio.toFixed(2)}x | ${r.passRatios.map((p) => p.toFixed(2)).join(', ')} | ${pct(r.spread)} |`);
+    md.push('', `| ratio (pairs/s) | whole run | per pass | spread | by CPU s/pair: per pass | spread |`, `|---|---|---|---|---|---|`);
+    for (const r of ratios) {
+      md.push(`| ${r.label} | ${r.ratio.toFixed(2)}x | ${r.passRatios.map((p) => p.toFixed(2)).join(', ')} | ${pct(r.spread)} | ${r.cpuPassRatios.map((p) => p.toFixed(2)).join(', ')} | ${pct(r.cpuSpread)} |`);
+    }
   }
   if (agreements.length > 0) {
     md.push('', `| agreement (${fp32Ref?.probs.length ?? 0} pairs; fp32 spans ${fp32Spread.toExponential(1)}) | max \\|prob diff\\| | argmax equal | bit-identical |`, `|---|---|---|---|`);
@@ -650,6 +724,7 @@ if (o.json) {
         device: o.device,
         dtypes,
         passes,
+        lengthTwins: twinned,
         round: o.round,
         figures,
         modelOnly,

@@ -75,6 +75,8 @@ describe.skipIf(why !== undefined)('the persistent PyTorch peer of bench:nli (ti
       expect(r.logits).toHaveLength(ids.length);
       expect(within(r.logits, ort, 1e-3)).toBe(true);
       expect(r.seconds).toBeGreaterThan(0);
+      // The peer's CPU seconds (bench:nli's load-proof per-pass check): the forward passes ran on its threads.
+      expect(r.cpuSeconds).toBeGreaterThan(0);
       expect(r.real).toBe(ids.reduce((n, x) => n + x.length, 0));
     }
     // [3, 0] pads row 0 to row 3's length; each alone pads nothing.

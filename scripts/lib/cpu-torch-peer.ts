@@ -56,6 +56,8 @@ export interface TorchPeerInfo {
 
 export interface TorchRun {
   seconds: number;
+  /** CPU seconds of the peer process (all its threads) over the same span. */
+  cpuSeconds: number;
   /** Logits per row, in the order the rows were sent; label order of the model's config (id2label). */
   logits: number[][];
   real: number;

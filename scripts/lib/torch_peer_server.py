@@ -13,7 +13,7 @@ Protocol: one JSON object per line on stdin, one JSON reply per line on stdout (
       -> {"batch", "single"}: max |logit diff| of torch fp32 vs ONNX Runtime's logits for the same
          rows (one padded batch, each alone)
   {"op": "run", "variant": "fp32"|"int8", "batch": B, "padId", "ids": [[...], ...], "batches"?: [[i, ...], ...]}
-      -> {"seconds", "logits": [[...], ...] in the order of ids, "real", "padded"}
+      -> {"seconds", "cpuSeconds", "logits": [[...], ...] in the order of ids, "real", "padded"}
          batches given: those rows of ids together (the bench cuts them as todeval's runner does);
          else B = 1: each row alone, otherwise length-sorted chunks of B rows (the peer's own plan).
          Each batch is padded to its longest row; padding and tensor building are inside the clock
@@ -66,6 +66,7 @@ reply({"ready": True, "torch": torch.__version__, "threads": torch.get_num_threa
 
 def score(mod, ids, batch, pad_id, batches=None):
     t = time.perf_counter()
+    c = time.process_time()  # every thread of this process: torch's OpenMP pool included
     out = [None] * len(ids)
     real = padded = 0
     for idx in batches if batches is not None else peer.plan(ids, batch):
@@ -77,7 +78,7 @@ def score(mod, ids, batch, pad_id, batches=None):
         real += sum(len(r) for r in rows)
         padded += x.numel()
     seconds = time.perf_counter() - t
-    return seconds, [o.tolist() for o in out], real, padded
+    return seconds, time.process_time() - c, [o.tolist() for o in out], real, padded
 
 
 with torch.inference_mode():
@@ -106,8 +107,8 @@ with torch.inference_mode():
                     mod = int8
                 else:
                     mod = model
-                seconds, logits, real, padded = score(mod, msg["ids"], int(msg["batch"]), msg["padId"], msg.get("batches"))
-                reply({"seconds": seconds, "logits": logits, "real": real, "padded": padded})
+                seconds, cpu_seconds, logits, real, padded = score(mod, msg["ids"], int(msg["batch"]), msg["padId"], msg.get("batches"))
+                reply({"seconds": seconds, "cpuSeconds": cpu_seconds, "logits": logits, "real": real, "padded": padded})
             else:
                 raise ValueError(f"unknown op {op!r}")
         except Exception as e:  # the bench reports it and stops
