@@ -49,9 +49,12 @@ describe('the packed tarball as a dependency', () => {
     expect(help.stdout).toContain('Usage: todeval');
 
     // The lexical stand-in, built by the installed CLI from the tokenizer the package ships (README).
-    await runInGroup('npx', ['todeval', 'models', 'build-standin', 'lexical', '--out', 'standin'], { cwd: proj, env, timeoutMs: 120_000 });
+    // Through the link npm made (what `npx todeval` above resolved to), without npx's own start-up
+    // each time: npx is checked once, by --help.
+    const installed = path.join(proj, 'node_modules', '.bin', 'todeval');
+    await runInGroup(installed, ['models', 'build-standin', 'lexical', '--out', 'standin'], { cwd: proj, env, timeoutMs: 120_000 });
     const own = ['--dataset', 'sgd', '--dialogues', path.join(EXAMPLE, 'dialogues.json'), '--schema', path.join(EXAMPLE, 'schema.json')];
-    await runInGroup('npx', ['todeval', 'score', ...own, '-i', path.join(EXAMPLE, 'predictions.jsonl'), '--model', 'standin', '--device', 'cpu', '-o', 'score.json'], {
+    await runInGroup(installed, ['score', ...own, '-i', path.join(EXAMPLE, 'predictions.jsonl'), '--model', 'standin', '--device', 'cpu', '-o', 'score.json'], {
       cwd: proj,
       env,
       timeoutMs: 180_000,
