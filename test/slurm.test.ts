@@ -120,10 +120,12 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))('deploy/slurm on 
       const text = existsSync(logs) ? readdirSync(logs).map((l) => `--- ${l}\n${readFileSync(path.join(logs, l), 'utf8').slice(-1500)}`).join('\n') : '';
       return `${what}\nsqueue: ${await c.client('squeue', ['-h', '-o', '%i %T %r']).catch((e: Error) => e.message)}\n${text}\n${c.logs()}`;
     };
+    // `done` is looked at every 250 ms; the queue (a squeue process and a round trip to slurmctld
+    // each time) every 2 s only, for the merge job leaving it without a report.
     const until = async (what: string, seconds: number, done: () => Promise<boolean> | boolean = mergeDone) => {
       for (let t = 0; t < seconds * 4; t++) {
         if (await done()) return;
-        if (!(await queued(jobs.merge)) && !existsSync(report)) throw new Error(await why(`${what}: the merge job left the queue without a report`));
+        if (t % 8 === 7 && !(await queued(jobs.merge)) && !existsSync(report)) throw new Error(await why(`${what}: the merge job left the queue without a report`));
         await sleep(250);
       }
       throw new Error(await why(`${what}: not within ${seconds} s`));
