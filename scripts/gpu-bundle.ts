@@ -100,12 +100,19 @@ log('transpiling src + scripts ...');
 transpileTree(['src', 'scripts'], path.join(app, 'dist'));for (const f of ['package.json', 'package-lock.json', 'bin', 'rules', 'models', 'schemas']) cpSync(path.join(repo, f), path.join(app, f), { recursive: true });
 mkdirSync(path.join(app, 'data'));
 for (const f of ['manifest.json', 'README.md']) if (existsSync(path.join(repo, 'data', f))) copyFileSync(path.join(repo, 'data', f), path.join(app, 'data', f));
+// linux-x64 only: the other platforms' ONNX Runtime builds are most of the package's 250 MB. Left
+// out while copying (copying 220 MB to delete it took seconds of a dry run), and removed after in
+// case a path is spelled otherwise.
+const ORT_BIN = path.join('node_modules', 'onnxruntime-node', 'bin', 'napi-v6');
+const ORT_LEFT_OUT = [
+  ...['darwin', 'win32', path.join('linux', 'arm64')],
+  ...['libonnxruntime_providers_cuda.so', 'libonnxruntime_providers_shared.so', 'todeval-cuda-provider.json'].map((lib) => path.join('linux', 'x64', lib)),
+];
+const leftOut = new Set(ORT_LEFT_OUT.map((p) => path.join(repo, ORT_BIN, p)));
 const pkgs = productionPackages();
-for (const p of pkgs) cpSync(path.join(repo, p), path.join(app, p), { recursive: true });
-// linux-x64 only: the other platforms' ONNX Runtime builds are most of the package's 250 MB.
-const ortBin = path.join(app, 'node_modules', 'onnxruntime-node', 'bin', 'napi-v6');
-for (const other of ['darwin', 'win32', path.join('linux', 'arm64')]) rmSync(path.join(ortBin, other), { recursive: true, force: true });
-for (const lib of ['libonnxruntime_providers_cuda.so', 'libonnxruntime_providers_shared.so', 'todeval-cuda-provider.json']) rmSync(path.join(ortBin, 'linux', 'x64', lib), { force: true });
+for (const p of pkgs) cpSync(path.join(repo, p), path.join(app, p), { recursive: true, filter: (src) => !leftOut.has(src) });
+const ortBin = path.join(app, ORT_BIN);
+for (const p of ORT_LEFT_OUT) rmSync(path.join(ortBin, p), { recursive: true, force: true });
 log(`${pkgs.length} production packages`);
 
 // The tokenizer travels in models/ (copied above), where the random-model builder finds it.
