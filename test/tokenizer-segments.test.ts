@@ -6,6 +6,7 @@ import { joinReferences, withUserTurn } from '../src/metrics/sgsacc/hallucinatio
 import { contextPremise } from '../src/metrics/sgsacc/premise.js';
 import { SegmentEncoder } from '../src/nli/segment-encoder.js';
 import { PairTokenizer } from '../src/nli/tokenizer.js';
+import { nextTurn, turnDue } from './helpers/event-loop-turns.js';
 import { DATA_DIR, hasData, TOKENIZER_DIR } from './helpers/shared.js';
 
 // The tokenizer encodes each side of a pair on its own, sentence by sentence and word by word from
@@ -78,8 +79,12 @@ describe.skipIf(!hasData('sgd', 'test'))(
 
     beforeAll(async () => {
       tok = PairTokenizer.fromFiles(path.join(TOKENIZER_DIR, 'tokenizer.json'), path.join(TOKENIZER_DIR, 'tokenizer_config.json'));
+      await nextTurn();
       const data = loadSgsaccData({ dataset: 'sgd', dataDir: DATA_DIR });
+      await nextTurn();
+      const due = turnDue();
       for (const t of data.expand(data.loaded.turns)) {
+        if (due()) await nextTurn();
         const hallucination: string[] = [];
         for (const a of t.actions) {
           const premises = [t.utterance, contextPremise(t.previousUserUtterance, a.slotDescription, t.utterance)];
@@ -92,21 +97,19 @@ describe.skipIf(!hasData('sgd', 'test'))(
       }
       seen.clear();
       const lib = new SegmentEncoder(readJson('tokenizer.json'), readJson('tokenizer_config.json'));
-      let sinceBreak = 0;
       for (const [p, h] of pairs) {
         for (const text of [p, h]) if (!reference.has(text)) reference.set(text, libraryIds(lib, text));
         // Seconds of library work: let the test runner's own messages through now and then.
-        if (++sinceBreak === 5000) {
-          sinceBreak = 0;
-          await new Promise((r) => setImmediate(r));
-        }
+        if (due()) await nextTurn();
       }
     }, 600_000);
 
-    it('encodes every side of every pair exactly as the library encodes the whole text', () => {
+    it('encodes every side of every pair exactly as the library encodes the whole text', async () => {
       expect(reference.size).toBeGreaterThan(100_000);
       let checked = 0;
+      const due = turnDue();
       for (const [text, ids] of reference) {
+        if (due()) await nextTurn();
         const mine = tok.ids(text);
         if (mine.length !== ids.length || mine.some((x, i) => x !== ids[i])) expect([text, Array.from(mine)]).toEqual([text, ids]);
         checked++;
@@ -114,21 +117,25 @@ describe.skipIf(!hasData('sgd', 'test'))(
       expect(checked).toBe(reference.size);
     });
 
-    it("joins the sides as the library's pair encoding does (<s> premise </s></s> hypothesis </s>), on pairs spread over the set", () => {
+    it("joins the sides as the library's pair encoding does (<s> premise </s></s> hypothesis </s>), on pairs spread over the set", async () => {
       const step = Math.max(1, Math.floor(pairs.length / 2000));
+      const due = turnDue();
       for (let i = 0; i < pairs.length; i += step) {
+        if (due()) await nextTurn();
         const [p, h] = pairs[i];
         expect(tok.encodePair(p, h).ids).toEqual(tok.referencePairIds(p, h));
       }
     });
 
-    it('cuts every pair to a small maximum premise first, the hypothesis only when the premise alone cannot make room', () => {
+    it('cuts every pair to a small maximum premise first, the hypothesis only when the premise alone cannot make room', async () => {
       // 24 tokens: most pairs are cut, some down to an empty premise and a cut hypothesis.
       const small = PairTokenizer.fromFiles(path.join(TOKENIZER_DIR, 'tokenizer.json'), undefined, {}, { maxLength: 24 });
       let cutPremise = 0;
       let cutHypothesis = 0;
       let firstWrong: unknown;
+      const due = turnDue();
       for (const [p, h] of pairs) {
+        if (due()) await nextTurn();
         const P = reference.get(p)!;
         const H = reference.get(h)!;
         const room = 24 - 4;
