@@ -26,6 +26,22 @@ const SENTENCE_END = /[.!?] (?=\S)/g;
  */
 export const LONG_PIECE_CHARS = 128;
 
+/**
+ * The library's tokenizers by the very objects they were built from: building one (its BPE maps of
+ * 50,000 merges) costs most of a second, and PairTokenizer.fromFiles hands the same parsed objects to
+ * every runner a process opens from the same files. A library tokenizer keeps nothing of a text
+ * but its BPE cache of words, so sharing one changes no ids; each SegmentEncoder keeps its own memos.
+ */
+const libraries = new WeakMap<object, WeakMap<object, Tokenizer>>();
+
+function libraryTokenizer(tokenizerJson: object, tokenizerConfig: object): Tokenizer {
+  let byConfig = libraries.get(tokenizerJson);
+  if (!byConfig) libraries.set(tokenizerJson, (byConfig = new WeakMap()));
+  let built = byConfig.get(tokenizerConfig);
+  if (!built) byConfig.set(tokenizerConfig, (built = new Tokenizer(tokenizerJson, tokenizerConfig)));
+  return built;
+}
+
 interface TokenizerJson {
   normalizer?: unknown;
   pre_tokenizer?: { type?: string; add_prefix_space?: boolean; use_regex?: boolean } | null;
@@ -58,7 +74,7 @@ export class SegmentEncoder {
   private scratch = new Int32Array(1024);
 
   constructor(tokenizerJson: object, tokenizerConfig: object) {
-    this.tokenizer = new Tokenizer(tokenizerJson, tokenizerConfig);
+    this.tokenizer = libraryTokenizer(tokenizerJson, tokenizerConfig);
     const json = tokenizerJson as TokenizerJson;
     const pre = json.pre_tokenizer;
     const cfg = tokenizerConfig as { remove_space?: boolean; do_lowercase_and_remove_accent?: boolean };

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { MissingResourceError } from '../util/errors.js';
 import { BoundedMemo } from './bounded-memo.js';
@@ -51,6 +52,28 @@ export function keptHypothesis(hypothesisLength: number, keptPremiseLength: numb
  * the library's pair encoding; so a text's ids are kept once per text (a system turn is the premise
  * of dozens of pairs, a template the hypothesis of hundreds).
  */
+/**
+ * Tokenizer files as parsed, by path, with the hash of the bytes they were parsed from. A process
+ * that opens runners again and again (the warm `todeval stdio` process, a library user, the tests)
+ * parses a 2 MB tokenizer.json once and, as the same object, builds the library's BPE from it once
+ * (SegmentEncoder), not at each open; a file that changed is parsed again. The objects are shared:
+ * never modified.
+ */
+const parsedFiles = new Map<string, { sha: string; value: object }>();
+const PARSED_FILES_KEPT = 8;
+
+function parsedTokenizerFile(file: string): object {
+  const bytes = readFileSync(file);
+  const sha = createHash('sha1').update(bytes).digest('hex');
+  const known = parsedFiles.get(file);
+  if (known?.sha === sha) return known.value;
+  const value = JSON.parse(bytes.toString('utf8')) as object;
+  parsedFiles.delete(file);
+  parsedFiles.set(file, { sha, value });
+  if (parsedFiles.size > PARSED_FILES_KEPT) parsedFiles.delete(parsedFiles.keys().next().value!);
+  return value;
+}
+
 export class PairTokenizer {
   readonly maxLength: number;
   readonly padId: number;
@@ -87,7 +110,7 @@ export class PairTokenizer {
   static fromFiles(tokenizerPath: string, tokenizerConfigPath: string | undefined, modelConfig: Record<string, unknown> = {}, opts: PairTokenizerOptions = {}): PairTokenizer {
     const read = (file: string): object => {
       try {
-        return JSON.parse(readFileSync(file, 'utf8')) as object;
+        return parsedTokenizerFile(file);
       } catch (e) {
         throw new MissingResourceError(`cannot load tokenizer file (${(e as Error).message})`, { file });
       }
