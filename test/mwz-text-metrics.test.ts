@@ -13,6 +13,7 @@ import { runComparePipeline } from '../src/pipeline/compare.js';
 import { runEvaluatePipeline } from '../src/pipeline/evaluate.js';
 import { itemsFileJson, loadItemSource } from '../src/report/stats/item-files.js';
 import { runCli } from './helpers/cli.js';
+import { settled } from './helpers/reference-corpus.js';
 import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
 import { suiteTempDir, tempDir } from './helpers/temp.js';
 
@@ -113,15 +114,18 @@ describe.skipIf(!haveMwz || peerMissing !== undefined)("sacreBLEU's corpus_chrf 
   it('lava (1,000 dialogues): BLEU, chrF2, chrF2++ and TER equal to 1e-9', async () => {
     const ev = new Evaluator({ dataDir: DATA_DIR, bleu: true, chrf: true, ter: true });
     const predictions = ev.validate(JSON.parse(readFileSync(path.join(DATA_DIR, 'multiwoz', 'predictions', 'lava.json'), 'utf8')));
+    const strings = ev.bleuStrings(predictions);
+    // The peer starts first and computes on another core while ours run here (sacreBLEU's TER takes
+    // a while in Python); a turn of the event loop between our evaluations lets it be fed meanwhile.
+    const run = promisify(execFile)(python, [path.join(REPO_ROOT, 'test', 'helpers', 'sacrebleu-corpus.py'), sacrebleuDir!], { maxBuffer: 64 << 20 });
+    run.child.stdin!.end(JSON.stringify(strings));
+    const answer = settled(run);
+    await yieldTurn();
     const ours = ev.evaluateValidated(predictions);
     await yieldTurn();
     const plus = ev.withMetrics({ chrf: { wordOrder: 2 } }).evaluateValidated(predictions);
-    const strings = ev.bleuStrings(predictions);
     expect(strings.hyps).toHaveLength(ours.details.turns);
-    // The peer runs while the event loop is free (sacreBLEU's TER takes a while in Python).
-    const run = promisify(execFile)(python, [path.join(REPO_ROOT, 'test', 'helpers', 'sacrebleu-corpus.py'), sacrebleuDir!], { maxBuffer: 64 << 20 });
-    run.child.stdin!.end(JSON.stringify(strings));
-    const peer = JSON.parse((await run).stdout) as Record<string, { score: number; signature: string }>;
+    const peer = JSON.parse((await answer()).stdout) as Record<string, { score: number; signature: string }>;
     const pairs: [string, number][] = [
       ['BLEU', ours.bleu!.mwz21],
       ['chrF2', ours.chrf!.mwz21],

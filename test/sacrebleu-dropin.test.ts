@@ -16,7 +16,7 @@ import { sentenceChrf } from '../src/metrics/text/chrf.js';
 import { sentenceTer } from '../src/metrics/text/ter.js';
 import { BUILT_CLI, HAS_BUILT_CLI } from './helpers/cli.js';
 import { loadFixture, type BleuSynthetic } from './helpers/sacrebleu-fixtures.js';
-import { referenceCorpus, yieldTurn } from './helpers/reference-corpus.js';
+import { referenceCorpus, settled, yieldTurn } from './helpers/reference-corpus.js';
 import { REPO_ROOT } from './helpers/shared.js';
 import { tempDir } from './helpers/temp.js';
 
@@ -269,31 +269,46 @@ const corpus = missing === undefined ? await referenceCorpus() : missing;
 if (missing === undefined && typeof corpus === 'string') console.warn(`[skip] --sentence-level on a real corpus: ${corpus}`);
 
 if (typeof corpus !== 'string') {
+  // The command lines, and sacreBLEU's answer to them, start before the file's first suite: sacreBLEU
+  // prints a line per turn for 17 command lines in its own process (about half this file's CPU time)
+  // on one core while the worker compares the synthetic corpus on the other. The files are made in a hook
+  // (tempDir removes them after the file's last test), so a run that skips the file makes none.
+  const cases: Case[] = [];
+  let peerAnswer: (() => Promise<{ cases: Outcome[] }>) | undefined;
+  beforeAll(() => {
+    const tmp = tempDir('sacrebleu-sentence-level');
+    const ref = path.join(tmp, 'ref.txt');
+    writeFileSync(ref, corpus.refs[0].join('\n') + '\n');
+    const files = corpus.systems.slice(0, 2).map(([name, lines], k) => {
+      const file = path.join(tmp, `sys${k}.txt`);
+      writeFileSync(file, lines.join('\n') + '\n');
+      return { name, file };
+    });
+    for (const { file } of files) {
+      for (const smooth of [['-s', 'exp'], ['-s', 'floor'], ['-s', 'floor', '-sv', '0.5'], ['-s', 'add-k'], ['-s', 'add-k', '-sv', '2'], ['-s', 'none']]) {
+        cases.push({ argv: [ref, '-i', file, '-sl', '-w', '4', ...smooth] });
+      }
+      cases.push({ argv: [ref, '-i', file, '-sl', '-w', '4', '-m', 'chrf'] }, { argv: [ref, '-i', file, '-sl', '-w', '4', '-m', 'chrf', '-cw', '2'] });
+    }
+    // TER is slow in Python: one system.
+    cases.push({ argv: [ref, '-i', files[0].file, '-sl', '-w', '4', '-m', 'ter'] });
+    peerAnswer = settled(sacrebleuPeer({ cases }));
+  });
+
   describe(`todeval sacrebleu --sentence-level equals sacreBLEU on ${corpus.label}`, () => {
     it(`BLEU (exp, floor, add-k, none) and chrF, chrF++ of ${corpus.systems[0][0]} and ${corpus.systems[1][0]}, TER of ${corpus.systems[0][0]}, segment by segment`, async () => {
-      const tmp = tempDir('sacrebleu-sentence-level');
-      const ref = path.join(tmp, 'ref.txt');
-      writeFileSync(ref, corpus.refs[0].join('\n') + '\n');
-      const files = corpus.systems.slice(0, 2).map(([name, lines], k) => {
-        const file = path.join(tmp, `sys${k}.txt`);
-        writeFileSync(file, lines.join('\n') + '\n');
-        return { name, file };
-      });
-      const cases: Case[] = [];
-      for (const { file } of files) {
-        for (const smooth of [['-s', 'exp'], ['-s', 'floor'], ['-s', 'floor', '-sv', '0.5'], ['-s', 'add-k'], ['-s', 'add-k', '-sv', '2'], ['-s', 'none']]) {
-          cases.push({ argv: [ref, '-i', file, '-sl', '-w', '4', ...smooth] });
-        }
-        cases.push({ argv: [ref, '-i', file, '-sl', '-w', '4', '-m', 'chrf'] }, { argv: [ref, '-i', file, '-sl', '-w', '4', '-m', 'chrf', '-cw', '2'] });
-      }
-      // TER is slow in Python: one system.
-      cases.push({ argv: [ref, '-i', files[0].file, '-sl', '-w', '4', '-m', 'ter'] });
-      const peer = (await sacrebleuPeer({ cases })).cases;
-      for (const [k, c] of cases.entries()) {
+      expect(cases).toHaveLength(17);
+      // Ours first, while sacreBLEU may still be computing; then each command line's output compared.
+      const outputs: Outcome[] = [];
+      for (const c of cases) {
         // sacrebleuMain's work is synchronous: a turn of the event loop between command lines keeps
         // the worker answering vitest (awaiting an already settled promise would not).
         await yieldTurn();
-        const ours = await sacrebleuMain(c.argv, { stdin: () => Buffer.alloc(0), env: {} });
+        outputs.push(await sacrebleuMain(c.argv, { stdin: () => Buffer.alloc(0), env: {} }));
+      }
+      const peer = (await peerAnswer!()).cases;
+      for (const [k, c] of cases.entries()) {
+        const ours = outputs[k];
         expect(peer[k].code, peer[k].stderr).toBe(0);
         expect(unversioned(ours.stdout).split('\n').length).toBe(corpus.refs[0].length + 1);
         if (unversioned(ours.stdout) !== unversioned(peer[k].stdout)) {

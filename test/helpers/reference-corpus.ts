@@ -6,10 +6,11 @@
 // the MultiWOZ ones ask the live sacreBLEU (test/helpers/sacrebleu-systems.py) for the same numbers.
 // Neither present: the suites skip with one line, except under TODEVAL_REQUIRE_REFERENCES (.ci/run),
 // where that is an error.
-import { existsSync, readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { readWmt17 } from '../../scripts/lib/sacrebleu-wmt17.js';
-import { Evaluator } from '../../src/metrics/mwz/evaluator.js';
 import type { BleuTokenizerName } from '../../src/metrics/text/bleu-tokenizers.js';
 import { runProcess } from './cli.js';
 import type { BleuNumbers, SacrebleuBleuTest } from './sacrebleu-fixtures.js';
@@ -48,6 +49,23 @@ export function sacrebleuVersion(): string {
  */
 export const yieldTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
+/**
+ * `work`, already started, as a function that returns its result or throws its error when called:
+ * for a child process a suite starts early and awaits in a later hook. The rejection is handled at
+ * once, so Node never reports it as unhandled while nothing awaits it yet.
+ */
+export function settled<T>(work: Promise<T>): () => Promise<T> {
+  const outcome = work.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
+  return async () => {
+    const o = await outcome;
+    if (!o.ok) throw o.error;
+    return o.value;
+  };
+}
+
 export const MWZ_SYSTEMS = ['damd', 'hdsa', 'augpt', 'uniconv', 'lava'] as const;
 
 /**
@@ -56,8 +74,10 @@ export const MWZ_SYSTEMS = ['damd', 'hdsa', 'augpt', 'uniconv', 'lava'] as const
  * id order. Each turn's reference is the same for every system (checked).
  */
 export async function mwzResponseCorpus(dataDir = DATA_DIR): Promise<ReferenceCorpus> {
+  // Imported here, not above: a suite that reads the run's shared copy (below) never loads mwzeval's code.
+  const { Evaluator } = await import('../../src/metrics/mwz/evaluator.js');
   const ev = new Evaluator({ dataDir, bleu: true });
-  const predictions: { name: string; p: ReturnType<Evaluator['validate']> }[] = [];
+  const predictions: { name: string; p: ReturnType<InstanceType<typeof Evaluator>['validate']> }[] = [];
   for (const name of MWZ_SYSTEMS) {
     predictions.push({ name, p: ev.validate(JSON.parse(readFileSync(path.join(dataDir, 'multiwoz', 'predictions', `${name}.json`), 'utf8'))) });
     await yieldTurn();
@@ -81,6 +101,29 @@ export async function mwzResponseCorpus(dataDir = DATA_DIR): Promise<ReferenceCo
 }
 
 /**
+ * mwzResponseCorpus() of DATA_DIR, built once per test run: three suites compare on it (sacrebleu-dropin,
+ * chrf-ter, significance-bleu), and each built it from the five predictions files (validation and
+ * normalization, 1.2-1.5 CPU seconds). The first to build it writes it to the run's private temp dir
+ * (test/leaks/global-setup.ts makes that dir, points TMPDIR at it and removes it, with this file, at the
+ * end of the run), the others read it back. Outside a vitest run (no run id, TMPDIR not the run's
+ * folder) nothing is shared: a file outliving its run could hold another run's data.
+ */
+async function sharedMwzResponseCorpus(): Promise<ReferenceCorpus> {
+  const runTmp = tmpdir();
+  const shared = process.env.TODEVAL_TEST_RUN !== undefined && path.basename(runTmp).startsWith('todeval-test-run-');
+  if (!shared) return mwzResponseCorpus();
+  // Named by the data dir, so a run that used two data dirs never mixes them up.
+  const file = path.join(runTmp, `mwz-response-corpus-${createHash('sha256').update(DATA_DIR).digest('hex').slice(0, 16)}.json`);
+  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as ReferenceCorpus;
+  const corpus = await mwzResponseCorpus();
+  // Written whole, then renamed: a suite reading while another writes sees the file complete or not at all.
+  const partial = `${file}.${process.pid}.partial`;
+  writeFileSync(partial, JSON.stringify(corpus));
+  renameSync(partial, file);
+  return corpus;
+}
+
+/**
  * WMT17 when SACREBLEU_DIR has the pickle, else the MultiWOZ responses when the data dir has them,
  * else why neither can run (an error under TODEVAL_REQUIRE_REFERENCES).
  */
@@ -93,7 +136,7 @@ export async function referenceCorpus(): Promise<ReferenceCorpus | string> {
   else if (wmt17 && existsSync(wmt17)) {
     const w = await readWmt17(SACREBLEU_DIR!, SACREBLEU_PYTHON);
     return { kind: 'wmt17', label: `sacreBLEU's WMT17 test systems (${w.systems.length} systems x ${w.refs[0].length.toLocaleString('en-US')} segments)`, systems: w.systems, refs: w.refs };
-  } else if (existsSync(mwz)) return await mwzResponseCorpus();
+  } else if (existsSync(mwz)) return await sharedMwzResponseCorpus();
   else reason = `neither ${wmt17} (a sacreBLEU git checkout has it) nor ${mwz} (the data dir) is present`;
   if (process.env.TODEVAL_REQUIRE_REFERENCES) throw new Error(`the sacreBLEU corpus comparisons must run here (TODEVAL_REQUIRE_REFERENCES is set): ${reason}`);
   return reason;
