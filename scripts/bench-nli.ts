@@ -545,6 +545,8 @@ interface Figure {
   gpuMiB?: number;
   seconds: number;
   passSeconds: number[];
+  /** CPU seconds per pass (see Contender.passCpu). */
+  passCpu: number[];
   pairsPerSec: number;
   tokensPerSec: number;
   gflops: number;
@@ -559,6 +561,7 @@ const figures: Figure[] = contenders.map((c) => ({
   gpuMiB: c.gpuMiB,
   seconds: totalSeconds(c),
   passSeconds: c.passSeconds,
+  passCpu: c.passCpu,
   pairsPerSec: pairsPerSec(c),
   tokensPerSec: c.tokens / totalSeconds(c),
   gflops: (c.paddedTokens * flopsPerToken) / totalSeconds(c) / 1e9,
@@ -570,7 +573,7 @@ for (const f of figures) {
   console.log(
     `${f.mode.padEnd(60)} ${f.seconds.toFixed(2).padStart(7)} s  ${f.pairsPerSec.toFixed(2).padStart(7)} pairs/s  ${f.tokensPerSec.toFixed(0).padStart(6)} tokens/s  ` +
       `${f.batches} batches, padding efficiency ${f.paddingEfficiency.toFixed(2)}, ~${f.gflops.toFixed(0)} GFLOP/s${f.gpuMiB !== undefined ? `, GPU memory ${f.gpuMiB} MiB` : ''}` +
-      `${f.passSeconds.length > 1 ? `  (per pass ${contenders[figures.indexOf(f)].passSeconds.map((_, k) => passRate(contenders[figures.indexOf(f)], k).toFixed(2)).join(', ')})` : ''}`,
+      `${f.passSeconds.length > 1 ? `  (per pass ${contenders[figures.indexOf(f)].passSeconds.map((_, k) => passRate(contenders[figures.indexOf(f)], k).toFixed(2)).join(', ')}; CPU ms per pair ${f.passCpu.map((x, k) => ((1000 * x) / contenders[figures.indexOf(f)].passPairs[k]).toFixed(1)).join(', ')})` : ''}`,
   );
 }
 
