@@ -14,11 +14,20 @@
  * worker's own CPU time (synchronous JavaScript) and, on Linux, its waited-for children's CPU time
  * (`spawnSync` and friends), so the report says what blocked.
  *
- * Off unless TODEVAL_LAG_REPORT=<path> is set: then every stretch of at least TODEVAL_LAG_MIN_MS
- * (default 1000) is appended to <path> as one tab-separated line per stretch,
- *   wall_s  own_cpu_s  children_cpu_s  file  what-ran
- * (`sort -rn <path>` lists the worst first). Lines are appended by each worker when its file
- * ends; each is one small write, so workers' lines do not interleave.
+ * What it does with them:
+ * - One stretch of >= TODEVAL_LAG_WARN_CPU_S (default 3) s of the thread's CPU prints one line under
+ *   the test; >= TODEVAL_LAG_FAIL_CPU_S (default 10; 0: never) fails the test (a file's import or
+ *   hooks: the file), naming it. CPU, not wall time, so the verdict does not depend on the load: under
+ *   a CPU hog (load ~15 on 2 cores) a worker gets ~1/8 of a core, and 10 s of CPU in one piece is then
+ *   over the 60 s deadline; the worst stretch of the suite was 4.7 s when this was written. Off the
+ *   limits where /proc/thread-self is missing (not Linux).
+ * - With TODEVAL_LAG_REPORT=<path>, every stretch of at least TODEVAL_LAG_MIN_MS (default 1000) of
+ *   wall time is appended to <path>, one tab-separated line each,
+ *     wall_s  own_cpu_s  children_cpu_s  file  what-ran
+ *   (`sort -t$'\t' -k2,2 -rn <path>`: the worst CPU first). Each worker appends its file's lines
+ *   in one small write when the file ends, so workers' lines do not interleave. The children's CPU
+ *   is that of the children reaped in the stretch: a spawnSync child's, or async ones that ended
+ *   in it.
  */
 import { appendFileSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -28,6 +37,10 @@ import type { RunnerTask } from 'vitest';
 
 const REPORT = process.env.TODEVAL_LAG_REPORT;
 const MIN_MS = Number(process.env.TODEVAL_LAG_MIN_MS ?? 1000);
+/** one stretch of this much of the thread's CPU prints a warning under the test... */
+const WARN_CPU_MS = Number(process.env.TODEVAL_LAG_WARN_CPU_S ?? 3) * 1000;
+/** ...and this much fails it (0: never) */
+const FAIL_CPU_MS = Number(process.env.TODEVAL_LAG_FAIL_CPU_S ?? 10) * 1000;
 const TICK_MS = 100;
 
 interface Cpu {
@@ -69,37 +82,67 @@ interface Stretch {
   what: string;
 }
 
-if (REPORT) {
-  let file = '(unknown file)';
-  let what = 'import of the file (top-level code, collection)';
-  let last = { wall: performance.now(), ...cpuNow() };
-  const stretches: Stretch[] = [];
+const seconds = (ms: number): string => (Number.isNaN(ms) ? '-' : (ms / 1000).toFixed(1));
 
-  /** Closes the stretch since the last note, charged to what ran in it, and starts a new one. */
-  const note = (next?: string): void => {
-    const now = { wall: performance.now(), ...cpuNow() };
-    const wallMs = now.wall - last.wall;
-    if (wallMs >= MIN_MS) {
-      stretches.push({ wallMs, cpuMs: now.own - last.own, childMs: now.children - last.children, what });
-    }
-    last = now;
-    if (next !== undefined) what = next;
-  };
-  const timer = setInterval(() => note(), TICK_MS);
-  timer.unref();
-
-  beforeAll((suite) => {
-    if ('filepath' in suite && typeof suite.filepath === 'string') file = path.relative(process.cwd(), suite.filepath);
-    note('beforeAll hooks');
-  });
-  beforeEach((ctx) => note(fullName(ctx.task)));
-  // Registered first, so with vitest's default 'stack' order it runs after the file's own afterEach.
-  afterEach((ctx) => note(`after "${fullName(ctx.task)}": a describe block's afterAll/beforeAll hooks, or the file's afterAll`));
-  afterAll(() => {
-    note();
-    clearInterval(timer);
-    const s = (ms: number): string => (Number.isNaN(ms) ? '-' : (ms / 1000).toFixed(1));
-    const lines = stretches.map((x) => `${s(x.wallMs)}\t${s(x.cpuMs)}\t${s(x.childMs)}\t${file}\t${x.what}\n`);
-    if (lines.length > 0) appendFileSync(REPORT, lines.join(''));
-  });
+/** The line a stretch over the limits prints (a warning) or fails its test with. */
+function blockedMessage(x: Stretch, file: string, fails: boolean): string {
+  const verdict = fails
+    ? `limit ${seconds(FAIL_CPU_MS)} s of CPU, TODEVAL_LAG_FAIL_CPU_S). On a loaded box that is over vitest's 60 s RPC deadline`
+    : `a test fails at ${seconds(FAIL_CPU_MS)} s of CPU). On a loaded box that nears vitest's 60 s RPC deadline`;
+  return (
+    `event-loop-lag: ${file} > ${x.what}: held its worker's event loop for ${seconds(x.cpuMs)} s of CPU in one ` +
+    `piece (wall ${seconds(x.wallMs)} s; ${verdict} ('Timeout calling "onTaskUpdate"', exit 1 with every test ` +
+    `passed): give the loop a turn between chunks (test/helpers/yield.ts) or move the work to a child process.`
+  );
 }
+
+let file = '(unknown file)';
+let what = 'import of the file (top-level code, collection)';
+let last = { wall: performance.now(), ...cpuNow() };
+/** stretches of at least MIN_MS wall, for the report */
+const stretches: Stretch[] = [];
+/** stretches over the CPU limit not yet failed on */
+let overLimit: Stretch[] = [];
+
+/** Closes the stretch since the last note, charged to what ran in it, and starts a new one. */
+function note(next?: string): void {
+  const now = { wall: performance.now(), ...cpuNow() };
+  const x = { wallMs: now.wall - last.wall, cpuMs: now.own - last.own, childMs: now.children - last.children, what };
+  if (REPORT && x.wallMs >= MIN_MS) stretches.push(x);
+  if (FAIL_CPU_MS > 0 && x.cpuMs >= FAIL_CPU_MS) overLimit.push(x);
+  else if (x.cpuMs >= WARN_CPU_MS) console.warn(blockedMessage(x, file, false));
+  last = now;
+  if (next !== undefined) what = next;
+}
+
+/** Fails the hook it is called from on the stretches over the limit that `which` selects. */
+function failOn(which: (x: Stretch) => boolean): void {
+  const mine = overLimit.filter(which);
+  overLimit = overLimit.filter((x) => !which(x));
+  if (mine.length > 0) throw new Error(mine.map((x) => blockedMessage(x, file, true)).join('\n'));
+}
+
+const timer = setInterval(() => note(), TICK_MS);
+timer.unref();
+
+beforeAll((suite) => {
+  if ('filepath' in suite && typeof suite.filepath === 'string') file = path.relative(process.cwd(), suite.filepath);
+  note('beforeAll hooks');
+});
+beforeEach((ctx) => note(fullName(ctx.task)));
+// Registered first, so with vitest's default 'stack' order it runs after the file's own afterEach:
+// the stretch it closes is the test's with all its hooks, and its error fails that test.
+afterEach((ctx) => {
+  const name = fullName(ctx.task);
+  note(`after "${name}": a describe block's afterAll/beforeAll hooks, or the file's afterAll`);
+  failOn((x) => x.what === name);
+});
+// Runs after the file's own afterAll hooks: the import's and hooks' stretches fail the file here.
+afterAll(() => {
+  note();
+  clearInterval(timer);
+  if (REPORT && stretches.length > 0) {
+    appendFileSync(REPORT, stretches.map((x) => `${seconds(x.wallMs)}\t${seconds(x.cpuMs)}\t${seconds(x.childMs)}\t${file}\t${x.what}\n`).join(''));
+  }
+  failOn(() => true);
+});
