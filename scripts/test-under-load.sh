@@ -8,7 +8,10 @@
 # N busy loops (default: 8 + the number of cores) run at normal priority beside `npm test` (or
 # `npx vitest run VITEST_ARGS...` when given), and the script waits for the 1-minute load to reach L
 # (default 8) before starting the suite. The hogs are this script's own children, killed by PID at
-# the end whatever happens. The full log is kept in test-under-load.log in the working folder.
+# the end whatever happens. The full log is kept in test-under-load.log in the working folder, and
+# the event-loop-lag monitor's report (test/helpers/event-loop-lag.ts: each stretch of >= 1 s during
+# which a worker's event loop ran no timer, with its CPU) in test-under-load.lag.log; the script
+# prints its ten worst by CPU.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 hogs=$(( $(nproc) + 8 ))
@@ -23,6 +26,9 @@ while [ $# -gt 0 ]; do
   esac
 done
 log=test-under-load.log
+lag=test-under-load.lag.log
+rm -f "$lag"
+export TODEVAL_LAG_REPORT="$PWD/$lag"
 load1() { cut -d' ' -f1 /proc/loadavg; }
 
 pids=()
@@ -55,5 +61,9 @@ echo "test-under-load: exit code $code; unhandled errors: $unhandled; wall $(awk
 echo "test-under-load: load after: $after"
 grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$log" | tail -1
 grep -E 'Unhandled|Timeout calling' "$log" | head -5
+if [ -s "$lag" ]; then
+  echo "test-under-load: the longest blocked event loops, by the worker's CPU (wall_s own_cpu_s children_cpu_s file test):"
+  sort -t$'\t' -k2,2 -rn "$lag" | head -10
+fi
 echo "test-under-load: full log in $log"
 exit "$code"
