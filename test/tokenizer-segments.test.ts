@@ -6,7 +6,7 @@ import { joinReferences, withUserTurn } from '../src/metrics/sgsacc/hallucinatio
 import { contextPremise } from '../src/metrics/sgsacc/premise.js';
 import { SegmentEncoder } from '../src/nli/segment-encoder.js';
 import { PairTokenizer } from '../src/nli/tokenizer.js';
-import { nextTurn, turnDue } from './helpers/event-loop-turns.js';
+import { turnDue, yieldTurn as nextTurn } from './helpers/yield.js';
 import { DATA_DIR, hasData, TOKENIZER_DIR } from './helpers/shared.js';
 
 // The tokenizer encodes each side of a pair on its own, sentence by sentence and word by word from
