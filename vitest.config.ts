@@ -29,7 +29,17 @@ export default defineConfig({
     // worker, use the CPU: with two, such a suite idles a core. The system project's threads take
     // the same number again, beside these.
     maxWorkers: 3,
-    minWorkers: 1,
+    // As many as maxWorkers: tinypool removes a worker idle beyond minWorkers at once (idleTimeout 0),
+    // and with the forks reused (below) that removal races the next file's start ("Terminating worker
+    // thread", an unhandled rejection that fails the run).
+    minWorkers: 3,
+    // The main project's forks are reused from one test file to the next: a file still gets its own
+    // module registry (the project's `isolate`, below, resets it before each file, so a helper's
+    // module state and hooks are per file as before), but not a process start, vitest's runtime
+    // and the native and node_modules packages (onnxruntime, Fastify, Vega) loaded again. That was
+    // about 0.4 CPU-s a file of the run's collect/prepare time. The suites leave no process-wide
+    // state behind them (env stubs undone in afterEach, spies restored, no chdir, no vi.mock).
+    poolOptions: { forks: { isolate: false } },
     // The event-loop-lag monitor, only when asked for (TODEVAL_LAG_REPORT=<path>; see the file).
     setupFiles: process.env.TODEVAL_LAG_REPORT ? ['./test/helpers/event-loop-lag.ts'] : [],
     reporters: ['default', './test/helpers/plain-summary-reporter.ts'],
@@ -37,7 +47,7 @@ export default defineConfig({
     // loaded CI box that lands in stderr assertions. Tests of the lines set their own interval.
     env: { TODEVAL_PROGRESS_SECONDS: '86400' },
     projects: [
-      { extends: true, test: { name: 'main', include: ['test/**/*.test.ts'], exclude: SYSTEM_SUITES, pool: 'forks' } },
+      { extends: true, test: { name: 'main', include: ['test/**/*.test.ts'], exclude: SYSTEM_SUITES, pool: 'forks', poolOptions: { forks: { isolate: true } } } },
       { extends: true, test: { name: 'system', include: SYSTEM_SUITES, pool: 'threads' } },
     ],
   },
