@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import LongestFirstSequencer from './test/helpers/longest-first-sequencer.js';
 
 /**
  * The suites that mostly wait on other programs (Chromium, a Slurm cluster, pip and a venv, npm pack
@@ -43,6 +44,9 @@ export default defineConfig({
     // The event-loop-lag monitor, only when asked for (TODEVAL_LAG_REPORT=<path>; see the file).
     setupFiles: process.env.TODEVAL_LAG_REPORT ? ['./test/helpers/event-loop-lag.ts'] : [],
     reporters: ['default', './test/helpers/plain-summary-reporter.ts'],
+    // The longest files first, from the last run's durations or, on a clean clone (CI), from a list of
+    // one CI run's (see the file): a long file started last sets the run's wall time.
+    sequence: { sequencer: LongestFirstSequencer },
     // Commands run by tests have no terminal, so they would print a progress line every 30 s: on a
     // loaded CI box that lands in stderr assertions. Tests of the lines set their own interval.
     env: { TODEVAL_PROGRESS_SECONDS: '86400' },
