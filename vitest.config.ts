@@ -41,8 +41,9 @@ export default defineConfig({
     // about 0.4 CPU-s a file of the run's collect/prepare time. The suites leave no process-wide
     // state behind them (env stubs undone in afterEach, spies restored, no chdir, no vi.mock).
     poolOptions: { forks: { isolate: false } },
-    // The event-loop-lag monitor, only when asked for (TODEVAL_LAG_REPORT=<path>; see the file).
-    setupFiles: process.env.TODEVAL_LAG_REPORT ? ['./test/helpers/event-loop-lag.ts'] : [],
+    // The event-loop-lag monitor: warns under a test that holds its worker's loop for >= 3 s of CPU
+    // in one piece, fails it at >= 10 s, and reports every stretch when TODEVAL_LAG_REPORT=<path>.
+    setupFiles: ['./test/helpers/event-loop-lag.ts'],
     reporters: ['default', './test/helpers/plain-summary-reporter.ts'],
     // The longest files first, from the last run's durations or, on a clean clone (CI), from a list of
     // one CI run's (see the file): a long file started last sets the run's wall time.

@@ -42,6 +42,9 @@ const WARN_CPU_MS = Number(process.env.TODEVAL_LAG_WARN_CPU_S ?? 3) * 1000;
 /** ...and this much fails it (0: never) */
 const FAIL_CPU_MS = Number(process.env.TODEVAL_LAG_FAIL_CPU_S ?? 10) * 1000;
 const TICK_MS = 100;
+// Taken now, before a test file can install vitest's fake timers over the globals.
+const clock = performance.now.bind(performance);
+const stopTimer = clearInterval;
 
 interface Cpu {
   /** this thread's user+system CPU, ms: the synchronous JavaScript that blocks the loop */
@@ -98,7 +101,7 @@ function blockedMessage(x: Stretch, file: string, fails: boolean): string {
 
 let file = '(unknown file)';
 let what = 'import of the file (top-level code, collection)';
-let last = { wall: performance.now(), ...cpuNow() };
+let last = { wall: clock(), ...cpuNow() };
 /** stretches of at least MIN_MS wall, for the report */
 const stretches: Stretch[] = [];
 /** stretches over the CPU limit not yet failed on */
@@ -106,7 +109,7 @@ let overLimit: Stretch[] = [];
 
 /** Closes the stretch since the last note, charged to what ran in it, and starts a new one. */
 function note(next?: string): void {
-  const now = { wall: performance.now(), ...cpuNow() };
+  const now = { wall: clock(), ...cpuNow() };
   const x = { wallMs: now.wall - last.wall, cpuMs: now.own - last.own, childMs: now.children - last.children, what };
   if (REPORT && x.wallMs >= MIN_MS) stretches.push(x);
   if (FAIL_CPU_MS > 0 && x.cpuMs >= FAIL_CPU_MS) overLimit.push(x);
@@ -140,7 +143,7 @@ afterEach((ctx) => {
 // Runs after the file's own afterAll hooks: the import's and hooks' stretches fail the file here.
 afterAll(() => {
   note();
-  clearInterval(timer);
+  stopTimer(timer);
   if (REPORT && stretches.length > 0) {
     appendFileSync(REPORT, stretches.map((x) => `${seconds(x.wallMs)}\t${seconds(x.cpuMs)}\t${seconds(x.childMs)}\t${file}\t${x.what}\n`).join(''));
   }
