@@ -22,9 +22,11 @@ export default class PlainSummaryReporter implements Reporter {
       else skipped++;
     };
     for (const file of files) {
+      const before = failed;
       file.tasks.forEach(visit);
-      // a file that failed to load has no tests but must still count as a failure
-      if (file.result?.state === 'fail' && file.tasks.length === 0) failed++;
+      // A file that failed with none of its tests failing (it failed to load, or a file-level hook
+      // threw: an afterAll, the event-loop-lag monitor's verdict on its import) still counts as one.
+      if (file.result?.state === 'fail' && failed === before) failed++;
     }
     process.stdout.write(`\n${passed} passed, ${failed} failed, ${skipped} skipped\n`);
   }
