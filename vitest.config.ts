@@ -16,6 +16,16 @@ export const SYSTEM_SUITES = [
   'test/doc-figures.test.ts',
 ];
 
+/** The `--maxWorkers` a vitest command line was given, if any (`--maxWorkers=N` or `--maxWorkers N`). */
+function maxWorkersFromArgv(argv: string[]): number | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const v = a.startsWith('--maxWorkers=') ? a.slice('--maxWorkers='.length) : a === '--maxWorkers' ? argv[i + 1] : undefined;
+    if (v !== undefined && /^\d+$/.test(v) && Number(v) > 0) return Number(v);
+  }
+  return undefined;
+}
+
 export default defineConfig({
   test: {
     // First: dist/ rebuilt from src/ when older (the tests run the built CLI), so a single
@@ -33,7 +43,9 @@ export default defineConfig({
     // As many as maxWorkers: tinypool removes a worker idle beyond minWorkers at once (idleTimeout 0),
     // and with the forks reused (below) that removal races the next file's start ("Terminating worker
     // thread", an unhandled rejection that fails the run).
-    minWorkers: 3,
+    // `--maxWorkers=N` on the command line (e.g. one file at a time in the edit loop) lowers this too:
+    // tinypool refuses a minimum above the maximum.
+    minWorkers: Math.min(3, maxWorkersFromArgv(process.argv) ?? 3),
     // The main project's forks are reused from one test file to the next: a file still gets its own
     // module registry (the project's `isolate`, below, resets it before each file, so a helper's
     // module state and hooks are per file as before), but not a process start, vitest's runtime
