@@ -42,17 +42,6 @@ export function keptHypothesis(hypothesisLength: number, keptPremiseLength: numb
 }
 
 /**
- * A model's pair encoding (its tokenizer's post-processor: `<s> premise </s></s> hypothesis </s>`
- * for RoBERTa, `[CLS] premise [SEP] hypothesis [SEP]` with segment ids 0 then 1 for BERT, ...) with
- * truncation that shortens the premise first: in our use the premise is a whole system turn and the
- * hypothesis a short template, so the hypothesis carries the claim being tested and must survive
- * intact whenever possible.
- *
- * Each side is encoded on its own and the two are joined with the special tokens, which is exactly
- * the library's pair encoding; so a text's ids are kept once per text (a system turn is the premise
- * of dozens of pairs, a template the hypothesis of hundreds).
- */
-/**
  * Tokenizer files as parsed, by path, with the hash of the bytes they were parsed from. A process
  * that opens runners again and again (the warm `todeval stdio` process, a library user, the tests)
  * parses a 2 MB tokenizer.json once and, as the same object, builds the library's BPE from it once
@@ -74,6 +63,17 @@ function parsedTokenizerFile(file: string): object {
   return value;
 }
 
+/**
+ * A model's pair encoding (its tokenizer's post-processor: `<s> premise </s></s> hypothesis </s>`
+ * for RoBERTa, `[CLS] premise [SEP] hypothesis [SEP]` with segment ids 0 then 1 for BERT, ...) with
+ * truncation that shortens the premise first: in our use the premise is a whole system turn and the
+ * hypothesis a short template, so the hypothesis carries the claim being tested and must survive
+ * intact whenever possible.
+ *
+ * Each side is encoded on its own and the two are joined with the special tokens, which is exactly
+ * the library's pair encoding; so a text's ids are kept once per text (a system turn is the premise
+ * of dozens of pairs, a template the hypothesis of hundreds).
+ */
 export class PairTokenizer {
   readonly maxLength: number;
   readonly padId: number;
