@@ -39,4 +39,18 @@ describe('a process exiting while the inference thread runs a batch', () => {
     }
     expect(outcomes).toEqual(Array(8).fill('130/null'));
   }, 240_000);
+
+  it("runs in a library user's `node --input-type=module -e` (the built package's thread, not a file given --input-type)", async () => {
+    const built = path.join(REPO_ROOT, 'dist', 'src', 'nli', 'session-thread.js');
+    const child = `
+import { SessionThread } from ${JSON.stringify(built)};
+const session = await SessionThread.open(process.argv[1] + '/onnx/model.onnx', { threads: 1 });
+const out = await session.run({ rows: 1, width: 4, inputIds: BigInt64Array.from([0n, 5n, 6n, 2n]), attentionMask: new BigInt64Array(4).fill(1n) });
+process.stdout.write(out instanceof Float32Array && out.length > 0 ? 'ran' : 'empty');
+process.exit(0);
+`;
+    const r = await runProcess(process.execPath, ['--input-type=module', '-e', child, model], { cwd: REPO_ROOT, timeoutMs: 60_000 });
+    expect(r.stderr).not.toContain('ERR_INPUT_TYPE_NOT_ALLOWED');
+    expect([r.code, r.stdout]).toEqual([0, 'ran']);
+  }, 120_000);
 });

@@ -11,15 +11,33 @@ import { Worker, type WorkerOptions } from 'node:worker_threads';
  * build is named by $TODEVAL_CURRENT_BUILD, as the tests' globalSetup does, that build's twin).
  */
 export function startWorker(here: string, name: string, options: WorkerOptions = {}): Worker {
-  if (!here.endsWith('.ts')) return new Worker(new URL(`./${name}.js`, here), options);
+  if (!here.endsWith('.ts')) return new Worker(new URL(`./${name}.js`, here), fileWorkerOptions(options));
   const built = builtTwin(here, name);
-  if (built) return new Worker(built, options);
+  if (built) return new Worker(built, fileWorkerOptions(options));
   const entry = new URL(`./${name}.ts`, here).href;
   // tsx's ESM API ("tsx/esm/api", import condition) from the package this file belongs to.
   const tsxDir = path.dirname(createRequire(fileURLToPath(here)).resolve('tsx/package.json'));
   const tsx = pathToFileURL(path.join(tsxDir, 'dist', 'esm', 'api', 'index.mjs')).href;
   const bootstrap = `import(${JSON.stringify(tsx)}).then((t) => { t.register(); return import(${JSON.stringify(entry)}); })`;
   return new Worker(bootstrap, { ...options, eval: true });
+}
+
+/**
+ * A thread started from a file inherits the process's flags, and Node refuses `--input-type` for
+ * anything but a string: a library user's `node --input-type=module -e "..."` would see every
+ * thread die with ERR_INPUT_TYPE_NOT_ALLOWED. The thread gets the other flags (a loader, memory
+ * limits) as before.
+ */
+function fileWorkerOptions(options: WorkerOptions): WorkerOptions {
+  if (options.execArgv) return options;
+  const execArgv: string[] = [];
+  for (let i = 0; i < process.execArgv.length; i++) {
+    const a = process.execArgv[i]!;
+    if (a.startsWith('--input-type=')) continue;
+    if (a === '--input-type') { i++; continue; }
+    execArgv.push(a);
+  }
+  return execArgv.length === process.execArgv.length ? options : { ...options, execArgv };
 }
 
 /**
