@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { MissingResourceError } from '../util/errors.js';
+import { filesStamp, StampedCache } from '../util/stamped-cache.js';
 import { BoundedMemo } from './bounded-memo.js';
 import { capPairText } from './limits.js';
 import { modelFamily, positionsLimit } from './family.js';
@@ -42,25 +42,16 @@ export function keptHypothesis(hypothesisLength: number, keptPremiseLength: numb
 }
 
 /**
- * Tokenizer files as parsed, by path, with the hash of the bytes they were parsed from. A process
- * that opens runners again and again (the warm `todeval stdio` process, a library user, the tests)
- * parses a 2 MB tokenizer.json once and, as the same object, builds the library's BPE from it once
- * (SegmentEncoder), not at each open; a file that changed is parsed again. The objects are shared:
- * never modified.
+ * Tokenizer files as parsed, by path, kept while the file's size and mtime stay the same (the
+ * project's StampedCache, one entry a path). A process that opens runners again and again (the warm
+ * `todeval stdio` process, a library user, the tests) parses a 2 MB tokenizer.json once and, as the
+ * same object, builds the library's BPE from it once (SegmentEncoder), not at each open; a file that
+ * changed is parsed again. The objects are shared: never modified.
  */
-const parsedFiles = new Map<string, { sha: string; value: object }>();
-const PARSED_FILES_KEPT = 8;
+const parsedFiles = new StampedCache<object>();
 
 function parsedTokenizerFile(file: string): object {
-  const bytes = readFileSync(file);
-  const sha = createHash('sha1').update(bytes).digest('hex');
-  const known = parsedFiles.get(file);
-  if (known?.sha === sha) return known.value;
-  const value = JSON.parse(bytes.toString('utf8')) as object;
-  parsedFiles.delete(file);
-  parsedFiles.set(file, { sha, value });
-  if (parsedFiles.size > PARSED_FILES_KEPT) parsedFiles.delete(parsedFiles.keys().next().value!);
-  return value;
+  return parsedFiles.get(file, filesStamp([file]), () => JSON.parse(readFileSync(file, 'utf8')) as object);
 }
 
 /**
