@@ -27,6 +27,18 @@ interface FakeFile {
   /** What the fake hub claims, when it should lie. */
   reportedSize?: number;
   servedBody?: Buffer;
+  /**
+   * How many downloads of the file (not the `bytes=0-0` probes) the server cuts: it sends the head and
+   * half the body, then resets the connection (TCP RST: the client sees ECONNRESET). `held`: the
+   * reset waits for the test's `resetHeld()`, so it falls after the client has written bytes.
+   */
+  resets?: number;
+  held?: boolean;
+}
+
+interface HubOptions {
+  /** Answer `Range: bytes=a-b` with 206 and those bytes (default), or ignore it and send the whole file with 200. */
+  ranges?: boolean;
 }
 
 /**
@@ -34,8 +46,12 @@ interface FakeFile {
  * model info (commit sha), paths-info (sizes, LFS sha256 / git oids) and resolve (bytes, with the
  * Range probe). It records requests so the test can see the real client code ran against it.
  */
-function fakeHub(files: Record<string, FakeFile>, ID = DEFAULT_ID) {
+function fakeHub(files: Record<string, FakeFile>, ID = DEFAULT_ID, { ranges = true }: HubOptions = {}) {
   const requests: string[] = [];
+  // Each download of a file (probes left out): its path, the Range asked for ('' for none), the status sent.
+  const downloads: { path: string; range: string; status: number }[] = [];
+  const held: (() => void)[] = [];
+  const cuts = new Map<string, number>();
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     requests.push(`${req.method} ${url.pathname}`);
@@ -75,16 +91,31 @@ function fakeHub(files: Record<string, FakeFile>, ID = DEFAULT_ID) {
         res.end('not found');
         return;
       }
+      const rel = url.pathname.slice(resolvePrefix.length);
       const body = f.servedBody ?? f.body;
       res.setHeader('ETag', `"${createHash('sha256').update(f.body).digest('hex')}"`);
-      if (req.headers.range === 'bytes=0-0') {
+      const range = req.headers.range ?? '';
+      if (range === 'bytes=0-0') {
         res.statusCode = 206;
         res.setHeader('content-range', `bytes 0-0/${body.length}`);
         res.end(body.subarray(0, 1));
         return;
       }
-      res.setHeader('content-length', String(body.length));
-      res.end(body);
+      const asked = ranges ? /^bytes=(\d+)-(\d*)$/.exec(range) : null;
+      const [start, end] = asked ? [Number(asked[1]), asked[2] === '' ? body.length - 1 : Number(asked[2])] : [0, body.length - 1];
+      const part = body.subarray(start, end + 1);
+      res.statusCode = asked ? 206 : 200;
+      if (asked) res.setHeader('content-range', `bytes ${start}-${end}/${body.length}`);
+      res.setHeader('content-length', String(part.length));
+      downloads.push({ path: rel, range, status: res.statusCode });
+      const cut = cuts.get(rel) ?? 0;
+      if (cut < (f.resets ?? 0)) {
+        cuts.set(rel, cut + 1);
+        const reset = () => res.socket?.resetAndDestroy();
+        res.write(part.subarray(0, part.length >> 1), () => (f.held ? held.push(reset) : reset()));
+        return;
+      }
+      res.end(part);
       return;
     }
     res.statusCode = 404;
@@ -92,6 +123,11 @@ function fakeHub(files: Record<string, FakeFile>, ID = DEFAULT_ID) {
   });
   return {
     requests,
+    downloads,
+    /** Resets the connections of the held cuts (see FakeFile.resets). */
+    resetHeld(): void {
+      for (const reset of held.splice(0)) reset();
+    },
     async start(): Promise<string> {
       // Node closes an idle keep-alive socket after 5 s, and the client reuses one it believes open for
       // 4 s: on a loaded box the two timers race and a request meets a reset socket (ECONNRESET, seen
@@ -100,7 +136,13 @@ function fakeHub(files: Record<string, FakeFile>, ID = DEFAULT_ID) {
       await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
       return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     },
-    close: () => new Promise<void>((r) => server.close(() => r())),
+    close: () =>
+      new Promise<void>((r) => {
+        // A cut still held (a test that failed before releasing it) must not keep the server open.
+        for (const reset of held.splice(0)) reset();
+        server.close(() => r());
+        server.closeIdleConnections();
+      }),
   };
 }
 
@@ -222,6 +264,70 @@ describe('todeval models pull against a loopback hub', () => {
       const err = await pullModel({ id: ID, dtype: 'fp32', hubUrl, cacheDir: tmpCache() }).catch((e) => e);
       expect(err).toBeInstanceOf(InputError);
       expect((err as Error).message).toMatch(/config\.json is corrupt: 50 bytes, the hub reports \d+/);
+    } finally {
+      await hub.close();
+    }
+  });
+
+  /** The blobs folder of a pull into `cacheDir`: no `.incomplete` file may be left there, whatever happened. */
+  const blobsOf = (cacheDir: string) => readdirSync(path.join(repoCacheFolder(cacheDir, ID), 'blobs'));
+  const onnxSha = () => createHash('sha256').update(files['onnx/model.onnx'].body).digest('hex');
+
+  it('a connection reset mid-download is retried: the rest of the file is asked for (Range) and appended, and the blob verifies', async () => {
+    const hub = fakeHub({ ...files, 'onnx/model.onnx': { ...files['onnx/model.onnx'], resets: 1, held: true } });
+    const hubUrl = await hub.start();
+    const cacheDir = tmpCache();
+    const size = files['onnx/model.onnx'].body.length;
+    let lastDone = 0;
+    try {
+      // Released once the client has written some of the file: the reset then falls mid-download.
+      const res = await pullModel({ id: ID, dtype: 'fp32', hubUrl, cacheDir, onProgress: (done, _total, file) => ((lastDone = done), file === 'onnx/model.onnx' && hub.resetHeld()) });
+      expect(res.files.map((f) => f.downloaded)).toEqual([true, true, true, true]);
+      const onnx = hub.downloads.filter((d) => d.path === 'onnx/model.onnx');
+      expect(onnx).toHaveLength(2);
+      expect(onnx[0]).toEqual({ path: 'onnx/model.onnx', range: '', status: 200 });
+      // The second request starts where the written bytes end: after some, before the half that was sent.
+      const from = Number(/^bytes=(\d+)-(\d+)$/.exec(onnx[1].range)?.[1]);
+      expect(onnx[1]).toEqual({ path: 'onnx/model.onnx', range: `bytes=${from}-${size - 1}`, status: 206 });
+      expect(from).toBeGreaterThan(0);
+      expect(from).toBeLessThanOrEqual(size >> 1);
+      const blob = path.join(repoCacheFolder(cacheDir, ID), 'blobs', onnxSha());
+      expect(readFileSync(blob).equals(files['onnx/model.onnx'].body)).toBe(true);
+      expect(blobsOf(cacheDir).some((f) => f.endsWith('.incomplete'))).toBe(false);
+      // Progress counted each byte once.
+      expect(lastDone).toBe(Object.values(files).reduce((s, f) => s + f.body.length, 0));
+    } finally {
+      await hub.close();
+    }
+  });
+
+  it('a server that ignores Range on the retry: the file is downloaded again from its first byte, not appended to', async () => {
+    const hub = fakeHub({ ...files, 'onnx/model.onnx': { ...files['onnx/model.onnx'], resets: 1, held: true } }, ID, { ranges: false });
+    const hubUrl = await hub.start();
+    const cacheDir = tmpCache();
+    try {
+      const res = await pullModel({ id: ID, dtype: 'fp32', hubUrl, cacheDir, onProgress: (_d, _t, file) => file === 'onnx/model.onnx' && hub.resetHeld() });
+      expect(res.files[0]).toMatchObject({ path: 'onnx/model.onnx', downloaded: true });
+      const onnx = hub.downloads.filter((d) => d.path === 'onnx/model.onnx');
+      expect(onnx.map((d) => [d.range === '' ? 'whole' : 'rest', d.status])).toEqual([['whole', 200], ['rest', 200], ['whole', 200]]);
+      expect(readFileSync(path.join(repoCacheFolder(cacheDir, ID), 'blobs', onnxSha())).equals(files['onnx/model.onnx'].body)).toBe(true);
+      expect(blobsOf(cacheDir).some((f) => f.endsWith('.incomplete'))).toBe(false);
+    } finally {
+      await hub.close();
+    }
+  });
+
+  it('a connection reset at every try: the pull gives up after the policy\'s tries with one line, leaving nothing behind', async () => {
+    const hub = fakeHub({ ...files, 'onnx/model.onnx': { ...files['onnx/model.onnx'], resets: Infinity } });
+    const hubUrl = await hub.start();
+    const cacheDir = tmpCache();
+    try {
+      const err = await pullModel({ id: ID, dtype: 'fp32', hubUrl, cacheDir, retry: { attempts: 3, firstDelayMs: 10 } }).catch((e) => e);
+      expect(err).toBeInstanceOf(MissingResourceError);
+      expect((err as Error).message).toMatch(/^download of Xenova\/roberta-large-mnli\/onnx\/model\.onnx failed: [^\n]*\((ECONNRESET|UND_ERR_SOCKET)\), at try 3 of 3$/);
+      expect(hub.downloads.filter((d) => d.path === 'onnx/model.onnx')).toHaveLength(3);
+      expect(blobsOf(cacheDir)).toEqual([]);
+      expect(() => resolveModel(undefined, 'fp32', { HF_HUB_CACHE: cacheDir })).toThrow(MissingResourceError);
     } finally {
       await hub.close();
     }

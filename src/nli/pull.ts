@@ -1,8 +1,11 @@
 import { createHash } from 'node:crypto';
+import { once } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, copyFileSync, writeFileSync, lstatSync } from 'node:fs';
 import path from 'node:path';
 import { downloadFile, modelInfo, pathsInfo } from '@huggingface/hub';
 import { InputError, MissingResourceError } from '../util/errors.js';
+import { DOWNLOAD_RETRY, isTransientNetError, isTransientStatus, type RetryPolicy } from '../util/transient-net.js';
 import { requireHttpUrl } from '../util/url.js';
 import { hubCacheDir, isCommitSha, manifestFor, onnxCandidates, repoCacheFolder, type NliDtype } from './model-store.js';
 import { quantizeOnnxFile } from './onnx-builder/quantize.js';
@@ -19,6 +22,8 @@ export interface PullOptions {
   fetch?: typeof fetch;
   /** Called with bytes done/total across all files of this pull. */
   onProgress?: (done: number, total: number, file: string) => void;
+  /** How a file's download meets a reset connection (default DOWNLOAD_RETRY: 4 tries, 0.5/1/2 s apart). */
+  retry?: RetryPolicy;
 }
 
 export interface PulledFile {
@@ -98,7 +103,8 @@ export async function pullModel(opts: PullOptions): Promise<PullResult> {
   const total = wanted.reduce((s, w) => s + (byPath.get(w)!.lfs?.size ?? byPath.get(w)!.size), 0);
   const progress = new PullProgress(total, opts.onProgress);
   const files: PulledFile[] = [];
-  for (const rel of wanted) files.push(await pullFile(hub, cachedFile(folder, commit, rel, byPath.get(rel)!), commit, progress));
+  const retry = opts.retry ?? DOWNLOAD_RETRY;
+  for (const rel of wanted) files.push(await pullFile(hub, cachedFile(folder, commit, rel, byPath.get(rel)!), commit, progress, retry));
   const dir = path.join(folder, 'snapshots', commit);
   if (builtFrom) {
     const rel = manifest.dtypes[opts.dtype].onnx;
@@ -155,6 +161,7 @@ class PullProgress {
     private readonly report?: (done: number, total: number, file: string) => void,
   ) {}
 
+  /** `bytes` more of `file` (fewer, when a download restarts from its first byte). */
   add(bytes: number, file: string): void {
     this.done += bytes;
     this.report?.(this.done, this.total, file);
@@ -186,16 +193,18 @@ function cachedFile(folder: string, commit: string, rel: string, info: HubPathIn
 }
 
 /** A file into the snapshot: its blob reused when present at the right size, else downloaded and verified. */
-async function pullFile(hub: Hub, f: CachedFile, commit: string, progress: PullProgress): Promise<PulledFile> {
+async function pullFile(hub: Hub, f: CachedFile, commit: string, progress: PullProgress, retry: RetryPolicy): Promise<PulledFile> {
   if (existsSync(f.blob) && statSync(f.blob).size === f.size) {
     linkIntoSnapshot(f.blob, f.pointer);
     progress.add(f.size, f.rel);
     return { path: f.rel, size: f.size, digest: f.etag, downloaded: false };
   }
   mkdirSync(path.dirname(f.blob), { recursive: true });
+  // Bytes land under this name and take the blob's only once verified: a download cut off anywhere
+  // leaves no file a later pull (or the runner) would take for the model.
   const partial = `${f.blob}.incomplete`;
   try {
-    await downloadTo(partial, hub, f.rel, commit, progress);
+    await downloadWithRetries(partial, hub, f, commit, progress, retry);
   } catch (e) {
     rmSync(partial, { force: true });
     throw new MissingResourceError(`download of ${hub.repo.name}/${f.rel} failed: ${netReason(e)}`);
@@ -206,19 +215,116 @@ async function pullFile(hub: Hub, f: CachedFile, commit: string, progress: PullP
   return { path: f.rel, size: f.size, digest: f.etag, downloaded: true };
 }
 
-/** Streams the file at `commit` to `file`, reporting each chunk. */
-async function downloadTo(file: string, hub: Hub, rel: string, commit: string, progress: PullProgress): Promise<void> {
+/**
+ * What the hub library's requests of one try met. Its blob streams pass a failed request on as a bare
+ * message (the socket error's code is lost), and a ranged request is read whatever the status: this
+ * fetch keeps the error and status, and refuses a 200 answer to a request for the rest of a file (a
+ * server that ignores Range sends the whole file, which appended to the part already here is corrupt).
+ */
+class WatchedFetch {
+  error: unknown;
+  status = 0;
+  rangeIgnored = false;
+  constructor(
+    private readonly inner: typeof fetch,
+    /** The first byte asked for: a request with `Range: bytes=<from>-…` is this try's resumption. */
+    private readonly from: number,
+  ) {}
+
+  readonly fetch: typeof fetch = async (input, init) => {
+    let res: Response;
+    try {
+      res = await this.inner(input, init);
+    } catch (e) {
+      this.error = e;
+      throw e;
+    }
+    if (isTransientStatus(res.status)) this.status = res.status;
+    const range = new Headers(init?.headers).get('range');
+    if (this.from > 0 && range?.startsWith(`bytes=${this.from}-`) && res.status === 200) {
+      this.rangeIgnored = true;
+      await res.body?.cancel();
+      throw new Error(`the server ignored Range: ${range} (answered 200)`);
+    }
+    return res;
+  };
+
+  /** Was this try's failure one a new request may not meet? */
+  transient(e: unknown): boolean {
+    return this.rangeIgnored || isTransientNetError(e) || isTransientNetError(this.error) || this.status !== 0;
+  }
+
+  /** The failure to report: the request's own error where the stream passed on only its message. */
+  cause(e: unknown): unknown {
+    if (e instanceof Error) return e;
+    if (this.error !== undefined) return this.error;
+    if (this.status !== 0) return new Error(`HTTP ${this.status}`);
+    return e;
+  }
+}
+
+/**
+ * Downloads the file into `partial`; a transient failure mid-way (a reset or closed connection, a
+ * gateway's 502/503/504) is tried again up to the policy's count, waiting longer each time. A retry asks
+ * for the bytes not yet written (HTTP Range) and appends them; where the server answers with the whole
+ * file instead, the file is restarted from its first byte. Other failures, and the last try's, are thrown.
+ */
+async function downloadWithRetries(partial: string, hub: Hub, f: CachedFile, commit: string, progress: PullProgress, retry: RetryPolicy): Promise<void> {
+  let written = 0;
+  for (let attempt = 1; ; attempt++) {
+    const watch = new WatchedFetch(hub.fetch ?? fetch, written);
+    try {
+      await downloadTo(partial, { ...hub, fetch: watch.fetch }, f.rel, commit, written, (n) => {
+        written += n;
+        progress.add(n, f.rel);
+      });
+      return;
+    } catch (e) {
+      if (attempt >= retry.attempts || !watch.transient(e)) {
+        const cause = watch.cause(e);
+        throw attempt > 1 ? new Error(`${netReason(cause)}, at try ${attempt} of ${retry.attempts}`) : cause;
+      }
+      if (watch.rangeIgnored) {
+        progress.add(-written, f.rel);
+        written = 0;
+      } else {
+        // What reached the disk: the write stream was closed before downloadTo rejected.
+        const onDisk = existsSync(partial) ? statSync(partial).size : 0;
+        if (onDisk !== written) {
+          progress.add(onDisk - written, f.rel);
+          written = onDisk;
+        }
+        await sleep(retry.firstDelayMs * 2 ** (attempt - 1));
+      }
+    }
+  }
+}
+
+/** Streams the file at `commit` into `file` from byte `from` on (the bytes before it are already there), reporting each chunk. */
+async function downloadTo(file: string, hub: Hub, rel: string, commit: string, from: number, onBytes: (n: number) => void): Promise<void> {
   const remote = await downloadFile({ ...hub, path: rel, revision: commit });
   if (!remote) throw new Error('file not found');
-  const out = createWriteStream(file);
-  const reader = remote.stream().getReader();
-  for (;;) {
-    const { done: end, value } = await reader.read();
-    if (end) break;
-    if (!out.write(value)) await new Promise<void>((r) => out.once('drain', () => r()));
-    progress.add(value.byteLength, rel);
+  const out = createWriteStream(file, from > 0 ? { flags: 'r+', start: from } : {});
+  // A write error (a full disk) is kept and thrown once the file is closed; a wait for 'drain' sees it at once.
+  let writeError: Error | undefined;
+  out.on('error', (e) => (writeError = e));
+  const closed = new Promise<void>((resolve) => out.once('close', () => resolve()));
+  const reader = (from > 0 ? remote.slice(from) : remote).stream().getReader();
+  try {
+    for (;;) {
+      const { done: end, value } = await reader.read();
+      if (end) break;
+      if (!out.write(value)) await Promise.race([once(out, 'drain'), closed]);
+      if (writeError) throw writeError;
+      onBytes(value.byteLength);
+    }
+  } finally {
+    // Closed before the caller looks at the file's size or retries into it: one writer at a time.
+    reader.cancel().catch(() => {});
+    out.end();
+    await closed;
   }
-  await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
+  if (writeError) throw writeError;
 }
 
 /** The downloaded file has the size and hash the hub reports, or it is removed and the pull fails in one line. */
