@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
@@ -8,8 +9,12 @@ import { afterAll, beforeAll } from 'vitest';
 // hook below runs once after that file's tests, however they ended.
 const made: string[] = [];
 
-afterAll(() => {
-  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+// Removed asynchronously (libuv's threads do the unlinking): a folder can hold an installed
+// project's node_modules (fresh-install: hundreds of MB), whose synchronous removal held the
+// worker's event loop for a minute under load, so vitest's RPC to it timed out ('Timeout calling
+// "onTaskUpdate"', an unhandled error that fails a green run).
+afterAll(async () => {
+  await Promise.all(made.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
 });
 
 /**
@@ -34,8 +39,8 @@ export function suiteTempDir(name: string): string {
   beforeAll(() => {
     mkdirSync(dir);
   });
-  afterAll(() => {
-    rmSync(dir, { recursive: true, force: true });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
   });
   return dir;
 }
