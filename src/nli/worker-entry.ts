@@ -52,13 +52,23 @@ export const BUILT_TWIN_ENV = 'TODEVAL_CURRENT_BUILD';
  * transform of its imports (about a CPU-second a thread, and the tests start hundreds).
  */
 function builtTwin(here: string, name: string): URL | undefined {
+  const file = builtTwinFile(here, name);
+  return file === undefined ? undefined : pathToFileURL(file);
+}
+
+/**
+ * The path of that compiled twin (see builtTwin), for a module run as a process of its own rather than
+ * a thread (the shard processes of `--workers`, src/pipeline/workers.ts): it then starts as plain
+ * JavaScript instead of through tsx, which compiles its imports at each start.
+ */
+export function builtTwinFile(here: string, name: string): string | undefined {
   const build = process.env[BUILT_TWIN_ENV];
   if (!build) return undefined;
   const src = path.dirname(path.dirname(fileURLToPath(import.meta.url))); // this file is src/nli/worker-entry.ts
   const rel = path.relative(src, path.dirname(fileURLToPath(here)));
   if (rel.startsWith('..') || path.isAbsolute(rel)) return undefined;
   const file = path.join(build, 'src', rel, `${name}.js`);
-  return existsSync(file) ? pathToFileURL(file) : undefined;
+  return existsSync(file) ? file : undefined;
 }
 
 /** An error as it crosses between threads: its class by name, so a one-line input error stays one. */

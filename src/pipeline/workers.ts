@@ -2,6 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { SgsaccReport } from '../metrics/sgsacc/index.js';
 import type { NliRunnerOptions } from '../nli/runner.js';
+import { builtTwinFile } from '../nli/worker-entry.js';
 import type { RerankReport } from '../shard/rerank-merge.js';
 import type { MergedRun } from '../shard/run-merge.js';
 import type { ShardSpec } from '../shard/spec.js';
@@ -28,11 +29,17 @@ export type ShardJob =
   | { product: 'score'; options: Omit<ScorePipelineOptions, 'hooks'>; resume: string }
   | { product: 'rerank'; options: Omit<RerankPipelineOptions, 'hooks' | 'loadData'>; resume: string };
 
-/** The shard worker beside this file: the built one under dist/, or the source run through tsx. */
+/**
+ * The shard worker beside this file: the built one under dist/; from the sources, a current build's
+ * twin where one is named ($TODEVAL_CURRENT_BUILD, as the tests' globalSetup sets it), else the
+ * source run through tsx.
+ */
 function shardWorkerEntry(): WorkerEntry {
   const here = fileURLToPath(import.meta.url);
   const ext = path.extname(here);
-  return { script: path.join(path.dirname(here), `shard-worker${ext}`), execArgv: ext === '.ts' ? ['--import', 'tsx'] : [] };
+  if (ext !== '.ts') return { script: path.join(path.dirname(here), `shard-worker${ext}`), execArgv: [] };
+  const twin = builtTwinFile(import.meta.url, 'shard-worker');
+  return twin ? { script: twin, execArgv: [] } : { script: path.join(path.dirname(here), 'shard-worker.ts'), execArgv: ['--import', 'tsx'] };
 }
 
 /** The runner options a shard process gets: the run's, less the callbacks (they cannot cross), with its share of the threads. */
