@@ -461,6 +461,9 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_001.json')).concurrent(
   'with the tiny random model: bad --model paths, foreign --out, rerank acts, score resuming after a kill',
   () => {
     let model = '';
+    // One SGD file, not the whole test split (25 files, 62 MB parsed by each command): what these cases
+    // check (refusals, resuming, the order of stderr lines) does not depend on how many turns are loaded.
+    const ONE_FILE = ['--dialogues', path.join(DATA_DIR, 'sgd', 'test', 'dialogues_001.json')];
     beforeAll(async () => {
       model = await getTinyModelDir();
     }, 120_000);
@@ -480,7 +483,7 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_001.json')).concurrent(
       const other = path.join(tmp(), 'dialogues.json');
       const pretty = JSON.stringify([{ dialogue_id: 'x' }], null, 2);
       writeFileSync(other, pretty);
-      const r = await cli(['score', '--dataset', 'sgd', '--data-dir', DATA_DIR, '--limit', '2', '--out', other, '--model', model, '--device', 'cpu']);
+      const r = await cli(['score', '--dataset', 'sgd', '--data-dir', DATA_DIR, ...ONE_FILE, '--limit', '2', '--out', other, '--model', model, '--device', 'cpu']);
       expectOneLineError(r, other, 'not a todeval SGSAcc file');
       expect(readFileSync(other, 'utf8')).toBe(pretty);
     }, 180_000);
@@ -490,7 +493,7 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_001.json')).concurrent(
       const item = (id: string, act: string) =>
         JSON.stringify({ id, service: 'Restaurants_2', actions: [{ act, slot: 'location', values: ['San Jose'] }], candidates: [{ system: 's1', text: 'It is in San Jose.' }] });
       writeFileSync(items, `${item('ok', 'INFORM')}\n${item('typo', 'INFROM')}\n`);
-      const args = ['rerank', '-i', items, '--data-dir', DATA_DIR, '--model', model, '--device', 'cpu'];
+      const args = ['rerank', '-i', items, '--data-dir', DATA_DIR, ...ONE_FILE, '--model', model, '--device', 'cpu'];
       expectOneLineError(await cli(args), items, 'line 2 (item typo)', 'INFROM');
       const skipped = await cli([...args, '--skip-invalid']);
       expect(skipped.code).toBe(0);
@@ -526,7 +529,7 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_001.json')).concurrent(
 
     it.skipIf(!existsSync('/usr/bin/script'))('on a terminal, the resume notice comes before the progress bar, not into its line', async () => {
       const out = path.join(tmp(), 'turns.jsonl');
-      const base = ['score', '--dataset', 'sgd', '--data-dir', DATA_DIR, '--chunk', '4', '--out', out, '--model', model, '--device', 'cpu'];
+      const base = ['score', '--dataset', 'sgd', '--data-dir', DATA_DIR, ...ONE_FILE, '--chunk', '4', '--out', out, '--model', model, '--device', 'cpu'];
       expect((await cli([...base, '--limit', '4'])).code).toBe(0);
       // util-linux `script` gives the command a pseudo-terminal, so stderr.isTTY is true
       const log = path.join(tmp(), 'tty.log');
@@ -548,7 +551,7 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_001.json')).concurrent(
       );
       writeFileSync(items, lines.join('\n') + '\n');
       const out = path.join(dir, 'out.jsonl');
-      const args = ['rerank', '-i', items, '--data-dir', DATA_DIR, '--model', model, '--device', 'cpu', '--out', out];
+      const args = ['rerank', '-i', items, '--data-dir', DATA_DIR, ...ONE_FILE, '--model', model, '--device', 'cpu', '--out', out];
       const full = await cli(args);
       expect(full.code).toBe(0);
       const written = readFileSync(out, 'utf8');
@@ -574,7 +577,7 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_001.json')).concurrent(
 
     it('a torn --out is resumed, and resumed again', async () => {
       const out = path.join(tmp(), 'turns.jsonl');
-      const args = ['score', '--dataset', 'sgd', '--data-dir', DATA_DIR, '--limit', '12', '--chunk', '4', '--out', out, '--model', model, '--device', 'cpu'];
+      const args = ['score', '--dataset', 'sgd', '--data-dir', DATA_DIR, ...ONE_FILE, '--limit', '12', '--chunk', '4', '--out', out, '--model', model, '--device', 'cpu'];
       const full = await cli(args);
       expect(full.code).toBe(0);
       const lines = readFileSync(out, 'utf8').trim().split('\n');
