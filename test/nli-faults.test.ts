@@ -5,7 +5,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnServe, type ServeProcess } from '../scripts/lib/serve-process.js';
 import { createNliRunner, type NliRunner } from '../src/nli/runner.js';
 import { PairTokenizer } from '../src/nli/tokenizer.js';
-import { BUILT_TWIN_ENV } from '../src/nli/worker-entry.js';
 import type { NliPair, NliProbs } from '../src/nli/types.js';
 import { buildShapeFaultModel, injectThreadFault, injectTokenizerFault, shapeFaultRuns } from './helpers/faults.js';
 import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
@@ -169,17 +168,17 @@ interface Outcome {
 }
 
 /**
- * The children here run the sources through tsx with a TypeScript preload that their worker threads
- * inherit too: those threads must start through tsx as well, not from dist/ (src/nli/worker-entry.ts).
+ * The children here are the built CLI (bin/todeval.js over dist/, as users run it) with a plain
+ * JavaScript preload that installs the fault (test/helpers/fault-preload.mjs): nothing is compiled at
+ * their start, and their worker threads start from dist/ too.
  */
-const FROM_SOURCES = { [BUILT_TWIN_ENV]: undefined };
+const FAULT_PRELOAD = './test/helpers/fault-preload.mjs';
 
-/** `todeval ARGS` from the sources with $TODEVAL_TEST_FAULT installed; killed (and reported hung) past `ms`. */
+/** `todeval ARGS` (the built CLI) with $TODEVAL_TEST_FAULT installed; killed (and reported hung) past `ms`. */
 function runWithFault(args: string[], fault: string | undefined, ms: number): Promise<Outcome> {
   return new Promise((resolve) => {
-    const preload = ['--import', 'tsx', '--import', './test/helpers/fault-preload.ts'];
-    const env = { ...process.env, TODEVAL_TEST_FAULT: fault ?? '', ...FROM_SOURCES };
-    const child = spawn(process.execPath, [...preload, 'src/cli/main.ts', ...args], { cwd: REPO_ROOT, env, detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
+    const env = { ...process.env, TODEVAL_TEST_FAULT: fault ?? '' };
+    const child = spawn(process.execPath, ['--import', FAULT_PRELOAD, 'bin/todeval.js', ...args], { cwd: REPO_ROOT, env, detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     let hung = false;
@@ -204,7 +203,7 @@ function runWithFault(args: string[], fault: string | undefined, ms: number): Pr
     };
     child.on('close', async (code) => {
       clearTimeout(timer);
-      // tsx's esbuild service leaves when its parent has gone, a moment later: 5 s at most.
+      // A child of the command (none is expected) may leave a moment after it: 5 s at most.
       for (let i = 0; i < 50 && groupAlive(); i++) await new Promise((r) => setTimeout(r, 100));
       const groupGone = !groupAlive();
       kill();
@@ -279,7 +278,7 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))('NLI faults throu
       await Promise.all(servers.map((s) => s.exited));
     });
     const start = async (model: string, fault?: string): Promise<ServeProcess> => {
-      const s = await spawnServe(['--model', model, '--device', 'cpu', '--data-dir', DATA_DIR, '--dialogues', DIALOGUES, '--timeout-ms', '30000', '--log-level', 'silent'], { TODEVAL_TEST_FAULT: fault ?? '', ...FROM_SOURCES }, 120_000, { imports: ['./test/helpers/fault-preload.ts'] });
+      const s = await spawnServe(['--model', model, '--device', 'cpu', '--data-dir', DATA_DIR, '--dialogues', DIALOGUES, '--timeout-ms', '30000', '--log-level', 'silent'], { TODEVAL_TEST_FAULT: fault ?? '' }, 120_000, { built: true, imports: [FAULT_PRELOAD] });
       servers.push(s);
       return s;
     };

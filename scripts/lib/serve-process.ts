@@ -27,7 +27,7 @@ export function spawnServe(
   timeoutMs = 120_000,
   { built = false, imports = [], nodeArgs = [] }: { built?: boolean; imports?: string[]; nodeArgs?: string[] } = {},
 ): Promise<ServeProcess> {
-  // `imports`: modules loaded first (after tsx), e.g. a test's fault injection (test/helpers/fault-preload.ts).
+  // `imports`: modules loaded first (after tsx from the sources), e.g. a test's fault injection (test/helpers/fault-preload.mjs).
   const preload = imports.flatMap((m) => ['--import', m]);
   const entry = built ? [...preload, 'bin/todeval.js'] : ['--import', 'tsx', ...preload, 'src/cli/main.ts'];
   // `nodeArgs`: Node's own flags (a bench's --max-semi-space-size, --cpu-prof), before the entry.
