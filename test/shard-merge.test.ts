@@ -35,13 +35,22 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))(
     const scoreArgs = () => ['score', '--dataset', 'sgd', '--dialogues', DIALOGUES, '--data-dir', DATA_DIR, '--limit', String(LIMIT), '--model', model, '--device', 'cpu', '--chunk', '8'];
     const rerankArgs = () => ['rerank', '-i', f('items.jsonl'), '--dataset', 'sgd', '--dialogues', DIALOGUES, '--data-dir', DATA_DIR, '--model', model, '--device', 'cpu'];
 
+    // Shard K/N of a score run, by tag: run once per file run, and the report's path given again to a
+    // later test that needs the same shard (the refusals below take the N = 2, 3 and --hallucination
+    // shards the merge tests made; run alone, a test makes them itself).
+    const shardRuns = new Map<string, Promise<string>>();
+    const scoreShard = (k: number, n: number, tag: string, extra: string[] = []): Promise<string> => {
+      const p = (ext: string) => f(`${tag}-${k}of${n}.${ext}`);
+      let run = shardRuns.get(p('json'));
+      if (!run) {
+        run = runInProcess([...scoreArgs(), ...extra, '--shard', `${k}/${n}`, '-o', p('json'), '--turns', p('turns.jsonl'), '--references', p('refs.jsonl')]).then(() => p('json'));
+        shardRuns.set(p('json'), run);
+      }
+      return run;
+    };
     const scoreShards = async (n: number, tag: string, extra: string[] = []) => {
       const files: string[] = [];
-      for (let k = 1; k <= n; k++) {
-        const p = (ext: string) => f(`${tag}-${k}of${n}.${ext}`);
-        await runInProcess([...scoreArgs(), ...extra, '--shard', `${k}/${n}`, '-o', p('json'), '--turns', p('turns.jsonl'), '--references', p('refs.jsonl')]);
-        files.push(p('json'));
-      }
+      for (let k = 1; k <= n; k++) files.push(await scoreShard(k, n, tag, extra));
       return files;
     };
 
@@ -140,14 +149,14 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))(
     });
 
     it('refuses shards of another configuration, another split, a shard twice or missing', async () => {
-      const [a1, a2, a3] = await scoreShards(3, 'score'); // same files as the N = 3 case
-      const [, other2] = await scoreShards(3, 'nocontext', ['--no-context']);
-      const [b1] = await scoreShards(2, 'score');
+      const [a1, a2, a3] = await scoreShards(3, 'score'); // the N = 3 case's files
+      const other2 = await scoreShard(2, 3, 'nocontext', ['--no-context']);
+      const b1 = await scoreShard(1, 2, 'score');
       const merge = (...files: string[]) => runInProcess(['merge', ...files, '-o', f('refused.json')]);
       // The refusal names the key, both values and the file each is in (was: "hallucination true vs undefined").
       const name = (file: string) => path.basename(file).replaceAll('.', '\\.');
       await expect(merge(a1, other2, a3)).rejects.toThrow(new RegExp(`not the same run as .*: context is true in ${name(a1)}, false in ${name(other2)}$`));
-      const [, hal2] = await scoreShards(3, 'hal', ['--hallucination']);
+      const hal2 = await scoreShard(2, 3, 'hal', ['--hallucination']);
       await expect(merge(a1, hal2, a3)).rejects.toThrow(new RegExp(`not the same run as .*: hallucination is not set in ${name(a1)}, true in ${name(hal2)}$`));
       await expect(merge(a1, a2, b1)).rejects.toThrow(/split into 2, .* split into 3/);
       copyFileSync(a2, f('copy-of-2.json'));
