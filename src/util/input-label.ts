@@ -40,6 +40,29 @@ export function contentDigest(file: string): string {
 
 const digestMemo = new StampedCache<string>();
 
+/**
+ * contentDigest's digest of a file's bytes (its form for a file: the first 12 hex digits of their
+ * sha256), for a cache that keeps the digest of the bytes it was derived from.
+ */
+export function bytesDigest(bytes: Uint8Array): string {
+  return sha12(bytes);
+}
+
+/**
+ * Keeps `digest` as contentDigest's for `file` while the file keeps the size and mtime it has now:
+ * a cache derived from the file's bytes (the MultiWOZ ground truth) and checked against that stamp
+ * already knows it, so signing does not read the file again. A missing file or a folder is left out.
+ */
+export function rememberContentDigest(file: string, digest: string): void {
+  let st;
+  try {
+    st = stampOf(file);
+  } catch {
+    return;
+  }
+  if (!st.files) digestMemo.set(path.resolve(file), st.stamp, digest);
+}
+
 /** contentDigest's folder hash: each file's relative name and bytes, fed in name order. */
 class FolderHash {
   private readonly hash = createHash('sha256');
@@ -115,6 +138,8 @@ export class ReadDigests {
   /** Hashes what was not read and keeps every digest (by the stamp taken before reading). */
   finish(): void {
     for (const t of this.tracked) {
+      // Known meanwhile from a cache checked against the same stamp (rememberContentDigest): not read again.
+      if (digestMemo.has(t.key, t.stamp)) continue;
       let digest: string;
       if (!t.files) digest = t.fileDigest ?? sha12(readFileSync(t.key));
       else {

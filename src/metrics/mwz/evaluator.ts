@@ -109,6 +109,8 @@ export function referenceSetName(source: GroundTruthSource): string {
 interface ResponseStrings {
   hyps: string[];
   refs: string[];
+  /** `refs` as BLEU's default preprocessing leaves them (kept with the ground truth, so not tokenized again). */
+  refs13a: string[];
 }
 
 /** Each turn's row of per-segment statistics (rows in responseStrings' order) into its dialogue's items. */
@@ -125,7 +127,6 @@ export class Evaluator {
   private booked?: Record<string, string[][]>;
   /** The signed data files, hashed as the loaders above read them (see data()). */
   private reads?: ReadDigests;
-  private readonly refCache = new Map<string, string>();
 
   constructor(opts: EvaluatorOptions) {
     this.opts = opts;
@@ -174,16 +175,6 @@ export class Evaluator {
       this.reads = new ReadDigests(inputs);
     }
     return this.reads.read;
-  }
-
-  private normalizedReference(id: string, turn: number, raw: string): string {
-    const key = `${id}/${turn}`;
-    let r = this.refCache.get(key);
-    if (r === undefined) {
-      r = normalizeResponse(raw).text;
-      this.refCache.set(key, r);
-    }
-    return r;
   }
 
   /**
@@ -341,18 +332,21 @@ export class Evaluator {
     const gt = this.groundTruth();
     const hyps: string[] = [];
     const refs: string[] = [];
+    const refs13a: string[] = [];
     for (const [id, rs] of Object.entries(responses)) {
+      const { scored } = gt.dialogues[id];
       rs.forEach((h, i) => {
         hyps.push(h);
-        refs.push(this.normalizedReference(id, i, gt.dialogues[id].references[i]));
+        refs.push(scored.text[i]);
+        refs13a.push(scored.tokens13a[i]);
       });
     }
-    return { hyps, refs };
+    return { hyps, refs, refs13a };
   }
 
   /** Corpus BLEU (sacreBLEU's defaults) over bleuStrings; with `items`, each turn's segment statistics. */
-  private scoreBleu({ hyps, refs }: ResponseStrings, input: NormalizedInput, items?: MwzItems): NonNullable<MwzEvaluation['details']['bleu']> {
-    const references = new BleuReferences([refs]);
+  private scoreBleu({ hyps, refs13a }: ResponseStrings, input: NormalizedInput, items?: MwzItems): NonNullable<MwzEvaluation['details']['bleu']> {
+    const references = BleuReferences.preprocessed([refs13a]);
     const stats = references.segmentStats(hyps);
     storeTurnRows(items, 'bleu', input.responses, stats, BLEU_STATS_WIDTH);
     return bleuFromSegmentStats(stats, {}, references.signature);

@@ -3,11 +3,12 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { dataFile } from '../../data/data-dir.js';
 import { InputError } from '../../util/errors.js';
-import { inputsContentDigest } from '../../util/input-label.js';
+import { bytesDigest, inputsContentDigest, rememberContentDigest } from '../../util/input-label.js';
 import { readJsonFile, type FileRead } from '../../util/json-file.js';
 import { filesStamp, StampedCache, userCacheDir } from '../../util/stamped-cache.js';
 import { deepFreeze, holdingMwzData } from './held-data.js';
 import { type BeliefState, normalizeState, normalizeStateSlotName, normalizeStateSlotValue } from './normalize-state.js';
+import { scoredReferences, scoredReferencesCode, type ScoredReferences } from './scored-references.js';
 
 /**
  * Ground truth of the MultiWOZ test set in the shape mwzeval's bundled files have (goals.json,
@@ -19,8 +20,10 @@ import { type BeliefState, normalizeState, normalizeStateSlotName, normalizeStat
  *   `multiwoz/mwz22/` (`dialog_acts.json` + `dialogues_*.json`, also under `test/`), which is what
  *   mwzeval used; goals still come from the 2.1 file because MultiWOZ 2.2 has none.
  *
- * References are stored delexicalized with MultiWOZ 2.2 slot names but not yet normalized, so the
- * cache does not depend on the text normalizer's version.
+ * References are stored delexicalized with MultiWOZ 2.2 slot names, and beside them as BLEU scores
+ * them (`scored`: normalized, and 13a-tokenized), so that no run derives those again; the cache's name
+ * carries a digest of the code that derives them (scored-references.ts), so another normalizer never
+ * reads this one's.
  */
 
 export type GroundTruthSource = 'multiwoz21-convlab' | 'multiwoz22';
@@ -43,6 +46,8 @@ export interface GroundTruthDialogue {
   states: BeliefState[];
   /** Delexicalized human response of each system turn (`[slot]` placeholders, raw case). */
   references: string[];
+  /** The references as mwzeval's BLEU (and chrF, TER) score them. */
+  scored: ScoredReferences;
   /**
    * Domains of each system turn from annotations (state changes plus system dialogue-act domains,
    * else the previous turn's), as DAMD derives them; used by the optimistic variant.
@@ -55,6 +60,11 @@ export interface GroundTruth {
   builderVersion: number;
   /** Digest of the input files' names, sizes and mtimes. */
   inputsDigest: string;
+  /**
+   * contentDigest of each input file (groundTruthInputs' order), of the bytes it was built from: a
+   * run that finds the cache signs its data without reading the files again (33 MB for MultiWOZ 2.1).
+   */
+  inputsContent: string[];
   dialogues: Record<string, GroundTruthDialogue>;
 }
 
@@ -232,9 +242,12 @@ interface ConvlabTurn {
   span_info?: unknown[][];
 }
 
-function buildFromConvlab(file: string, read?: FileRead): Record<string, GroundTruthDialogue> {
+/** A dialogue as the sources give it: its references not yet scored (loadGroundTruth adds that). */
+type BuiltDialogue = Omit<GroundTruthDialogue, 'scored'>;
+
+function buildFromConvlab(file: string, read?: FileRead): Record<string, BuiltDialogue> {
   const data = readJsonFile<Record<string, { goal: Record<string, unknown>; log: ConvlabTurn[] }>>(file, read);
-  const out: Record<string, GroundTruthDialogue> = {};
+  const out: Record<string, BuiltDialogue> = {};
   for (const [id, dial] of Object.entries(data)) {
     if (!dial || !Array.isArray(dial.log) || typeof dial.goal !== 'object') {
       throw new InputError('not a ConvLab MultiWOZ dialogue (needs goal and log)', { file, where: id });
@@ -284,11 +297,11 @@ export function hasMwz22(dataDir: string): boolean {
   return existsSync(path.join(dir, 'dialog_acts.json')) && mwz22DialogueFiles(dir).length > 0;
 }
 
-function buildFromMwz22(dataDir: string, goals: Record<string, MwzGoal>, read?: FileRead): Record<string, GroundTruthDialogue> {
+function buildFromMwz22(dataDir: string, goals: Record<string, MwzGoal>, read?: FileRead): Record<string, BuiltDialogue> {
   const dir = mwz22Dir(dataDir);
   const actsFile = path.join(dir, 'dialog_acts.json');
   const allActs = readJsonFile<Mwz22Acts>(actsFile, read);
-  const out: Record<string, GroundTruthDialogue> = {};
+  const out: Record<string, BuiltDialogue> = {};
   for (const file of mwz22DialogueFiles(dir)) {
     const dialogues = readJsonFile<Mwz22Dialogue[]>(file, read);
     for (const dial of dialogues) {
@@ -409,10 +422,11 @@ export function groundTruthLabelInputs(dataDir: string, source: GroundTruthSourc
 }
 
 /** The cached ground truth when it is of this builder and these inputs; null for a torn, foreign or stale file (rebuilt). */
-function readCachedGroundTruth(cacheFile: string, digest: string): GroundTruth | null {
+function readCachedGroundTruth(cacheFile: string, digest: string, inputs: number): GroundTruth | null {
   try {
     const cached = JSON.parse(readFileSync(cacheFile, 'utf8')) as GroundTruth;
-    return cached.builderVersion === GROUND_TRUTH_BUILDER_VERSION && cached.inputsDigest === digest ? cached : null;
+    const current = cached.builderVersion === GROUND_TRUTH_BUILDER_VERSION && cached.inputsDigest === digest;
+    return current && Array.isArray(cached.inputsContent) && cached.inputsContent.length === inputs ? cached : null;
   } catch {
     return null;
   }
@@ -424,24 +438,41 @@ export function loadGroundTruth(dataDir: string, opts: LoadGroundTruthOptions = 
   const inputs = groundTruthInputs(dataDir, source);
   const convlab = inputs[0];
   const digest = inputsDigest(inputs);
+  const code = scoredReferencesCode();
+  // No digest of the scoring code (bundled elsewhere): nothing is cached, so nothing stale is read.
+  const noCache = opts.noCache || code === null;
   const cacheFile = path.join(
     groundTruthCacheDir(dataDir),
-    `mwz-ground-truth-${source}-v${GROUND_TRUTH_BUILDER_VERSION}-${digest}.json`,
+    `mwz-ground-truth-${source}-v${GROUND_TRUTH_BUILDER_VERSION}-${digest}-${code}.json`,
   );
-  if (!opts.noCache && existsSync(cacheFile)) {
+  if (!noCache && existsSync(cacheFile)) {
     const cached = holdingMwzData()
-      ? heldGroundTruth.get(cacheFile, filesStamp([cacheFile]), () => deepFreeze(readCachedGroundTruth(cacheFile, digest)))
-      : readCachedGroundTruth(cacheFile, digest);
-    if (cached) return { ...cached, cacheFile };
+      ? heldGroundTruth.get(cacheFile, filesStamp([cacheFile]), () => deepFreeze(readCachedGroundTruth(cacheFile, digest, inputs.length)))
+      : readCachedGroundTruth(cacheFile, digest, inputs.length);
+    if (cached) {
+      // Checked against the files' sizes and mtimes above: their digests stand for the signature too.
+      inputs.forEach((f, i) => rememberContentDigest(f, cached.inputsContent[i]));
+      return { ...cached, cacheFile };
+    }
   }
-  const fromConvlab = buildFromConvlab(convlab, opts.read);
-  let dialogues = fromConvlab;
+  // Each input's content digest, of the bytes parsed (kept in the cache for the runs that find it).
+  const content = new Map<string, string>();
+  const read: FileRead = (file) => {
+    const bytes = (opts.read ?? readFileSync)(file);
+    content.set(path.resolve(file), bytesDigest(bytes));
+    return bytes;
+  };
+  const fromConvlab = buildFromConvlab(convlab, read);
+  let built = fromConvlab;
   if (source === 'multiwoz22') {
     const goals = Object.fromEntries(Object.entries(fromConvlab).map(([k, v]) => [k, v.goal]));
-    dialogues = buildFromMwz22(dataDir, goals, opts.read);
+    built = buildFromMwz22(dataDir, goals, read);
   }
-  const gt: GroundTruth = { source, builderVersion: GROUND_TRUTH_BUILDER_VERSION, inputsDigest: digest, dialogues };
-  if (!opts.noCache) {
+  const dialogues: Record<string, GroundTruthDialogue> = {};
+  for (const [id, d] of Object.entries(built)) dialogues[id] = { ...d, scored: scoredReferences(d.references) };
+  const inputsContent = inputs.map((f) => content.get(path.resolve(f)) ?? bytesDigest(readFileSync(f)));
+  const gt: GroundTruth = { source, builderVersion: GROUND_TRUTH_BUILDER_VERSION, inputsDigest: digest, inputsContent, dialogues };
+  if (!noCache) {
     try {
       mkdirSync(path.dirname(cacheFile), { recursive: true });
       const tmp = `${cacheFile}.${process.pid}.tmp`;

@@ -304,9 +304,18 @@ export class BleuReferences {
   // Scratch counts indexed by n-gram id, per order (allocated on first use).
   private scratch?: { hyp: Int32Array[]; ref: Int32Array[] };
 
+  /**
+   * References given as this.preprocess would leave them (a caller that keeps them tokenized, as the
+   * MultiWOZ ground truth's cache does): only the hypotheses are preprocessed.
+   */
+  static preprocessed(references: ReadonlyArray<ReadonlyArray<string | null>>, opts: BleuOptions = {}): BleuReferences {
+    return new BleuReferences(references, opts, true);
+  }
+
   constructor(
     references: ReadonlyArray<ReadonlyArray<string | null>>,
     readonly opts: BleuOptions = {},
+    referencesPreprocessed = false,
   ) {
     const refs = referenceSegments(references, 'BLEU');
     this.segments = refs.segments;
@@ -317,7 +326,7 @@ export class BleuReferences {
     // maximum count over its references, counted in scratch arrays now that the id counts are known.
     const grams: number[][][][] = [];
     for (let i = 0; i < this.segments; i++) {
-      const g = refs.lines[i].map((ref) => this.referenceNgrams(this.preprocess(ref)));
+      const g = refs.lines[i].map((ref) => this.referenceNgrams(referencesPreprocessed ? ref : this.preprocess(ref)));
       this.refLens.push(g.map((x) => x[0].length));
       grams.push(g);
     }

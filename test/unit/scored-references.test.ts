@@ -1,0 +1,103 @@
+// The MultiWOZ references as BLEU scores them are kept in the ground truth's cache, named by a digest
+// of the code that derives them: that code must be exactly the files the digest reads, and what the
+// cache holds must be what the code derives now.
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { Evaluator } from '../../src/metrics/mwz/evaluator.js';
+import { groundTruthLabel, loadGroundTruth } from '../../src/metrics/mwz/ground-truth.js';
+import { SCORED_REFERENCES_CODE, scoredReferences, scoredReferencesCode } from '../../src/metrics/mwz/scored-references.js';
+import { BleuReferences, tokenize13a } from '../../src/metrics/text/bleu.js';
+import { normalizeResponse } from '../../src/metrics/text/normalize-response.js';
+import { pyRstrip } from '../../src/metrics/text/py-string.js';
+import { REPO_ROOT } from '../helpers/shared.js';
+import { tempDir } from '../helpers/temp.js';
+
+const MWZ = path.join(REPO_ROOT, 'src', 'metrics', 'mwz');
+
+/** The project files a source file imports (relative specifiers, .js written for .ts), and theirs. */
+function importClosure(file: string, seen = new Set<string>()): Set<string> {
+  if (seen.has(file)) return seen;
+  seen.add(file);
+  const text = readFileSync(file, 'utf8');
+  for (const m of text.matchAll(/^(?:import|export)\b[^;]*?from\s+'(\.[^']+)'/gms)) {
+    importClosure(path.resolve(path.dirname(file), m[1].replace(/\.js$/, '.ts')), seen);
+  }
+  return seen;
+}
+
+describe('the code digest in the ground-truth cache name', () => {
+  it('covers every project module the scored references are derived with', () => {
+    const listed = SCORED_REFERENCES_CODE.map((m) => path.resolve(MWZ, `${m}.ts`)).sort();
+    expect([...importClosure(path.join(MWZ, 'scored-references.ts'))].sort()).toEqual(listed);
+  });
+
+  it('is the digest of those files as this process runs them', () => {
+    const h = createHash('sha256');
+    for (const m of SCORED_REFERENCES_CODE) h.update(readFileSync(path.resolve(MWZ, `${m}.ts`))).update('\0');
+    expect(scoredReferencesCode()).toBe(h.digest('hex').slice(0, 12));
+  });
+});
+
+describe('scored references', () => {
+  it('are normalizeResponse then BLEU preprocessing; BLEU from them equals BLEU from the normalized text', () => {
+    const raw = ['Try [name] ! Phone [phone] .', 'I have [value_count] trains ,  leaving at [leaveat].  ', 'The [restaurant_name]-s are cheap-ly priced.'];
+    const s = scoredReferences(raw);
+    expect(s.text).toEqual(raw.map((r) => normalizeResponse(r).text));
+    expect(s.tokens13a).toEqual(s.text.map((t) => tokenize13a(pyRstrip(t))));
+    const hyps = ['try NAME ! phone PHONE .', 'there are COUNT trains leaving at TIME .', 'the NAME are cheap priced'];
+    expect(BleuReferences.preprocessed([s.tokens13a]).score(hyps)).toEqual(new BleuReferences([s.text]).score(hyps));
+  });
+});
+
+/** A data dir with a two-dialogue MultiWOZ 2.1 test file, a venue database and booked domains. */
+function fakeDataDir(): string {
+  const dir = tempDir('scored-refs');
+  const mwz = path.join(dir, 'multiwoz');
+  mkdirSync(path.join(mwz, 'db'), { recursive: true });
+  const turn = (text: string, spans: unknown[][] = []) => ({ text, metadata: {}, span_info: spans });
+  const convlab = {
+    'SNG0001.json': { goal: {}, log: [turn('i need a place to eat'), turn('Try Bangkok City ! Phone 01223 .', [['Restaurant-Inform', 'Name', 'Bangkok City', 1, 2], ['Restaurant-Inform', 'Phone', '01223', 5, 5]])] },
+    'MUL0002.json': { goal: {}, log: [turn('a train please'), turn('There are 4 trains , the first leaves at 05:00 .', [['Train-Inform', 'Choice', '4', 2, 2], ['Train-Inform', 'Leave', '05:00', 8, 8]])] },
+  };
+  writeFileSync(path.join(mwz, 'convlab_mwz21_test.json'), JSON.stringify(convlab));
+  writeFileSync(path.join(mwz, 'booked_domains.json'), '{"sng0001": [[]], "mul0002": [[]]}');
+  for (const d of ['restaurant', 'hotel', 'attraction', 'train', 'taxi']) writeFileSync(path.join(mwz, 'db', `${d}_db.json`), `[{"name": "${d} one"}]`);
+  return dir;
+}
+
+describe('the ground-truth cache', () => {
+  it('holds the scored references and the inputs content digests, and a run from it scores and signs as a run that built it', () => {
+    const dir = fakeDataDir();
+    const fresh = loadGroundTruth(dir, { noCache: true });
+    const built = loadGroundTruth(dir);
+    const cached = loadGroundTruth(dir);
+    expect(cached.cacheFile).toBe(built.cacheFile);
+    expect(path.basename(cached.cacheFile!)).toMatch(new RegExp(`-${scoredReferencesCode()}\\.json$`));
+    expect(JSON.parse(readFileSync(cached.cacheFile!, 'utf8')).dialogues).toEqual(fresh.dialogues);
+    for (const d of Object.values(cached.dialogues)) expect(d.scored).toEqual(scoredReferences(d.references));
+    expect(cached.dialogues.sng0001.scored).toEqual({ text: ['try NAME! phone PHONE.'], tokens13a: ['try NAME ! phone PHONE .'] });
+
+    const predictions = { sng0001: [{ response: 'Try [restaurant_name], phone [restaurant_phone].' }], mul0002: [{ response: 'There are [value_count] trains.' }] };
+    const metrics = { bleu: true, success: true, richness: true, chrf: true, ter: true };
+    const rebuilt = new Evaluator({ dataDir: dir, ...metrics, noCache: true }).evaluate(predictions);
+    const fromCache = new Evaluator({ dataDir: dir, ...metrics }).evaluate(predictions);
+    expect({ ...fromCache, details: { ...fromCache.details, ground_truth_cache: undefined } }).toEqual({ ...rebuilt, details: { ...rebuilt.details, ground_truth_cache: undefined } });
+    expect((fromCache.signature as Record<string, unknown>).data).toBe(groundTruthLabel(dir, 'multiwoz21-convlab'));
+  });
+
+  it('of other inputs is not read: a changed file gives a new cache and the new digest', () => {
+    const dir = fakeDataDir();
+    const file = path.join(dir, 'multiwoz', 'convlab_mwz21_test.json');
+    const first = loadGroundTruth(dir);
+    const text = readFileSync(file, 'utf8').replace('Bangkok City', 'Bangkok Town');
+    writeFileSync(file, text);
+    const later = new Date(Date.now() + 5000);
+    utimesSync(file, later, later);
+    const second = loadGroundTruth(dir);
+    expect(second.cacheFile).not.toBe(first.cacheFile);
+    expect(second.inputsContent).not.toEqual(first.inputsContent);
+    expect(second.inputsContent[0]).toBe(createHash('sha256').update(text).digest('hex').slice(0, 12));
+  });
+});
