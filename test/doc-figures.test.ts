@@ -79,18 +79,26 @@ describe.skipIf(!hasSgd || !hasMwz)('references: refs --summary, bench:rules cou
       let actions = 0;
       let candidates = 0;
       let negatives = 0;
-      const distinct = new Set<string>();
-      const distinctCandidates = new Set<string>();
+      // Distinct (utterance, reference) pairs: the references seen per utterance, so no joined key
+      // string is made for each of the set's pairs.
+      const distinct = new Map<string, Set<string>>();
+      const distinctCandidates = new Map<string, Set<string>>();
+      const add = (pairs: Map<string, Set<string>>, utterance: string, r: string) => {
+        let refs = pairs.get(utterance);
+        if (!refs) pairs.set(utterance, (refs = new Set()));
+        refs.add(r);
+      };
+      const size = (pairs: Map<string, Set<string>>) => [...pairs.values()].reduce((n, refs) => n + refs.size, 0);
       for (const t of turns) {
         for (const a of t.actions) {
           actions++;
           candidates += a.candidates.length;
           negatives += a.negatives.length;
-          for (const r of a.candidates) distinctCandidates.add(`${t.utterance}\u0000${r}`);
-          for (const r of [...a.candidates, ...a.negatives]) distinct.add(`${t.utterance}\u0000${r}`);
+          for (const r of a.candidates) add(distinctCandidates, t.utterance, r);
+          for (const r of [...a.candidates, ...a.negatives]) add(distinct, t.utterance, r);
         }
       }
-      return { turns: turns.length, actions, candidates, negatives, distinct: distinct.size, distinctCandidates: distinctCandidates.size };
+      return { turns: turns.length, actions, candidates, negatives, distinct: size(distinct), distinctCandidates: size(distinctCandidates) };
     };
     const s = counts('sgd');
     const m = counts('multiwoz');
