@@ -14,6 +14,7 @@ import { formatFields, type SignatureField } from '../../util/signature.js';
 import { columnSums } from '../significance/paired.js';
 import type { StatMetric } from '../significance/types.js';
 import { isPyWhitespace, pySplit } from './py-string.js';
+import { NgramIds } from './ngram-ids.js';
 import { checkStreams, referenceSegments } from './references.js';
 
 export interface ChrfOptions {
@@ -155,51 +156,6 @@ export function chrfFromStats(stats: ArrayLike<number>, opts: ChrfOptions = {}):
 // Python's string.punctuation: what chrF++ splits off a word's end (or else its start).
 const PUNCT = new Set('!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~');
 
-/** Code-point offsets of `s` (offsets[k]: where code point k starts; one more at the end), or null when every code point is one unit. */
-function codePointOffsets(s: string): Int32Array | null {
-  let surrogates = false;
-  for (let i = 0; i < s.length && !surrogates; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff) surrogates = true;
-  }
-  if (!surrogates) return null;
-  const out: number[] = [];
-  for (let i = 0; i < s.length; ) {
-    out.push(i);
-    const c = s.charCodeAt(i);
-    i += c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00 ? 2 : 1;
-  }
-  out.push(s.length);
-  return Int32Array.from(out);
-}
-
-/** The line without Python whitespace (`''.join(line.split())`). */
-function removeWhitespace(s: string): string {
-  let i = 0;
-  while (i < s.length && !isPyWhitespace(s.charCodeAt(i))) i++;
-  if (i === s.length) return s;
-  let out = s.slice(0, i);
-  for (; i < s.length; i++) if (!isPyWhitespace(s.charCodeAt(i))) out += s[i];
-  return out;
-}
-
-/** Character n-gram counts of orders 1..maxOrder (index n - 1). */
-function charNgrams(line: string, maxOrder: number, whitespace: boolean): Map<string, number>[] {
-  const s = whitespace ? line : removeWhitespace(line);
-  const offsets = codePointOffsets(s);
-  const len = offsets ? offsets.length - 1 : s.length;
-  const out: Map<string, number>[] = [];
-  for (let n = 1; n <= maxOrder; n++) {
-    const m = new Map<string, number>();
-    for (let k = 0; k + n <= len; k++) {
-      const g = offsets ? s.slice(offsets[k], offsets[k + n]) : s.slice(k, k + n);
-      m.set(g, (m.get(g) ?? 0) + 1);
-    }
-    out.push(m);
-  }
-  return out;
-}
-
 /** The number of code points of a string. */
 function codePointLength(s: string): number {
   let n = 0;
@@ -226,19 +182,96 @@ export function chrfWords(line: string): string[] {
   return out;
 }
 
-function wordNgrams(words: readonly string[], n: number): Map<string, number> {
-  const m = new Map<string, number>();
-  for (let i = 0; i + n <= words.length; i++) {
-    const g = n === 1 ? words[i] : words.slice(i, i + n).join(' ');
-    m.set(g, (m.get(g) ?? 0) + 1);
-  }
-  return m;
+// The roots of the two kinds of n-grams in NgramIds: character n-grams extend CHARS by code points,
+// word n-grams extend WORDS by word ids.
+const CHARS = 0;
+const WORDS = 1;
+
+/** An Int32Array at least `n` long: `buf` itself when it is. */
+function room(buf: Int32Array, n: number): Int32Array {
+  return buf.length >= n ? buf : new Int32Array(Math.max(n, 2 * buf.length));
 }
 
-/** A reference's n-grams per order, with their totals. */
-interface RefNgrams {
-  maps: Map<string, number>[];
-  totals: number[];
+/**
+ * A line's n-grams as ids, every order (characters 1..charOrder, then words 1..wordOrder) one
+ * after the other in `ids` (`starts[o]`..`starts[o + 1]` for order index o), in the line's order,
+ * repeats included. A hypothesis' n-grams that no reference has are -1 (see NgramIds), but they
+ * are counted: `starts` spans every n-gram of the line.
+ */
+class LineNgrams {
+  ids: Int32Array = new Int32Array(1024);
+  readonly starts: Int32Array;
+  private units = new Uint16Array(256);
+  private points: Int32Array = new Int32Array(256);
+
+  constructor(
+    private readonly opts: Resolved,
+    private readonly table: NgramIds,
+    private readonly words: Map<string, number>,
+  ) {
+    this.starts = new Int32Array(opts.charOrder + opts.wordOrder + 1);
+  }
+
+  /** Fills `ids` and `starts` for `line` (already lower-cased where the options say so). */
+  read(line: string, intern: boolean): void {
+    const { charOrder, wordOrder, whitespace } = this.opts;
+    // The line's code points, Python whitespace left out unless kept (sacreBLEU: ''.join(line.split())).
+    if (this.units.length < line.length) this.units = new Uint16Array(2 * line.length);
+    const units = this.units;
+    let u = 0;
+    for (let i = 0; i < line.length; i++) {
+      const c = line.charCodeAt(i);
+      if (whitespace || !isPyWhitespace(c)) units[u++] = c;
+    }
+    this.points = room(this.points, u);
+    const points = this.points;
+    let len = 0;
+    for (let i = 0; i < u; i++) {
+      const c = units[i];
+      if (c >= 0xd800 && c <= 0xdbff && i + 1 < u && (units[i + 1] & 0xfc00) === 0xdc00) {
+        points[len++] = 0x10000 + ((c - 0xd800) << 10) + (units[i + 1] - 0xdc00);
+        i++;
+      } else points[len++] = c;
+    }
+    const words = wordOrder > 0 ? chrfWords(line) : [];
+    let total = 0;
+    for (let n = 1; n <= charOrder; n++) total += Math.max(0, len - n + 1);
+    for (let n = 1; n <= wordOrder; n++) total += Math.max(0, words.length - n + 1);
+    this.ids = room(this.ids, total);
+    const ids = this.ids;
+    const table = this.table;
+    let at = 0;
+    // Order n at position k extends order n - 1 at k (which starts count + 1 ids back) by the
+    // symbol at k + n - 1; an n-gram no reference has (-1) extends to none either.
+    for (let n = 1; n <= charOrder; n++) {
+      const count = Math.max(0, len - n + 1);
+      this.starts[n - 1] = at;
+      const prev = at - (count + 1);
+      for (let k = 0; k < count; k++) {
+        const parent = n === 1 ? CHARS : ids[prev + k];
+        ids[at++] = parent < 0 ? -1 : intern ? table.intern(parent, points[k + n - 1]) : table.find(parent, points[k + n - 1]);
+      }
+    }
+    if (wordOrder > 0) {
+      const wordIds = new Int32Array(words.length);
+      for (let k = 0; k < words.length; k++) {
+        let id = this.words.get(words[k]);
+        if (id === undefined && intern) this.words.set(words[k], (id = this.words.size));
+        wordIds[k] = id ?? -1;
+      }
+      for (let n = 1; n <= wordOrder; n++) {
+        const count = Math.max(0, words.length - n + 1);
+        this.starts[charOrder + n - 1] = at;
+        const prev = at - (count + 1);
+        for (let k = 0; k < count; k++) {
+          const parent = n === 1 ? WORDS : ids[prev + k];
+          const w = wordIds[k + n - 1];
+          ids[at++] = parent < 0 || w < 0 ? -1 : intern ? table.intern(parent, w) : table.find(parent, w);
+        }
+      }
+    }
+    this.starts[charOrder + wordOrder] = at;
+  }
 }
 
 /**
@@ -255,59 +288,118 @@ export class ChrfReferences {
   /** Statistics per segment (3 per order). */
   readonly width: number;
   private readonly opts: Resolved;
-  private readonly refs: RefNgrams[][];
   private readonly fScore: (stats: ArrayLike<number>, offset?: number) => number;
+  private readonly table: NgramIds;
+  private readonly line: LineNgrams;
+  /** Per segment, its references' indexes into the arrays below. */
+  private readonly refsOf: number[][];
+  // Reference r's distinct n-grams are refIds[refStarts[r * (orders + 1) + o] .. refStarts[r * (orders + 1) + o + 1]]
+  // for order index o, each with its count in refCounts; its n-grams per order (repeats counted) are refTotals[r * orders + o].
+  private readonly refIds: Int32Array;
+  private readonly refCounts: Int32Array;
+  private readonly refStarts: Int32Array;
+  private readonly refTotals: Int32Array;
+  /** Scratch counts by n-gram id, all zero between uses. */
+  private counts: Int32Array;
 
   constructor(references: ReadonlyArray<ReadonlyArray<string | null>>, opts: ChrfOptions = {}) {
     this.opts = resolve(opts);
     const refs = referenceSegments(references, 'chrF');
     this.segments = refs.segments;
-    this.refs = refs.lines.map((lines) =>
-      lines.map((ref) => {
-        const maps = this.ngrams(ref);
-        return { maps, totals: maps.map((m) => sumValues(m)) };
-      }),
-    );
     this.nrefs = refs.nrefs;
     this.signature = chrfSignature(this.nrefs, opts);
     this.name = chrfName(opts);
     this.width = chrfStatsWidth(this.opts);
     this.fScore = makeChrfScorer(opts);
+    const orders = this.opts.charOrder + this.opts.wordOrder;
+    let chars = 0;
+    let nrefLines = 0;
+    for (const lines of refs.lines) for (const l of lines) (chars += l.length), nrefLines++;
+    this.table = new NgramIds(chars * orders);
+    const words = new Map<string, number>();
+    this.line = new LineNgrams(this.opts, this.table, words);
+    this.refsOf = [];
+    let ids = new Int32Array(Math.max(16, chars * orders));
+    let counts = new Int32Array(ids.length);
+    const starts = new Int32Array(nrefLines * (orders + 1));
+    const totals = new Int32Array(nrefLines * orders);
+    this.counts = new Int32Array(0);
+    let at = 0;
+    let r = 0;
+    for (const lines of refs.lines) {
+      const mine: number[] = [];
+      for (const ref of lines) {
+        this.line.read(this.cased(ref), true);
+        const line = this.line;
+        this.counts = room(this.counts, this.table.size);
+        const seen = this.counts;
+        if (ids.length < at + line.starts[orders]) {
+          const more = Math.max(2 * ids.length, at + line.starts[orders]);
+          const i2 = new Int32Array(more);
+          i2.set(ids.subarray(0, at));
+          const c2 = new Int32Array(more);
+          c2.set(counts.subarray(0, at));
+          ids = i2;
+          counts = c2;
+        }
+        for (let o = 0; o < orders; o++) {
+          starts[r * (orders + 1) + o] = at;
+          totals[r * orders + o] = line.starts[o + 1] - line.starts[o];
+          const first = at;
+          for (let k = line.starts[o]; k < line.starts[o + 1]; k++) {
+            const id = line.ids[k];
+            if (seen[id] === 0) ids[at++] = id;
+            seen[id]++;
+          }
+          for (let k = first; k < at; k++) {
+            counts[k] = seen[ids[k]];
+            seen[ids[k]] = 0;
+          }
+        }
+        starts[r * (orders + 1) + orders] = at;
+        mine.push(r++);
+      }
+      this.refsOf.push(mine);
+    }
+    this.refIds = ids;
+    this.refCounts = counts;
+    this.refStarts = starts;
+    this.refTotals = totals;
+    this.counts = room(this.counts, this.table.size);
   }
 
-  private ngrams(line: string): Map<string, number>[] {
-    const s = this.opts.lowercase ? line.toLowerCase() : line;
-    const maps = charNgrams(s, this.opts.charOrder, this.opts.whitespace);
-    if (this.opts.wordOrder > 0) {
-      const words = chrfWords(s);
-      for (let n = 1; n <= this.opts.wordOrder; n++) maps.push(wordNgrams(words, n));
-    }
-    return maps;
+  private cased(line: string): string {
+    return this.opts.lowercase ? line.toLowerCase() : line;
   }
 
   /** One row of `width` statistics per hypothesis: the best-scoring reference's. */
   segmentStats(hypotheses: readonly string[]): Int32Array {
     if (hypotheses.length !== this.segments) throw new Error(`chrF: ${hypotheses.length} hypotheses for ${this.segments} reference segments`);
     const w = this.width;
+    const orders = this.opts.charOrder + this.opts.wordOrder;
     const out = new Int32Array(hypotheses.length * w);
     const row = new Int32Array(w);
+    const line = this.line;
+    const counts = this.counts;
+    const { refIds, refCounts, refStarts, refTotals } = this;
     for (let i = 0; i < hypotheses.length; i++) {
-      const hyp = this.ngrams(hypotheses[i]);
-      const hypTotals = hyp.map((m) => sumValues(m));
+      line.read(this.cased(hypotheses[i]), false);
+      const ids = line.ids;
+      const end = line.starts[orders];
+      for (let k = 0; k < end; k++) if (ids[k] >= 0) counts[ids[k]]++;
       let best = -1;
-      for (const ref of this.refs[i]) {
-        for (let o = 0; o < hyp.length; o++) {
-          const refMap = ref.maps[o];
+      for (const r of this.refsOf[i]) {
+        for (let o = 0; o < orders; o++) {
+          const refTotal = refTotals[r * orders + o];
           let match = 0;
-          if (refMap.size > 0) {
-            for (const [g, c] of hyp[o]) {
-              const rc = refMap.get(g);
-              if (rc !== undefined) match += c < rc ? c : rc;
-            }
+          for (let k = refStarts[r * (orders + 1) + o]; k < refStarts[r * (orders + 1) + o + 1]; k++) {
+            const c = counts[refIds[k]];
+            const rc = refCounts[k];
+            match += c < rc ? c : rc;
           }
           // No reference n-gram of this order: the hypothesis' do not count either.
-          row[3 * o] = refMap.size > 0 ? hypTotals[o] : 0;
-          row[3 * o + 1] = ref.totals[o];
+          row[3 * o] = refTotal > 0 ? line.starts[o + 1] - line.starts[o] : 0;
+          row[3 * o + 1] = refTotal;
           row[3 * o + 2] = match;
         }
         const f = this.fScore(row, 0);
@@ -317,6 +409,7 @@ export class ChrfReferences {
           out.set(row, i * w);
         }
       }
+      for (let k = 0; k < end; k++) if (ids[k] >= 0) counts[ids[k]] = 0;
     }
     return out;
   }
@@ -325,12 +418,6 @@ export class ChrfReferences {
   score(hypotheses: readonly string[]): ChrfResult {
     return chrfFromSegmentStats(this.segmentStats(hypotheses), this.opts, this.signature);
   }
-}
-
-function sumValues(m: Map<string, number>): number {
-  let s = 0;
-  for (const v of m.values()) s += v;
-  return s;
 }
 
 // Corpus statistics are the column sums the paired tests use, as a plain array for the result.

@@ -47,6 +47,14 @@ export function pyFixed(x: number, digits: number): string {
   if (digits > 100 && Number.isFinite(x)) return exactFixed(x, digits);
   const fixed = x.toFixed(digits);
   if (!Number.isFinite(x)) return fixed;
+  // toFixed rounds the exact binary value, as Python does, except at an exact tie. At a tie
+  // |x| * 10^digits is k + 1/2 exactly, and its rounded product y lies within half an ulp of that;
+  // a y whose fraction is farther from 1/2 is no tie, and toFixed's answer stands. This spares the
+  // 60-digit expansion below for nearly every number (a sentence-level run prints several a line).
+  if (digits <= 22) {
+    const y = Math.abs(x) * 10 ** digits;
+    if (y < 2 ** 52 && Math.abs(y - Math.floor(y) - 0.5) > y * 2 ** -52 + Number.MIN_VALUE) return fixed;
+  }
   // toFixed(60) is the exact expansion of any double of magnitude >= 2^-8 with digits to spare.
   const exact = Math.abs(x).toFixed(Math.min(100, digits + 60));
   const cut = exact.indexOf('.') + 1 + digits;
