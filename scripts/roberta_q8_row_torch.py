@@ -14,6 +14,9 @@ row scheme (docs/nli.md, "q8 arithmetic"):
                                             s = f32(a / 127),  r = f32(127 / a),
                                             x_q = rint(f32(x * r))  (half to even, |x_q| <= 127)
   y = f32(f32(f32(sum_k x_q,k W_q,kj) * w_scale_j) * s) + b                (the sum in int64: exact)
+  a Linear whose input is c x' with c a power of two (GELU's * 0.5) quantizes x' instead and carries
+  c in its column scales, w_scale_j * c (quantize.ts powerOfTwoFolds): the same levels and the same
+  y, bit for bit; the file's scales and its steps are checked in that form, the forward in this one.
   embedding table T, per tensor:            t_scale = f32(max |T| / 127), T_q = rint(T / t_scale)
                                             row = f32(f32(T_q[id]) * t_scale)
 
@@ -86,6 +89,39 @@ def int8_matmul(x, lin):
 
 
 # ---------------------------------------------------------------- the model
+def power_of_two(a):
+    """A float32 scalar's value if it is a power of two in [2^-8, 2^8] (positive, mantissa zero), else None."""
+    if a.dtype != np.float32 or a.size != 1:
+        return None
+    b = int(a.reshape(-1).view(np.uint32)[0])
+    e = ((b >> 23) & 0xFF) - 127
+    return 2.0 ** e if b >> 31 == 0 and b & 0x7FFFFF == 0 and abs(e) <= 8 else None
+
+
+def power_of_two_folds(graph, f):
+    """quantize.ts powerOfTwoFolds, read from the fp32 graph: {weight name: c} for each MatMul that reads a
+    Mul by a scalar power of two c whose product only MatMuls by weights (each weight read once) read."""
+    readers, uses = {}, {}
+    for n in graph.node:
+        for i in set(n.input):
+            readers.setdefault(i, []).append(n)
+        for i in n.input:
+            uses[i] = uses.get(i, 0) + 1
+    outputs = {o.name for o in graph.output}
+    folds = {}
+    for n in graph.node:
+        if n.op_type != "Mul" or n.domain not in ("", "ai.onnx") or len(n.input) != 2 or n.output[0] in outputs or n.input[0] == n.input[1]:
+            continue
+        k = next((i for i in (0, 1) if n.input[i] in f and power_of_two(f[n.input[i]]) is not None), None)
+        users = readers.get(n.output[0], [])
+        if k is None or not users:
+            continue
+        if all(u.op_type == "MatMul" and u.input[0] == n.output[0] and u.input[1] in f and f[u.input[1]].ndim == 2 and uses[u.input[1]] == 1 for u in users):
+            for u in users:
+                folds[u.input[1]] = power_of_two(f[n.input[k]])
+    return folds
+
+
 class Weights:
     """The fp32 export's initializers by Hugging Face name, and their row-scheme int8 versions."""
 
@@ -93,15 +129,24 @@ class Weights:
         self.cfg = json.load(open(os.path.join(model_dir, "config.json")))
         proto = onnx.load(os.path.join(model_dir, "onnx", "model.onnx"))
         self.f = {t.name: numpy_helper.to_array(t) for t in proto.graph.initializer}
+        self.folds = power_of_two_folds(proto.graph, self.f)
         self.linears = {}
         self.tables = {}
 
     def linear(self, prefix):
+        """scale32: the scheme's column scales; fileScale32: as the q8 file carries them (times a folded power of two, exact)."""
         if prefix not in self.linears:
             wq, scale = quantize_columns(self.f[f"{prefix}.weight"])  # [in, out], as the MatMul reads it
+            file_scale = (scale * np.float32(self.folds.get(f"{prefix}.weight", 1.0))).astype(np.float32)
             self.linears[prefix] = {"wq": torch.from_numpy(wq.astype(np.int64)), "scale": torch.from_numpy(scale),
-                                    "b": torch.from_numpy(self.f[f"{prefix}.bias"].copy()), "wq8": wq, "scale32": scale}
+                                    "b": torch.from_numpy(self.f[f"{prefix}.bias"].copy()), "wq8": wq, "scale32": scale,
+                                    "fileScale32": file_scale}
         return self.linears[prefix]
+
+    def file_linear(self, prefix):
+        """The Linear as the q8 file computes it: its input is the folded Mul's other input, its scales fileScale32."""
+        lin = self.linear(prefix)
+        return {**lin, "scale": torch.from_numpy(lin["fileScale32"])}
 
     def table(self, name):
         if name not in self.tables:
@@ -255,7 +300,7 @@ def check(model_dir, q8_path, run_path, out_path):
     mismatched = []
     for mm in manifest["matmuls"]:
         lin = W.linear(mm["weight"][: -len(".weight")])
-        if not (np.array_equal(q8[mm["weight"] + "_quantized"], lin["wq8"]) and np.array_equal(bits(q8[mm["weight"] + "_scale"]), bits(lin["scale32"]))):
+        if not (np.array_equal(q8[mm["weight"] + "_quantized"], lin["wq8"]) and np.array_equal(bits(q8[mm["weight"] + "_scale"]), bits(lin["fileScale32"]))):
             mismatched.append(mm["weight"])
     for lk in manifest["lookups"]:
         q, scale = W.table(lk["table"])
@@ -270,7 +315,7 @@ def check(model_dir, q8_path, run_path, out_path):
     with torch.inference_mode():
         for mm in manifest["matmuls"]:
             x = torch.from_numpy(cap[mm["x"]].astype(np.float32).reshape(shape(mm["x"])))
-            y, d = int8_matmul(x, W.linear(mm["weight"][: -len(".weight")]))
+            y, d = int8_matmul(x, W.file_linear(mm["weight"][: -len(".weight")]))
             y = y.numpy()
             ort_q = cap[mm["u8"]].astype(np.int64).reshape(d["q"].shape) - 128
             ort_y = cap[mm["y"]].astype(np.float32).reshape(y.shape)

@@ -9,7 +9,7 @@ import { buildRandomRoberta, type RandomModelManifest } from '../src/nli/onnx-bu
 import { INT7_QMAX, quantizePerColumn, quantizePerTensor, roundHalfEven } from '../src/nli/onnx-builder/int8.js';
 import { INT16_MAX, INT32_MAX, matMulIntegerBoundsOfFile, opTypeCountsOfFile } from '../src/nli/onnx-builder/q8-audit.js';
 import { readFileMetadata } from '../src/nli/onnx-builder/onnx-reader.js';
-import { Q8_ROW_GRAPH, Q8_ROW_GRAPH_KEY, Q8_SCHEME_KEY } from '../src/nli/onnx-builder/quantize.js';
+import { Q8_ROW_GRAPH, Q8_ROW_GRAPH_KEY, Q8_SCHEME_KEY, quantizeOnnxFile } from '../src/nli/onnx-builder/quantize.js';
 import { cpuKernelClass } from '../src/nli/cpu-kernels.js';
 import { buildQ8 } from '../src/nli/q8-build.js';
 import { formatDoctor, runDoctor } from '../src/nli/cuda/doctor.js';
@@ -245,6 +245,30 @@ describe('q8 random RoBERTa: activations per row, 7-bit weights (QuantizeLinear 
     const tensor = opTypeCountsOfFile(path.join(dir, 'onnx', 'model_quantized.onnx'));
     expect(tensor.get('Softmax')).toBe(layers);
     expect(tensor.get('Exp')).toBeUndefined();
+  });
+
+  it("drops GELU's final * 0.5 into the output dense's weight scales (one Mul and one pass over the widest activation fewer per layer) and changes no bit of any score", async () => {
+    const other = mkdtempSync(path.join(os.tmpdir(), 'todeval-q8-nofold-'));
+    let plain: NliRunner | undefined;
+    let withFold: NliRunner | undefined;
+    try {
+      mkdirSync(path.join(other, 'onnx'));
+      for (const f of ['tokenizer.json', 'tokenizer_config.json', 'config.json']) copyFileSync(path.join(dir, f), path.join(other, f));
+      quantizeOnnxFile(path.join(dir, 'onnx', 'model.onnx'), path.join(other, 'onnx', 'model_q8_row.onnx'), 'row', { foldPowersOfTwo: false });
+      const folded = opTypeCountsOfFile(path.join(dir, 'onnx', 'model_q8_row.onnx'));
+      const unfolded = opTypeCountsOfFile(path.join(other, 'onnx', 'model_q8_row.onnx'));
+      expect(unfolded.get('Mul')! - folded.get('Mul')!).toBe(manifest.sizes.numLayers);
+      // Runners of their own: the suite's runners remember the pairs they scored, which later tests count on.
+      const open = (model: string) => createNliRunner({ model, dtype: 'q8', device: 'cpu', threads: 1, maxPadFraction: 1, notice: quiet });
+      [plain, withFold] = await Promise.all([open(other), open(dir)]);
+      // One padded batch of short and long rows, then the long pair alone.
+      const [a, b] = await Promise.all([plain.score(pairs), withFold.score(pairs)]);
+      for (let i = 0; i < pairs.length; i++) expectIdentical(b[i], a[i], `pair ${i}`);
+      expectIdentical(await withFold.scoreOne(long), await plain.scoreOne(long), 'the long pair');
+    } finally {
+      await Promise.all([plain?.close(), withFold?.close()]);
+      rmSync(other, { recursive: true, force: true });
+    }
   });
 
   it('doctor says which q8 scheme a cached model holds: the hub\'s per-tensor file, then the per-row one once built', async () => {

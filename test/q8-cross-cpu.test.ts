@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kernelClassOf, kernelProbeHash } from '../src/nli/cpu-kernels.js';
 import { buildRandomRoberta, ONNX_BUILDER_VERSION, RANDOM_MODEL_MANIFEST } from '../src/nli/onnx-builder/index.js';
-import { Q8_ROW_GRAPH } from '../src/nli/onnx-builder/quantize.js';
+import { Q8_ROW_FILE_REVISION, Q8_ROW_GRAPH } from '../src/nli/onnx-builder/quantize.js';
 import { PairTokenizer } from '../src/nli/tokenizer.js';
 import { runProcess } from './helpers/cli.js';
 import { DATA_DIR, hasData, REPO_ROOT, TOKENIZER_DIR } from './helpers/shared.js';
@@ -37,12 +37,13 @@ const PAIRS = 4;
 const LONG = 287;
 
 /**
- * The wide one-layer q8 model, built once into .cache (keyed by builder and q8 graph versions). Built
+ * The wide one-layer q8 model, built once into .cache (keyed by builder and q8 graph versions and the
+ * row file's revision, which changes the bytes but not the scores). Built
  * in a child process by dist/'s builder (current: the tests' globalSetup builds it): its CPU-seconds
  * of synchronous work would otherwise hold this worker's event loop, and vitest's calls to it, as long.
  */
 async function cachedWideQ8(): Promise<string> {
-  const dir = path.join(REPO_ROOT, '.cache', 'models', `wide1-q8-random-roberta-v${ONNX_BUILDER_VERSION}-g${Q8_ROW_GRAPH}`);
+  const dir = path.join(REPO_ROOT, '.cache', 'models', `wide1-q8-random-roberta-v${ONNX_BUILDER_VERSION}-g${Q8_ROW_GRAPH}.${Q8_ROW_FILE_REVISION}`);
   if (existsSync(path.join(dir, RANDOM_MODEL_MANIFEST))) return dir;
   mkdirSync(path.dirname(dir), { recursive: true });
   const tmp = `${dir}.tmp-${process.pid}`;

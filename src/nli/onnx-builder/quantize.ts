@@ -51,6 +51,13 @@ export const Q8_SCHEME_KEY = 'todeval.q8_scheme';
  */
 export const Q8_ROW_GRAPH_KEY = 'todeval.q8_row_graph';
 export const Q8_ROW_GRAPH = 2;
+/**
+ * Revision of the row file's bytes within one graph version: a rewrite that computes the same bits
+ * (so the same Q8_ROW_GRAPH and signature) still changes the file, and caches of built files key on
+ * this so that they rebuild. 1: graph 2 as first written; 2: powers of two folded into weight scales
+ * (powerOfTwoFolds).
+ */
+export const Q8_ROW_FILE_REVISION = 2;
 
 /** The constant activation zero point of the row scheme: symmetric values on a uint8 grid. */
 export const ROW_ZERO_POINT = 128;
@@ -123,6 +130,11 @@ export interface QuantizeOptions {
    * with 127 to show that such weights do saturate on AVX2; nothing else should set it.
    */
   weightQmax?: number;
+  /**
+   * Row scheme: drop a Mul by a power of two into the weight scales of the MatMuls that read it
+   * (powerOfTwoFolds; default true). The same bits either way; tests turn it off to show that.
+   */
+  foldPowersOfTwo?: boolean;
 }
 
 /** Rewrites the model in `src` to `outFile` (via a temporary file, renamed into place when complete). */
@@ -136,7 +148,7 @@ export function quantizeModel(src: ByteSource, outFile: string, scheme: Q8Scheme
   const graph = indexGraph(src, fieldsOf(src, graphField.offset, graphField.end));
   const weightQmax = options.weightQmax ?? (scheme === 'row' ? INT7_QMAX : INT8_QMAX);
   const q8 = new Q8Writer(src, graph.used, scheme, opset, weightQmax);
-  const rewrite = rewriteNodes(graph, q8);
+  const rewrite = rewriteNodes(src, graph, q8, options.foldPowersOfTwo ?? true);
   if (rewrite.matmuls === 0) throw new Error('no MatMul with a float weight initializer found: nothing to quantize (is this an fp32 export?)');
   const model = writeModel(src, top, writeGraph(src, graph, rewrite, q8.initializers), scheme, q8.usesMsDomain);
   return { scheme, matmuls: rewrite.matmuls, gathers: rewrite.gathers, ...writeModelFile(model, outFile) };
@@ -150,13 +162,15 @@ function replaceableWeight(g: GraphIndex, name: string | undefined): TensorInfo 
   return t.data && t.data.length === t.dims[0] * t.dims[1] * 4 ? t : undefined;
 }
 
-/** The nodes that replace source nodes, and how many readers of each float weight now read its int8 copy. */
+/** The nodes that replace source nodes, and how many readers of each initializer (a float weight, a folded constant) no longer read it. */
 interface Rewrite {
   replaced: Map<Field, MessageWriter[]>;
   replacedUses: Map<string, number>;
   matmuls: number;
   gathers: number;
   softmaxes: number;
+  /** Mul nodes by a power of two dropped into their readers' weight scales (powerOfTwoFolds). */
+  folds: number;
 }
 
 /** A Softmax over the last axis: its axis attribute -1, or absent where opset 13 made -1 the default. */
@@ -165,14 +179,73 @@ function softmaxOverLastAxis(n: NodeInfo, opset: number): boolean {
   return axis === -1 || (axis === undefined && opset >= 13);
 }
 
+const isDefaultDomain = (n: NodeInfo): boolean => n.domain === '' || n.domain === 'ai.onnx';
+
+/** The value of a float scalar initializer if it is a power of two in [2^-8, 2^8], else undefined. */
+function powerOfTwoScalar(src: ByteSource, g: GraphIndex, name: string): number | undefined {
+  const t = g.tensors.get(name);
+  if (!t || t.dataType !== DataType.FLOAT || t.external || g.graphIo.has(name) || t.data?.length !== 4 || t.dims.some((d) => d !== 1)) return undefined;
+  const bits = new Uint32Array(floatsAt(src, t).buffer)[0];
+  const exponent = ((bits >>> 23) & 0xff) - 127;
+  // positive, mantissa zero, a normal exponent within 8 of 1: a product by it and by its inverse is exact
+  return bits >>> 31 === 0 && (bits & 0x7fffff) === 0 && Math.abs(exponent) <= 8 ? 2 ** exponent : undefined;
+}
+
+/** A Mul by c = 2^k whose product only row-quantized MatMuls read: they read its other input instead. */
+interface Fold {
+  x: string;
+  factor: number;
+  constant: string;
+}
+
+/**
+ * Row scheme only: each Mul of an activation x by a scalar power of two c (GELU's final * 0.5)
+ * whose product is read by nothing but MatMuls by weights (each weight read once) is dropped, and
+ * those MatMuls quantize x with their weight's column scales times c. The same bits come out: x * c
+ * is exact, so the row max of c x is c times x's, its scale s = amax / 127 is c times x's and
+ * r = 127 / amax is x's divided by c (each exact: a power of two commutes with rounding), so
+ * (c x) * r_cx = x * r_x and the uint8 values are the same; the int32 sums are the same, the
+ * MatMulIntegerToFloat product (sum * (c w_scale)) is c times the old one, exactly, and the rescale
+ * by s_x = s_cx / c gives the old output bit for bit. Only where c x would leave the normal floats
+ * (a row whose every |x| is below 2^-126 / c, or the 1e-30 floor of the row max between c amax and
+ * amax) could a bit differ, which no activation of a trained or random model comes near. Saves a
+ * pass over the widest activation of each layer ([batch, tokens, 4096] in roberta-large).
+ */
+function powerOfTwoFolds(src: ByteSource, g: GraphIndex): Map<string, Fold> {
+  const readers = new Map<string, NodeInfo[]>();
+  for (const n of g.nodes.values()) for (const i of new Set(n.inputs)) readers.set(i, [...(readers.get(i) ?? []), n]);
+  const folds = new Map<string, Fold>();
+  for (const n of g.nodes.values()) {
+    if (!isDefaultDomain(n) || n.opType !== 'Mul' || n.inputs.length !== 2 || n.outputs.length !== 1 || g.graphIo.has(n.outputs[0])) continue;
+    const k = [0, 1].find((i) => powerOfTwoScalar(src, g, n.inputs[i]) !== undefined);
+    if (k === undefined || n.inputs[0] === n.inputs[1]) continue;
+    const out = n.outputs[0];
+    const users = readers.get(out) ?? [];
+    const allQuantized = users.every(
+      (u) => isDefaultDomain(u) && u.opType === 'MatMul' && u.inputs.length === 2 && u.inputs[0] === out && u.inputs[1] !== out && replaceableWeight(g, u.inputs[1]) && g.uses.get(u.inputs[1]) === 1,
+    );
+    if (users.length > 0 && allQuantized) folds.set(out, { x: n.inputs[1 - k], factor: powerOfTwoScalar(src, g, n.inputs[k])!, constant: n.inputs[k] });
+  }
+  return folds;
+}
+
 /** Every default-domain MatMul by a weight and Gather from a table, rewritten in the scheme of `q8`. */
-function rewriteNodes(g: GraphIndex, q8: Q8Writer): Rewrite {
-  const r: Rewrite = { replaced: new Map(), replacedUses: new Map(), matmuls: 0, gathers: 0, softmaxes: 0 };
+function rewriteNodes(src: ByteSource, g: GraphIndex, q8: Q8Writer, fold: boolean): Rewrite {
+  const r: Rewrite = { replaced: new Map(), replacedUses: new Map(), matmuls: 0, gathers: 0, softmaxes: 0, folds: 0 };
+  const folds = q8.rowScheme && fold ? powerOfTwoFolds(src, g) : new Map<string, Fold>();
   for (const [f, n] of g.nodes) {
-    if (n.domain !== '' && n.domain !== 'ai.onnx') continue;
+    if (!isDefaultDomain(n)) continue;
+    const dropped = n.opType === 'Mul' ? folds.get(n.outputs[0]) : undefined;
+    if (dropped) {
+      r.replaced.set(f, []);
+      r.replacedUses.set(dropped.constant, (r.replacedUses.get(dropped.constant) ?? 0) + 1);
+      r.folds++;
+      continue;
+    }
     if (n.opType === 'MatMul' && n.inputs.length === 2 && replaceableWeight(g, n.inputs[1])) {
       const t = replaceableWeight(g, n.inputs[1])!;
-      r.replaced.set(f, q8.nodesFor(() => q8.matMul(n, t)));
+      const folded = folds.get(n.inputs[0]);
+      r.replaced.set(f, q8.nodesFor(() => q8.matMul(n, t, folded)));
       r.matmuls++;
     } else if (n.opType === 'Gather' && n.inputs.length === 2 && replaceableWeight(g, n.inputs[0])) {
       const t = replaceableWeight(g, n.inputs[0])!;
@@ -239,9 +312,13 @@ class Q8Writer {
     private readonly weightQmax: number,
   ) {}
 
+  get rowScheme(): boolean {
+    return this.scheme === 'row';
+  }
+
   /** The row scheme rewrites Softmax (below); the per-tensor scheme stays what quantize_dynamic writes. */
   get rewritesSoftmax(): boolean {
-    return this.scheme === 'row';
+    return this.rowScheme;
   }
 
   /**
@@ -273,11 +350,11 @@ class Q8Writer {
     return this.emitted;
   }
 
-  /** x W, with the weight quantized per column and x per row (row scheme) or per tensor. */
-  matMul(n: NodeInfo, t: TensorInfo): void {
-    const w = this.quantizedWeight(t);
+  /** x W, with the weight quantized per column and x per row (row scheme) or per tensor; `fold`: x is c times fold.x (powerOfTwoFolds). */
+  matMul(n: NodeInfo, t: TensorInfo, fold?: Fold): void {
+    const w = this.quantizedWeight(t, fold?.factor ?? 1);
     if (this.scheme === 'row') {
-      const x = this.quantizeRows(n.inputs[0]);
+      const x = this.quantizeRows(fold?.x ?? n.inputs[0]);
       // onnxruntime's MatMulIntegerToFloat (the kernel its own fusions use, with the weight packed
       // once at load): int32 sums of (x_u8 - 128) W_s7, times a_scale (1) * W's column scale, in float.
       const perColumn = this.op('MatMulIntegerToFloat', [x.values, w.values, this.one(), w.scale, this.zeroPoint128()], {}, undefined, MS_DOMAIN);
@@ -353,11 +430,15 @@ class Q8Writer {
     return this.opset >= 18 ? this.op(opType, [x, this.int64s([-1])], { keepdims: 1 }) : this.op(opType, [x], { axes: [-1], keepdims: 1 });
   }
 
-  private quantizedWeight(t: TensorInfo): QuantizedWeight {
+  /** `factor` (a power of two, powerOfTwoFolds) multiplies the column scales, exactly; a folded weight has one reader. */
+  private quantizedWeight(t: TensorInfo, factor = 1): QuantizedWeight {
     const have = this.weights.get(t.name);
     if (have) return have;
     const [rows, cols] = t.dims;
-    const q = sharedOnce(() => quantizePerColumn(floatsAt(this.src, t), rows, cols, this.weightQmax), 2);
+    const q = sharedOnce(() => {
+      const c = quantizePerColumn(floatsAt(this.src, t), rows, cols, this.weightQmax);
+      return factor === 1 ? c : { values: c.values, scales: c.scales.map((v) => v * factor) };
+    }, 2);
     const names: QuantizedWeight = {
       values: this.fresh(`${t.name}_quantized`),
       scale: this.fresh(`${t.name}_scale`),
