@@ -96,15 +96,17 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))(
     });
 
     it('runScoreWorkers in a program without signal handlers: SIGTERM reaches every shard, the program ends by the signal only after they have, their work kept', async () => {
-      // A program of the library's user: no SIGINT/SIGTERM handler of its own.
-      const script = f('lib-program.mts');
+      // A program of the library's user: no SIGINT/SIGTERM handler of its own. It imports the package as
+      // a user's program does (its "import" export, dist/src/index.js, built by the tests' globalSetup):
+      // plain JavaScript, nothing compiled at its start.
+      const script = f('lib-program.mjs');
       writeFileSync(
         script,
-        `import { runScoreWorkers } from ${JSON.stringify(path.join(REPO_ROOT, 'src', 'index.ts'))};\n` +
-          `const shardLine = (k: number, n: number, line: string) => process.stderr.write(\`[shard \${k}/\${n}] \${line}\\n\`);\n` +
+        `import { runScoreWorkers } from ${JSON.stringify(path.join(REPO_ROOT, 'dist', 'src', 'index.js'))};\n` +
+          `const shardLine = (k, n, line) => process.stderr.write(\`[shard \${k}/\${n}] \${line}\\n\`);\n` +
           `await runScoreWorkers(${JSON.stringify({ dataset: 'sgd', input: DIALOGUES, dataDir: DATA_DIR, limit: 400, chunkTurns: 1, nli: { model, device: 'cpu' }, reportFile: f('sig.json'), turnsFile: f('sig.turns.jsonl') })}, { workers: 2, hooks: { shardLine } });\n`,
       );
-      const child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+      const child = spawn(process.execPath, [script], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
       let stderr = '';
       child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
       const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
