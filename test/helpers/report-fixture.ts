@@ -1,6 +1,8 @@
+import { copyFileSync } from 'node:fs';
 import path from 'node:path';
 import { runBuiltCli, runBuiltCliAsync } from './cli.js';
 import { getLexicalStandinDir } from './lexical-standin.js';
+import { sharedRunFixture } from './run-fixture.js';
 import { REPO_ROOT } from './shared.js';
 import { tempDir } from './temp.js';
 
@@ -12,12 +14,11 @@ export interface ExampleRuns {
 
 const EXAMPLE = path.join(REPO_ROOT, 'examples', 'sgd-mini');
 
-/**
- * The bundled example scored with the lexical stand-in, as `npm run example` does: a system (its
- * predictions) and the ground truth, each with its report and per-turn file. Uses the built CLI.
- */
-export async function scoreExampleRuns(): Promise<ExampleRuns> {
-  const dir = tempDir('report-runs');
+/** The files of an example fixture, by name in its folder. */
+const EXAMPLE_FILES = ['refs.jsonl', 'system.json', 'system.turns.jsonl', 'gold.json', 'gold.turns.jsonl'];
+
+/** `score` of the bundled example into `dir`: the system (its predictions) and the ground truth. */
+async function scoreExampleInto(dir: string): Promise<void> {
   const model = getLexicalStandinDir();
   const f = (n: string) => path.join(dir, n);
   const own = ['--dataset', 'sgd', '--dialogues', path.join(EXAMPLE, 'dialogues.json'), '--schema', path.join(EXAMPLE, 'schema.json'), '--model', model, '--device', 'cpu', '--references', f('refs.jsonl')];
@@ -25,6 +26,21 @@ export async function scoreExampleRuns(): Promise<ExampleRuns> {
     const r = await runBuiltCli(['score', ...own, ...extra, '--out', f(`${name}.turns.jsonl`), '-o', f(`${name}.json`)]);
     if (r.code !== 0) throw new Error(`score (${name}) failed: ${r.stderr}`);
   }
+}
+
+/**
+ * The bundled example scored with the lexical stand-in, as `npm run example` does: a system (its
+ * predictions) and the ground truth, each with its report and per-turn file, and the references
+ * file they stored. Uses the built CLI. Scored once per test run (three files use it:
+ * report, report-significance, report-browser; sharedRunFixture) and copied into a folder of the
+ * caller's own, which the caller may write into and which goes with its test file, as before.
+ */
+export async function scoreExampleRuns(): Promise<ExampleRuns> {
+  const dir = tempDir('report-runs');
+  const shared = await sharedRunFixture('example-runs', scoreExampleInto);
+  if (shared === undefined) await scoreExampleInto(dir);
+  else for (const n of EXAMPLE_FILES) copyFileSync(path.join(shared, n), path.join(dir, n));
+  const f = (n: string) => path.join(dir, n);
   return {
     dir,
     system: { report: f('system.json'), turns: f('system.turns.jsonl') },
