@@ -19,8 +19,7 @@ const canRun = hasChromium && HAS_BUILT_CLI;
 
 /**
  * One Chromium for the whole file, launched by the first suite that needs it (each launch costs a
- * few CPU seconds): every suite opens its own contexts in it and closes them; the browser is closed
- * after the file's last test, however it ended.
+ * few CPU seconds), closed after the file's last test, however it ended.
  */
 let launched: Promise<Browser> | undefined;
 const sharedBrowser = (): Promise<Browser> => (launched ??= chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-background-networking'] }));
@@ -30,25 +29,64 @@ afterAll(async () => {
 
 interface Opened {
   page: Page;
-  context: BrowserContext;
   problems: string[];
 }
 
-async function open(browser: Browser, file: string, width: number, javaScript = true): Promise<Opened> {
-  const context = await browser.newContext({ viewport: { width, height: 900 }, javaScriptEnabled: javaScript, acceptDownloads: true });
-  const page = await context.newPage();
-  const problems: string[] = [];
-  page.on('console', (m) => {
-    if (m.type() === 'error' || m.type() === 'warning') problems.push(`${m.type()}: ${m.text()}`);
-  });
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  // Self-contained means no request leaves the file (blob: URLs are the page's own downloads).
-  page.on('request', (r) => {
-    if (!r.url().startsWith('file:') && !r.url().startsWith('blob:')) problems.push(`request: ${r.url()}`);
-  });
-  await page.goto(`file://${file}`);
-  if (javaScript) await page.waitForSelector('body[data-ready="1"]', { timeout: 120_000 });
-  return { page, context, problems };
+/**
+ * The file's three tabs, each kept from its first load to the file's end: `suite` holds the page a
+ * suite's own tests use, `width` the page of the other width's checks, `off` (in a context with
+ * JavaScript off) the page of the no-script checks. Every open is a new load of a report into one of
+ * them: a new document, laid out afresh at the width set before it, with nothing of the last one
+ * (script state, listeners, layout) left over; the report keeps nothing in storage. A new tab per
+ * open cost Chromium a renderer process and its start each time (8 opens: ~1.5 of ~12 CPU seconds).
+ */
+type TabName = 'suite' | 'width' | 'off';
+interface Tab {
+  page: Page;
+  /** What the current load reported: a fresh list at each load. */
+  problems: string[];
+}
+const contexts = new Map<boolean, Promise<BrowserContext>>();
+const tabs = new Map<TabName, Promise<Tab>>();
+
+function context(javaScript: boolean): Promise<BrowserContext> {
+  let c = contexts.get(javaScript);
+  if (c === undefined) {
+    c = sharedBrowser().then((b) => b.newContext({ javaScriptEnabled: javaScript, acceptDownloads: true }));
+    contexts.set(javaScript, c);
+  }
+  return c;
+}
+
+function tab(name: TabName): Promise<Tab> {
+  let t = tabs.get(name);
+  if (t === undefined) {
+    t = context(name !== 'off').then(async (ctx) => {
+      const opened: Tab = { page: await ctx.newPage(), problems: [] };
+      const { page } = opened;
+      page.on('console', (m) => {
+        if (m.type() === 'error' || m.type() === 'warning') opened.problems.push(`${m.type()}: ${m.text()}`);
+      });
+      page.on('pageerror', (e) => opened.problems.push(`page error: ${e.message}`));
+      // Self-contained means no request leaves the file (blob: URLs are the page's own downloads).
+      page.on('request', (r) => {
+        if (!r.url().startsWith('file:') && !r.url().startsWith('blob:')) opened.problems.push(`request: ${r.url()}`);
+      });
+      return opened;
+    });
+    tabs.set(name, t);
+  }
+  return t;
+}
+
+/** `file` loaded afresh in tab `name` at `width` (JavaScript on except in `off`), once its script says it is ready. */
+async function open(name: TabName, file: string, width: number): Promise<Opened> {
+  const t = await tab(name);
+  t.problems = [];
+  await t.page.setViewportSize({ width, height: 900 });
+  await t.page.goto(`file://${file}`);
+  if (name !== 'off') await t.page.waitForSelector('body[data-ready="1"]', { timeout: 120_000 });
+  return { page: t.page, problems: t.problems };
 }
 
 /** Elements whose box reaches past the right edge of the viewport (clipped, or scrolling the page sideways). */
@@ -86,24 +124,17 @@ function axisLabels(page: Page, chart: string): Promise<{ text: string; left: nu
  * The checks every report passes at every width: what "reads at full scale" means here. At
  * SUITE_WIDTH they use the page the calling suite opened (`suitePage`, still untouched: these checks
  * run before the suite's own tests, which then use it), so that a report of 10,000 turns is laid
- * out once less (about 2.5 CPU seconds in Chromium each time); the caller closes that page.
+ * out once less (about 2.5 CPU seconds in Chromium each time); at the other width, a load in the
+ * `width` tab.
  */
 const SUITE_WIDTH = 1400;
 function readsAtEveryWidth(name: string, report: () => { file: string; runs: string[]; perService: string[]; perAct: string[] }, suitePage: () => Opened | undefined) {
   for (const width of WIDTHS) {
     describe(`${name} at ${width} px`, () => {
-      let browser: Browser;
       let on: Opened;
-      let own = false;
       beforeAll(async () => {
-        browser = await sharedBrowser();
-        const opened = width === SUITE_WIDTH ? suitePage() : undefined;
-        own = opened === undefined;
-        on = opened ?? (await open(browser, report().file, width));
+        on = (width === SUITE_WIDTH ? suitePage() : undefined) ?? (await open('width', report().file, width));
       }, 180_000);
-      afterAll(async () => {
-        if (own) await on?.context.close();
-      });
 
       it('opens without console errors or warnings, and makes no network request', () => {
         expect(on.problems).toEqual([]);
@@ -130,20 +161,16 @@ function readsAtEveryWidth(name: string, report: () => { file: string; runs: str
       });
 
       it('with JavaScript off, the runs, the warnings and the first page of failing turns are in the HTML, the same turns the script shows', async () => {
-        const off = await open(browser, report().file, width, false);
-        try {
-          expect(await off.page.$$eval('#runs tr.run', (r) => r.length)).toBe(report().runs.length);
-          expect(await off.page.textContent('#warning-banner')).toMatch(/stand-in NLI model .*NOT SGSAcc/);
-          const ids = await cardIds(off.page);
-          expect(ids.length).toBeGreaterThan(0);
-          expect(ids.length).toBeLessThanOrEqual(25);
-          expect(ids).toEqual(await cardIds(on.page));
-          expect(await off.page.isVisible('#filters')).toBe(false); // controls that need the script are hidden
-          expect(off.problems).toEqual([]);
-          expect(await overflowing(off.page)).toEqual([]);
-        } finally {
-          await off.context.close();
-        }
+        const off = await open('off', report().file, width);
+        expect(await off.page.$$eval('#runs tr.run', (r) => r.length)).toBe(report().runs.length);
+        expect(await off.page.textContent('#warning-banner')).toMatch(/stand-in NLI model .*NOT SGSAcc/);
+        const ids = await cardIds(off.page);
+        expect(ids.length).toBeGreaterThan(0);
+        expect(ids.length).toBeLessThanOrEqual(25);
+        expect(ids).toEqual(await cardIds(on.page));
+        expect(await off.page.isVisible('#filters')).toBe(false); // controls that need the script are hidden
+        expect(off.problems).toEqual([]);
+        expect(await overflowing(off.page)).toEqual([]);
       });
     });
   }
@@ -152,7 +179,6 @@ function readsAtEveryWidth(name: string, report: () => { file: string; runs: str
 describe.skipIf(!canRun)('the HTML report in Chromium: the bundled example', () => {
   let runs: ExampleRuns;
   let file = '';
-  let browser: Browser;
   let opened: Opened | undefined;
   let page: Page;
   const perService = () => Object.keys((JSON.parse(readFileSync(runs.system.report, 'utf8')) as { sgsacc: { perService: object } }).sgsacc.perService);
@@ -163,13 +189,9 @@ describe.skipIf(!canRun)('the HTML report in Chromium: the bundled example', () 
     file = path.join(runs.dir, 'report.html');
     const cli = await runBuiltCli(['report', runs.system.report, runs.gold.report, '--turns', runs.system.turns, runs.gold.turns, '-o', file, '--csv', path.join(runs.dir, 'failing.csv')]);
     expect(cli.code).toBe(0);
-    browser = await sharedBrowser();
-    opened = await open(browser, file, SUITE_WIDTH);
+    opened = await open('suite', file, SUITE_WIDTH);
     page = opened.page;
   }, 120_000);
-  afterAll(async () => {
-    await opened?.context.close();
-  });
 
   readsAtEveryWidth('the example', () => ({ file, runs: [runs.system.report, runs.gold.report], perService: perService(), perAct: perAct() }), () => opened);
 
@@ -323,11 +345,8 @@ describe.skipIf(!canRun || !hasData('sgd', 'test', 'schema.json') || !hasData('s
       expect(doc.dataset.turns).toBe(24_863);
       groups = { perService: Object.keys(doc.sgsacc.perService), perAct: Object.keys(doc.sgsacc.perAct) };
       expect(groups.perService).toHaveLength(21);
-      opened = await open(await sharedBrowser(), file, SUITE_WIDTH);
+      opened = await open('suite', file, SUITE_WIDTH);
     }, 600_000);
-    afterAll(async () => {
-      await opened?.context.close();
-    });
     readsAtEveryWidth('the full SGD report', () => ({ file, runs: full.runs, ...groups }), () => opened);
 
     describe('filters and exports at full scale', () => {
