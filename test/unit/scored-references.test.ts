@@ -1,6 +1,6 @@
-// The MultiWOZ references as BLEU scores them are kept in the ground truth's cache, named by a digest
-// of the code that derives them: that code must be exactly the files the digest reads, and what the
-// cache holds must be what the code derives now.
+// The MultiWOZ references as BLEU scores them are kept beside the ground truth's cache, named by a
+// digest of the code that derives them: that code must be exactly the files the digest reads, and
+// what the cache holds must be what the code derives now.
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -27,7 +27,7 @@ function importClosure(file: string, seen = new Set<string>()): Set<string> {
   return seen;
 }
 
-describe('the code digest in the ground-truth cache name', () => {
+describe('the code digest in the name of the scored references cache', () => {
   it('covers every project module the scored references are derived with', () => {
     const listed = SCORED_REFERENCES_CODE.map((m) => path.resolve(MWZ, `${m}.ts`)).sort();
     expect([...importClosure(path.join(MWZ, 'scored-references.ts'))].sort()).toEqual(listed);
@@ -68,14 +68,21 @@ function fakeDataDir(): string {
 }
 
 describe('the ground-truth cache', () => {
-  it('holds the scored references and the inputs content digests, and a run from it scores and signs as a run that built it', () => {
+  it('keeps the scored references and the inputs content digests beside it, and a run from them scores and signs as a run that built them', () => {
     const dir = fakeDataDir();
     const fresh = loadGroundTruth(dir, { noCache: true });
     const built = loadGroundTruth(dir);
     const cached = loadGroundTruth(dir);
     expect(cached.cacheFile).toBe(built.cacheFile);
-    expect(path.basename(cached.cacheFile!)).toMatch(new RegExp(`-${scoredReferencesCode()}\\.json$`));
-    expect(JSON.parse(readFileSync(cached.cacheFile!, 'utf8')).dialogues).toEqual(fresh.dialogues);
+    // The ground-truth file keeps the shape (and name) it has always had, so every version reads it;
+    // the scored references lie beside it under the code's digest, with the inputs' content digests.
+    const file = JSON.parse(readFileSync(cached.cacheFile!, 'utf8')) as Record<string, unknown>;
+    expect(Object.keys(file)).toEqual(['source', 'builderVersion', 'inputsDigest', 'dialogues']);
+    expect(file.dialogues).toEqual(Object.fromEntries(Object.entries(fresh.dialogues).map(([id, { scored: _s, ...d }]) => [id, d])));
+    const beside = JSON.parse(readFileSync(cached.cacheFile!.replace(/\.json$/, `.scored-${scoredReferencesCode()}.json`), 'utf8')) as Record<string, unknown>;
+    expect(beside.scored).toEqual(Object.fromEntries(Object.entries(fresh.dialogues).map(([id, d]) => [id, d.scored])));
+    expect(beside.inputsContent).toEqual(fresh.inputsContent);
+    expect(cached.inputsContent).toEqual([createHash('sha256').update(readFileSync(path.join(dir, 'multiwoz', 'convlab_mwz21_test.json'))).digest('hex').slice(0, 12)]);
     for (const d of Object.values(cached.dialogues)) expect(d.scored).toEqual(scoredReferences(d.references));
     expect(cached.dialogues.sng0001.scored).toEqual({ text: ['try NAME! phone PHONE.'], tokens13a: ['try NAME ! phone PHONE .'] });
 

@@ -20,10 +20,10 @@ import { scoredReferences, scoredReferencesCode, type ScoredReferences } from '.
  *   `multiwoz/mwz22/` (`dialog_acts.json` + `dialogues_*.json`, also under `test/`), which is what
  *   mwzeval used; goals still come from the 2.1 file because MultiWOZ 2.2 has none.
  *
- * References are stored delexicalized with MultiWOZ 2.2 slot names, and beside them as BLEU scores
- * them (`scored`: normalized, and 13a-tokenized), so that no run derives those again; the cache's name
- * carries a digest of the code that derives them (scored-references.ts), so another normalizer never
- * reads this one's.
+ * References are stored delexicalized with MultiWOZ 2.2 slot names but not normalized, so the cache
+ * file does not depend on the text normalizer. The references as BLEU scores them (`scored`:
+ * normalized, 13a-tokenized) are kept in a file beside it whose name carries a digest of the code
+ * that derives them (scored-references.ts), so that another normalizer never reads this one's.
  */
 
 export type GroundTruthSource = 'multiwoz21-convlab' | 'multiwoz22';
@@ -66,6 +66,26 @@ export interface GroundTruth {
    */
   inputsContent: string[];
   dialogues: Record<string, GroundTruthDialogue>;
+}
+
+/** A dialogue as the sources give it: its references not yet scored. */
+type BuiltDialogue = Omit<GroundTruthDialogue, 'scored'>;
+
+/** The ground-truth cache file (the shape it has always had). */
+interface GroundTruthFile {
+  source: GroundTruthSource;
+  builderVersion: number;
+  inputsDigest: string;
+  dialogues: Record<string, BuiltDialogue>;
+}
+
+/** The file beside it: what one version of the scoring code derives from it, and the inputs' content digests. */
+interface ScoredFile {
+  builderVersion: number;
+  inputsDigest: string;
+  code: string;
+  inputsContent: string[];
+  scored: Record<string, ScoredReferences>;
 }
 
 export const GOAL_DOMAINS = ['restaurant', 'hotel', 'attraction', 'train', 'taxi', 'police', 'hospital'];
@@ -242,9 +262,6 @@ interface ConvlabTurn {
   span_info?: unknown[][];
 }
 
-/** A dialogue as the sources give it: its references not yet scored (loadGroundTruth adds that). */
-type BuiltDialogue = Omit<GroundTruthDialogue, 'scored'>;
-
 function buildFromConvlab(file: string, read?: FileRead): Record<string, BuiltDialogue> {
   const data = readJsonFile<Record<string, { goal: Record<string, unknown>; log: ConvlabTurn[] }>>(file, read);
   const out: Record<string, BuiltDialogue> = {};
@@ -350,7 +367,7 @@ function buildFromMwz22(dataDir: string, goals: Record<string, MwzGoal>, read?: 
 }
 
 /** Ground truths read from the cache while holdMwzData is on, by cache file (see held-data.ts). */
-const heldGroundTruth = new StampedCache<GroundTruth | null>();
+const heldGroundTruth = new StampedCache<GroundTruth & { cacheFile?: string }>();
 
 function inputsDigest(files: string[]): string {
   const h = createHash('sha256');
@@ -421,68 +438,83 @@ export function groundTruthLabelInputs(dataDir: string, source: GroundTruthSourc
   return files;
 }
 
-/** The cached ground truth when it is of this builder and these inputs; null for a torn, foreign or stale file (rebuilt). */
-function readCachedGroundTruth(cacheFile: string, digest: string, inputs: number): GroundTruth | null {
+/** A cache file of this builder and these inputs, parsed; null for a missing, torn, foreign or stale one (rebuilt). */
+function readCache<T extends { builderVersion: number; inputsDigest: string }>(file: string, digest: string, valid: (doc: T) => boolean = () => true): T | null {
   try {
-    const cached = JSON.parse(readFileSync(cacheFile, 'utf8')) as GroundTruth;
-    const current = cached.builderVersion === GROUND_TRUTH_BUILDER_VERSION && cached.inputsDigest === digest;
-    return current && Array.isArray(cached.inputsContent) && cached.inputsContent.length === inputs ? cached : null;
+    const doc = JSON.parse(readFileSync(file, 'utf8')) as T;
+    return doc.builderVersion === GROUND_TRUTH_BUILDER_VERSION && doc.inputsDigest === digest && valid(doc) ? doc : null;
   } catch {
     return null;
   }
+}
+
+/** Written atomically (parallel runs never read half a file); an unwritable cache only costs rebuild time. */
+function writeCache(file: string, doc: unknown): boolean {
+  try {
+    mkdirSync(path.dirname(file), { recursive: true });
+    const tmp = `${file}.${process.pid}.tmp`;
+    writeFileSync(tmp, JSON.stringify(doc));
+    renameSync(tmp, file);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The dialogues as the sources give them, read through `read`. */
+function buildDialogues(dataDir: string, source: GroundTruthSource, convlab: string, read: FileRead): Record<string, BuiltDialogue> {
+  const fromConvlab = buildFromConvlab(convlab, read);
+  if (source !== 'multiwoz22') return fromConvlab;
+  const goals = Object.fromEntries(Object.entries(fromConvlab).map(([k, v]) => [k, v.goal]));
+  return buildFromMwz22(dataDir, goals, read);
 }
 
 /** Build (or read from cache) the ground truth for the test set. */
 export function loadGroundTruth(dataDir: string, opts: LoadGroundTruthOptions = {}): GroundTruth & { cacheFile?: string } {
   const source = resolveSource(dataDir, opts.source);
   const inputs = groundTruthInputs(dataDir, source);
-  const convlab = inputs[0];
   const digest = inputsDigest(inputs);
+  const cacheFile = path.join(groundTruthCacheDir(dataDir), `mwz-ground-truth-${source}-v${GROUND_TRUTH_BUILDER_VERSION}-${digest}.json`);
   const code = scoredReferencesCode();
-  // No digest of the scoring code (bundled elsewhere): nothing is cached, so nothing stale is read.
-  const noCache = opts.noCache || code === null;
-  const cacheFile = path.join(
-    groundTruthCacheDir(dataDir),
-    `mwz-ground-truth-${source}-v${GROUND_TRUTH_BUILDER_VERSION}-${digest}-${code}.json`,
-  );
-  if (!noCache && existsSync(cacheFile)) {
-    const cached = holdingMwzData()
-      ? heldGroundTruth.get(cacheFile, filesStamp([cacheFile]), () => deepFreeze(readCachedGroundTruth(cacheFile, digest, inputs.length)))
-      : readCachedGroundTruth(cacheFile, digest, inputs.length);
-    if (cached) {
-      // Checked against the files' sizes and mtimes above: their digests stand for the signature too.
-      inputs.forEach((f, i) => rememberContentDigest(f, cached.inputsContent[i]));
-      return { ...cached, cacheFile };
+  // No digest of the scoring code (bundled elsewhere): its part is derived in every run, never cached.
+  const scoredFile = code === null || opts.noCache ? undefined : cacheFile.replace(/\.json$/, `.scored-${code}.json`);
+  const load = (): GroundTruth & { cacheFile?: string } => {
+    // Each input's content digest, of the bytes parsed (kept for the runs that find the cache).
+    const content = new Map<string, string>();
+    const read: FileRead = (file) => {
+      const bytes = (opts.read ?? readFileSync)(file);
+      content.set(path.resolve(file), bytesDigest(bytes));
+      return bytes;
+    };
+    let base = opts.noCache ? null : readCache<GroundTruthFile>(cacheFile, digest);
+    // The cache file's name is reported (details.ground_truth_cache) unless writing it failed.
+    let named = true;
+    if (!base) {
+      base = { source, builderVersion: GROUND_TRUTH_BUILDER_VERSION, inputsDigest: digest, dialogues: buildDialogues(dataDir, source, inputs[0], read) };
+      if (!opts.noCache) named = writeCache(cacheFile, base);
     }
-  }
-  // Each input's content digest, of the bytes parsed (kept in the cache for the runs that find it).
-  const content = new Map<string, string>();
-  const read: FileRead = (file) => {
-    const bytes = (opts.read ?? readFileSync)(file);
-    content.set(path.resolve(file), bytesDigest(bytes));
-    return bytes;
+    const ids = Object.keys(base.dialogues);
+    let scored = scoredFile ? readCache<ScoredFile>(scoredFile, digest, (d) => d.code === code && d.inputsContent?.length === inputs.length && ids.every((id) => d.scored?.[id])) : null;
+    if (!scored) {
+      scored = {
+        builderVersion: GROUND_TRUTH_BUILDER_VERSION,
+        inputsDigest: digest,
+        code: code ?? '',
+        inputsContent: inputs.map((f) => content.get(path.resolve(f)) ?? bytesDigest(readFileSync(f))),
+        scored: Object.fromEntries(ids.map((id) => [id, scoredReferences(base.dialogues[id].references)])),
+      };
+      if (scoredFile) writeCache(scoredFile, scored);
+    }
+    const dialogues: Record<string, GroundTruthDialogue> = {};
+    for (const id of ids) dialogues[id] = { ...base.dialogues[id], scored: scored.scored[id] };
+    const gt: GroundTruth = { ...base, inputsContent: scored.inputsContent, dialogues };
+    return named ? { ...gt, cacheFile } : gt;
   };
-  const fromConvlab = buildFromConvlab(convlab, read);
-  let built = fromConvlab;
-  if (source === 'multiwoz22') {
-    const goals = Object.fromEntries(Object.entries(fromConvlab).map(([k, v]) => [k, v.goal]));
-    built = buildFromMwz22(dataDir, goals, read);
-  }
-  const dialogues: Record<string, GroundTruthDialogue> = {};
-  for (const [id, d] of Object.entries(built)) dialogues[id] = { ...d, scored: scoredReferences(d.references) };
-  const inputsContent = inputs.map((f) => content.get(path.resolve(f)) ?? bytesDigest(readFileSync(f)));
-  const gt: GroundTruth = { source, builderVersion: GROUND_TRUTH_BUILDER_VERSION, inputsDigest: digest, inputsContent, dialogues };
-  if (!noCache) {
-    try {
-      mkdirSync(path.dirname(cacheFile), { recursive: true });
-      const tmp = `${cacheFile}.${process.pid}.tmp`;
-      writeFileSync(tmp, JSON.stringify(gt));
-      renameSync(tmp, cacheFile); // atomic: parallel runs never read half a file
-    } catch {
-      return gt; // an unwritable cache only costs rebuild time
-    }
-  }
-  return { ...gt, cacheFile };
+  // While holdMwzData is on (stdio), what the two cache files hold is kept while they keep their stamps.
+  const gt = holdingMwzData() && scoredFile ? heldGroundTruth.get(`${cacheFile}\n${scoredFile}`, filesStamp([cacheFile, scoredFile]), () => deepFreeze(load())) : load();
+  // Checked against the files' sizes and mtimes: their digests stand for the signature too.
+  inputs.forEach((f, i) => rememberContentDigest(f, gt.inputsContent[i]));
+  return gt;
 }
 
 /** Booked-domain files read while holdMwzData is on, by path (see held-data.ts). */

@@ -38,9 +38,10 @@ let codeDigest: string | null | undefined;
 
 /**
  * A digest of the code that derives scored references (the bytes of SCORED_REFERENCES_CODE's files
- * as this process runs them), part of the ground-truth cache's name: a cache written by other code
- * (another version of todeval, an edited normalizer) is never read as this code's. Null when a file
- * cannot be read (the code bundled elsewhere): the ground truth is then built in every run, uncached.
+ * as this process runs them), in the name of the file that keeps them beside the ground-truth cache:
+ * what other code wrote (another version of todeval, an edited normalizer, the sources under tsx
+ * beside the build) is never read as this code's. Null when a file cannot be read (the code bundled
+ * elsewhere): they are then derived in every run, never cached.
  */
 export function scoredReferencesCode(): string | null {
   if (codeDigest === undefined) {
