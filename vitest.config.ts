@@ -16,6 +16,32 @@ export const SYSTEM_SUITES = [
   'test/doc-figures.test.ts',
 ];
 
+/**
+ * The main project's tests import `src/` as dist/'s compiled JavaScript, loaded by Node itself: an
+ * import of `../src/x.js` from a test or helper becomes `../dist/src/x.js`, which vite leaves to Node
+ * (DIST_SRC, server.deps.external). Through vite, each of the ~290 source modules was transformed
+ * (esbuild, the SSR rewrite, an inline source map) and then, in every fork, fetched over the fork's
+ * channel, compiled and evaluated again for each test file (the project's `isolate` resets vite's
+ * module registry per file): 42 small files took 15.4-16.0 CPU-s that way, 11.8-12.4 this way (vitest's
+ * summed transform 22-34 s, now 2-4 s). Node keeps the
+ * compiled modules for the life of the fork, so a later file finds them loaded; the sources keep
+ * no state between calls that a test relies on being fresh (caches keyed by the file's size and
+ * mtime, run locks released by the helpers), and the test files and helpers themselves are still
+ * loaded afresh per file (their hooks, temp folders, counters). dist/ is the current sources'
+ * whatever the command: the globalSetup (build-setup.ts) rebuilds it before any test file is
+ * loaded when src/ is newer, so `npx vitest run test/x.test.ts` after an edit tests the edit. Watch
+ * mode keeps the sources through vite (WATCHING): it neither rebuilds dist/ nor reloads a module
+ * Node has loaded, so an edit of src/ would go unseen. The system project keeps the
+ * sources through vite: its few files each wait on another program, and run on threads.
+ */
+const TESTS_IMPORT_DIST = { find: /^((?:\.\.\/)+)src\/(.+)\.js$/, replacement: '$1dist/src/$2.js' };
+const DIST_SRC = /\/dist\/src\//;
+
+/** vitest's own choice: watch mode unless `run` (or `--run`) is given, on a terminal outside CI. */
+const argv = process.argv.slice(2);
+const WATCHING =
+  !argv.includes('run') && !argv.includes('--run') && (argv.includes('watch') || argv.includes('dev') || argv.includes('--watch') || (!process.env.CI && process.stdin.isTTY === true));
+
 /** The `--maxWorkers` a vitest command line was given, if any (`--maxWorkers=N` or `--maxWorkers N`). */
 function maxWorkersFromArgv(argv: string[]): number | undefined {
   for (let i = 0; i < argv.length; i++) {
@@ -64,7 +90,19 @@ export default defineConfig({
     // loaded CI box that lands in stderr assertions. Tests of the lines set their own interval.
     env: { TODEVAL_PROGRESS_SECONDS: '86400' },
     projects: [
-      { extends: true, test: { name: 'main', include: ['test/**/*.test.ts'], exclude: SYSTEM_SUITES, pool: 'forks', poolOptions: { forks: { isolate: true } } } },
+      {
+        extends: true,
+        // The main project's tests import the sources through dist/, compiled (see TESTS_IMPORT_DIST).
+        resolve: { alias: WATCHING ? [] : [TESTS_IMPORT_DIST] },
+        test: {
+          name: 'main',
+          include: ['test/**/*.test.ts'],
+          exclude: SYSTEM_SUITES,
+          pool: 'forks',
+          poolOptions: { forks: { isolate: true } },
+          server: { deps: { external: WATCHING ? [] : [DIST_SRC] } },
+        },
+      },
       { extends: true, test: { name: 'system', include: SYSTEM_SUITES, pool: 'threads' } },
     ],
   },

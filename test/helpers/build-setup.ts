@@ -10,7 +10,6 @@ import { existsSync, readdirSync, statSync, utimesSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { BUILT_TWIN_ENV } from '../../src/nli/worker-entry.js';
 import { REPO_ROOT } from './shared.js';
 
 /** Written by tsc at each incremental build of tsconfig.build.json (its outDir is dist/). */
@@ -44,7 +43,10 @@ export async function setup(): Promise<void> {
   // Once dist/ is current, the TypeScript sources the tests import start their worker threads from
   // dist/'s compiled twins instead of through tsx's loader (src/nli/worker-entry.ts): the forks
   // inherit this environment.
-  const current = () => {
+  // Imported once dist/ is current, not at the top: the main project's tests import src/ as dist/'s
+  // compiled twin (vitest.config.ts), which a cold checkout has not built yet.
+  const current = async () => {
+    const { BUILT_TWIN_ENV } = await import('../../src/nli/worker-entry.js');
     process.env[BUILT_TWIN_ENV] = path.join(REPO_ROOT, 'dist');
   };
   if (!distIsStale()) return current();
@@ -61,6 +63,6 @@ export async function setup(): Promise<void> {
   // source saved while tsc ran (a rebase, an editor) is newer than the stamp, so the next run rebuilds.
   const begun = new Date(started);
   utimesSync(BUILD_INFO, begun, begun);
-  current();
+  await current();
   console.log(`[build] dist/ was older than src/: rebuilt in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
