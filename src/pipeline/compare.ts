@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { resolveDataDir } from '../data/data-dir.js';
 import type { Evaluator, EvaluatorOptions } from '../metrics/mwz/evaluator.js';
 import { runStepsAsync } from '../metrics/significance/steps.js';
@@ -27,6 +28,11 @@ export type CompareHooks = MwzHooks;
  * truth is loaded only if a run needs it, and then once).
  */
 export function loadCompareRuns(o: Omit<ComparePipelineOptions, keyof CompareOptions>): ItemSource[] {
+  return o.runs.map(compareRunReader(o));
+}
+
+/** Reads one run's per-item output; the Evaluator for predictions is made at the first that needs it and shared. */
+function compareRunReader(o: Omit<ComparePipelineOptions, keyof CompareOptions>): (file: string) => ItemSource {
   let evaluator: Evaluator | undefined;
   const lazyEvaluator = (): Evaluator => {
     if (!evaluator) {
@@ -34,7 +40,7 @@ export function loadCompareRuns(o: Omit<ComparePipelineOptions, keyof CompareOpt
     }
     return evaluator;
   };
-  return o.runs.map((file) => loadItemSource(file, { evaluator: lazyEvaluator, textMetrics: { chrf: o.chrf, ter: o.ter } }));
+  return (file) => loadItemSource(file, { evaluator: lazyEvaluator, textMetrics: { chrf: o.chrf, ter: o.ter } });
 }
 
 /**
@@ -44,7 +50,15 @@ export function loadCompareRuns(o: Omit<ComparePipelineOptions, keyof CompareOpt
  * a second of arriving; `compareRuns` is the synchronous form over runs already read.
  */
 export async function runComparePipeline(o: ComparePipelineOptions): Promise<CompareResult> {
-  const sources = loadCompareRuns(o);
+  // One run at a time, the event loop given a turn between: a run of mwzeval predictions is
+  // evaluated (a second or two of CPU each with chrF and TER), and reading all of them in one piece
+  // held a server's other requests, a signal handler or a test worker's RPC for all of them together.
+  const read = compareRunReader(o);
+  const sources: ItemSource[] = [];
+  for (const file of o.runs) {
+    if (sources.length > 0) await nextTurn();
+    sources.push(read(file));
+  }
   return runStepsAsync(
     compareRunsSteps(sources, { test: o.test, samples: o.samples, seed: o.seed, unit: o.unit, commonItems: o.commonItems, metrics: o.metrics }),
   );
