@@ -28,10 +28,48 @@ def number(x):
     return float(x) if isinstance(x, float) else int(x)
 
 
-def bleu_scores(systems, refs, tokenizers):
+def remembered(metric):
+    """`metric` whose _extract_corpus_statistics(hyps, None) (against its cached references) is
+    computed once per system: corpus BLEU and each paired test extract the same statistics of the
+    same systems with the same metric, and sacreBLEU's PairedTest extracts them again for every
+    test. They are a pure function of the hypotheses and the references; nothing mutates them
+    (sums and numpy copies are taken), so the second extraction is the first's result."""
+    extract = metric._extract_corpus_statistics
+    memo = {}
+
+    def once(hypotheses, references):
+        if references is not None:
+            return extract(hypotheses, references)
+        key = tuple(hypotheses)
+        if key not in memo:
+            memo[key] = extract(hypotheses, None)
+        return memo[key]
+
+    metric._extract_corpus_statistics = once
+    return metric
+
+
+def bleu_metric(refs, options, made, remember=True):
+    """BLEU(references=refs, **options), one instance per tokenizer when `options` names nothing
+    else (tokenize None is BLEU's default, TOKENIZER_DEFAULT, as its constructor resolves it
+    without a target language), so the references are cached and the systems' statistics extracted
+    once for corpus BLEU and the paired tests together."""
+    if set(options) - {'tokenize'}:
+        return BLEU(references=refs, **options)
+    tok = options.get('tokenize') or BLEU.TOKENIZER_DEFAULT
+    if tok in made:
+        return made[tok]
+    metric = BLEU(references=refs, tokenize=tok)
+    # Kept (its reference cache and the systems' statistics: memory) only when a test will reuse it.
+    if remember:
+        made[tok] = remembered(metric)
+    return metric
+
+
+def bleu_scores(systems, refs, tokenizers, made, tested):
     out = []
     for tok in tokenizers:
-        metric = BLEU(references=refs, tokenize=tok)
+        metric = bleu_metric(refs, {'tokenize': tok}, made, remember=tok in tested)
         for name, hyps in systems:
             s = metric.corpus_score(hyps, None)
             out.append({'system': name, 'tokenize': tok, 'signature': metric.get_signature().format(), 'score': s.score,
@@ -55,9 +93,9 @@ def chrf_ter(systems, refs, wanted):
     return out
 
 
-def paired(systems, refs, test, n, seed, bleu):
+def paired(systems, refs, test, n, seed, bleu, made):
     os.environ['SACREBLEU_SEED'] = str(seed)
-    metric = BLEU(references=refs, **bleu)
+    metric = bleu_metric(refs, bleu, made)
     sigs, scores = PairedTest(systems, {'BLEU': metric}, references=None, test_type=test, n_samples=n)()
     return {'test': test, 'n': n, 'seed': seed, 'nArConfidence': -1, 'bleu': bleu, 'signature': sigs['BLEU'].format(),
             'systems': [{'name': name, 'score': r.score, 'pValue': r.p_value, 'mean': None if r.mean is None else float(r.mean),
@@ -72,10 +110,13 @@ gc.disable()
 request = json.load(sys.stdin)
 systems = [(name, lines) for name, lines in request['systems']]
 refs = request['refs']
-result = {'sacrebleu': sacrebleu.__version__, 'scores': bleu_scores(systems, refs, request.get('bleu', [])), 'chrfTer': [], 'tests': []}
+# BLEU metrics by tokenizer, shared by corpus BLEU and the paired tests (bleu_metric).
+made = {}
+tested = {t.get('bleu', {}).get('tokenize') or BLEU.TOKENIZER_DEFAULT for t in request.get('tests', [])}
+result = {'sacrebleu': sacrebleu.__version__, 'scores': bleu_scores(systems, refs, request.get('bleu', []), made, tested), 'chrfTer': [], 'tests': []}
 gc.collect()
 result['chrfTer'] = chrf_ter(systems, refs, request.get('chrfTer', []))
 for t in request.get('tests', []):
     gc.collect()
-    result['tests'].append(paired(systems, refs, t['test'], t['n'], t['seed'], t.get('bleu', {})))
+    result['tests'].append(paired(systems, refs, t['test'], t['n'], t['seed'], t.get('bleu', {}), made))
 json.dump(result, sys.stdout)
