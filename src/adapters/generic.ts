@@ -1,8 +1,7 @@
-import { Ajv, type ValidateFunction } from 'ajv';
+import { schemaValidator, type SchemaCheck } from '../util/json-schema.js';
 import type { SchemaIndex } from '../schema/schema-index.js';
 import { InputError } from '../util/errors.js';
 import { readJsonlFile, type FileRead } from '../util/json-file.js';
-import { readPackageJson } from '../util/package-file.js';
 import type { InvalidCollector } from './collect.js';
 import type { DialogueAction, Turn } from './types.js';
 import { MULTIWOZ_SYSTEM_ACTS } from './multiwoz.js';
@@ -21,10 +20,8 @@ interface GenericRecord {
   context?: string | string[];
 }
 
-let validator: ValidateFunction | undefined;
-function validate(): ValidateFunction {
-  validator ??= new Ajv({ allErrors: false, strict: false }).compile(readPackageJson<object>('schemas', 'generic-turns.schema.json'));
-  return validator;
+function validate(): SchemaCheck {
+  return schemaValidator('generic-turns.schema.json');
 }
 
 function splitId(id: string): { dialogueId: string; turnIndex: number } {

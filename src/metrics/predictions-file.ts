@@ -1,7 +1,7 @@
-import { Ajv, type ValidateFunction, type ErrorObject } from 'ajv';
+import type { ErrorObject } from 'ajv';
+import { schemaValidator, type SchemaCheck } from '../util/json-schema.js';
 import { InputError } from '../util/errors.js';
 import { readTextFile } from '../util/json-file.js';
-import { readPackageJson } from '../util/package-file.js';
 import { MAX_PAIR_TEXT_CHARS } from '../nli/limits.js';
 
 /**
@@ -28,16 +28,8 @@ export interface IdComparison {
   extra: string[];
 }
 
-let validators: { whole: ValidateFunction; record: ValidateFunction } | undefined;
-
-function getValidators(): { whole: ValidateFunction; record: ValidateFunction } {
-  if (validators) return validators;
-  const schema = readPackageJson<Record<string, unknown>>('schemas', 'predictions.schema.json');
-  const ajv = new Ajv({ allErrors: false, strict: false });
-  ajv.addSchema(schema);
-  const id = schema.$id as string;
-  validators = { whole: ajv.getSchema(id)!, record: ajv.getSchema(`${id}#/definitions/record`)! };
-  return validators;
+function getValidators(): { whole: SchemaCheck; record: SchemaCheck } {
+  return { whole: schemaValidator('predictions.schema.json'), record: schemaValidator('predictions.schema.json', 'record') };
 }
 
 function describeAjvError(errors: ErrorObject[] | null | undefined): string {

@@ -1,4 +1,4 @@
-import { Ajv, type ValidateFunction } from 'ajv';
+import { schemaValidator, type SchemaCheck } from '../util/json-schema.js';
 import { InvalidCollector } from '../adapters/collect.js';
 import type { DialogueAction, Turn } from '../adapters/types.js';
 import { checkActionAgainstSchema } from '../adapters/validate.js';
@@ -6,7 +6,6 @@ import { numberActions, type ExpandedAction } from '../metrics/sgsacc/from-turns
 import type { SchemaIndex } from '../schema/schema-index.js';
 import { InputError } from '../util/errors.js';
 import { readJsonlFile } from '../util/json-file.js';
-import { readPackageJson } from '../util/package-file.js';
 import { refuseDuplicateSystems, type RerankAction, type RerankItem } from './rerank.js';
 
 /** One line of the rerank input, as schemas/rerank-input.schema.json describes it. */
@@ -19,11 +18,8 @@ export interface RawRerankItem {
   candidates: { system: string; text: string; likelihood?: number }[];
 }
 
-let validator: ValidateFunction | undefined;
-
-function getValidator(): ValidateFunction {
-  validator ??= new Ajv({ strict: false }).compile(readPackageJson<object>('schemas', 'rerank-input.schema.json'));
-  return validator;
+function getValidator(): SchemaCheck {
+  return schemaValidator('rerank-input.schema.json');
 }
 
 /** Reads and validates the JSONL input; with skipInvalid, bad lines are collected instead of thrown. */
