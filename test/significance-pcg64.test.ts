@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { seededRows } from '../src/metrics/significance/draws.js';
 import { numpyMean } from '../src/metrics/significance/numpy-sum.js';
 import { NumpyGenerator, Pcg64, SeedSequence, type Seed } from '../src/metrics/significance/pcg64.js';
 import { REPO_ROOT } from './helpers/shared.js';
@@ -98,4 +99,33 @@ describe(`np.mean (NumPy ${fixture.numpy}: pairwise in 8192-value chunks)`, () =
       expect(numpyMean(values)).toBe(m.mean);
     });
   }
+});
+
+describe("a bootstrap's rows from a seed (draws.ts)", () => {
+  /** Every row of seededRows(seed, n, samples), read as a bootstrap reads them. */
+  const readAll = (seed: Exclude<Seed, null>, n: number, samples: number): number[] => {
+    const rows = seededRows(seed, n, samples);
+    const idx = new Int32Array(n);
+    const out: number[] = [];
+    for (let t = 0; t < samples; t++) {
+      rows.next(idx);
+      out.push(...idx);
+    }
+    return out;
+  };
+  const numpy = (seed: Exclude<Seed, null>, n: number, samples: number) => Array.from(new NumpyGenerator(seed).choice(n, new Int32Array(n * samples)));
+
+  it('are choice(n, size=(samples, n)) whether drawn or read from the kept table, and another seed, n or count is not served from it', () => {
+    // The first read draws and keeps the table, the second of the same (seed, n, samples) reads it.
+    for (const [seed, n, samples] of [[12345, 37, 20], [12345, 37, 20], [12345, 38, 20], [12345, 37, 21], [7, 37, 20], [[7, 1], 37, 20], [12345, 1, 3], [12345, 70_000, 2], [12345, 70_000, 2]] as const) {
+      expect(readAll(seed as Exclude<Seed, null>, n, samples), `seed ${String(seed)}, n ${n}, ${samples} rows`).toEqual(numpy(seed as Exclude<Seed, null>, n, samples));
+    }
+  });
+
+  it('a bootstrap cut short keeps nothing: the next one from the seed still gets every row', () => {
+    const rows = seededRows(99, 11, 5);
+    rows.next(new Int32Array(11));
+    expect(readAll(99, 11, 5)).toEqual(numpy(99, 11, 5));
+    expect(readAll(99, 11, 5)).toEqual(numpy(99, 11, 5));
+  });
 });

@@ -23,6 +23,7 @@
  * baseline-minus-system differences, eight items per lookup (see where the time goes in
  * docs/significance.md).
  */
+import { liveRows, seededRows, type DrawRows } from './draws.js';
 import { numpyMean } from './numpy-sum.js';
 import { NumpyGenerator, type Seed } from './pcg64.js';
 import { assertFits, DEFAULT_AR_TRIALS, DEFAULT_BOOTSTRAP_SAMPLES, resolveSeed } from './spec.js';
@@ -139,10 +140,10 @@ function distinctColumns(systems: readonly ItemStats[], d: number, n: number): {
 
 /**
  * Bootstrap scores of several systems over the same draws: `samples` rows of `choice(n, n)` from
- * `gen`, each system's statistics summed over the drawn items. Returns one Float64Array of
+ * `rows`, each system's statistics summed over the drawn items. Returns one Float64Array of
  * `samples` scores per system; yields after every block of SAMPLE_BLOCK resamples.
  */
-function* bootstrapScores(systems: readonly ItemStats[], metric: StatMetric, n: number, samples: number, gen: NumpyGenerator, float32: boolean): Steps<Float64Array[]> {
+function* bootstrapScores(systems: readonly ItemStats[], metric: StatMetric, n: number, samples: number, rows: DrawRows, float32: boolean): Steps<Float64Array[]> {
   // Each system's scores, the differences and estimateCi's sorted copy: (k + 2) doubles a resample.
   assertFits(samples, 8 * (systems.length + 2), 'bootstrap resamples');
   const d = metric.width;
@@ -171,7 +172,7 @@ function* bootstrapScores(systems: readonly ItemStats[], metric: StatMetric, n: 
   if (emulate) {
     const acc = new Float64Array(width);
     for (let t0 = 0; t0 < samples; t0 += SAMPLE_BLOCK) {
-      float32Block(data, n, width, t0, Math.min(SAMPLE_BLOCK, samples - t0), gen, idx, acc, score);
+      float32Block(data, n, width, t0, Math.min(SAMPLE_BLOCK, samples - t0), rows, idx, acc, score);
       yield;
     }
     return out;
@@ -183,7 +184,7 @@ function* bootstrapScores(systems: readonly ItemStats[], metric: StatMetric, n: 
   const unpacked = new Float64Array(width);
   for (let t0 = 0; t0 < samples; t0 += block) {
     const tb = Math.min(block, samples - t0);
-    countedBlock(packed, n, perRow, block, tb, gen, idx, counts, acc);
+    countedBlock(packed, n, perRow, block, tb, rows, idx, counts, acc);
     for (let u = 0; u < tb; u++) {
       unpack(acc, u * perRow, fields, unpacked);
       score(unpacked, t0 + u);
@@ -210,9 +211,9 @@ function scorer(out: Float64Array[], metric: StatMetric, columnOf: Int32Array, f
 }
 
 /** NumPy adds the drawn rows in order into a float32 accumulator: resamples t0 .. t0 + tb. */
-function float32Block(data: Float64Array, n: number, width: number, t0: number, tb: number, gen: NumpyGenerator, idx: Int32Array, acc: Float64Array, score: (acc: Float64Array, t: number) => void): void {
+function float32Block(data: Float64Array, n: number, width: number, t0: number, tb: number, rows: DrawRows, idx: Int32Array, acc: Float64Array, score: (acc: Float64Array, t: number) => void): void {
   for (let t = t0; t < t0 + tb; t++) {
-    gen.choice(n, idx);
+    rows.next(idx);
     acc.fill(0);
     for (let i = 0; i < n; i++) {
       const base = idx[i] * width;
@@ -228,10 +229,10 @@ function float32Block(data: Float64Array, n: number, width: number, t0: number, 
  * block and added into the block's accumulators, which stay in cache, instead of streaming every
  * row through memory once per sample.
  */
-function countedBlock(packed: Float64Array, n: number, perRow: number, block: number, tb: number, gen: NumpyGenerator, idx: Int32Array, counts: Int32Array, acc: Float64Array): void {
+function countedBlock(packed: Float64Array, n: number, perRow: number, block: number, tb: number, rows: DrawRows, idx: Int32Array, counts: Int32Array, acc: Float64Array): void {
   counts.fill(0);
   for (let u = 0; u < tb; u++) {
-    gen.choice(n, idx);
+    rows.next(idx);
     for (let i = 0; i < n; i++) counts[idx[i] * block + u]++;
   }
   acc.fill(0);
@@ -333,8 +334,7 @@ export function* bootstrapConfidenceSteps(stats: ItemStats, metric: StatMetric, 
   const n = itemCount(stats, metric.width, 'system');
   if (n === 0) throw new Error('no items to resample');
   const samples = opts.samples ?? DEFAULT_BOOTSTRAP_SAMPLES;
-  const gen = new NumpyGenerator(resolveSeed(opts.seed).seed);
-  const [scores] = yield* bootstrapScores([stats], metric, n, samples, gen, float32Rule(metric, opts));
+  const [scores] = yield* bootstrapScores([stats], metric, n, samples, seededRows(resolveSeed(opts.seed).seed, n, samples), float32Rule(metric, opts));
   return { score: scoreOf(stats, metric), ...estimateCi(scores) };
 }
 
@@ -361,8 +361,7 @@ export function pairedBootstrap(baseline: ItemStats, systems: readonly ItemStats
 export function* pairedBootstrapSteps(baseline: ItemStats, systems: readonly ItemStats[], metric: StatMetric, opts: ResampleOptions & { samples?: number } = {}): Steps<PairedResult> {
   const n = checkSystems(baseline, systems, metric);
   const samples = opts.samples ?? DEFAULT_BOOTSTRAP_SAMPLES;
-  const gen = new NumpyGenerator(resolveSeed(opts.seed).seed);
-  const [base, ...rest] = yield* bootstrapScores([baseline, ...systems], metric, n, samples, gen, float32Rule(metric, opts));
+  const [base, ...rest] = yield* bootstrapScores([baseline, ...systems], metric, n, samples, seededRows(resolveSeed(opts.seed).seed, n, samples), float32Rule(metric, opts));
   const baseScore = scoreOf(baseline, metric);
   const diffs = new Float64Array(samples);
   return {
@@ -466,7 +465,7 @@ export function* pairedApproximateRandomizationSteps(
   const codes = exact ? allSwapPatterns(n) : yield* randomizationCodes(n, trials, gen);
   const confidence = opts.confidenceSamples ?? -1;
   // The systems' intervals use draws that follow the trials' in the same generator.
-  const systemCi = confidence > 0 ? yield* bootstrapScores(systems, metric, n, confidence, gen, float32) : undefined;
+  const systemCi = confidence > 0 ? yield* bootstrapScores(systems, metric, n, confidence, liveRows(gen, n), float32) : undefined;
   const baseScore = scoreOf(baseline, metric);
   const baseTotals = columnSums(baseline, d);
   const table = new Float64Array(groups * 256 * d);
