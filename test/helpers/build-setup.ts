@@ -12,6 +12,14 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { REPO_ROOT } from './shared.js';
 
+/**
+ * src/nli/worker-entry.ts's BUILT_TWIN_ENV, by value: this file imports nothing from src/, as the main
+ * project's tests import src/ as dist/'s compiled twin (vitest.config.ts), which a cold checkout has
+ * not built when this setup starts. The type (that constant's literal type) fails the type-check if
+ * the two ever differ.
+ */
+const BUILT_TWIN_ENV: typeof import('../../src/nli/worker-entry.js').BUILT_TWIN_ENV = 'TODEVAL_CURRENT_BUILD';
+
 /** Written by tsc at each incremental build of tsconfig.build.json (its outDir is dist/). */
 export const BUILD_INFO = path.join(REPO_ROOT, 'dist', 'tsconfig.build.tsbuildinfo');
 
@@ -43,10 +51,7 @@ export async function setup(): Promise<void> {
   // Once dist/ is current, the TypeScript sources the tests import start their worker threads from
   // dist/'s compiled twins instead of through tsx's loader (src/nli/worker-entry.ts): the forks
   // inherit this environment.
-  // Imported once dist/ is current, not at the top: the main project's tests import src/ as dist/'s
-  // compiled twin (vitest.config.ts), which a cold checkout has not built yet.
-  const current = async () => {
-    const { BUILT_TWIN_ENV } = await import('../../src/nli/worker-entry.js');
+  const current = () => {
     process.env[BUILT_TWIN_ENV] = path.join(REPO_ROOT, 'dist');
   };
   if (!distIsStale()) return current();
@@ -63,6 +68,6 @@ export async function setup(): Promise<void> {
   // source saved while tsc ran (a rebase, an editor) is newer than the stamp, so the next run rebuilds.
   const begun = new Date(started);
   utimesSync(BUILD_INFO, begun, begun);
-  await current();
+  current();
   console.log(`[build] dist/ was older than src/: rebuilt in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
