@@ -2,7 +2,7 @@ import { BleuReferences, bleuFromSegmentStats, BLEU_STATS_WIDTH, type BleuResult
 import { ChrfReferences, chrfFromSegmentStats, type ChrfOptions, type ChrfResult } from '../text/chrf.js';
 import { TerReferences, terFromSegmentStats, TER_STATS_WIDTH, type TerResult } from '../text/ter.js';
 import { lexicalRichness, type LexicalRichness } from '../text/richness.js';
-import { normalizeResponse } from '../text/normalize-response.js';
+import { normalizeResponse, type NormalizedResponse } from '../text/normalize-response.js';
 import type { Signature } from '../../util/signature.js';
 import { mwzSignature } from './signature.js';
 import { InputError } from '../../util/errors.js';
@@ -286,9 +286,10 @@ export class Evaluator {
     let allStates = true;
     let allDomains = true;
     let turns = 0;
+    const normalize = responseNormalizer();
     for (const [id, dial] of Object.entries(dialogues)) {
       responses[id] = dial.map((t, i) => {
-        const n = normalizeResponse(t.response);
+        const n = normalize(t.response);
         if (n.unknownPlaceholders.length > 0) {
           const where = `${id}/turn ${i}`;
           const list = [...new Set(n.unknownPlaceholders)];
@@ -324,7 +325,8 @@ export class Evaluator {
    * and its normalized reference, dialogue by dialogue in input order (one reference stream).
    */
   bleuStrings(predictions: ValidatedPredictions): ResponseStrings {
-    const responses = Object.fromEntries(Object.entries(predictions.dialogues).map(([id, dial]) => [id, dial.map((t) => normalizeResponse(t.response).text)]));
+    const normalize = responseNormalizer();
+    const responses = Object.fromEntries(Object.entries(predictions.dialogues).map(([id, dial]) => [id, dial.map((t) => normalize(t.response).text)]));
     return this.responseStrings(responses);
   }
 
@@ -439,6 +441,23 @@ interface NormalizedInput {
   allDomains: boolean;
   turns: number;
   unknown: { where: string; placeholders: string[] }[];
+}
+
+/**
+ * normalizeResponse (a pure function) computed once per distinct response of one evaluation:
+ * systems repeat their delexicalized responses (DAMD's 7,354 turns have 1,416 distinct ones, LAVA's
+ * 7,372 have 158), and Moses both ways is most of what normalizing costs. Per call, so nothing grows.
+ */
+function responseNormalizer(): (response: string) => NormalizedResponse {
+  const seen = new Map<string, NormalizedResponse>();
+  return (response) => {
+    let n = seen.get(response);
+    if (n === undefined) {
+      n = normalizeResponse(response);
+      seen.set(response, n);
+    }
+    return n;
+  };
 }
 
 /** EvaluatorOptions.chrf as chrF's options: true is sacreBLEU's defaults. */
