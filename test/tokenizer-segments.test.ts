@@ -24,6 +24,8 @@ describe('segment-wise encoding against the library (edge cases)', () => {
 
   it('memoizes words only for the tokenizer it is proven for (ByteLevel, regex, no prefix space, no normalizer)', () => {
     expect(enc.memoizesWords).toBe(true);
+    // RoBERTa's words go to our BPE (no library tables built for them); every comparison below holds it to the library.
+    expect(enc.ownBpe).toBe(true);
     const json = readJson('tokenizer.json') as Record<string, unknown>;
     const prefixed = { ...json, pre_tokenizer: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true } };
     expect(new SegmentEncoder(prefixed, {}).memoizesWords).toBe(false);
@@ -56,6 +58,9 @@ describe('segment-wise encoding against the library (edge cases)', () => {
       'End with a period.',
       'a.b.c. d.e. f',
       'Sentence one.\nSentence two. ',
+      'aaaaaaaaaaaaa aaaa aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa. lllllll ssssssss eeeeeeeeeeee',
+      'A lone \uD800 surrogate and \uDC00 its mate, \uD835\uDC00 whole.',
+      'Quotes "and" back\\slashes \\" mixed.',
     ];
     for (const t of texts) expect([t, Array.from(enc.encode(t))]).toEqual([t, libraryIds(enc, t)]);
   });

@@ -1,5 +1,6 @@
 import { Tokenizer } from '@huggingface/tokenizers';
 import { BoundedMemo } from './bounded-memo.js';
+import { ByteLevelBpe } from './byte-level-bpe.js';
 
 /**
  * GPT-2's pre-tokenization, the one ByteLevel applies (`use_regex`): contractions, runs of letters,
@@ -42,6 +43,18 @@ function libraryTokenizer(tokenizerJson: object, tokenizerConfig: object): Token
   return built;
 }
 
+/**
+ * Our BPE by the parsed tokenizer.json it was built from, for the same reason as `libraries`: a
+ * process that opens runners again and again builds the merge ranks once. Null where it does not apply.
+ */
+const bpes = new WeakMap<object, ByteLevelBpe | null>();
+
+function byteLevelBpe(tokenizerJson: object): ByteLevelBpe | undefined {
+  let bpe = bpes.get(tokenizerJson);
+  if (bpe === undefined) bpes.set(tokenizerJson, (bpe = ByteLevelBpe.fromTokenizerJson(tokenizerJson) ?? null));
+  return bpe ?? undefined;
+}
+
 interface TokenizerJson {
   normalizer?: unknown;
   pre_tokenizer?: { type?: string; add_prefix_space?: boolean; use_regex?: boolean } | null;
@@ -63,7 +76,13 @@ interface TokenizerJson {
  * test/tokenizer-segments.test.ts checks the equality on every text of the SGD test set.
  */
 export class SegmentEncoder {
-  private readonly tokenizer: Tokenizer;
+  /** The library tokenizer, built on first need (see `library`). */
+  private built: Tokenizer | undefined;
+  /**
+   * Our BPE of a pre-token where it is exactly the library's (byte-level-bpe.ts): with it a process
+   * that only encodes words never builds the library's tables.
+   */
+  private readonly bpe: ByteLevelBpe | undefined;
   private readonly wordwise: boolean;
   private readonly addedTokens: string[];
   /** Bytes of pre-tokens and of sentences kept; past these a memo starts over (a long-running server's bound). */
@@ -73,8 +92,10 @@ export class SegmentEncoder {
   private readonly sentences = new BoundedMemo(SegmentEncoder.SENTENCE_BYTES);
   private scratch = new Int32Array(1024);
 
-  constructor(tokenizerJson: object, tokenizerConfig: object) {
-    this.tokenizer = libraryTokenizer(tokenizerJson, tokenizerConfig);
+  constructor(
+    private readonly tokenizerJson: object,
+    private readonly tokenizerConfig: object,
+  ) {
     const json = tokenizerJson as TokenizerJson;
     const pre = json.pre_tokenizer;
     const cfg = tokenizerConfig as { remove_space?: boolean; do_lowercase_and_remove_accent?: boolean };
@@ -86,11 +107,22 @@ export class SegmentEncoder {
       pre.add_prefix_space !== true &&
       pre.use_regex !== false;
     this.addedTokens = (json.added_tokens ?? []).map((t) => t.content).filter((c) => typeof c === 'string' && c !== '');
+    this.bpe = this.wordwise ? byteLevelBpe(tokenizerJson) : undefined;
   }
 
   /** The underlying library tokenizer (pair encodings for checks, token lookups). */
   get library(): Tokenizer {
-    return this.tokenizer;
+    return (this.built ??= libraryTokenizer(this.tokenizerJson, this.tokenizerConfig));
+  }
+
+  /** A token's id as `library.token_to_id` gives it, without building the library where our BPE can say. */
+  tokenId(token: string): number | undefined {
+    return this.bpe ? this.bpe.tokenId(token) : this.library.token_to_id(token);
+  }
+
+  /** Whether words go to our byte-level BPE (byte-level-bpe.ts) rather than the library's. */
+  get ownBpe(): boolean {
+    return this.bpe !== undefined;
   }
 
   /** Whether texts are encoded piece by piece (else each goes to the library whole). */
@@ -154,7 +186,7 @@ export class SegmentEncoder {
   private wordIds(piece: string): Int32Array {
     let ids = this.words.get(piece);
     if (ids === undefined) {
-      ids = Int32Array.from(this.libraryIds(piece));
+      ids = Int32Array.from(this.bpeIds(piece) ?? this.libraryIds(piece));
       this.words.set(piece, ids);
     }
     return ids;
@@ -170,8 +202,24 @@ export class SegmentEncoder {
     return n + ids.length;
   }
 
+  /**
+   * A piece's ids by our BPE, split by the library's pattern first as the library would (a piece
+   * cut at LONG_PIECE_CHARS can split a surrogate pair, which the pattern then parts); undefined
+   * where our BPE does not apply or meets a token outside the vocabulary.
+   */
+  private bpeIds(piece: string): number[] | undefined {
+    if (!this.bpe) return undefined;
+    const out: number[] = [];
+    for (const part of piece.match(PRE_TOKEN) ?? []) {
+      const ids = this.bpe.ids(part);
+      if (ids === undefined) return undefined;
+      for (const id of ids) out.push(id);
+    }
+    return out;
+  }
+
   private libraryIds(text: string): number[] {
-    return this.tokenizer.encode(text, { add_special_tokens: false }).ids;
+    return this.library.encode(text, { add_special_tokens: false }).ids;
   }
 
   private hasAddedToken(text: string): boolean {

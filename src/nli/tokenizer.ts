@@ -88,14 +88,14 @@ export class PairTokenizer {
     this.encoder = new SegmentEncoder(tokenizerJson, tokenizerConfig);
     this.source = { tokenizerJson, tokenizerConfig };
     this.family = modelFamily(modelConfig);
-    this.pairEncoding = pairEncodingOf(tokenizerJson, (t) => this.encoder.library.token_to_id(t), file);
+    this.pairEncoding = pairEncodingOf(tokenizerJson, (t) => this.encoder.tokenId(t), file);
     const cfg = tokenizerConfig as { model_max_length?: number };
     const fromModel = positionsLimit(this.family, modelConfig) ?? Number.POSITIVE_INFINITY;
     const fromTokenizer = cfg.model_max_length && cfg.model_max_length < 1e9 ? cfg.model_max_length : Number.POSITIVE_INFINITY;
     const natural = Math.min(fromModel, fromTokenizer, 512);
     this.maxLength = Math.min(opts.maxLength ?? natural, natural);
     if (this.maxLength < this.pairEncoding.specials + 1) throw new Error(`maxLength ${this.maxLength} leaves no room for a pair`);
-    this.padId = padIdOf(tokenizerJson, modelConfig, (t) => this.encoder.library.token_to_id(t));
+    this.padId = padIdOf(tokenizerJson, modelConfig, (t) => this.encoder.tokenId(t));
   }
 
   static fromFiles(tokenizerPath: string, tokenizerConfigPath: string | undefined, modelConfig: Record<string, unknown> = {}, opts: PairTokenizerOptions = {}): PairTokenizer {

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { splitSentences } from '../../src/metrics/text/sentences.js';
+import { ByteLevelBpe } from '../../src/nli/byte-level-bpe.js';
 import { LONG_PIECE_CHARS } from '../../src/nli/segment-encoder.js';
 import { PairTokenizer } from '../../src/nli/tokenizer.js';
 import { MAX_TEXT_CHARS } from '../../src/util/text-limits.js';
@@ -23,7 +24,7 @@ describe('text bounds', () => {
     expect(splitSentences(`Sure. Q${longWord(300)}. It is 4 pm. Okay? 5 more.`).map((s) => s.text.length)).toEqual([5, 302, 11, 5, 7]);
   });
 
-  it('a tokenizer side: the library sees pieces of at most LONG_PIECE_CHARS characters, and encoding stops past maxLength tokens', () => {
+  it('a tokenizer side: the BPE (ours or the library\'s) sees pieces of at most LONG_PIECE_CHARS characters, and encoding stops past maxLength tokens', () => {
     const tok = PairTokenizer.fromFiles(path.join(TOKENIZER_DIR, 'tokenizer.json'), path.join(TOKENIZER_DIR, 'tokenizer_config.json'));
     const library = tok.encoder.library;
     const seen: number[] = [];
@@ -32,7 +33,19 @@ describe('text bounds', () => {
       seen.push(text.length);
       return encode(text, opts);
     }) as typeof library.encode;
-    const ids = tok.ids(longWord(60_000, 1));
+    // RoBERTa's words go to our byte-level BPE (byte-level-bpe.ts), quadratic in a piece's length too.
+    const bpeIds = ByteLevelBpe.prototype.ids;
+    ByteLevelBpe.prototype.ids = function (this: ByteLevelBpe, preToken: string) {
+      seen.push(preToken.length);
+      return bpeIds.call(this, preToken);
+    };
+    let ids: Int32Array;
+    try {
+      ids = tok.ids(longWord(60_000, 1));
+    } finally {
+      ByteLevelBpe.prototype.ids = bpeIds;
+    }
+    expect(seen.length).toBeGreaterThan(0);
     expect(Math.max(...seen)).toBeLessThanOrEqual(LONG_PIECE_CHARS);
     // Each piece gives at most LONG_PIECE_CHARS ids: encoding stopped at the first piece past maxLength.
     expect(ids.length).toBeGreaterThanOrEqual(tok.maxLength);
