@@ -8,11 +8,11 @@
 // where that is an error.
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { readWmt17 } from '../../scripts/lib/sacrebleu-wmt17.js';
 import type { BleuTokenizerName } from '../../src/metrics/text/bleu-tokenizers.js';
 import { runProcess } from './cli.js';
+import { runTempDir } from './run-fixture.js';
 import type { BleuNumbers, SacrebleuBleuTest } from './sacrebleu-fixtures.js';
 import { DATA_DIR, REPO_ROOT } from './shared.js';
 
@@ -109,9 +109,8 @@ export async function mwzResponseCorpus(dataDir = DATA_DIR): Promise<ReferenceCo
  * folder) nothing is shared: a file outliving its run could hold another run's data.
  */
 async function sharedMwzResponseCorpus(): Promise<ReferenceCorpus> {
-  const runTmp = tmpdir();
-  const shared = process.env.TODEVAL_TEST_RUN !== undefined && path.basename(runTmp).startsWith('todeval-test-run-');
-  if (!shared) return mwzResponseCorpus();
+  const runTmp = runTempDir();
+  if (runTmp === undefined) return mwzResponseCorpus();
   // Named by the data dir, so a run that used two data dirs never mixes them up.
   const file = path.join(runTmp, `mwz-response-corpus-${createHash('sha256').update(DATA_DIR).digest('hex').slice(0, 16)}.json`);
   if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as ReferenceCorpus;
