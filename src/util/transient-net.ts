@@ -1,8 +1,9 @@
 /**
  * Network failures that a new request of the same idempotent GET may not meet: the connection was
  * reset, closed or timed out by something between us and the server (a proxy, a CDN node restarting,
- * a flaky link), or a gateway answered 502/503/504. Not DNS failures or refused connections: those
- * say the server is not there, and retrying only delays the one-line error.
+ * a flaky link), a resolver answered "try again" (EAI_AGAIN), or a gateway answered 502/503/504. Not
+ * a name that does not resolve (ENOTFOUND) or a refused connection: those say the server is not
+ * there, and retrying only delays the one-line error.
  */
 const TRANSIENT_CODES = new Set([
   'ECONNRESET',
