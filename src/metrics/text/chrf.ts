@@ -201,7 +201,6 @@ function room(buf: Int32Array, n: number): Int32Array {
 class LineNgrams {
   ids: Int32Array = new Int32Array(1024);
   readonly starts: Int32Array;
-  private units = new Uint16Array(256);
   private points: Int32Array = new Int32Array(256);
 
   constructor(
@@ -216,22 +215,23 @@ class LineNgrams {
   read(line: string, intern: boolean): void {
     const { charOrder, wordOrder, whitespace } = this.opts;
     // The line's code points, Python whitespace left out unless kept (sacreBLEU: ''.join(line.split())).
-    if (this.units.length < line.length) this.units = new Uint16Array(2 * line.length);
-    const units = this.units;
-    let u = 0;
-    for (let i = 0; i < line.length; i++) {
-      const c = line.charCodeAt(i);
-      if (whitespace || !isPyWhitespace(c)) units[u++] = c;
-    }
-    this.points = room(this.points, u);
+    // Surrogates are paired in the line as given, before whitespace goes: a lone high surrogate,
+    // a space and a lone low surrogate are two code points in Python, never one astral character.
+    // Every Python whitespace character is one BMP unit, so no pair holds one.
+    this.points = room(this.points, line.length);
     const points = this.points;
     let len = 0;
-    for (let i = 0; i < u; i++) {
-      const c = units[i];
-      if (c >= 0xd800 && c <= 0xdbff && i + 1 < u && (units[i + 1] & 0xfc00) === 0xdc00) {
-        points[len++] = 0x10000 + ((c - 0xd800) << 10) + (units[i + 1] - 0xdc00);
-        i++;
-      } else points[len++] = c;
+    for (let i = 0; i < line.length; i++) {
+      const c = line.charCodeAt(i);
+      if (c >= 0xd800 && c <= 0xdbff && i + 1 < line.length) {
+        const d = line.charCodeAt(i + 1);
+        if ((d & 0xfc00) === 0xdc00) {
+          points[len++] = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);
+          i++;
+          continue;
+        }
+      }
+      if (whitespace || !isPyWhitespace(c)) points[len++] = c;
     }
     const words = wordOrder > 0 ? chrfWords(line) : [];
     let total = 0;
