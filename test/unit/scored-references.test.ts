@@ -1,13 +1,15 @@
 // The MultiWOZ references as BLEU scores them are kept beside the ground truth's cache, named by a
 // digest of the code that derives them: that code must be exactly the files the digest reads, and
 // what the cache holds must be what the code derives now.
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { Evaluator } from '../../src/metrics/mwz/evaluator.js';
 import { groundTruthLabel, loadGroundTruth } from '../../src/metrics/mwz/ground-truth.js';
-import { SCORED_REFERENCES_CODE, scoredReferences, scoredReferencesCode } from '../../src/metrics/mwz/scored-references.js';
+import { SCORED_REFERENCES_CODE, SCORED_REFERENCES_FILES, scoredReferences, scoredReferencesCode } from '../../src/metrics/mwz/scored-references.js';
 import { BleuReferences, tokenize13a } from '../../src/metrics/text/bleu.js';
 import { normalizeResponse } from '../../src/metrics/text/normalize-response.js';
 import { pyRstrip } from '../../src/metrics/text/py-string.js';
@@ -34,17 +36,47 @@ describe('the code digest in the name of the scored references cache', () => {
   });
 
   it('is the digest of those files as this process runs them', () => {
-    const digest = (dir: string, ext: string) => {
-      const h = createHash('sha256');
-      for (const m of SCORED_REFERENCES_CODE) h.update(readFileSync(path.resolve(dir, `${m}${ext}`))).update('\0');
-      return h.digest('hex').slice(0, 12);
-    };
     // The tests import src/ as dist/'s compiled twin (vitest.config.ts), or the sources themselves
-    // (vitest's watch mode): the module digests whichever files it runs from.
-    const twins = [digest(MWZ, '.ts'), digest(path.join(REPO_ROOT, 'dist', 'src', 'metrics', 'mwz'), '.js')];
-    expect(twins).toContain(scoredReferencesCode());
+    // (vitest's watch mode): the module digests the twin it runs from, its own file among them.
+    const twin = (dir: string, ext: string) => SCORED_REFERENCES_CODE.map((m) => path.resolve(dir, `${m}${ext}`));
+    const own = SCORED_REFERENCES_FILES[0].endsWith('.ts') ? twin(MWZ, '.ts') : twin(path.join(REPO_ROOT, 'dist', 'src', 'metrics', 'mwz'), '.js');
+    expect(SCORED_REFERENCES_FILES).toEqual(own);
+    expect(scoredReferencesCode()).toBe(codeDigestOf(own));
+  });
+
+  it('describes the code loaded, not the files as they are when the first ground truth is read', () => {
+    // dist/'s build of the digested modules, copied with their layout (Node runs them as ES modules
+    // by the package.json beside them), loaded in a child process; a normalizer is then edited, as
+    // an upgrade of the package under a running process would: the digest stays that of the code
+    // that was loaded.
+    const root = tempDir('scored-code');
+    const dist = path.join(REPO_ROOT, 'dist', 'src', 'metrics', 'mwz');
+    const copies = SCORED_REFERENCES_CODE.map((m) => {
+      const copy = path.resolve(root, 'dist', 'src', 'metrics', 'mwz', `${m}.js`);
+      mkdirSync(path.dirname(copy), { recursive: true });
+      copyFileSync(path.resolve(dist, `${m}.js`), copy);
+      return copy;
+    });
+    writeFileSync(path.join(root, 'package.json'), '{"type": "module"}\n');
+    const loaded = codeDigestOf(copies);
+    const edited = copies[SCORED_REFERENCES_CODE.indexOf('../text/normalize-response')];
+    const code = [
+      `const m = await import(${JSON.stringify(pathToFileURL(copies[0]).href)});`,
+      `(await import('node:fs')).appendFileSync(${JSON.stringify(edited)}, '\\n// edited after the import\\n');`,
+      'process.stdout.write(String(m.scoredReferencesCode()));',
+    ].join('\n');
+    const printed = execFileSync(process.execPath, ['--input-type=module', '-e', code], { encoding: 'utf8' });
+    expect(codeDigestOf(copies)).not.toBe(loaded); // the edit happened, and changes the digest of the files
+    expect(printed).toBe(loaded);
   });
 });
+
+/** scoredReferencesCode's digest of these files' bytes as they are now. */
+function codeDigestOf(files: readonly string[]): string {
+  const h = createHash('sha256');
+  for (const f of files) h.update(readFileSync(f)).update('\0');
+  return h.digest('hex').slice(0, 12);
+}
 
 describe('scored references', () => {
   it('are normalizeResponse then BLEU preprocessing; BLEU from them equals BLEU from the normalized text', () => {

@@ -34,25 +34,34 @@ const HERE = fileURLToPath(import.meta.url);
  */
 export const SCORED_REFERENCES_CODE: readonly string[] = ['./scored-references', '../text/normalize-response', '../text/moses', '../text/nonbreaking-prefixes-en', '../text/py-string', '../text/bleu-tokenizers'];
 
-let codeDigest: string | null | undefined;
+/** SCORED_REFERENCES_CODE's files as this process runs them: the sources or dist/'s build, as this module is. */
+export const SCORED_REFERENCES_FILES: readonly string[] = SCORED_REFERENCES_CODE.map((m) => path.resolve(path.dirname(HERE), m + path.extname(HERE)));
 
 /**
- * A digest of the code that derives scored references (the bytes of SCORED_REFERENCES_CODE's files
- * as this process runs them), in the name of the file that keeps them beside the ground-truth cache:
+ * Read when this module is loaded, right after the modules it imports: the digest describes the
+ * code that runs. Read later (at the first ground truth), a package upgraded under a running
+ * process would name what the old code derives with the new code's digest, in a file every later
+ * run of the new code trusts.
+ */
+const CODE_DIGEST = codeDigest();
+
+function codeDigest(): string | null {
+  const h = createHash('sha256');
+  try {
+    for (const f of SCORED_REFERENCES_FILES) h.update(readFileSync(f)).update('\0');
+    return h.digest('hex').slice(0, 12);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A digest of the code that derives scored references (the bytes of SCORED_REFERENCES_FILES when
+ * this module was loaded), in the name of the file that keeps them beside the ground-truth cache:
  * what other code wrote (another version of todeval, an edited normalizer, the sources under tsx
  * beside the build) is never read as this code's. Null when a file cannot be read (the code bundled
  * elsewhere): they are then derived in every run, never cached.
  */
 export function scoredReferencesCode(): string | null {
-  if (codeDigest === undefined) {
-    const ext = path.extname(HERE);
-    const h = createHash('sha256');
-    try {
-      for (const m of SCORED_REFERENCES_CODE) h.update(readFileSync(path.resolve(path.dirname(HERE), m + ext))).update('\0');
-      codeDigest = h.digest('hex').slice(0, 12);
-    } catch {
-      codeDigest = null;
-    }
-  }
-  return codeDigest;
+  return CODE_DIGEST;
 }
