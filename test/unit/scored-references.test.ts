@@ -3,7 +3,7 @@
 // what the cache holds must be what the code derives now.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -144,5 +144,40 @@ describe('the ground-truth cache', () => {
     expect(second.cacheFile).not.toBe(first.cacheFile);
     expect(second.inputsContent).not.toEqual(first.inputsContent);
     expect(second.inputsContent[0]).toBe(createHash('sha256').update(text).digest('hex').slice(0, 12));
+  });
+
+  it('beside it, when damaged (a dialogue without its lists), is rebuilt: evaluate scores as without the cache', () => {
+    const dir = fakeDataDir();
+    const built = loadGroundTruth(dir);
+    const scoredFile = built.cacheFile!.replace(/\.json$/, `.scored-${scoredReferencesCode()}.json`);
+    const doc = JSON.parse(readFileSync(scoredFile, 'utf8')) as { scored: Record<string, unknown> };
+    writeFileSync(scoredFile, JSON.stringify({ ...doc, scored: { sng0001: {}, mul0002: { text: [], tokens13a: [] } } }));
+    const predictions = { sng0001: [{ response: 'Try [restaurant_name], phone [restaurant_phone].' }], mul0002: [{ response: 'There are [value_count] trains.' }] };
+    const metrics = { bleu: true, chrf: true, ter: true };
+    const fromCache = new Evaluator({ dataDir: dir, ...metrics }).evaluate(predictions);
+    const rebuilt = new Evaluator({ dataDir: dir, ...metrics, noCache: true }).evaluate(predictions);
+    expect({ ...fromCache, details: { ...fromCache.details, ground_truth_cache: undefined } }).toEqual({ ...rebuilt, details: { ...rebuilt.details, ground_truth_cache: undefined } });
+    // ...and written again whole.
+    expect((JSON.parse(readFileSync(scoredFile, 'utf8')) as typeof doc).scored).toEqual(Object.fromEntries(Object.entries(built.dialogues).map(([id, d]) => [id, d.scored])));
+  });
+
+  it('beside a ground truth rebuilt from changed bytes of the same size and mtime is derived again, not read', () => {
+    const dir = fakeDataDir();
+    const file = path.join(dir, 'multiwoz', 'convlab_mwz21_test.json');
+    // A whole-second mtime, set again after the edit: the inputs' stamp (size and mtime) stays the same.
+    utimesSync(file, 1_700_000_000, 1_700_000_000);
+    const first = loadGroundTruth(dir);
+    const text = readFileSync(file, 'utf8').replace('Try Bangkok', 'Tri Bangkok');
+    writeFileSync(file, text);
+    utimesSync(file, 1_700_000_000, 1_700_000_000);
+    // The user deletes the ground-truth cache to have it rebuilt from the new bytes.
+    rmSync(first.cacheFile!);
+    const second = loadGroundTruth(dir);
+    expect(second.cacheFile).toBe(first.cacheFile);
+    expect(second.dialogues.sng0001.references[0]).toMatch(/^Tri /);
+    for (const d of Object.values(second.dialogues)) expect(d.scored).toEqual(scoredReferences(d.references));
+    expect(second.inputsContent).toEqual([createHash('sha256').update(text).digest('hex').slice(0, 12)]);
+    // The next run reads both files, and what this one derived.
+    expect(loadGroundTruth(dir).dialogues).toEqual(second.dialogues);
   });
 });

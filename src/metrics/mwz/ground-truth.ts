@@ -448,6 +448,21 @@ function readCache<T extends { builderVersion: number; inputsDigest: string }>(f
   }
 }
 
+/**
+ * Whether a parsed scored file has a digest string per input and, for every dialogue, a text and a
+ * token string per reference: a damaged file (`"sng0001": {}`, a turn short) is rebuilt, where
+ * scoring with it would fail on a missing turn or take another turn's reference.
+ */
+function scoredFits(doc: ScoredFile, inputs: number, dialogues: Record<string, BuiltDialogue>): boolean {
+  if (!strings(doc.inputsContent, inputs) || typeof doc.scored !== 'object' || doc.scored === null) return false;
+  return Object.entries(dialogues).every(([id, d]) => {
+    const s: Partial<ScoredReferences> | null | undefined = doc.scored[id];
+    return strings(s?.text, d.references.length) && strings(s?.tokens13a, d.references.length);
+  });
+}
+
+const strings = (v: unknown, n: number): boolean => Array.isArray(v) && v.length === n && v.every((x) => typeof x === 'string');
+
 /** Written atomically (parallel runs never read half a file); an unwritable cache only costs rebuild time. */
 function writeCache(file: string, doc: unknown): boolean {
   try {
@@ -487,14 +502,19 @@ export function loadGroundTruth(dataDir: string, opts: LoadGroundTruthOptions = 
       return bytes;
     };
     let base = opts.noCache ? null : readCache<GroundTruthFile>(cacheFile, digest);
+    // The scored file is read only beside a base that came from the cache: a base rebuilt now (its
+    // cache deleted, or an input changed keeping its size and mtime) may not be the one the file
+    // was derived from, and the file's input digests would name the bytes of that older one.
+    const baseCached = base !== null;
     // The cache file's name is reported (details.ground_truth_cache) unless writing it failed.
     let named = true;
     if (!base) {
       base = { source, builderVersion: GROUND_TRUTH_BUILDER_VERSION, inputsDigest: digest, dialogues: buildDialogues(dataDir, source, inputs[0], read) };
       if (!opts.noCache) named = writeCache(cacheFile, base);
     }
-    const ids = Object.keys(base.dialogues);
-    let scored = scoredFile ? readCache<ScoredFile>(scoredFile, digest, (d) => d.code === code && d.inputsContent?.length === inputs.length && ids.every((id) => d.scored?.[id])) : null;
+    const built = base.dialogues;
+    const ids = Object.keys(built);
+    let scored = scoredFile && baseCached ? readCache<ScoredFile>(scoredFile, digest, (d) => d.code === code && scoredFits(d, inputs.length, built)) : null;
     if (!scored) {
       scored = {
         builderVersion: GROUND_TRUTH_BUILDER_VERSION,
