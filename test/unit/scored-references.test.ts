@@ -3,7 +3,7 @@
 // what the cache holds must be what the code derives now.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -179,5 +179,18 @@ describe('the ground-truth cache', () => {
     expect(second.inputsContent).toEqual([createHash('sha256').update(text).digest('hex').slice(0, 12)]);
     // The next run reads both files, and what this one derived.
     expect(loadGroundTruth(dir).dialogues).toEqual(second.dialogues);
+  });
+
+  it('that cannot be written leaves no temporary file behind; the run goes on without naming it', () => {
+    const dir = fakeDataDir();
+    const cacheFile = loadGroundTruth(dir).cacheFile!;
+    const cacheDir = path.dirname(cacheFile);
+    for (const f of readdirSync(cacheDir)) rmSync(path.join(cacheDir, f));
+    // A folder where the ground-truth file goes: writing it fails.
+    mkdirSync(cacheFile);
+    const gt = loadGroundTruth(dir);
+    expect(gt.cacheFile).toBeUndefined();
+    expect(Object.keys(gt.dialogues)).toEqual(['sng0001', 'mul0002']);
+    expect(readdirSync(cacheDir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
   });
 });

@@ -1,7 +1,8 @@
-import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { dataFile } from '../../data/data-dir.js';
+import { writeFileAtomic } from '../../util/atomic-write.js';
 import { InputError } from '../../util/errors.js';
 import { bytesDigest, inputsContentDigest, rememberContentDigest } from '../../util/input-label.js';
 import { readJsonFile, type FileRead } from '../../util/json-file.js';
@@ -463,13 +464,15 @@ function scoredFits(doc: ScoredFile, inputs: number, dialogues: Record<string, B
 
 const strings = (v: unknown, n: number): boolean => Array.isArray(v) && v.length === n && v.every((x) => typeof x === 'string');
 
-/** Written atomically (parallel runs never read half a file); an unwritable cache only costs rebuild time. */
+/**
+ * Written atomically (parallel runs never read half a file) through a temporary name of its own in
+ * each writer (threads share a pid), removed when the write fails; an unwritable cache only costs
+ * rebuild time.
+ */
 function writeCache(file: string, doc: unknown): boolean {
   try {
     mkdirSync(path.dirname(file), { recursive: true });
-    const tmp = `${file}.${process.pid}.tmp`;
-    writeFileSync(tmp, JSON.stringify(doc));
-    renameSync(tmp, file);
+    writeFileAtomic(file, JSON.stringify(doc));
     return true;
   } catch {
     return false;
