@@ -8,7 +8,9 @@
  * sequence. It is the common case: a run's --confidence resamples the same units for each of its
  * metrics, and a report does it for every run and its paired test, all from one seed (on SGD's 4,201
  * dialogues, 4.2 million draws of about 150 ns for each metric of each run). Kept as 16-bit indices
- * (n <= 65,536) and up to KEEP_BYTES, so a process holds one such table at most.
+ * (n <= 65,536) and up to KEEP_BYTES, and one table is kept at a time; more can be alive: while a
+ * new one is drawn the kept one is still held (twice KEEP_BYTES), and a bootstrap still reading a
+ * replaced table keeps it alive until it is done.
  */
 import { NumpyGenerator, type Seed } from './pcg64.js';
 
