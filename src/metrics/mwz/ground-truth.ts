@@ -423,8 +423,11 @@ function groundTruthInputs(dataDir: string, source: GroundTruthSource): string[]
 /**
  * The evaluation data as a signature names it: the ground truth's source and the content digest of
  * every data-dir file the evaluation reads (the files the ground truth is built from, the venue
- * database, the booked domains), so that runs on the same bytes compare from any folder and a
- * changed byte in any of them does not.
+ * database, the booked domains), so that runs on the same bytes compare from any folder and runs on
+ * changed bytes do not. Not to the byte for the ground truth's inputs: a run that finds its cache
+ * takes their digests from it, keyed by each file's size and mtime as the ground truth is, so an
+ * edit that keeps both keeps the old digest (and the old ground truth) until the file's mtime
+ * changes or the cache is deleted; --rebuild-ground-truth reads the bytes for its own run.
  */
 export function groundTruthLabel(dataDir: string, source: GroundTruthSource): string {
   return `${source}@${inputsContentDigest(groundTruthLabelInputs(dataDir, source))}`;
