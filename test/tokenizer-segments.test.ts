@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { loadSgsaccData } from '../src/metrics/sgsacc/dataset.js';
 import { joinReferences, withUserTurn } from '../src/metrics/sgsacc/hallucination.js';
 import { contextPremise } from '../src/metrics/sgsacc/premise.js';
-import { SegmentEncoder } from '../src/nli/segment-encoder.js';
+import { LONG_PIECE_CHARS, SegmentEncoder } from '../src/nli/segment-encoder.js';
 import { PairTokenizer } from '../src/nli/tokenizer.js';
 import { turnDue, yieldTurn as nextTurn } from './helpers/yield.js';
 import { DATA_DIR, hasData, TOKENIZER_DIR } from './helpers/shared.js';
@@ -63,6 +63,19 @@ describe('segment-wise encoding against the library (edge cases)', () => {
       'Quotes "and" back\\slashes \\" mixed.',
     ];
     for (const t of texts) expect([t, Array.from(enc.encode(t))]).toEqual([t, libraryIds(enc, t)]);
+  });
+
+  it('cuts a pre-token longer than LONG_PIECE_CHARS never between the halves of a surrogate pair', () => {
+    // A space and 64 emoji: one pre-token of 129 UTF-16 units, whose 128th unit is the high half of
+    // the last emoji. Cut there, each half became U+FFFD (bytes EF BF BD) instead of the emoji's F0 9F 98 80.
+    const run = ` ${'😀'.repeat(64)}`;
+    expect(run).toHaveLength(LONG_PIECE_CHARS + 1);
+    const text = `Nice${run}`;
+    const ids = Array.from(enc.encode(text));
+    expect(enc.library.decode(ids, { clean_up_tokenization_spaces: false })).toBe(text);
+    // RoBERTa has no merge that joins the last byte of this emoji to the first of the next, so a cut
+    // between two of them changes no token: the library's ids for the whole text.
+    expect(ids).toEqual(libraryIds(enc, text));
   });
 });
 

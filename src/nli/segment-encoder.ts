@@ -19,11 +19,14 @@ const PRE_TOKEN = /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|
 const SENTENCE_END = /[.!?] (?=\S)/g;
 
 /**
- * Longest pre-token handed to the library's BPE at once. Its BPE takes time quadratic in a piece's
+ * Longest pre-token, in UTF-16 units, handed to a BPE at once. BPE takes time quadratic in a piece's
  * length (a 1,000-letter word cost 50 ms, a 60,000-letter one seconds, blocking the server), so a
- * longer run of letters, digits or symbols is encoded in pieces of this many characters. No natural
- * word comes near it, and no token of the shipped vocabularies is longer (RoBERTa's longest is 128
- * byte symbols), so text a model was trained on encodes exactly as the library does.
+ * longer run of letters, digits, symbols or whitespace is encoded in slices of this many units (one
+ * less where the cut would part a surrogate pair, whose halves alone would each become U+FFFD).
+ * Pre-tokens of at most LONG_PIECE_CHARS units (every word of natural text) are never cut. A longer
+ * one gets the library's ids exactly when the library's encoding of the whole run has no token that
+ * spans a cut (our BPE never merges across one, and where the library does not either, each slice
+ * merges as the library merges that part of the run); where it does, the ids there differ.
  */
 export const LONG_PIECE_CHARS = 128;
 
@@ -167,14 +170,16 @@ export class SegmentEncoder {
     let total = 0;
     let whole = true;
     pieces: for (const piece of pieces) {
-      for (let at = 0; at < piece.length; at += LONG_PIECE_CHARS) {
+      for (let at = 0; at < piece.length; ) {
         if (total >= maxTokens) {
           whole = false;
           break pieces;
         }
-        const ids = this.wordIds(piece.length <= LONG_PIECE_CHARS ? piece : piece.slice(at, at + LONG_PIECE_CHARS));
+        const end = sliceEnd(piece, at);
+        const ids = this.wordIds(at === 0 && end === piece.length ? piece : piece.slice(at, end));
         parts.push(ids);
         total += ids.length;
+        at = end;
       }
     }
     const ids = concatIds(parts, total);
@@ -203,8 +208,8 @@ export class SegmentEncoder {
   }
 
   /**
-   * A piece's ids by our BPE, split by the library's pattern first as the library would (a piece
-   * cut at LONG_PIECE_CHARS can split a surrogate pair, which the pattern then parts); undefined
+   * A piece's ids by our BPE, the piece split by the library's pattern first as the library would
+   * split it (a pre-token, or a slice of one at LONG_PIECE_CHARS, is a single match); undefined
    * where our BPE does not apply or meets a token outside the vocabulary.
    */
   private bpeIds(piece: string): number[] | undefined {
@@ -226,6 +231,21 @@ export class SegmentEncoder {
     for (const t of this.addedTokens) if (text.includes(t)) return true;
     return false;
   }
+}
+
+/**
+ * Where the slice of `piece` from `at` ends: LONG_PIECE_CHARS units on, or the piece's end, but never
+ * right after a high surrogate. Cut between the two halves of a pair (an emoji), each half would be
+ * a lone surrogate, which UTF-8 encodes as U+FFFD (EF BF BD) where the library encodes the
+ * character's own four bytes.
+ */
+function sliceEnd(piece: string, at: number): number {
+  let end = Math.min(piece.length, at + LONG_PIECE_CHARS);
+  if (end < piece.length) {
+    const unit = piece.charCodeAt(end - 1);
+    if (unit >= 0xd800 && unit <= 0xdbff) end -= 1;
+  }
+  return end;
 }
 
 /** Token-id arrays end to end in one array (`total` is the sum of their lengths). */
