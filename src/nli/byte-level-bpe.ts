@@ -7,8 +7,9 @@
  * the vocabulary is read from the parsed object itself.
  *
  * Only for the plain case (model BPE, merges "a b" or [a, b] without other spaces, no word-end or
- * continuing-subword suffix, no byte fallback, no ignore_merges); `fromTokenizerJson` returns
- * undefined otherwise and the caller uses the library. A token the vocabulary lacks makes `ids`
+ * continuing-subword suffix, no byte fallback, no ignore_merges) in a file the library accepts (the
+ * keys its Tokenizer requires, added_tokens a list, a ByteLevel decoder or none); `fromTokenizerJson`
+ * returns undefined otherwise and the caller uses the library. A token the vocabulary lacks makes `ids`
  * return undefined, so the caller asks the library (its unk handling) rather than guess.
  * test/tokenizer-segments.test.ts checks the ids against the library on every text of the SGD test set.
  */
@@ -21,6 +22,12 @@ const BYTE_CHARS: readonly string[] = (() => {
   for (let b = 0; b < 256; b++) chars[b] = String.fromCharCode(printable(b) ? b : 256 + n++);
   return chars;
 })();
+
+/**
+ * Keys the library's Tokenizer constructor requires of a tokenizer.json (it refuses a file without
+ * one: 'Tokenizer must contain a "decoder" property'); it also reads added_tokens as a list.
+ */
+const LIBRARY_KEYS = ['model', 'decoder', 'post_processor', 'pre_tokenizer', 'normalizer'] as const;
 
 interface BpeModelJson {
   type?: string;
@@ -52,7 +59,13 @@ export class ByteLevelBpe {
   ) {}
 
   /** The BPE of a tokenizer.json, or undefined where it is not the plain byte-level case. */
-  static fromTokenizerJson(json: { model?: BpeModelJson; added_tokens?: { content?: unknown; id?: unknown }[] }): ByteLevelBpe | undefined {
+  static fromTokenizerJson(json: { model?: BpeModelJson; added_tokens?: { content?: unknown; id?: unknown }[]; decoder?: unknown }): ByteLevelBpe | undefined {
+    // Only a file the library accepts: where ours applies the library is built only when a text needs
+    // it, so a file it refuses would open fine and fail at the first text holding <s> or </s>, or
+    // never. Without ours the library is built at open (PairTokenizer) and refuses the file there.
+    if (!LIBRARY_KEYS.every((k) => k in json) || !Array.isArray(json.added_tokens)) return undefined;
+    const decoder = json.decoder as { type?: unknown } | null;
+    if (decoder !== null && (typeof decoder !== 'object' || decoder.type !== 'ByteLevel')) return undefined;
     const m = json.model;
     if (!m || !isBpeModel(m) || typeof m.vocab !== 'object' || m.vocab === null || Array.isArray(m.vocab) || !Array.isArray(m.merges)) return undefined;
     if (m.end_of_word_suffix || m.continuing_subword_suffix || m.byte_fallback || m.ignore_merges) return undefined;

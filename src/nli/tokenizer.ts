@@ -96,6 +96,11 @@ export class PairTokenizer {
     this.maxLength = Math.min(opts.maxLength ?? natural, natural);
     if (this.maxLength < this.pairEncoding.specials + 1) throw new Error(`maxLength ${this.maxLength} leaves no room for a pair`);
     this.padId = padIdOf(tokenizerJson, modelConfig, (t) => this.encoder.tokenId(t));
+    // Without our BPE every word goes to the library: build it now, so that a file it refuses (a key
+    // missing, an unknown decoder) fails here, at open, not at the first turn or never. Ours applies
+    // only where ByteLevelBpe.fromTokenizerJson found those keys and decoder; pairEncodingOf above
+    // has refused a post-processor todeval does not know, in its own words.
+    if (!this.encoder.ownBpe) void this.encoder.library;
   }
 
   static fromFiles(tokenizerPath: string, tokenizerConfigPath: string | undefined, modelConfig: Record<string, unknown> = {}, opts: PairTokenizerOptions = {}): PairTokenizer {
