@@ -1,4 +1,7 @@
+import { Tokenizer } from '@huggingface/tokenizers';
 import { describe, expect, it } from 'vitest';
+import { ByteLevelBpe } from '../../src/nli/byte-level-bpe.js';
+import { SegmentEncoder } from '../../src/nli/segment-encoder.js';
 import { PairTokenizer } from '../../src/nli/tokenizer.js';
 
 // Our byte-level BPE (src/nli/byte-level-bpe.ts) stands in for the library's only where it gives the
@@ -70,5 +73,46 @@ describe('a tokenizer.json the library refuses', () => {
     expect(() => new PairTokenizer(noAddedTokens, {}, ROBERTA_CONFIG)).toThrow();
     const unknownDecoder = { ...tinyTokenizerJson(), decoder: { type: 'NoSuchDecoder' } };
     expect(() => new PairTokenizer(unknownDecoder, {}, ROBERTA_CONFIG)).toThrow('Unknown Decoder type: NoSuchDecoder');
+  });
+});
+
+describe('our byte-level BPE against the library on a tiny vocabulary', () => {
+  /** A byte without a token, runs of equal-rank overlapping pairs, a leading space, both mixed. */
+  const TEXTS = ['\0', 'aaaaa', ' aaa a', 'a\0a'];
+
+  it("gives the library's ids: ours where every token is in the vocabulary, the library's where one is not (with an unk token or without)", () => {
+    for (const unk of ['<unk>', null]) {
+      const json = tinyTokenizerJson({ unk_token: unk });
+      const library = new Tokenizer(json, {});
+      const tok = new PairTokenizer(json, {}, ROBERTA_CONFIG);
+      expect(tok.encoder.ownBpe).toBe(true);
+      for (const text of TEXTS) {
+        expect([unk, text, tok.textIds(text)]).toEqual([unk, text, library.encode(text, { add_special_tokens: false }).ids]);
+        expect([unk, text, tok.encodePair(text, ' aaa').ids]).toEqual([unk, text, library.encode(text, { text_pair: ' aaa' }).ids]);
+      }
+    }
+    // What the texts exercise, in the library's own tokens: the leftmost of equal-rank pairs merges
+    // first (rightmost first would give a + aaaa), and NUL becomes <unk> or nothing.
+    const library = new Tokenizer(tinyTokenizerJson(), {});
+    expect(library.tokenize('aaaaa')).toEqual(['aaaa', 'a']);
+    expect(library.tokenize(' aaa a')).toEqual(['Ġaa', 'a', 'Ġa']);
+    expect(library.tokenize('a\0a')).toEqual(['a', '<unk>', 'a']);
+    expect(new Tokenizer(tinyTokenizerJson({ unk_token: null }), {}).tokenize('a\0a')).toEqual(['a', 'a']);
+  });
+
+  it('steps aside where it would not give the library ids: byte fallback, ignore_merges, suffixes, a merge of three parts', () => {
+    expect(ByteLevelBpe.fromTokenizerJson(tinyTokenizerJson() as object)).toBeDefined();
+    const variants: [string, Record<string, unknown>][] = [
+      ['byte_fallback', { byte_fallback: true }],
+      ['ignore_merges', { ignore_merges: true }],
+      ['end_of_word_suffix', { end_of_word_suffix: '</w>' }],
+      ['continuing_subword_suffix', { continuing_subword_suffix: '##' }],
+      ['a string merge of three parts', { merges: ['a a', 'Ġ a', 'a b c'] }],
+    ];
+    for (const [name, model] of variants) {
+      const json = tinyTokenizerJson(model);
+      expect(ByteLevelBpe.fromTokenizerJson(json as object), name).toBeUndefined();
+      expect(new SegmentEncoder(json, {}).ownBpe, name).toBe(false);
+    }
   });
 });
