@@ -71,11 +71,14 @@ export class ByteLevelBpe {
     if (m.end_of_word_suffix || m.continuing_subword_suffix || m.byte_fallback || m.ignore_merges) return undefined;
     const ranks = new Map<string, number>();
     const merges = m.merges as unknown[];
+    // The library reads every merge in the format of the first: after a pair, a string never
+    // matches; after a string, a pair makes it throw. Only files all of one format are ours.
+    const pairs = Array.isArray(merges[0]);
     for (let i = 0; i < merges.length; i++) {
       const x = merges[i];
       let key: string;
-      if (typeof x === 'string') key = x;
-      else if (Array.isArray(x) && x.length === 2 && typeof x[0] === 'string' && typeof x[1] === 'string' && !x[0].includes(' ') && !x[1].includes(' ')) key = `${x[0]} ${x[1]}`;
+      if (typeof x === 'string' && !pairs) key = x;
+      else if (pairs && Array.isArray(x) && x.length === 2 && typeof x[0] === 'string' && typeof x[1] === 'string' && !x[0].includes(' ') && !x[1].includes(' ')) key = `${x[0]} ${x[1]}`;
       else return undefined;
       // Exactly one space, so "left right" names one pair as the library's split(" ", 2) does.
       const space = key.indexOf(' ');

@@ -115,4 +115,19 @@ describe('our byte-level BPE against the library on a tiny vocabulary', () => {
       expect(new SegmentEncoder(json, {}).ownBpe, name).toBe(false);
     }
   });
+
+  it('steps aside where the merges mix the two formats, which the library reads by the first merge', () => {
+    // After a pair, the library never matches a string merge: " a" stays Ġ + a, where ours merged "Ġ a".
+    const stringAfterPair = tinyTokenizerJson({ merges: [['a', 'a'], 'Ġ a', ['aa', 'aa'], ['Ġ', 'aa'], ['aa', 'a']] });
+    expect(ByteLevelBpe.fromTokenizerJson(stringAfterPair as object)).toBeUndefined();
+    const tok = new PairTokenizer(stringAfterPair, {}, ROBERTA_CONFIG);
+    expect(tok.encoder.ownBpe).toBe(false);
+    const library = new Tokenizer(stringAfterPair, {});
+    expect(library.tokenize(' aaa a')).toEqual(['Ġaa', 'a', 'Ġ', 'a']);
+    expect(tok.textIds(' aaa a')).toEqual(library.encode(' aaa a', { add_special_tokens: false }).ids);
+    // After a string, the library fails on a pair (it splits every merge as a string): at open.
+    const pairAfterString = tinyTokenizerJson({ merges: ['a a', ['Ġ', 'a']] });
+    expect(ByteLevelBpe.fromTokenizerJson(pairAfterString as object)).toBeUndefined();
+    expect(() => new PairTokenizer(pairAfterString, {}, ROBERTA_CONFIG)).toThrow();
+  });
 });
