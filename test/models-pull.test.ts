@@ -20,6 +20,8 @@ import { getSensitiveTinyModelDir } from './nli-fixtures.js';
 const ID = 'Xenova/roberta-large-mnli';
 const DEFAULT_ID = ID;
 const COMMIT = 'a'.repeat(8) + '0123456789abcdef0123456789abcdef';
+/** The Xet hash the fake hub reports for a Xet-backed file (the library only passes it on to the CAS). */
+const XET_HASH = 'b'.repeat(64);
 
 interface FakeFile {
   body: Buffer;
@@ -34,6 +36,12 @@ interface FakeFile {
    */
   resets?: number;
   held?: boolean;
+  /**
+   * Stored with Xet, as the hub now stores large files: the probe that asks for Xet file info gets it
+   * (the headers the hub library reads to choose its Xet reader, links to CAS endpoints under /xet/,
+   * which this server does not serve); a plain GET of the resolve URL still gets the bytes, as on the hub.
+   */
+  xet?: boolean;
 }
 
 interface HubOptions {
@@ -50,6 +58,8 @@ function fakeHub(files: Record<string, FakeFile>, ID = DEFAULT_ID, { ranges = tr
   const requests: string[] = [];
   // Each download of a file (probes left out): its path, the Range asked for ('' for none), the status sent.
   const downloads: { path: string; range: string; status: number }[] = [];
+  // The files whose probe was answered with Xet file info.
+  const xetProbes: string[] = [];
   const held: (() => void)[] = [];
   const cuts = new Map<string, number>();
   const server = http.createServer((req, res) => {
@@ -96,6 +106,16 @@ function fakeHub(files: Record<string, FakeFile>, ID = DEFAULT_ID, { ranges = tr
       res.setHeader('ETag', `"${createHash('sha256').update(f.body).digest('hex')}"`);
       const range = req.headers.range ?? '';
       if (range === 'bytes=0-0') {
+        if (f.xet && (req.headers.accept ?? '').includes('application/vnd.xet-fileinfo+json')) {
+          xetProbes.push(rel);
+          const cas = `http://${req.headers.host}/xet`;
+          res.setHeader('content-type', 'application/vnd.xet-fileinfo+json');
+          res.setHeader('X-Linked-Size', String(body.length));
+          res.setHeader('X-Xet-Hash', XET_HASH);
+          res.setHeader('Link', `<${cas}/v1/reconstructions/${XET_HASH}>; rel="xet-reconstruction-info", <${cas}/token>; rel="xet-auth"`);
+          res.end(JSON.stringify({ hash: XET_HASH, size: body.length }));
+          return;
+        }
         res.statusCode = 206;
         res.setHeader('content-range', `bytes 0-0/${body.length}`);
         res.end(body.subarray(0, 1));
@@ -123,6 +143,7 @@ function fakeHub(files: Record<string, FakeFile>, ID = DEFAULT_ID, { ranges = tr
   });
   return {
     requests,
+    xetProbes,
     downloads,
     /** Resets the connections of the held cuts (see FakeFile.resets). */
     resetHeld(): void {
@@ -312,6 +333,29 @@ describe('todeval models pull against a loopback hub', () => {
       expect(onnx.map((d) => [d.range === '' ? 'whole' : 'rest', d.status])).toEqual([['whole', 200], ['rest', 200], ['whole', 200]]);
       expect(readFileSync(path.join(repoCacheFolder(cacheDir, ID), 'blobs', onnxSha())).equals(files['onnx/model.onnx'].body)).toBe(true);
       expect(blobsOf(cacheDir).some((f) => f.endsWith('.incomplete'))).toBe(false);
+    } finally {
+      await hub.close();
+    }
+  });
+
+  it('a Xet-backed file is read from its resolve URL, so a reset mid-way resumes with Range (was: the Xet reader asked the CAS, whose 200 a retry took for an ignored Range)', async () => {
+    const hub = fakeHub({ ...files, 'onnx/model.onnx': { ...files['onnx/model.onnx'], xet: true, resets: 1, held: true } });
+    const hubUrl = await hub.start();
+    const cacheDir = tmpCache();
+    const size = files['onnx/model.onnx'].body.length;
+    try {
+      const res = await pullModel({ id: ID, dtype: 'fp32', hubUrl, cacheDir, retry: { attempts: 4, firstDelayMs: 10 }, onProgress: (_d, _t, file) => file === 'onnx/model.onnx' && hub.resetHeld() });
+      expect(res.files[0]).toMatchObject({ path: 'onnx/model.onnx', downloaded: true });
+      // Each try's probe was answered as for a Xet file: the library had the choice of its Xet reader.
+      expect(hub.xetProbes).toEqual(['onnx/model.onnx', 'onnx/model.onnx']);
+      expect(hub.requests.filter((r) => r.includes('/xet/'))).toEqual([]);
+      const onnx = hub.downloads.filter((d) => d.path === 'onnx/model.onnx');
+      expect(onnx).toHaveLength(2);
+      expect(onnx[0]).toEqual({ path: 'onnx/model.onnx', range: '', status: 200 });
+      const from = Number(/^bytes=(\d+)-(\d+)$/.exec(onnx[1].range)?.[1]);
+      expect(onnx[1]).toEqual({ path: 'onnx/model.onnx', range: `bytes=${from}-${size - 1}`, status: 206 });
+      expect(from).toBeGreaterThan(0);
+      expect(readFileSync(path.join(repoCacheFolder(cacheDir, ID), 'blobs', onnxSha())).equals(files['onnx/model.onnx'].body)).toBe(true);
     } finally {
       await hub.close();
     }

@@ -302,7 +302,10 @@ async function downloadWithRetries(partial: string, hub: Hub, f: CachedFile, com
 
 /** Streams the file at `commit` into `file` from byte `from` on (the bytes before it are already there), reporting each chunk. */
 async function downloadTo(file: string, hub: Hub, rel: string, commit: string, from: number, onBytes: (n: number) => void): Promise<void> {
-  const remote = await downloadFile({ ...hub, path: rel, revision: commit });
+  // `xet: false`: a Xet-backed file is then read from its resolve URL like any other (the hub serves its
+  // bytes there, Range included). The library's Xet reader would ask the CAS for a reconstruction plan
+  // with a Range header and get JSON with 200, which a resumed try takes for a server ignoring Range.
+  const remote = await downloadFile({ ...hub, path: rel, revision: commit, xet: false });
   if (!remote) throw new Error('file not found');
   const out = createWriteStream(file, from > 0 ? { flags: 'r+', start: from } : {});
   // A write error (a full disk) is kept and thrown once the file is closed; a wait for 'drain' sees it at once.
