@@ -42,6 +42,12 @@ interface FakeFile {
    * which this server does not serve); a plain GET of the resolve URL still gets the bytes, as on the hub.
    */
   xet?: boolean;
+  /**
+   * The first downloads of the file send their head and half the body, then wait until this many have
+   * arrived, and all get the rest together: pulls started at once then overlap for certain. Later
+   * downloads are served at once.
+   */
+  together?: number;
 }
 
 interface HubOptions {
@@ -62,6 +68,9 @@ function fakeHub(files: Record<string, FakeFile>, ID = DEFAULT_ID, { ranges = tr
   const xetProbes: string[] = [];
   const held: (() => void)[] = [];
   const cuts = new Map<string, number>();
+  // The downloads waiting at a file's gate (see FakeFile.together); `released` once the gate opened.
+  const gated = new Map<string, { res: http.ServerResponse; rest: Buffer }[]>();
+  const released: { res: http.ServerResponse; rest: Buffer }[] = [];
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     requests.push(`${req.method} ${url.pathname}`);
@@ -135,6 +144,17 @@ function fakeHub(files: Record<string, FakeFile>, ID = DEFAULT_ID, { ranges = tr
         res.write(part.subarray(0, part.length >> 1), () => (f.held ? held.push(reset) : reset()));
         return;
       }
+      const gate = gated.get(rel) ?? [];
+      if ((f.together ?? 0) > 0 && gate !== released) {
+        gated.set(rel, gate);
+        res.write(part.subarray(0, part.length >> 1));
+        gate.push({ res, rest: part.subarray(part.length >> 1) });
+        if (gate.length >= f.together!) {
+          gated.set(rel, released);
+          for (const w of gate) w.res.end(w.rest);
+        }
+        return;
+      }
       res.end(part);
       return;
     }
@@ -161,6 +181,7 @@ function fakeHub(files: Record<string, FakeFile>, ID = DEFAULT_ID, { ranges = tr
       new Promise<void>((r) => {
         // A cut still held (a test that failed before releasing it) must not keep the server open.
         for (const reset of held.splice(0)) reset();
+        for (const gate of gated.values()) for (const w of gate.splice(0)) w.res.destroy();
         server.close(() => r());
         server.closeIdleConnections();
       }),
@@ -356,6 +377,24 @@ describe('todeval models pull against a loopback hub', () => {
       expect(onnx[1]).toEqual({ path: 'onnx/model.onnx', range: `bytes=${from}-${size - 1}`, status: 206 });
       expect(from).toBeGreaterThan(0);
       expect(readFileSync(path.join(repoCacheFolder(cacheDir, ID), 'blobs', onnxSha())).equals(files['onnx/model.onnx'].body)).toBe(true);
+    } finally {
+      await hub.close();
+    }
+  });
+
+  it('two pulls of one model at once both succeed, each writing its own partial file (was: they shared blobs/<hash>.incomplete, truncated it and renamed it away under each other)', async () => {
+    // Both downloads of the ONNX file are under way, half written, before either may finish.
+    const hub = fakeHub({ ...files, 'onnx/model.onnx': { ...files['onnx/model.onnx'], together: 2 } });
+    const hubUrl = await hub.start();
+    const cacheDir = tmpCache();
+    try {
+      const both = await Promise.allSettled([pullModel({ id: ID, dtype: 'fp32', hubUrl, cacheDir }), pullModel({ id: ID, dtype: 'fp32', hubUrl, cacheDir })]);
+      expect(both.map((p) => (p.status === 'fulfilled' ? 'ok' : String(p.reason)))).toEqual(['ok', 'ok']);
+      expect(hub.downloads.filter((d) => d.path === 'onnx/model.onnx')).toHaveLength(2);
+      const blob = path.join(repoCacheFolder(cacheDir, ID), 'blobs', onnxSha());
+      expect(readFileSync(blob).equals(files['onnx/model.onnx'].body)).toBe(true);
+      expect(blobsOf(cacheDir).filter((f) => f.endsWith('.incomplete'))).toEqual([]);
+      expect(resolveModel(undefined, 'fp32', { HF_HUB_CACHE: cacheDir }).signature.revision).toBe(COMMIT);
     } finally {
       await hub.close();
     }

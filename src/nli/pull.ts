@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, copyFileSync, writeFileSync, lstatSync } from 'node:fs';
@@ -201,8 +201,10 @@ async function pullFile(hub: Hub, f: CachedFile, commit: string, progress: PullP
   }
   mkdirSync(path.dirname(f.blob), { recursive: true });
   // Bytes land under this name and take the blob's only once verified: a download cut off anywhere
-  // leaves no file a later pull (or the runner) would take for the model.
-  const partial = `${f.blob}.incomplete`;
+  // leaves no file a later pull (or the runner) would take for the model. The name is this pull's own:
+  // two pulls of one model at once (two shells, two jobs on a shared cache) each truncated and renamed
+  // away the other's file when they shared one; now each verifies its own and the renames land the same bytes.
+  const partial = `${f.blob}.${process.pid}-${randomBytes(4).toString('hex')}.incomplete`;
   try {
     await downloadWithRetries(partial, hub, f, commit, progress, retry);
   } catch (e) {
