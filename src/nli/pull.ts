@@ -253,7 +253,7 @@ class WatchedFetch {
 
   /** Was this try's failure one a new request may not meet? */
   transient(e: unknown): boolean {
-    return this.rangeIgnored || isTransientNetError(e) || isTransientNetError(this.error) || this.status !== 0;
+    return isTransientNetError(e) || isTransientNetError(this.error) || this.status !== 0;
   }
 
   /** The failure to report: the request's own error where the stream passed on only its message. */
@@ -269,11 +269,19 @@ class WatchedFetch {
  * Downloads the file into `partial`; a transient failure mid-way (a reset or closed connection, a
  * gateway's 502/503/504) is tried again up to the policy's count, waiting longer each time. A retry asks
  * for the bytes not yet written (HTTP Range) and appends them; where the server answers with the whole
- * file instead, the file is restarted from its first byte. Other failures, and the last try's, are thrown.
+ * file instead, the file is restarted from its first byte at once, that refused request not counted as a
+ * try, and later tries of it start from byte 0 without asking. Other failures, and the last try's, are thrown.
  */
 async function downloadWithRetries(partial: string, hub: Hub, f: CachedFile, commit: string, progress: PullProgress, retry: RetryPolicy): Promise<void> {
   let written = 0;
-  for (let attempt = 1; ; attempt++) {
+  // Cleared once the server answered a request for the rest of the file with the whole file: later tries
+  // start over from the first byte without asking again (each ask cost a request and, counted, a try).
+  let resumable = true;
+  for (let attempt = 1; ; ) {
+    if (!resumable && written > 0) {
+      progress.add(-written, f.rel);
+      written = 0;
+    }
     const watch = new WatchedFetch(hub.fetch ?? fetch, written);
     try {
       await downloadTo(partial, { ...hub, fetch: watch.fetch }, f.rel, commit, written, (n) => {
@@ -282,22 +290,23 @@ async function downloadWithRetries(partial: string, hub: Hub, f: CachedFile, com
       });
       return;
     } catch (e) {
+      if (watch.rangeIgnored) {
+        // Refused before a byte was kept, the network was fine: the same try goes again at once, from byte 0.
+        resumable = false;
+        continue;
+      }
       if (attempt >= retry.attempts || !watch.transient(e)) {
         const cause = watch.cause(e);
         throw attempt > 1 ? new Error(`${netReason(cause)}, at try ${attempt} of ${retry.attempts}`) : cause;
       }
-      if (watch.rangeIgnored) {
-        progress.add(-written, f.rel);
-        written = 0;
-      } else {
-        // What reached the disk: the write stream was closed before downloadTo rejected.
-        const onDisk = existsSync(partial) ? statSync(partial).size : 0;
-        if (onDisk !== written) {
-          progress.add(onDisk - written, f.rel);
-          written = onDisk;
-        }
-        await sleep(retry.firstDelayMs * 2 ** (attempt - 1));
+      // What reached the disk: the write stream was closed before downloadTo rejected.
+      const onDisk = existsSync(partial) ? statSync(partial).size : 0;
+      if (onDisk !== written) {
+        progress.add(onDisk - written, f.rel);
+        written = onDisk;
       }
+      await sleep(retry.firstDelayMs * 2 ** (attempt - 1));
+      attempt++;
     }
   }
 }
