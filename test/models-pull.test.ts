@@ -48,11 +48,15 @@ interface FakeFile {
    * downloads are served at once.
    */
   together?: number;
+  /** The cuts (see `resets`) fall after the whole body, sent without a length, and are always held. */
+  cutAtEnd?: boolean;
 }
 
 interface HubOptions {
   /** Answer `Range: bytes=a-b` with 206 and those bytes (default), or ignore it and send the whole file with 200. */
   ranges?: boolean;
+  /** Answer a Range with 206, but with the whole file from its first byte (and a Content-Range that says so). */
+  rangesFromZero?: boolean;
 }
 
 /**
@@ -60,7 +64,7 @@ interface HubOptions {
  * model info (commit sha), paths-info (sizes, LFS sha256 / git oids) and resolve (bytes, with the
  * Range probe). It records requests so the test can see the real client code ran against it.
  */
-function fakeHub(files: Record<string, FakeFile>, ID = DEFAULT_ID, { ranges = true }: HubOptions = {}) {
+function fakeHub(files: Record<string, FakeFile>, ID = DEFAULT_ID, { ranges = true, rangesFromZero = false }: HubOptions = {}) {
   const requests: string[] = [];
   // Each download of a file (probes left out): its path, the Range asked for ('' for none), the status sent.
   const downloads: { path: string; range: string; status: number }[] = [];
@@ -131,7 +135,15 @@ function fakeHub(files: Record<string, FakeFile>, ID = DEFAULT_ID, { ranges = tr
         return;
       }
       const asked = ranges ? /^bytes=(\d+)-(\d*)$/.exec(range) : null;
-      const [start, end] = asked ? [Number(asked[1]), asked[2] === '' ? body.length - 1 : Number(asked[2])] : [0, body.length - 1];
+      if (asked && Number(asked[1]) >= body.length) {
+        // Nothing there to send: unsatisfiable, as any HTTP server answers.
+        res.statusCode = 416;
+        res.setHeader('content-range', `bytes */${body.length}`);
+        downloads.push({ path: rel, range, status: 416 });
+        res.end();
+        return;
+      }
+      const [start, end] = !asked ? [0, body.length - 1] : rangesFromZero ? [0, body.length - 1] : [Number(asked[1]), asked[2] === '' ? body.length - 1 : Number(asked[2])];
       const part = body.subarray(start, end + 1);
       res.statusCode = asked ? 206 : 200;
       if (asked) res.setHeader('content-range', `bytes ${start}-${end}/${body.length}`);
@@ -141,6 +153,14 @@ function fakeHub(files: Record<string, FakeFile>, ID = DEFAULT_ID, { ranges = tr
       if (cut < (f.resets ?? 0)) {
         cuts.set(rel, cut + 1);
         const reset = () => res.socket?.resetAndDestroy();
+        if (f.cutAtEnd) {
+          // Chunked, so the client cannot tell the body is complete; held at once: the test resets it
+          // only once the client has every byte, so nothing sent can be lost to the reset.
+          res.removeHeader('content-length');
+          res.write(part);
+          held.push(reset);
+          return;
+        }
         res.write(part.subarray(0, part.length >> 1), () => (f.held ? held.push(reset) : reset()));
         return;
       }
@@ -381,6 +401,37 @@ describe('todeval models pull against a loopback hub', () => {
       expect(onnx.map((d) => [d.range === '' ? 'whole' : 'rest', d.status])).toEqual([['whole', 200], ['rest', 200], ['whole', 200], ['whole', 200]]);
       expect(readFileSync(path.join(repoCacheFolder(cacheDir, ID), 'blobs', onnxSha())).equals(files['onnx/model.onnx'].body)).toBe(true);
       expect(lastDone).toBe(Object.values(files).reduce((s, f) => s + f.body.length, 0));
+    } finally {
+      await hub.close();
+    }
+  });
+
+  it('a 206 to a resumed request that starts elsewhere than the byte asked for is refused like an ignored Range: the file starts over (was: appended, the pull failed as corrupt)', async () => {
+    const hub = fakeHub({ ...files, 'onnx/model.onnx': { ...files['onnx/model.onnx'], resets: 1, held: true } }, ID, { rangesFromZero: true });
+    const hubUrl = await hub.start();
+    const cacheDir = tmpCache();
+    try {
+      const res = await pullModel({ id: ID, dtype: 'fp32', hubUrl, cacheDir, retry: { attempts: 4, firstDelayMs: 10 }, onProgress: (_d, _t, file) => file === 'onnx/model.onnx' && hub.resetHeld() });
+      expect(res.files[0]).toMatchObject({ path: 'onnx/model.onnx', downloaded: true });
+      const onnx = hub.downloads.filter((d) => d.path === 'onnx/model.onnx');
+      expect(onnx.map((d) => [d.range === '' ? 'whole' : 'rest', d.status])).toEqual([['whole', 200], ['rest', 206], ['whole', 200]]);
+      expect(readFileSync(path.join(repoCacheFolder(cacheDir, ID), 'blobs', onnxSha())).equals(files['onnx/model.onnx'].body)).toBe(true);
+    } finally {
+      await hub.close();
+    }
+  });
+
+  it('a connection that fails after the last byte: the file goes to verification, with no request for the nothing past its end (was: that request met 416 and the whole file was deleted)', async () => {
+    const hub = fakeHub({ ...files, 'onnx/model.onnx': { ...files['onnx/model.onnx'], resets: 1, cutAtEnd: true } });
+    const hubUrl = await hub.start();
+    const cacheDir = tmpCache();
+    const size = files['onnx/model.onnx'].body.length;
+    try {
+      // The ONNX file comes first: its last byte is written when the pull's progress reaches its size.
+      const res = await pullModel({ id: ID, dtype: 'fp32', hubUrl, cacheDir, retry: { attempts: 4, firstDelayMs: 10 }, onProgress: (done, _t, file) => file === 'onnx/model.onnx' && done === size && hub.resetHeld() });
+      expect(res.files[0]).toMatchObject({ path: 'onnx/model.onnx', downloaded: true });
+      expect(hub.downloads.filter((d) => d.path === 'onnx/model.onnx')).toEqual([{ path: 'onnx/model.onnx', range: '', status: 200 }]);
+      expect(readFileSync(path.join(repoCacheFolder(cacheDir, ID), 'blobs', onnxSha())).equals(files['onnx/model.onnx'].body)).toBe(true);
     } finally {
       await hub.close();
     }

@@ -220,8 +220,9 @@ async function pullFile(hub: Hub, f: CachedFile, commit: string, progress: PullP
 /**
  * What the hub library's requests of one try met. Its blob streams pass a failed request on as a bare
  * message (the socket error's code is lost), and a ranged request is read whatever the status: this
- * fetch keeps the error and status, and refuses a 200 answer to a request for the rest of a file (a
- * server that ignores Range sends the whole file, which appended to the part already here is corrupt).
+ * fetch keeps the error and status, and refuses any answer to a request for the rest of a file but a 206
+ * from the byte asked for (a server that ignores Range sends the whole file, which appended to the part
+ * already here is corrupt).
  */
 class WatchedFetch {
   error: unknown;
@@ -243,10 +244,15 @@ class WatchedFetch {
     }
     if (isTransientStatus(res.status)) this.status = res.status;
     const range = new Headers(init?.headers).get('range');
-    if (this.from > 0 && range?.startsWith(`bytes=${this.from}-`) && res.status === 200) {
-      this.rangeIgnored = true;
-      await res.body?.cancel();
-      throw new Error(`the server ignored Range: ${range} (answered 200)`);
+    if (this.from > 0 && range?.startsWith(`bytes=${this.from}-`) && res.ok) {
+      // Only a 206 whose Content-Range starts at the byte asked for continues the file; a 206 for other
+      // bytes (a proxy that mangles ranges) appended here would be as corrupt as a whole file.
+      const answered = res.headers.get('content-range');
+      if (res.status !== 206 || !answered?.startsWith(`bytes ${this.from}-`)) {
+        this.rangeIgnored = true;
+        await res.body?.cancel();
+        throw new Error(`the server ignored Range: ${range} (answered ${res.status}${answered ? `, ${answered}` : ''})`);
+      }
     }
     return res;
   };
@@ -268,14 +274,16 @@ class WatchedFetch {
 /**
  * Downloads the file into `partial`; a transient failure mid-way (a reset or closed connection, a
  * gateway's 502/503/504) is tried again up to the policy's count, waiting longer each time. A retry asks
- * for the bytes not yet written (HTTP Range) and appends them; where the server answers with the whole
- * file instead, the file is restarted from its first byte at once, that refused request not counted as a
- * try, and later tries of it start from byte 0 without asking. Other failures, and the last try's, are thrown.
+ * for the bytes not yet written (HTTP Range) and appends them; where the server answers with other bytes
+ * (the whole file, mostly), the file is restarted from its first byte at once, that refused request not
+ * counted as a try, and later tries of it start from byte 0 without asking. A failure after the last byte
+ * goes to verification. Other failures, and the last try's, are thrown.
  */
 async function downloadWithRetries(partial: string, hub: Hub, f: CachedFile, commit: string, progress: PullProgress, retry: RetryPolicy): Promise<void> {
   let written = 0;
-  // Cleared once the server answered a request for the rest of the file with the whole file: later tries
-  // start over from the first byte without asking again (each ask cost a request and, counted, a try).
+  // Cleared once the server answered a request for the rest of the file with other bytes (the whole
+  // file, mostly): later tries start over from the first byte without asking again (each ask cost a
+  // request and, counted, a try).
   let resumable = true;
   for (let attempt = 1; ; ) {
     if (!resumable && written > 0) {
@@ -295,15 +303,19 @@ async function downloadWithRetries(partial: string, hub: Hub, f: CachedFile, com
         resumable = false;
         continue;
       }
-      if (attempt >= retry.attempts || !watch.transient(e)) {
-        const cause = watch.cause(e);
-        throw attempt > 1 ? new Error(`${netReason(cause)}, at try ${attempt} of ${retry.attempts}`) : cause;
-      }
       // What reached the disk: the write stream was closed before downloadTo rejected.
-      const onDisk = existsSync(partial) ? statSync(partial).size : 0;
+      const started = existsSync(partial);
+      const onDisk = started ? statSync(partial).size : 0;
       if (onDisk !== written) {
         progress.add(onDisk - written, f.rel);
         written = onDisk;
+      }
+      // Every byte came before the connection failed: the caller's verification decides. A request for
+      // the rest would ask for nothing past the end, which a server refuses (416), losing the whole file.
+      if (started && written === f.size) return;
+      if (attempt >= retry.attempts || !watch.transient(e)) {
+        const cause = watch.cause(e);
+        throw attempt > 1 ? new Error(`${netReason(cause)}, at try ${attempt} of ${retry.attempts}`) : cause;
       }
       await sleep(retry.firstDelayMs * 2 ** (attempt - 1));
       attempt++;
