@@ -50,6 +50,8 @@ interface FakeFile {
   together?: number;
   /** The cuts (see `resets`) fall after the whole body, sent without a length, and are always held. */
   cutAtEnd?: boolean;
+  /** The first `times` downloads of the file (probes left out) are answered with this status, no bytes. */
+  failWith?: { status: number; times: number };
 }
 
 interface HubOptions {
@@ -72,6 +74,7 @@ function fakeHub(files: Record<string, FakeFile>, ID = DEFAULT_ID, { ranges = tr
   const xetProbes: string[] = [];
   const held: (() => void)[] = [];
   const cuts = new Map<string, number>();
+  const fails = new Map<string, number>();
   // The downloads waiting at a file's gate (see FakeFile.together); `released` once the gate opened.
   const gated = new Map<string, { res: http.ServerResponse; rest: Buffer }[]>();
   const released: { res: http.ServerResponse; rest: Buffer }[] = [];
@@ -132,6 +135,14 @@ function fakeHub(files: Record<string, FakeFile>, ID = DEFAULT_ID, { ranges = tr
         res.statusCode = 206;
         res.setHeader('content-range', `bytes 0-0/${body.length}`);
         res.end(body.subarray(0, 1));
+        return;
+      }
+      const failed = fails.get(rel) ?? 0;
+      if (f.failWith && failed < f.failWith.times) {
+        fails.set(rel, failed + 1);
+        res.statusCode = f.failWith.status;
+        downloads.push({ path: rel, range, status: res.statusCode });
+        res.end(`status ${res.statusCode}`);
         return;
       }
       const asked = ranges ? /^bytes=(\d+)-(\d*)$/.exec(range) : null;
@@ -473,6 +484,36 @@ describe('todeval models pull against a loopback hub', () => {
       expect(readFileSync(blob).equals(files['onnx/model.onnx'].body)).toBe(true);
       expect(blobsOf(cacheDir).filter((f) => f.endsWith('.incomplete'))).toEqual([]);
       expect(resolveModel(undefined, 'fp32', { HF_HUB_CACHE: cacheDir }).signature.revision).toBe(COMMIT);
+    } finally {
+      await hub.close();
+    }
+  });
+
+  it("a gateway's 503 on the download is tried again, and the next try gets the file", async () => {
+    const hub = fakeHub({ ...files, 'onnx/model.onnx': { ...files['onnx/model.onnx'], failWith: { status: 503, times: 1 } } });
+    const hubUrl = await hub.start();
+    const cacheDir = tmpCache();
+    try {
+      const res = await pullModel({ id: ID, dtype: 'fp32', hubUrl, cacheDir, retry: { attempts: 4, firstDelayMs: 10 } });
+      expect(res.files[0]).toMatchObject({ path: 'onnx/model.onnx', downloaded: true });
+      expect(hub.downloads.filter((d) => d.path === 'onnx/model.onnx').map((d) => d.status)).toEqual([503, 200]);
+      expect(readFileSync(path.join(repoCacheFolder(cacheDir, ID), 'blobs', onnxSha())).equals(files['onnx/model.onnx'].body)).toBe(true);
+    } finally {
+      await hub.close();
+    }
+  });
+
+  it('a 403 on the download is not tried again: one request, one line without "at try", nothing left behind', async () => {
+    const hub = fakeHub({ ...files, 'onnx/model.onnx': { ...files['onnx/model.onnx'], failWith: { status: 403, times: Infinity } } });
+    const hubUrl = await hub.start();
+    const cacheDir = tmpCache();
+    try {
+      const err = await pullModel({ id: ID, dtype: 'fp32', hubUrl, cacheDir, retry: { attempts: 4, firstDelayMs: 10 } }).catch((e) => e);
+      expect(err).toBeInstanceOf(MissingResourceError);
+      expect((err as Error).message).toMatch(/^download of Xenova\/roberta-large-mnli\/onnx\/model\.onnx failed: [^\n]*\b403\b/);
+      expect((err as Error).message).not.toContain('at try');
+      expect(hub.downloads.filter((d) => d.path === 'onnx/model.onnx').map((d) => d.status)).toEqual([403]);
+      expect(blobsOf(cacheDir)).toEqual([]);
     } finally {
       await hub.close();
     }

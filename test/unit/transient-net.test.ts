@@ -12,7 +12,7 @@ describe('isTransientNetError: which failed requests models pull tries again', (
 
   it('not a server that is not there, a client error, or a bare message', () => {
     for (const code of ['ECONNREFUSED', 'ENOTFOUND', 'ENOSPC']) expect(isTransientNetError(withCause(code)), code).toBe(false);
-    for (const statusCode of [401, 404, 500]) expect(isTransientNetError(Object.assign(new Error('hub'), { statusCode }))).toBe(false);
+    for (const statusCode of [401, 403, 404, 416, 500]) expect(isTransientNetError(Object.assign(new Error('hub'), { statusCode }))).toBe(false);
     expect(isTransientNetError('fetch failed')).toBe(false);
     expect(isTransientNetError(undefined)).toBe(false);
   });
