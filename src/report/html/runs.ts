@@ -191,8 +191,33 @@ function safeParse(line: string): unknown {
   }
 }
 
-/** Signature fields a per-turn file shares with the run report it belongs to: its references' fields, the control and what names the system. */
-const SHARED_KEYS = ['model', 'revision', 'dtype', 'rules', 'dataset', 'data', 'validation', 'context', 'referenceSelection', 'contextControl', ...SYSTEM_KEYS['score-turns']];
+/**
+ * Signature fields a per-turn file shares with the run report it belongs to: its references' fields
+ * (the model's whole identity and the user's own schema included), the result's options and what
+ * names the system. Every one that decides the numbers: two runs of one system that differ only in
+ * one left out here (another --schema, --hallucination, a q8-row2 run on another CPU class) would
+ * otherwise each match the other's per-turn file, and the report would show one run's turns and
+ * statistics under the other.
+ */
+const SHARED_KEYS = [
+  'model',
+  'revision',
+  'dtype',
+  'family',
+  'pairEncoding',
+  'kernels',
+  'rules',
+  'dataset',
+  'data',
+  'schema',
+  'validation',
+  'context',
+  'referenceSelection',
+  'contextControl',
+  'hallucination',
+  'granularity',
+  ...SYSTEM_KEYS['score-turns'],
+];
 const sharedFields = (sig: Signature) => Object.fromEntries(SHARED_KEYS.map((k) => [k, sig[k]])) as Signature;
 
 /**
