@@ -41,10 +41,16 @@ describe.skipIf(!hasData('multiwoz', 'convlab_mwz21_test.json'))(
       expect(r!.counts.lexicalizedTurns).toBe(sng0580.length - 1 + gold('PMUL4648').length);
       expect(r!.ser.errors).toBe(0); // the gold texts contain their own values
       expect(r!.model.modelId).toMatch(/tiny-random-roberta/);
+      expect(r!.signed).not.toHaveProperty('validation');
+      expect(r!.signed).not.toHaveProperty('context');
 
+      // A library call may turn validation and the context pass off (the CLI cannot): both change
+      // the SGSAcc numbers, so both reach the signature (evaluateSgsaccSignature reads `signed`).
+      // SER does not depend on either.
       const dropped = { sng0580: sng0580.map((text) => ({ response: text.replace('Charlie Chan', 'It') })) };
-      const r2 = await evaluateSgsacc(dropped, { dataDir: DATA_DIR, nli: { model, device: 'cpu' } });
+      const r2 = await evaluateSgsacc(dropped, { dataDir: DATA_DIR, nli: { model, device: 'cpu' }, validation: false, context: false });
       expect(r2!.ser.errors).toBe(1);
+      expect(r2!.signed).toMatchObject({ validation: false, context: false });
     });
   },
 );

@@ -1,4 +1,4 @@
-import { delexicalizedTally, mwzSgsaccTurns, type SgsaccMergeResult } from '../metrics/mwz/sgsacc-merge.js';
+import { delexicalizedTally, mergeResultModel, mwzSgsaccTurns, type SgsaccMergeResult } from '../metrics/mwz/sgsacc-merge.js';
 import { InputError } from '../util/errors.js';
 import type { MwzPredictions } from '../metrics/mwz/input.js';
 import { loadSgsaccData, resolveSgsaccConfig, sentenceConfidence, sentenceShardTally, summarizeSentences, tallySentences, tallySgsacc, type SgsaccSettings } from '../metrics/sgsacc/index.js';
@@ -81,14 +81,14 @@ export async function evaluateSgsacc(dialogues: MwzPredictions, opts: EvaluateSg
       referenceSelection: config.referenceSelection,
       contextControl: config.contextControl,
       ...(opts.skipDelexicalized ? { skipDelexicalized: true } : {}),
-      model: {
-        modelId: model.modelId,
-        revision: String(model.revision),
-        dtype: String(model.dtype),
-        ...(model.family !== undefined ? { family: model.family } : {}),
-        ...(model.pairEncoding !== undefined ? { pairEncoding: model.pairEncoding } : {}),
+      model: mergeResultModel(model),
+      signed: {
+        rules: data.rulesHash,
+        schema: inputLabel(data.loaded.schemaFile, opts.dataDir),
+        // Signed only when off (a library call; the CLI has neither flag), so the default run keeps its signature.
+        ...(config.validation ? {} : { validation: false as const }),
+        ...(config.context ? {} : { context: false as const }),
       },
-      signed: { rules: data.rulesHash, schema: inputLabel(data.loaded.schemaFile, opts.dataDir) },
       ...(sentences
         ? { sentences: { ...summarizeSentences([sentences], config.validation), confidence: sentenceConfidence(run.scores, { validation: config.validation, ...opts.confidence }) } }
         : {}),

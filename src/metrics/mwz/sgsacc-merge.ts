@@ -1,5 +1,6 @@
 import type { Turn } from '../../adapters/types.js';
 import type { ReferenceSelection, SentenceShardTally, SentenceSummary, SgsaccData, SgsaccSummary, SgsaccTally } from '../sgsacc/index.js';
+import type { NliModelSignature } from '../../nli/types.js';
 import type { SentenceConfidence } from '../sgsacc/report.js';
 import { shardPositions, type ShardSpec } from '../../util/shard-split.js';
 import { dialogueKey } from './ground-truth.js';
@@ -27,8 +28,8 @@ export interface SgsaccMergeResult {
   sgsacc: Omit<SgsaccSummary, 'counts'>;
   counts: SgsaccSummary['counts'] & { lexicalizedTurns: number; delexicalizedTurns: number };
   ser: { ser: number; errors: number; utterancesWithValues: number; perService: Record<string, unknown> };
-  /** family and pairEncoding only where not RoBERTa's (NliModelSignature). */
-  model: { modelId: string; revision: string; dtype: string; family?: string; pairEncoding?: string };
+  /** family and pairEncoding only where not RoBERTa's, kernels only for q8-row2 on the CPU (NliModelSignature; mergeResultModel). */
+  model: { modelId: string; revision: string; dtype: string; family?: string; pairEncoding?: string; kernels?: string };
   referenceSelection: ReferenceSelection;
   /** Whether context-only rescues were withdrawn (their count is in `counts.contextOnly` either way). */
   contextControl: boolean;
@@ -44,9 +45,28 @@ export interface SgsaccMergeResult {
   items?: RunItems;
   /**
    * What decides these numbers beyond the model and options (in memory only: evaluate moves it into
-   * its signature): the rules' hash and the schema the references were written from, by content.
+   * its signature): the rules' hash and the schema the references were written from, by content;
+   * and validation and the context pass where a library call turned them off (the CLI has no flag
+   * for either): each changes the numbers, so a run without it never compares equal to one with it.
    */
-  signed?: { rules: string; schema: string };
+  signed?: { rules: string; schema: string; validation?: false; context?: false };
+}
+
+/**
+ * The model as an `evaluate --sgsacc` report records it and its signature signs it: every field of
+ * the runner's signature, so the signature names what `score`'s names (a q8-row2 run on the CPU its
+ * float-kernel class: its scores differ across classes). Other fields the runner's object may carry
+ * are left out of the report.
+ */
+export function mergeResultModel(s: NliModelSignature): SgsaccMergeResult['model'] {
+  return {
+    modelId: s.modelId,
+    revision: String(s.revision),
+    dtype: String(s.dtype),
+    ...(s.family !== undefined ? { family: s.family } : {}),
+    ...(s.pairEncoding !== undefined ? { pairEncoding: s.pairEncoding } : {}),
+    ...(s.kernels !== undefined ? { kernels: s.kernels } : {}),
+  };
 }
 
 /**

@@ -69,8 +69,11 @@ export function sgsaccResultSignature(references: Signature, metric: 'sgsacc' | 
 
 /** The SGSAcc section of an `evaluate --sgsacc` run, as its signature records it. */
 export interface EvaluateSgsaccSigned {
-  /** The rules' and the schema's digests: they decide the references SGSAcc and SER are scored against. */
-  signed?: { rules?: string; schema?: string };
+  /**
+   * The rules' and the schema's digests: they decide the references SGSAcc and SER are scored
+   * against; and `false` for validation or the context pass where a library call turned it off.
+   */
+  signed?: { rules?: string; schema?: string; validation?: boolean; context?: boolean };
   model: NliModelSignature;
   referenceSelection?: string;
   contextControl?: boolean;
@@ -85,6 +88,11 @@ export function evaluateSgsaccSignature(evaluate: Signature, s: EvaluateSgsaccSi
     rules: s.signed?.rules,
     schema: s.signed?.schema,
     ...modelSignatureFields(s.model),
+    // Absent when on (evaluate's defaults, the only setting its CLI has), so those runs keep their
+    // signatures; `false` as score signs it when a library call turned one off: without validation
+    // every turn counts, without the context pass no rescue, and such a run compares with no default one.
+    validation: s.signed?.validation === false ? false : undefined,
+    context: s.signed?.context === false ? false : undefined,
     referenceSelection: s.referenceSelection,
     contextControl: contextControlSignature(s.contextControl),
     // Absent unless asked for, as in score's signature: evaluate --sgsacc keeps its digests.
