@@ -132,7 +132,7 @@ export async function runRerankPipeline(o: RerankPipelineOptions): Promise<Reran
   const { items, invalid, positions } = resolveItems(o, data, read);
   const runner = await createNliRunner(o.nli);
   try {
-    const runSig = rerankSignature(config, { model: runner.modelSignature, rulesHash: data.rulesHash, dataset: o.dataset });
+    const runSig = rerankSignature(config, { model: runner.modelSignature, rulesHash: data.rulesHash, dataset: o.dataset, schema: data.loaded.schemaLabel });
     // A shard's report and per-item file carry the shard; todeval merge writes the run's without it.
     const signature = o.shard ? extendSignature(runSig, { shard: shardLabel(o.shard) }) : runSig;
     const results = await rerankItems(o, config, items, runner, signature);

@@ -7,6 +7,11 @@ export interface RerankGround {
   model: NliModelSignature;
   rulesHash: string;
   dataset: string;
+  /**
+   * The user's own schema (`--schema`; LoadedDataset.schemaLabel), absent for the data dir's: its
+   * slot descriptions are in every context premise, so another schema is another reranking.
+   */
+  schema?: string;
 }
 
 /**
@@ -21,6 +26,8 @@ export function rerankSignature(config: RerankConfig, ground: RerankGround): Sig
     ...modelSignatureFields(ground.model),
     rules: ground.rulesHash,
     dataset: ground.dataset,
+    // Absent for the data dir's schema, so rerankings signed before it was recorded keep their signatures.
+    schema: ground.schema,
     context: f.context,
     contextControl: f.contextControl,
     systems: f.systems,

@@ -70,7 +70,7 @@ export class FaithfulnessService {
     // A request is an edge: the service's settings with its own tie-break order.
     const config = requestRerankConfig(this.config.routes, systems);
     const results = await this.admitted(rerankPairBound(items, config), () => rerankWith(items, this.runner, config));
-    const signature = rerankSignature(config, { model: this.runner.modelSignature, rulesHash: this.config.data.rulesHash, dataset: this.config.dataset });
+    const signature = rerankSignature(config, { model: this.runner.modelSignature, rulesHash: this.config.data.rulesHash, dataset: this.config.dataset, schema: this.config.data.loaded.schemaLabel });
     return { signature, items: results };
   }
 
