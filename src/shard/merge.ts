@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { serPercent } from '../metrics/ser.js';
 import { COMPLETED_FIELDS, RecordStore, type StoreKind } from '../metrics/sgsacc/store.js';
-import { readRecordLines } from '../util/record-lines.js';
+import { readRecordLines, recordRelation } from '../util/record-lines.js';
 import { checkRunReport } from '../util/run-report-schema.js';
 import { fieldDifferences, normalizeSignature, type Signature } from '../util/signature.js';
 import { InputError } from '../util/errors.js';
@@ -148,6 +148,7 @@ export function mergeRecordFiles(shards: readonly LoadedShard[], which: keyof Sh
     const file = pathInReport(s.file, s.report.shard.files[which]!);
     if (path.resolve(file) === path.resolve(outFile)) throw new InputError(`the merged ${which} file would overwrite a shard's own`, { file });
     const read = readRecords(file, kind);
+    refuseOtherShardsFile(s, which, file, read.signature);
     refuseShortShard(s, which, file, read.records.length);
     return { file, ...read };
   });
@@ -157,8 +158,44 @@ export function mergeRecordFiles(shards: readonly LoadedShard[], which: keyof Sh
     if (differs) throw new InputError(`not the same run as ${parts[0].file}: ${differs}`, { file: p.file });
   }
   const store = RecordStore.open<{ id: string }>(outFile, kind, signature);
-  for (const p of parts) store.append(p.records.filter((r) => !store.done.has(r.id)));
+  // Every record is checked against what is kept for its id (outFile's own, an earlier shard's)
+  // before anything is appended, by the one reader's rule (readRecordLines): the same record is
+  // one record, a completed one replaces it, a conflicting one is refused, as keeping either
+  // (first wins) would silently change the scores. A refused merge appends nothing to outFile.
+  const kept = new Map<string, { rec: { id: string }; file: string }>();
+  for (const [id, rec] of store.done) kept.set(id, { rec, file: outFile });
+  const fresh = parts.map((p) => {
+    const add: { id: string }[] = [];
+    for (const rec of p.records) {
+      const earlier = kept.get(rec.id);
+      const relation = earlier ? recordRelation(earlier.rec, rec, COMPLETED_FIELDS[kind]) : 'completes';
+      if (relation === 'conflict') {
+        throw new InputError(
+          `id ${JSON.stringify(rec.id)} has a different record in ${earlier!.file}; the files are of other runs or were edited: rerun the shard, or remove one of the two records`,
+          { file: p.file },
+        );
+      }
+      if (relation === 'completes') {
+        add.push(rec);
+        kept.set(rec.id, { rec, file: p.file });
+      }
+    }
+    return add;
+  });
+  for (const add of fresh) store.append(add);
   return store.done.size;
+}
+
+/**
+ * A shard's record file must be that shard's: its header carries the shard it was written by
+ * (score and rerank add it), and a report naming another shard's file (copied under the wrong
+ * name) would merge one shard's records twice and the other's not at all, while the count check
+ * passes and the report claims every turn.
+ */
+function refuseOtherShardsFile(s: LoadedShard, which: keyof ShardBlock['files'], file: string, signature: Signature): void {
+  const label = shardLabel(s.report.shard);
+  if (signature.shard === undefined || signature.shard === label) return;
+  throw new InputError(`this ${which} file was written by shard ${String(signature.shard)}, but the report ${s.file} is shard ${label}'s; give each shard its own file`, { file });
 }
 
 /**

@@ -76,6 +76,24 @@ function parseRecord(raw: string): { rec?: Json & { id: string }; parsed: boolea
   return { rec: isRecord ? (v as Json & { id: string }) : undefined, parsed: true };
 }
 
+/**
+ * How a record met again for an id relates to the one kept, by readRecordLines' rule, for readers
+ * that join several files (todeval merge): the same record, one that completes it (replaces it),
+ * one it already completes (nothing to add), or a conflict that neither may silently win.
+ */
+export function recordRelation(kept: object, again: object, completedFields: readonly string[]): 'same' | 'completes' | 'completed' | 'conflict' {
+  const k = kept as Json;
+  const a = again as Json;
+  if (isDeepStrictEqual(k, a)) return 'same';
+  // Files joined come in any order (unlike one file's lines, where a completion is always later):
+  // a record replaces another only when it has every completed field the other has, so a shard's
+  // older record never takes the ground truth away from the one already kept.
+  const hasAllOf = (x: Json, y: Json) => completedFields.every((f) => y[f] === undefined || x[f] !== undefined);
+  if (completes(k, a, completedFields) && hasAllOf(a, k)) return 'completes';
+  if (completes(a, k, completedFields) && hasAllOf(k, a)) return 'completed';
+  return 'conflict';
+}
+
 /** `later` keeps all of `earlier` (deeply) but the completed fields: it adds to the record, never changes it. */
 function completes(earlier: Json, later: Json, completedFields: readonly string[]): boolean {
   if (completedFields.length === 0) return false;
