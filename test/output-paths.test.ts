@@ -3,6 +3,7 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { refuseOutputOverInput } from '../src/cli/output-guard.js';
+import { buildQ8 } from '../src/nli/q8-build.js';
 import { writeFileAtomic } from '../src/util/atomic-write.js';
 import { runCli, runProcess } from './helpers/cli.js';
 import { tempDir } from './helpers/temp.js';
@@ -112,4 +113,17 @@ describe('models quantize -o is checked before the build', () => {
     expect(lstatSync(link).isSymbolicLink()).toBe(true);
     expect(statSync(path.join(dir, 'real.onnx')).size).toBeGreaterThan(1000);
   }, 60_000);
+
+  it('the fp32 file by another path (its folder through a symbolic link) is refused before the build (was: the export replaced by the q8 file)', () => {
+    const dir = tempDir('outpath');
+    const model = path.join(dir, 'export');
+    mkdirSync(path.join(model, 'onnx'), { recursive: true });
+    // Not a model: the refusal comes before a byte of it is read.
+    writeFileSync(path.join(model, 'onnx', 'model.onnx'), 'fp32 export');
+    for (const f of ['tokenizer.json', 'config.json']) writeFileSync(path.join(model, f), '{}');
+    symlinkSync(model, path.join(dir, 'same'));
+    const out = path.join(dir, 'same', 'onnx', 'model.onnx');
+    expect(refusal(() => buildQ8(model, out))).toBe(`--output ${out} is the fp32 file itself; give another path`);
+    expect(readFileSync(path.join(model, 'onnx', 'model.onnx'), 'utf8')).toBe('fp32 export');
+  });
 });
