@@ -130,6 +130,15 @@ describe.concurrent('append-only JSONL files survive a run killed mid-write', ()
     expect(readFileSync(file, 'utf8')).toBe(pretty);
   });
 
+  it("leaves alone someone's one-line JSON without a final newline (was: a newline appended to it before the refusal)", () => {
+    const file = path.join(tmp(), 'settings.json');
+    const minified = JSON.stringify({ name: 'my settings', threads: 4 });
+    writeFileSync(file, minified);
+    const isStoreHeader = (h: Record<string, unknown>) => typeof h.kind === 'string' && typeof h.digest === 'string';
+    expect(repairJsonlTail(file, minified, isStoreHeader)).toBe(minified);
+    expect(readFileSync(file, 'utf8')).toBe(minified);
+  });
+
   it('the NLI cache is written as it grows, not only at the end (was: a killed run kept none of its pairs)', () => {
     const file = path.join(tmp(), 'cache.jsonl');
     const cache = new PairCache('k', file);

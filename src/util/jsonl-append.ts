@@ -17,7 +17,13 @@ export function repairJsonlTail(file: string, text: string, isOurs: (firstRecord
   if (firstNewline >= 0) {
     const first = jsonObject(text.slice(0, firstNewline));
     if (!first || !isOurs(first)) return text;
-  } else if (!text.trimStart().startsWith('{')) return text;
+  } else {
+    if (!text.trimStart().startsWith('{')) return text;
+    // One line: our first write, torn (cut below) or whole but for its newline, or a user's
+    // one-line JSON without a final newline (minified settings), which is not ours to touch.
+    const only = jsonObject(text);
+    if (only && !isOurs(only)) return text;
+  }
   const keep = text.slice(0, text.lastIndexOf('\n') + 1);
   try {
     JSON.parse(text.slice(keep.length));
