@@ -60,6 +60,24 @@ describe('atomic report writes', () => {
   });
 });
 
+describe('atomic writes of a process that exits before committing', () => {
+  it('process.exit mid-write (the CLI on Ctrl-C during refs -o) leaves no temporary file (was: a hidden .NAME.PID.tmp as large as what was written)', async () => {
+    const dir = tmp();
+    const script = path.join(dir, 'exit-mid-write.mjs');
+    // Plain JavaScript against the build (dist/, made by the tests' globalSetup): nothing compiled at its start.
+    writeFileSync(
+      script,
+      `import { AtomicFile } from ${JSON.stringify(path.join(REPO_ROOT, 'dist', 'src', 'util', 'atomic-write.js'))};\n` +
+        `const out = new AtomicFile(${JSON.stringify(path.join(dir, 'refs.jsonl'))});\n` +
+        `out.write('{"id":"d/1"}\\n');\n` +
+        'process.exit(130);\n',
+    );
+    const code = await new Promise<number | null>((resolve) => spawn(process.execPath, [script], { cwd: REPO_ROOT, stdio: 'ignore' }).once('exit', (c) => resolve(c)));
+    expect(code).toBe(130);
+    expect(readdirSync(dir)).toEqual(['exit-mid-write.mjs']);
+  }, 30_000);
+});
+
 describe('output paths are checked before any work, naming the flag', () => {
   const dir = tmp();
   const input = path.join(dir, 'in.json');

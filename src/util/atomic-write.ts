@@ -32,6 +32,24 @@ export function atomicTempPath(file: string): string {
   return path.join(path.dirname(target), name);
 }
 
+/** Atomic writes begun and neither committed nor aborted: their temporary files. */
+const pending = new Set<AtomicFile>();
+let exitHooked = false;
+
+/**
+ * A write still open when the process exits (Ctrl-C during `refs -o`, whose file is written as the
+ * turns expand: the CLI's signal handler ends the process with process.exit) drops its temporary
+ * file, which else stays beside the target, hidden, as large as what was written so far.
+ */
+function removeIfExitFirst(file: AtomicFile): void {
+  pending.add(file);
+  if (exitHooked) return;
+  exitHooked = true;
+  process.once('exit', () => {
+    for (const f of [...pending]) f.abort();
+  });
+}
+
 /**
  * A whole-file output written so that the file is either its old self or complete, never a torn
  * report: the text goes to a temporary file in the same folder (so the rename stays on one file
@@ -58,6 +76,7 @@ export class AtomicFile {
     this.guard(() => {
       this.fd = io.openSync(this.tmp, 'wx');
     });
+    removeIfExitFirst(this);
   }
 
   write(text: string | Uint8Array): void {
@@ -76,10 +95,12 @@ export class AtomicFile {
       this.fd = undefined;
       this.io.renameSync(this.tmp, this.target);
     });
+    pending.delete(this);
   }
 
   /** Drop the temporary file; the target is left as it was. */
   abort(): void {
+    pending.delete(this);
     if (this.fd !== undefined) {
       try {
         this.io.closeSync(this.fd);
