@@ -1,4 +1,5 @@
 import { readFileSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fuzzRequests, runFuzz } from '../scripts/lib/serve-fuzz.js';
@@ -360,6 +361,43 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))('todeval serve (l
       // Failed before stop(): kill it now, not at the file's end (it holds a core meanwhile).
       if (busy.child.exitCode === null && busy.child.signalCode === null) busy.child.kill('SIGKILL');
       await Promise.allSettled(answers);
+    }
+  }, 180_000);
+
+  it('SIGTERM while a client is still sending its body: that connection is cut after --timeout-ms, exit 0 (was: waited for it forever)', async () => {
+    const s = await spawnServe(['--model', model, '--device', 'cpu', ...data(), '--timeout-ms', '1000', '--log-level', 'warn']);
+    const { hostname, port } = new URL(s.url);
+    const socket = connect({ host: hostname, port: Number(port) });
+    socket.on('error', () => undefined); // the server resets it: expected
+    const cut = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        socket.once('connect', () => resolve());
+        socket.once('error', reject);
+      });
+      // The headers and the start of a 100-byte body; the rest never comes.
+      socket.write(`POST /v1/nli HTTP/1.1\r\nHost: ${hostname}:${port}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"pairs": [`);
+      // Stop it once the server has that request: in flight beside the scrape that reads the gauge.
+      let inFlight = 0;
+      for (const deadline = Date.now() + 30_000; inFlight < 2 && Date.now() < deadline; ) {
+        const text = await fetch(`${s.url}/metrics`).then((r) => r.text());
+        inFlight = Number(/^todeval_http_requests_in_flight (\d+)$/m.exec(text)?.[1] ?? 0);
+        if (inFlight < 2) await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(inFlight).toBeGreaterThanOrEqual(2);
+      // A deadline far past --timeout-ms and its margin (2 s), not a speed target: before, close()
+      // waited on the half-sent request for as long as the client kept its socket open.
+      const hung = new Promise<string>((resolve) => {
+        timer = setTimeout(() => resolve('still running 60 s after SIGTERM'), 60_000);
+      });
+      expect(await Promise.race([s.stop(), hung])).toBe(0);
+      await cut;
+      expect(s.stderr()).toContain('stopped, NLI cache flushed');
+    } finally {
+      clearTimeout(timer);
+      socket.destroy();
+      if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill('SIGKILL');
     }
   }, 180_000);
 });

@@ -35,7 +35,8 @@ export interface RunningServer {
   url: string;
   /**
    * Stop accepting, answer what is in flight, then close the runner, which waits for its last batch
-   * and flushes the persistent pair cache.
+   * and flushes the persistent pair cache. Connections still open --timeout-ms + 1 s after the call
+   * (a client still sending its request) are cut.
    */
   close(): Promise<void>;
 }
@@ -95,8 +96,26 @@ export async function startServer(cfg: ServerConfig): Promise<RunningServer> {
     url: `http://${host}:${port}`,
     close: () =>
       (closing ??= (async () => {
-        await app.close();
+        // app.close() waits for every open connection, and one still sending its request (headers
+        // or body) is never timed out once closing (Node stops checking its timeouts then): a client
+        // that sent half a body held SIGTERM forever. Requests already received are answered within
+        // --timeout-ms of their admission; past that (and a margin for parsing), the connections
+        // left are cut, so close() always returns.
+        const deadline = setTimeout(() => app.server.closeAllConnections(), closeDeadlineMs(cfg.limits.timeoutMs));
+        try {
+          await app.close();
+        } finally {
+          clearTimeout(deadline);
+        }
         await cfg.runner.close();
       })()),
   };
+}
+
+/** Margin past --timeout-ms for a request received just before closing to be parsed and admitted. */
+const CLOSE_MARGIN_MS = 1000;
+
+/** When close() cuts the connections left: --timeout-ms and the margin, within the longest timer Node keeps (a longer one fires at once). */
+function closeDeadlineMs(timeoutMs: number): number {
+  return Math.min(timeoutMs + CLOSE_MARGIN_MS, 2 ** 31 - 1);
 }
