@@ -22,6 +22,8 @@ export class ReopeningRunner implements NliRunner {
   private currentDone = 0;
   private generation = 0;
   private reopening: Promise<NliRunner> | undefined;
+  /** The lost runner last retired: still `current` while no replacement could be opened. */
+  private retiredRunner: NliRunner | undefined;
 
   private constructor(
     private current: NliRunner,
@@ -54,11 +56,16 @@ export class ReopeningRunner implements NliRunner {
   private async replace(): Promise<NliRunner> {
     const lost = this.current;
     this.notice(`NLI runner lost (${lost.lost?.message}); opening a new one`);
-    // Its calls have all failed; closing it flushes its cache, so the new runner starts from it.
-    await lost.close().catch(() => undefined);
-    this.retired = added(this.retired, lost.stats());
-    this.retiredDone += this.currentDone;
-    this.currentDone = 0;
+    // A failed open leaves the lost runner current and the next request tries again: it is retired
+    // (its counters moved into `retired`) once only, or each try added them again to the metrics.
+    if (this.retiredRunner !== lost) {
+      // Its calls have all failed; closing it flushes its cache, so the new runner starts from it.
+      await lost.close().catch(() => undefined);
+      this.retired = added(this.retired, lost.stats());
+      this.retiredDone += this.currentDone;
+      this.currentDone = 0;
+      this.retiredRunner = lost;
+    }
     const generation = ++this.generation;
     this.current = await this.openRunner((done, issued) => this.progress(generation, done, issued));
     return this.current;
@@ -95,6 +102,8 @@ export class ReopeningRunner implements NliRunner {
   }
 
   stats(): NliRunnerStats {
+    // A lost runner left current by a failed open is already counted in `retired`.
+    if (this.current === this.retiredRunner) return { ...this.retired };
     return added(this.retired, this.current.stats());
   }
 
