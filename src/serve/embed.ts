@@ -5,7 +5,7 @@ import { RecordStore, type SgsaccData, type TurnReferences } from '../metrics/sg
 import { createNliRunner, type NliRunner, type NliRunnerOptions } from '../nli/runner.js';
 import { resolveServeConfig, type ServeSettings } from './config.js';
 import { ReopeningRunner } from './reopening-runner.js';
-import { DEFAULT_LIMITS, type ServeLimits } from './limits.js';
+import { resolveLimits, type ServeLimits } from './limits.js';
 import { ServeMetrics } from './metrics.js';
 import { checkBinding, startServer, type RunningServer } from './server.js';
 
@@ -57,7 +57,8 @@ export async function serveFaithfulness(o: ServeOptions): Promise<ServingFaithfu
   checkBinding(host, o.token);
   // The library edge of serve (the CLI's flags come through here too): its configuration, once.
   const routes = resolveServeConfig(o);
-  const limits: ServeLimits = { ...DEFAULT_LIMITS, ...o.limits };
+  // Checked as the flags are, before the model loads.
+  const limits: ServeLimits = resolveLimits(o.limits);
   let runner: NliRunner | undefined;
   let server: RunningServer | undefined;
   const metrics: ServeMetrics = new ServeMetrics({

@@ -1,4 +1,5 @@
 import { constants } from 'node:buffer';
+import { InputError } from '../util/errors.js';
 
 /** What protects the process from any one client; every value is a `todeval serve` flag. */
 export interface ServeLimits {
@@ -70,3 +71,21 @@ export const LIMIT_FLAGS: readonly { key: keyof ServeLimits; flag: string; help:
   { key: 'degradedAfter', flag: '--degraded-after', help: 'model failures in a row after which /readyz answers 503 and /healthz says degraded' },
 ];
 
+/**
+ * The limits of a library call (serveFaithfulness's `limits`) over DEFAULT_LIMITS, refused where the
+ * flags' parsers refuse them: passed through unchecked, a `timeoutMs` past Node's longest timer
+ * answered every request 503 at once and a NaN `maxPendingPairs` bounded nothing. A limit left out
+ * or undefined keeps its default (spread as given, an undefined one replaced it).
+ */
+export function resolveLimits(given: Partial<ServeLimits> = {}): ServeLimits {
+  const limits: ServeLimits = { ...DEFAULT_LIMITS };
+  for (const l of LIMIT_FLAGS) {
+    const v = given[l.key];
+    if (v === undefined) continue;
+    const name = `limits.${l.key} (${l.flag})`;
+    if (!Number.isSafeInteger(v) || v < 1) throw new InputError(`${name} must be a positive integer, not ${v}`);
+    if (l.max && v > l.max.value) throw new InputError(`${name} must be at most ${l.max.value} (${l.max.why})`);
+    limits[l.key] = v;
+  }
+  return limits;
+}

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import type { SgsaccData } from '../../src/metrics/sgsacc/index.js';
 import { runEvaluatePipeline } from '../../src/pipeline/evaluate.js';
 import { runScorePipeline } from '../../src/pipeline/score.js';
+import { serveFaithfulness } from '../../src/serve/embed.js';
+import type { ServeLimits } from '../../src/serve/limits.js';
 import { InputError } from '../../src/util/errors.js';
 
 // The pipelines hold the checks the commands made: a library call is refused where the CLI is, with
@@ -18,6 +21,21 @@ describe('a library call is refused where the CLI is', () => {
     for (const [extra, flag] of [[{ confidence: {} }, '--confidence'], [{ itemsFile: 'items.json' }, '--items']] as const) {
       const call = runEvaluatePipeline({ input: 'no-such-input.json', sgsacc: { nli: { model: 'none' }, shard }, ...extra });
       await expect(call).rejects.toThrow(`${flag} needs the whole run in one process: drop --shard`);
+    }
+  });
+
+  it('serveFaithfulness: a limit the flag refuses (was: a timeoutMs past the longest timer answered every request 503, a NaN maxPendingPairs bounded nothing)', async () => {
+    const cases: [Partial<ServeLimits>, string][] = [
+      [{ timeoutMs: 2 ** 31 }, 'limits.timeoutMs (--timeout-ms) must be at most 2147483647'],
+      [{ maxPendingPairs: Number.NaN }, 'limits.maxPendingPairs (--max-pending-pairs) must be a positive integer, not NaN'],
+      [{ maxItems: 0 }, 'limits.maxItems (--max-items) must be a positive integer, not 0'],
+      [{ maxBodyBytes: 1.5 }, 'limits.maxBodyBytes (--max-body-bytes) must be a positive integer, not 1.5'],
+    ];
+    for (const [limits, line] of cases) {
+      // Refused before the model loads (there is none at this path) or the data is read (there is none).
+      const call = serveFaithfulness({ nli: { model: '/nonexistent' }, data: {} as SgsaccData, dataset: 'sgd', port: 0, limits });
+      await expect(call).rejects.toThrow(InputError);
+      await expect(call).rejects.toThrow(line);
     }
   });
 });
