@@ -13,7 +13,7 @@ import type { FaithfulnessService, RawScoreItem } from './service.js';
 export interface AppOptions {
   service: FaithfulnessService;
   metrics: ServeMetrics;
-  /** Required as `Authorization: Bearer <token>` on every route but /healthz when set. */
+  /** Required as `Authorization: Bearer <token>` on every route but the probes /healthz and /readyz when set. */
   token?: string;
   /** pino level: fatal, error, warn, info, debug, trace or silent. */
   logLevel: string;
