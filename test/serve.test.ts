@@ -400,4 +400,22 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))('todeval serve (l
       if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill('SIGKILL');
     }
   }, 180_000);
+
+  it('/v1/score: a dataset item with a context of its own neither reads nor extends --references (was: references selected under that context stored as the turn\'s)', async () => {
+    const refs = f('refs-own-context.jsonl');
+    const s = await spawnServe(['--model', model, '--device', 'cpu', ...data(), '--references', refs, '--log-level', 'warn']);
+    try {
+      const turn = turnIds[0];
+      const before = readFileSync(refs, 'utf8');
+      const own = await post(`${s.url}/v1/score`, { items: [{ id: 'x', dataset_id: turn, utterance: 'Sure.', context: 'I need a table for two in Paris tonight.' }] });
+      expect(own.status).toBe(200);
+      expect(readFileSync(refs, 'utf8')).toBe(before);
+      // The same turn under its own context: its references are stored, as `score --references` stores them.
+      const plain = await post(`${s.url}/v1/score`, { items: [{ id: 'x', dataset_id: turn, utterance: 'Sure.' }] });
+      expect(plain.status).toBe(200);
+      expect(readJsonl(refs).slice(1).map((r) => r.id)).toEqual([turn]);
+    } finally {
+      expect(await s.stop()).toBe(0);
+    }
+  }, 180_000);
 });

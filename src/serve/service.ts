@@ -93,8 +93,14 @@ export class FaithfulnessService {
     // Scored under positional ids: two items may judge different utterances for one dataset turn.
     const turns = resolved.map((r, i) => ({ ...r.sgs, id: `#${i}` }));
     const utterances = new Map(resolved.map((r, i) => [`#${i}`, r.raw.utterance]));
+    // The store holds a dataset turn's references as `score` selects them, under the turn's own
+    // previous user turn (the context pass reads it). An item that gives another context has them
+    // selected under that one: it neither reads the store nor extends it (was: stored as the turn's,
+    // and every later request and `score --references` run took them).
+    const ownContext = (r: { sgs: { id: string; previousUserUtterance: string } }) => r.sgs.previousUserUtterance === this.resolver.turnsById?.get(r.sgs.id)?.previousUserUtterance;
+    const storedAs = resolved.map((r) => (r.raw.actions === undefined && ownContext(r) ? r.sgs.id : undefined));
     const run = {
-      references: referencesUnder(this.config.references, turns.map((t) => t.id), resolved.map((r) => (r.raw.actions ? undefined : r.sgs.id))),
+      references: referencesUnder(this.config.references, turns.map((t) => t.id), storedAs),
       chunkTurns: turns.length,
     };
     const items = await this.admitted(runPairBound(turns, utterances, { ...config, ...run }), async () => {
