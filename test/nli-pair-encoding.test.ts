@@ -118,6 +118,16 @@ describe('pair encoding from the tokenizer post-processor, per family', () => {
     expect(new PairTokenizer(bertTokenizerJson(), {}, FAMILY_CONFIGS.bert).maxLength).toBe(512);
     expect(new PairTokenizer(bertTokenizerJson(), {}, { ...FAMILY_CONFIGS.bert, max_position_embeddings: 300 }).maxLength).toBe(300);
   });
+
+  it('signs a truncation only where it is shorter than the model\'s own limit (nli.maxLength), so the default signs nothing', () => {
+    const shortened = new PairTokenizer(bertTokenizerJson(), {}, FAMILY_CONFIGS.bert, { maxLength: 128 });
+    expect([shortened.maxLength, shortened.naturalMaxLength, shortened.signedMaxLength]).toEqual([128, 512, 128]);
+    // The model's own limit, asked for or not, or a longer one (cut to it): nothing signed.
+    for (const maxLength of [undefined, 512, 4096]) expect(new PairTokenizer(bertTokenizerJson(), {}, FAMILY_CONFIGS.bert, { maxLength }).signedMaxLength).toBeUndefined();
+    // A tokenizer whose own model_max_length is shorter than the positions: that is its natural limit.
+    const ownLimit = new PairTokenizer(bertTokenizerJson(), { model_max_length: 128 }, FAMILY_CONFIGS.bert);
+    expect([ownLimit.maxLength, ownLimit.signedMaxLength]).toEqual([128, undefined]);
+  });
 });
 
 describe('labels from id2label', () => {

@@ -67,6 +67,12 @@ function parsedTokenizerFile(file: string): object {
  */
 export class PairTokenizer {
   readonly maxLength: number;
+  /**
+   * The model's own limit (positions, the tokenizer's model_max_length, at most 512): maxLength
+   * unless a shorter one was asked for, which changes the scores of long pairs and so joins the
+   * model's signature (runner/lifecycle.ts).
+   */
+  readonly naturalMaxLength: number;
   readonly padId: number;
   /** The special tokens and segment ids of a pair, from the tokenizer's post-processor. */
   readonly pairEncoding: PairEncoding;
@@ -93,6 +99,7 @@ export class PairTokenizer {
     const fromModel = positionsLimit(this.family, modelConfig) ?? Number.POSITIVE_INFINITY;
     const fromTokenizer = cfg.model_max_length && cfg.model_max_length < 1e9 ? cfg.model_max_length : Number.POSITIVE_INFINITY;
     const natural = Math.min(fromModel, fromTokenizer, 512);
+    this.naturalMaxLength = natural;
     this.maxLength = Math.min(opts.maxLength ?? natural, natural);
     if (this.maxLength < this.pairEncoding.specials + 1) throw new Error(`maxLength ${this.maxLength} leaves no room for a pair`);
     this.padId = padIdOf(tokenizerJson, modelConfig, (t) => this.encoder.tokenId(t));
@@ -101,6 +108,14 @@ export class PairTokenizer {
     // only where ByteLevelBpe.fromTokenizerJson found those keys and decoder; pairEncodingOf above
     // has refused a post-processor todeval does not know, in its own words.
     if (!this.encoder.ownBpe) void this.encoder.library;
+  }
+
+  /**
+   * The token limit the model's signature carries (NliModelSignature.maxLength): maxLength where it
+   * is shorter than the model's own, else undefined, so a default run signs nothing new.
+   */
+  get signedMaxLength(): number | undefined {
+    return this.maxLength < this.naturalMaxLength ? this.maxLength : undefined;
   }
 
   static fromFiles(tokenizerPath: string, tokenizerConfigPath: string | undefined, modelConfig: Record<string, unknown> = {}, opts: PairTokenizerOptions = {}): PairTokenizer {

@@ -26,13 +26,21 @@ export interface NliModelSignature {
    * CPU only: its scores are bit-identical within a class and differ across classes.
    */
   kernels?: string;
+  /**
+   * The token limit per pair, only where shorter than the model's own (PairTokenizer.naturalMaxLength;
+   * the library's nli.maxLength): truncation changes the scores of long pairs, so references and
+   * results scored with it never compare equal to others. Absent at the model's own limit, so
+   * default runs keep their signatures.
+   */
+  maxLength?: number;
 }
 
 /**
  * A model's signature keys: id, revision and dtype, then its family and pair encoding where they
- * are not RoBERTa's, so runs with different pair encodings never compare equal.
+ * are not RoBERTa's, so runs with different pair encodings never compare equal; the kernel class
+ * and a shortened token limit where the runner set them.
  */
-export function modelSignatureFields(s: NliModelSignature): { model: string; revision: string; dtype: string; family?: string; pairEncoding?: string; kernels?: string } {
+export function modelSignatureFields(s: NliModelSignature): { model: string; revision: string; dtype: string; family?: string; pairEncoding?: string; kernels?: string; maxLength?: number } {
   return {
     model: s.modelId,
     revision: s.revision,
@@ -40,6 +48,7 @@ export function modelSignatureFields(s: NliModelSignature): { model: string; rev
     ...(s.family !== undefined ? { family: s.family } : {}),
     ...(s.pairEncoding !== undefined ? { pairEncoding: s.pairEncoding } : {}),
     ...(s.kernels !== undefined ? { kernels: s.kernels } : {}),
+    ...(s.maxLength !== undefined ? { maxLength: s.maxLength } : {}),
   };
 }
 

@@ -30,7 +30,7 @@ export interface EvaluateShardReport extends EvaluateReport {
  * Signature keys --sgsacc adds only when it scored something (every key evaluateSgsaccSignature may
  * add): a shard without lexicalized turns lacks them, and the shards that scored must agree on them.
  */
-export const SGSACC_KEYS = ['model', 'revision', 'dtype', 'family', 'pairEncoding', 'kernels', 'rules', 'schema', 'validation', 'context', 'referenceSelection', 'contextControl', 'granularity', 'delexicalized'];
+export const SGSACC_KEYS = ['model', 'revision', 'dtype', 'family', 'pairEncoding', 'kernels', 'maxLength', 'rules', 'schema', 'validation', 'context', 'referenceSelection', 'contextControl', 'granularity', 'delexicalized'];
 
 /**
  * The report one `evaluate --sgsacc` over the whole input gives: the mwzeval sections from shard 1

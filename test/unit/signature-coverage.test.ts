@@ -7,12 +7,12 @@ import { mergeResultModel } from '../../src/metrics/mwz/sgsacc-merge.js';
 import { mwzSignature } from '../../src/metrics/mwz/signature.js';
 import { resolveSgsaccConfig, type SgsaccSettings } from '../../src/metrics/sgsacc/config.js';
 import { evaluateSgsaccSignature, referencesSignature, sgsaccResultSignature } from '../../src/metrics/sgsacc/signature.js';
-import type { NliModelSignature } from '../../src/nli/types.js';
+import { modelSignatureFields, type NliModelSignature } from '../../src/nli/types.js';
 import { matchTurnsToRuns, type ReportRun, type TurnsFile } from '../../src/report/html/runs.js';
 import { resolveRerankConfig } from '../../src/rerank/config.js';
 import { rerankSignature } from '../../src/rerank/signature.js';
 import { SGSACC_KEYS } from '../../src/shard/evaluate-merge.js';
-import { extendSignature, formatSignature, systemsNotComparable, type Signature, type SignedRunKind } from '../../src/util/signature.js';
+import { extendSignature, formatSignature, signatureDifferences, systemsNotComparable, type Signature, type SignedRunKind } from '../../src/util/signature.js';
 
 const MODEL: NliModelSignature = { modelId: 'local:fake', revision: 'r1', dtype: 'fp32' };
 const Q8: NliModelSignature = { modelId: 'local:q8', revision: 'r1', dtype: 'q8-row2' };
@@ -63,6 +63,7 @@ describe('the report gives each run its own per-turn file', () => {
     ['--hallucination', scoreRun({}), scoreRun({ hallucination: true })],
     ['--granularity sentence', scoreRun({ hallucination: true }), scoreRun({ granularity: 'sentence' })],
     ['q8-row2 on CPUs of another float-kernel class', scoreRun({}, { model: { ...Q8, kernels: 'fma' } }), scoreRun({}, { model: { ...Q8, kernels: 'no-fma' } })],
+    ['a truncation shorter than the model\'s own (nli.maxLength)', scoreRun({}), scoreRun({}, { model: { ...MODEL, maxLength: 128 } })],
   ];
   for (const [what, a, b] of cases) {
     it(`runs that differ only in ${what} each get their own file`, () => {
@@ -115,7 +116,7 @@ describe('evaluate --sgsacc signs what decides its SGSAcc numbers', () => {
   it('merge knows every key the section may add: a shard without lexicalized turns lacks them all, the shards that scored must agree on them', () => {
     const full = evaluateSgsaccSignature(mwz, {
       signed: { ...signed, validation: false, context: false },
-      model: mergeResultModel({ ...Q8, family: 'deberta-v2', pairEncoding: '[CLS]:0 $A:0 [SEP]:0 $B:1 [SEP]:1', kernels: 'fma' }),
+      model: mergeResultModel({ ...Q8, family: 'deberta-v2', pairEncoding: '[CLS]:0 $A:0 [SEP]:0 $B:1 [SEP]:1', kernels: 'fma', maxLength: 128 }),
       referenceSelection: 'paper',
       contextControl: true,
       sentences: {},
@@ -138,5 +139,37 @@ describe('rerank signs the schema its context premises were written from', () =>
     const b = rerankSignature(config, { ...ground, schema: 'my/b.json@222222222222' });
     expect(whyNot('rerank', a, b)).toBe('schema: my/a.json@111111111111 vs my/b.json@222222222222');
     expect(formatSignature(rerankSignature(config, ground))).not.toContain('schema');
+  });
+});
+
+describe('a truncation shorter than the model\'s own is signed (nli.maxLength)', () => {
+  const SHORT: NliModelSignature = { ...MODEL, maxLength: 128 };
+  const config = resolveSgsaccConfig({}, 'score');
+  const refs = (model: NliModelSignature) => referencesSignature({ model, rulesHash: 'r1', dataset: 'sgd', source: 'sgd:test@0123456789ab', ...config.referencesFields });
+  const who = { system: 'sys', predictions: 'preds.jsonl@aaaaaaaaaaaa' };
+
+  it('stored references, per-turn files and reports that differ only in it are not comparable', () => {
+    // Was: the same signatures, so references and per-turn files were reused across truncation
+    // lengths and compare accepted the two runs.
+    expect(signatureDifferences(refs(MODEL), refs(SHORT))).toEqual(['maxLength: not set vs 128']);
+    const turns = (m: NliModelSignature) => sgsaccResultSignature(refs(m), 'sgsacc-turns', config, who);
+    const report = (m: NliModelSignature) => sgsaccResultSignature(refs(m), 'sgsacc', config, { limit: null, ...who });
+    expect(whyNot('score-turns', turns(MODEL), turns(SHORT))).toBe('maxLength: not set vs 128');
+    expect(whyNot('score', report(MODEL), report(SHORT))).toBe('maxLength: not set vs 128');
+    const rerank = (m: NliModelSignature) => rerankSignature(resolveRerankConfig({}), { model: m, rulesHash: 'r1', dataset: 'sgd' });
+    expect(whyNot('rerank', rerank(MODEL), rerank(SHORT))).toBe('maxLength: not set vs 128');
+  });
+
+  it('evaluate --sgsacc keeps it in its model and signs it as score does', () => {
+    expect(mergeResultModel(SHORT)).toEqual(SHORT);
+    const mwz = mwzSignature({ data: 'multiwoz@0123456789ab', bleu: 'nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.4.0', success: true, dialogues: 10, skipped: 0 });
+    const evaluate = (m: NliModelSignature) => evaluateSgsaccSignature(mwz, { signed: { rules: 'r1', schema: 'multiwoz/schema.json@feedbeef0123' }, model: mergeResultModel(m), referenceSelection: 'entailed' });
+    expect(whyNot('evaluate', evaluate(MODEL), evaluate(SHORT))).toBe('maxLength: not set vs 128');
+  });
+
+  it('the model\'s own limit signs nothing: default runs keep their signatures', () => {
+    expect(modelSignatureFields(MODEL)).toEqual({ model: 'local:fake', revision: 'r1', dtype: 'fp32' });
+    expect(Object.keys(refs(MODEL))).not.toContain('maxLength');
+    expect(formatSignature(refs(MODEL))).not.toContain('maxLength');
   });
 });

@@ -28,8 +28,8 @@ export interface SgsaccMergeResult {
   sgsacc: Omit<SgsaccSummary, 'counts'>;
   counts: SgsaccSummary['counts'] & { lexicalizedTurns: number; delexicalizedTurns: number };
   ser: { ser: number; errors: number; utterancesWithValues: number; perService: Record<string, unknown> };
-  /** family and pairEncoding only where not RoBERTa's, kernels only for q8-row2 on the CPU (NliModelSignature; mergeResultModel). */
-  model: { modelId: string; revision: string; dtype: string; family?: string; pairEncoding?: string; kernels?: string };
+  /** family and pairEncoding only where not RoBERTa's, kernels only for q8-row2 on the CPU, maxLength only where shortened (NliModelSignature; mergeResultModel). */
+  model: { modelId: string; revision: string; dtype: string; family?: string; pairEncoding?: string; kernels?: string; maxLength?: number };
   referenceSelection: ReferenceSelection;
   /** Whether context-only rescues were withdrawn (their count is in `counts.contextOnly` either way). */
   contextControl: boolean;
@@ -55,8 +55,8 @@ export interface SgsaccMergeResult {
 /**
  * The model as an `evaluate --sgsacc` report records it and its signature signs it: every field of
  * the runner's signature, so the signature names what `score`'s names (a q8-row2 run on the CPU its
- * float-kernel class: its scores differ across classes). Other fields the runner's object may carry
- * are left out of the report.
+ * float-kernel class: its scores differ across classes; a shortened truncation its maxLength). Other
+ * fields the runner's object may carry are left out of the report.
  */
 export function mergeResultModel(s: NliModelSignature): SgsaccMergeResult['model'] {
   return {
@@ -66,6 +66,7 @@ export function mergeResultModel(s: NliModelSignature): SgsaccMergeResult['model
     ...(s.family !== undefined ? { family: s.family } : {}),
     ...(s.pairEncoding !== undefined ? { pairEncoding: s.pairEncoding } : {}),
     ...(s.kernels !== undefined ? { kernels: s.kernels } : {}),
+    ...(s.maxLength !== undefined ? { maxLength: s.maxLength } : {}),
   };
 }
 

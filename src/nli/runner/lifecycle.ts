@@ -74,11 +74,14 @@ export async function openParts(opts: OpenOptions): Promise<OpenParts> {
   const pairEncoding = signatureEncoding(tokenizer.pairEncoding.template);
   // q8-row2 is bit-identical across CPUs of one float-kernel class only: the class joins its signature.
   const kernels = model.signature.dtype === Q8_SIGNATURE_DTYPE.row && session.device === 'cpu' ? await cpuKernelClass() : undefined;
-  const signature = {
+  // A shorter truncation changes long pairs' scores: it joins the signature (the model's own limit does not, so default runs keep theirs).
+  const maxLength = tokenizer.signedMaxLength;
+  const signature: NliModelSignature = {
     ...model.signature,
     ...(family !== undefined ? { family } : {}),
     ...(pairEncoding !== undefined ? { pairEncoding } : {}),
     ...(kernels !== undefined ? { kernels } : {}),
+    ...(maxLength !== undefined ? { maxLength } : {}),
   };
   return { session, tokenizer, tokenizerPool, labels, signature };
 }

@@ -206,6 +206,7 @@ const SHARED_KEYS = [
   'family',
   'pairEncoding',
   'kernels',
+  'maxLength',
   'rules',
   'dataset',
   'data',
