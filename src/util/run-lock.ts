@@ -156,9 +156,11 @@ function createInPlace(lock: string, record: string): boolean {
  * A rename is atomic, so of two runs taking over one stale lock only one moves it (aside, under a
  * name of its own); the other's rename finds no lock, or the lock the first made since, and moves
  * that. So what was moved is read back: the stale lock is removed, but a lock made since (another
- * run's, alive) is put back at once with a hard link, the same file, which fails only if a third
- * run made a lock in that instant, and left to the next try, which finds it held. True when the
- * stale lock was removed.
+ * run's, alive) is put back at once with a hard link, the same file, and left to the next try,
+ * which finds it held. The one window left: a third run arriving in the microseconds between that
+ * rename and that link makes its own lock, the link back fails, and two runs hold it; renames and
+ * links cannot close it (no compare-and-remove), only a lock the kernel drops on exit could.
+ * True when the stale lock was removed.
  */
 export function takeOverStale(lock: string, seen: string): boolean {
   const aside = `${lock}.${process.pid}.${randomBytes(6).toString('hex')}.stale`;
