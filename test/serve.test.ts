@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fuzzRequests, runFuzz } from '../scripts/lib/serve-fuzz.js';
 import { spawnServe as spawnServeProcess, type ServeProcess } from '../scripts/lib/serve-process.js';
 import { runCli } from './helpers/cli.js';
@@ -50,6 +50,58 @@ async function post(url: string, body: unknown, opts: { token?: string; raw?: st
   return { status: res.status, headers: res.headers, json: text ? (JSON.parse(text) as Answer['json']) : {} };
 }
 
+/** A raw TCP connection to a server: what it received so far, and all of it once the server closes (or resets) it. */
+interface RawConnection {
+  socket: Socket;
+  received(): string;
+  closed: Promise<string>;
+}
+
+async function openRaw(serverUrl: string): Promise<RawConnection> {
+  const { hostname, port } = new URL(serverUrl);
+  const socket = connect({ host: hostname, port: Number(port) });
+  let text = '';
+  socket.setEncoding('utf8');
+  socket.on('data', (d: string) => (text += d));
+  socket.on('error', () => undefined); // a reset by the server is one of the outcomes the tests look for
+  const closed = new Promise<string>((resolve) => socket.once('close', () => resolve(text)));
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', () => resolve());
+    socket.once('error', reject);
+  });
+  return { socket, received: () => text, closed };
+}
+
+/** Resolves with what `c` received once a whole answer (headers and Content-Length bytes of body) is in; rejects if it closes before. */
+function wholeAnswer(c: RawConnection): Promise<string> {
+  const whole = () => {
+    const text = c.received();
+    const end = text.indexOf('\r\n\r\n');
+    const length = /\r\ncontent-length: *(\d+)/i.exec(text)?.[1];
+    return end >= 0 && length !== undefined && Buffer.byteLength(text.slice(end + 4)) >= Number(length);
+  };
+  return new Promise<string>((resolve, reject) => {
+    const check = () => {
+      if (!whole()) return;
+      c.socket.off('data', check);
+      resolve(c.received());
+    };
+    c.socket.on('data', check);
+    void c.closed.then(() => (whole() ? resolve(c.received()) : reject(new Error(`closed before a whole answer: ${JSON.stringify(c.received())}`))));
+    check();
+  });
+}
+
+/** `p`, or `fallback` once `ms` have passed: a deadline only a hung server reaches, not a speed target. */
+async function within<T>(p: Promise<T>, ms: number, fallback: T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<T>((resolve) => (timer = setTimeout(() => resolve(fallback), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))('todeval serve (live on loopback, tiny random model)', () => {
   const dir = suiteTempDir('serve');
   const f = (name: string) => path.join(dir, name);
@@ -78,7 +130,7 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))('todeval serve (l
     const h = (await res.json()) as Record<string, unknown>;
     expect(h).toMatchObject({ status: 'ok', device: 'cpu', dtype: 'fp32', dataset: 'sgd', pendingPairs: 0 });
     // The limits it was started with, for clients to split their batches to (python/todeval/client.py).
-    expect(h.limits).toEqual({ maxBodyBytes: 1 << 20, maxItems: 8, maxCandidates: 4, maxActions: 32, maxPairs: 512, maxPendingPairs: 8192, timeoutMs: 60_000, maxCacheBytes: 64 * 2 ** 20, degradedAfter: 3 });
+    expect(h.limits).toEqual({ maxBodyBytes: 1 << 20, maxItems: 8, maxCandidates: 4, maxActions: 32, maxPairs: 512, maxPendingPairs: 8192, timeoutMs: 60_000, maxCacheBytes: 64 * 2 ** 20, degradedAfter: 3, maxConnections: 256, receiveTimeoutMs: 30_000 });
     expect(String(h.model)).toContain('random');
     // Readiness, open as liveness is (probes carry no token): ready while the model answers.
     const ready = await fetch(url('/readyz'));
@@ -418,4 +470,70 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))('todeval serve (l
       expect(await s.stop()).toBe(0);
     }
   }, 180_000);
+
+  describe('--max-connections and --receive-timeout-ms (was: any number of sockets, each holding a half-sent body for ever)', () => {
+    let s: ServeProcess | undefined;
+    const opened: RawConnection[] = [];
+    const open = async () => {
+      const c = await openRaw(s!.url);
+      opened.push(c);
+      return c;
+    };
+    const healthz = () => `GET /healthz HTTP/1.1\r\nHost: ${new URL(s!.url).host}\r\n\r\n`;
+    /**
+     * A new connection that /healthz was answered on, kept open (keep-alive): one the server accepted.
+     * New connections are tried until one is answered, within a deadline (not a speed target): the
+     * server counts a closed connection out only once it sees the close.
+     */
+    const answeredConnection = async (): Promise<{ c: RawConnection; answer: string }> => {
+      let last = '';
+      for (const deadline = Date.now() + 30_000; Date.now() < deadline; ) {
+        const c = await open();
+        c.socket.write(healthz());
+        last = await within(wholeAnswer(c).catch((e: Error) => e.message), 30_000, 'no answer within 30 s');
+        if (last.startsWith('HTTP/1.1 200 ')) return { c, answer: last };
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      throw new Error(`no new connection answered within 30 s; last: ${last}`);
+    };
+
+    beforeAll(async () => {
+      s = await spawnServe(['--model', model, '--device', 'cpu', ...data(), '--max-connections', '2', '--receive-timeout-ms', '2000', '--log-level', 'warn']);
+    }, 180_000);
+    afterEach(() => {
+      for (const c of opened.splice(0)) c.socket.destroy();
+    });
+    afterAll(async () => {
+      for (const c of opened.splice(0)) c.socket.destroy();
+      if (s) expect(await s.stop()).toBe(0);
+    }, 60_000);
+
+    it('two keep-alive connections held open: a third is closed unanswered; once one of the two goes, a new one is answered', async () => {
+      // Each held connection has had its answer and stays open (keep-alive), idle: not a request
+      // being received, so --receive-timeout-ms does not cut it, and still counted.
+      const held = [(await answeredConnection()).c, (await answeredConnection()).c];
+      const third = await open();
+      third.socket.write(healthz());
+      // Before, it was answered 200 like the others.
+      expect(await within(third.closed, 30_000, 'still open 30 s later')).toBe('');
+      expect(held.map((c) => c.socket.destroyed)).toEqual([false, false]);
+
+      held[0].socket.destroy();
+      expect((await answeredConnection()).answer).toMatch(/^HTTP\/1\.1 200 /);
+    }, 120_000);
+
+    it('a client that sent half a body gets 408 and its connection closed after --receive-timeout-ms', async () => {
+      // A connection the server accepted (one answer in), then the headers and the start of a
+      // 100-byte body; the rest never comes.
+      const { c: slow, answer } = await answeredConnection();
+      slow.socket.write(`POST /v1/nli HTTP/1.1\r\nHost: ${new URL(s!.url).host}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"pairs": [`);
+      // A deadline 15 times the timeout, not a speed target: before, the socket stayed open for as
+      // long as the client kept it. Fastify writes 408 and closes; a reset may beat the 408 to the client.
+      const received = await within(slow.closed, 30_000, `${answer}still open 30 s later`);
+      expect(received.startsWith(answer)).toBe(true);
+      expect(received.slice(answer.length)).toMatch(/^(?:HTTP\/1\.1 408 |$)/);
+      // The server goes on answering.
+      expect((await answeredConnection()).answer).toMatch(/^HTTP\/1\.1 200 /);
+    }, 120_000);
+  });
 });

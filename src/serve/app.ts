@@ -43,7 +43,16 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     // unknown field is refused rather than silently dropped.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false } },
     return503OnClosing: true,
+    // Fastify's default 0 let a client that sent half a request hold its socket and the buffered
+    // body for ever; past it the client gets 408 (Fastify's clientError handler) and the connection is closed.
+    requestTimeout: limits.receiveTimeoutMs,
+    // Node looks for such connections only every connectionsCheckingInterval (30 s by default):
+    // a quarter of the timeout cuts one within 1.25 times it, never polling more than 10 times a second.
+    http: { connectionsCheckingInterval: receiveCheckMs(limits.receiveTimeoutMs) },
   });
+  // Past it Node closes each new connection as it is accepted: with every socket able to hold a
+  // body being received, the number of sockets is what bounds the memory clients can pin.
+  app.server.maxConnections = limits.maxConnections;
   // Bodies are JSON only (docs/serve.md): Fastify also parses text/plain, as a string the schema then
   // refused with 400 "body must be object"; without its parser such a body is 415, as any non-JSON type.
   app.removeContentTypeParser('text/plain');
@@ -112,6 +121,11 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     return signed(await service.nli(body.pairs));
   });
   return app;
+}
+
+/** How often Node checks for requests past --receive-timeout-ms: a quarter of it, between 100 ms and Node's default 30 s. */
+function receiveCheckMs(receiveTimeoutMs: number): number {
+  return Math.min(30_000, Math.max(100, Math.ceil(receiveTimeoutMs / 4)));
 }
 
 /** Auth, the in-flight gauge, closing connections once closing, and one log line and metric per request. */

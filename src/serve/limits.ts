@@ -31,6 +31,19 @@ export interface ServeLimits {
    * (--degraded-after): /readyz answers 503 and /healthz says "degraded" until the model answers again.
    */
   degradedAfter: number;
+  /**
+   * Connections open at once, idle keep-alive ones included (--max-connections): Node drops the
+   * ones past it as they arrive. Each connection may hold up to --max-body-bytes of a body being
+   * received, so without it any number of clients bounded nothing.
+   */
+  maxConnections: number;
+  /**
+   * Milliseconds a client has to send a whole request, headers and body (--receive-timeout-ms):
+   * past it the connection gets 408 and is closed. Without it a client that sent half a body held
+   * its socket and the buffered bytes for ever. Separate from --timeout-ms, which starts once the
+   * request is received.
+   */
+  receiveTimeoutMs: number;
 }
 
 export const DEFAULT_LIMITS: ServeLimits = {
@@ -44,6 +57,10 @@ export const DEFAULT_LIMITS: ServeLimits = {
   // About 150k pairs of SGD-sized texts at the estimate's 420 bytes a pair (docs/serve.md).
   maxCacheBytes: 64 * 2 ** 20,
   degradedAfter: 3,
+  // 256 bodies of the default 1 MiB being received at once: a quarter of a GiB at worst.
+  maxConnections: 256,
+  // A 1 MiB body at about 35 KiB/s, far below any link a client of the service uses.
+  receiveTimeoutMs: 30_000,
 };
 
 /** Each limit's `todeval serve` flag and --help line, in --help order; `max` where the runtime caps the value. */
@@ -69,6 +86,14 @@ export const LIMIT_FLAGS: readonly { key: keyof ServeLimits; flag: string; help:
   },
   { key: 'maxCacheBytes', flag: '--max-cache-bytes', help: 'bytes of NLI results kept in memory; beyond, the least recently used pairs are dropped' },
   { key: 'degradedAfter', flag: '--degraded-after', help: 'model failures in a row after which /readyz answers 503 and /healthz says degraded' },
+  { key: 'maxConnections', flag: '--max-connections', help: 'connections open at once (idle keep-alive ones included); beyond, new ones are dropped' },
+  {
+    key: 'receiveTimeoutMs',
+    flag: '--receive-timeout-ms',
+    help: 'time a client has to send its whole request; beyond: 408 and the connection closed',
+    // Node's connection check reads it as a 32-bit count of milliseconds: a larger value would wrap.
+    max: { value: 2 ** 31 - 1, why: 'about 24.8 days, the longest --timeout-ms too' },
+  },
 ];
 
 /**
