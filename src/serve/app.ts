@@ -46,9 +46,14 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     // Fastify's default 0 let a client that sent half a request hold its socket and the buffered
     // body for ever; past it the client gets 408 (Fastify's clientError handler) and the connection is closed.
     requestTimeout: limits.receiveTimeoutMs,
-    // Node looks for such connections only every connectionsCheckingInterval (30 s by default):
-    // a quarter of the timeout cuts one within 1.25 times it, never polling more than 10 times a second.
-    http: { connectionsCheckingInterval: receiveCheckMs(limits.receiveTimeoutMs) },
+    http: {
+      // Node looks for such connections only every connectionsCheckingInterval (30 s by default): a
+      // quarter of the timeout cuts one within 1.25 times it, never polling more than 10 times a second.
+      connectionsCheckingInterval: receiveCheckMs(limits.receiveTimeoutMs),
+      // Node's default time for the headers (60 s) is swapped with requestTimeout when longer than
+      // it, which would give a client sending its body 60 s instead of --receive-timeout-ms.
+      headersTimeout: Math.min(60_000, limits.receiveTimeoutMs),
+    },
   });
   // Past it Node closes each new connection as it is accepted: with every socket able to hold a
   // body being received, the number of sockets is what bounds the memory clients can pin.
