@@ -9,6 +9,7 @@ import { writeFileAtomic, type AtomicWriteIo } from '../src/util/atomic-write.js
 import { InputError } from '../src/util/errors.js';
 import { CLI_ARGV, runCli } from './helpers/cli.js';
 import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
+import { writeOneMatMulFp32 } from './helpers/one-matmul.js';
 import { getTinyModelDir } from './helpers/tiny-model.js';
 import { tempDir } from './helpers/temp.js';
 
@@ -75,6 +76,38 @@ describe('atomic writes of a process that exits before committing', () => {
     const code = await new Promise<number | null>((resolve) => spawn(process.execPath, [script], { cwd: REPO_ROOT, stdio: 'ignore' }).once('exit', (c) => resolve(c)));
     expect(code).toBe(130);
     expect(readdirSync(dir)).toEqual(['exit-mid-write.mjs']);
+  }, 30_000);
+
+  it('process.exit while the q8 model is being written leaves no partial model file (was: MODEL.partial-PID, as large as the model, beside it)', async () => {
+    const dir = tmp();
+    const fp32 = path.join(dir, 'fp32.onnx');
+    writeOneMatMulFp32(fp32);
+    const script = path.join(dir, 'exit-mid-quantize.mjs');
+    const dist = (file: string): string => JSON.stringify(path.join(REPO_ROOT, 'dist', 'src', 'nli', 'onnx-builder', file));
+    // The fp32 file read through a source that ends the process (as the CLI's signal handler does,
+    // through process.exit) at the first read after a new file appeared in the folder: the q8
+    // model's temporary file, open and partly written; its lazily copied parts are read while it is written.
+    writeFileSync(
+      script,
+      `import { readdirSync } from 'node:fs';\n` +
+        `import { quantizeModel } from ${dist('quantize.js')};\n` +
+        `import { FileSource } from ${dist('onnx-reader.js')};\n` +
+        `const dir = ${JSON.stringify(dir)};\n` +
+        'const before = new Set(readdirSync(dir));\n' +
+        `const file = new FileSource(${JSON.stringify(fp32)});\n` +
+        'const src = {\n' +
+        '  length: file.length,\n' +
+        '  read(offset, length) {\n' +
+        '    if (readdirSync(dir).some((f) => !before.has(f))) process.exit(130);\n' +
+        '    return file.read(offset, length);\n' +
+        '  },\n' +
+        '};\n' +
+        `quantizeModel(src, ${JSON.stringify(path.join(dir, 'q8.onnx'))}, 'row');\n`,
+    );
+    const code = await new Promise<number | null>((resolve) => spawn(process.execPath, [script], { cwd: REPO_ROOT, stdio: 'ignore' }).once('exit', (c) => resolve(c)));
+    // 130, not 0: the process did end mid-write (a write that completed would exit 0 and prove nothing).
+    expect(code).toBe(130);
+    expect(readdirSync(dir).sort()).toEqual(['exit-mid-quantize.mjs', 'fp32.onnx']);
   }, 30_000);
 });
 

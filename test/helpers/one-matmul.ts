@@ -40,8 +40,8 @@ export function oneMatMulInput(): Float32Array {
   return Float32Array.from({ length: rows.length * k }, (_, j) => rows[Math.floor(j / k)](j % k));
 }
 
-/** Writes fp32.onnx, q8_row.onnx (7-bit weights) and q8_row_w8.onnx (the same scheme with 8-bit weights) into dir. */
-export function oneMatMulFiles(dir: string): { fp32: string; row: string; row8: string } {
+/** Writes the fp32 file alone (the model the q8 files below are built from). */
+export function writeOneMatMulFp32(file: string): void {
   const { k, n } = ONE_MATMUL;
   const graph = graphProto({
     name: 'one_matmul',
@@ -50,8 +50,13 @@ export function oneMatMulFiles(dir: string): { fp32: string; row: string; row8: 
     inputs: [valueInfoProto('x', DataType.FLOAT, ['batch', k])],
     outputs: [valueInfoProto('y', DataType.FLOAT, ['batch', n])],
   });
+  writeMessageToFile(modelProto(graph, { name: 'todeval-test', version: '1' }), file);
+}
+
+/** Writes fp32.onnx, q8_row.onnx (7-bit weights) and q8_row_w8.onnx (the same scheme with 8-bit weights) into dir. */
+export function oneMatMulFiles(dir: string): { fp32: string; row: string; row8: string } {
   const files = { fp32: path.join(dir, 'fp32.onnx'), row: path.join(dir, 'q8_row.onnx'), row8: path.join(dir, 'q8_row_w8.onnx') };
-  writeMessageToFile(modelProto(graph, { name: 'todeval-test', version: '1' }), files.fp32);
+  writeOneMatMulFp32(files.fp32);
   quantizeOnnxFile(files.fp32, files.row, 'row');
   quantizeOnnxFile(files.fp32, files.row8, 'row', { weightQmax: 127 });
   return files;

@@ -106,12 +106,15 @@ export class MessageWriter {
   }
 }
 
-/** Copies small parts into one staging buffer so a model with thousands of fields costs few syscalls. */
-class StagedFileWriter {
+/**
+ * Copies small parts into one staging buffer so a model with thousands of fields costs few
+ * syscalls. `sink` takes each staged run at once and in full (the buffer is reused after it returns).
+ */
+class StagedWriter {
   private readonly stage = Buffer.allocUnsafe(1 << 22);
   private used = 0;
   constructor(
-    private readonly fd: number,
+    private readonly sink: (bytes: Uint8Array) => void,
     private readonly hash: Hash,
   ) {}
 
@@ -133,29 +136,40 @@ class StagedFileWriter {
 
   private writeAll(bytes: Uint8Array): void {
     this.hash.update(bytes);
-    let off = 0;
-    while (off < bytes.length) off += writeSync(this.fd, bytes, off, bytes.length - off);
+    this.sink(bytes);
   }
+}
+
+/**
+ * Streams a message's bytes, in order, to `sink` (which must take each call's bytes whole before it
+ * returns); returns the sha256 (hex) and byte size of what was written. For a writer other than a
+ * plain file: the q8 model goes through an atomic write (src/util/atomic-write.ts).
+ */
+export function writeMessage(msg: MessageWriter, sink: (bytes: Uint8Array) => void): { sha256: string; bytes: number } {
+  const hash = createHash('sha256');
+  const out = new StagedWriter(sink, hash);
+  for (const p of msg.parts) {
+    const bytes = p instanceof Uint8Array ? p : p.produce();
+    if (bytes.length !== p.length) {
+      throw new Error(`lazy part produced ${bytes.length} bytes, declared ${p.length}`);
+    }
+    out.write(bytes);
+  }
+  out.flush();
+  return { sha256: hash.digest('hex'), bytes: msg.length };
 }
 
 /** Writes a message to a file; returns the sha256 (hex) and byte size of what was written. */
 export function writeMessageToFile(msg: MessageWriter, file: string): { sha256: string; bytes: number } {
-  const hash = createHash('sha256');
   const fd = openSync(file, 'w');
   try {
-    const out = new StagedFileWriter(fd, hash);
-    for (const p of msg.parts) {
-      const bytes = p instanceof Uint8Array ? p : p.produce();
-      if (bytes.length !== p.length) {
-        throw new Error(`lazy part produced ${bytes.length} bytes, declared ${p.length}`);
-      }
-      out.write(bytes);
-    }
-    out.flush();
+    return writeMessage(msg, (bytes) => {
+      let off = 0;
+      while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+    });
   } finally {
     closeSync(fd);
   }
-  return { sha256: hash.digest('hex'), bytes: msg.length };
 }
 
 /** The whole message in memory; for small messages and tests of the encoder. */

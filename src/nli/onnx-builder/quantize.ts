@@ -1,7 +1,6 @@
-import { renameSync, rmSync } from 'node:fs';
-import { writeTarget } from '../../util/output-path.js';
+import { AtomicFile } from '../../util/atomic-write.js';
 import { DataType, GraphField, ModelField, nodeProto, tensorProto, type AttrValue } from './onnx-proto.js';
-import { MessageWriter, writeMessageToFile, type LazyBytes, type Part } from './protobuf.js';
+import { MessageWriter, writeMessage, type LazyBytes, type Part } from './protobuf.js';
 import {
   fieldsOf,
   FileSource,
@@ -531,17 +530,25 @@ function writeModel(src: ByteSource, top: Field[], graph: MessageWriter, scheme:
   return model;
 }
 
-/** Written to a temporary file and renamed into place once complete: an interrupted run leaves no model. */
+/**
+ * Through the project's atomic write (src/util/atomic-write.ts): streamed to a temporary file,
+ * fsync'ed and renamed into place once complete, so an interrupted run leaves no model. A cleanup of
+ * its own (try/finally) did not run when the process ended through process.exit while writing (an
+ * 'exit' hook runs then, a finally does not) and left a file as large as the model beside it; the
+ * atomic write removes its temporary file at exit. A symbolic link at -o is followed (its target
+ * replaced, the link kept).
+ */
 function writeModelFile(model: MessageWriter, outFile: string): { sha256: string; bytes: number } {
-  // A symbolic link at -o is followed (its target replaced, the link kept), as every atomic write does.
-  const target = writeTarget(outFile);
-  const tmp = `${target}.partial-${process.pid}`;
+  const out = new AtomicFile(outFile);
   try {
-    const written = writeMessageToFile(model, tmp);
-    renameSync(tmp, target);
+    const written = writeMessage(model, (bytes) => out.write(bytes));
+    out.commit();
     return written;
-  } finally {
-    rmSync(tmp, { force: true });
+  } catch (e) {
+    // A lazy part that failed (a short read of the fp32 file) is not an I/O error of the write: the
+    // temporary file is dropped here, and the error goes on as it is.
+    out.abort();
+    throw e;
   }
 }
 
