@@ -5,6 +5,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { refuseOutputOverInput } from '../src/cli/output-guard.js';
 import { PairCache } from '../src/nli/pair-cache.js';
+import { runRefsPipeline } from '../src/pipeline/refs.js';
 import { writeFileAtomic, type AtomicWriteIo } from '../src/util/atomic-write.js';
 import { InputError } from '../src/util/errors.js';
 import { CLI_ARGV, runCli } from './helpers/cli.js';
@@ -109,6 +110,23 @@ describe('atomic writes of a process that exits before committing', () => {
     expect(code).toBe(130);
     expect(readdirSync(dir).sort()).toEqual(['exit-mid-quantize.mjs', 'fp32.onnx']);
   }, 30_000);
+});
+
+describe('refs -o and its signature are replaced as a pair', () => {
+  it('a signature that cannot be written leaves the old references as they were (was: the new references renamed into place first, then the signature write failed beside them)', async () => {
+    const dir = tmp();
+    const output = path.join(dir, 'refs.jsonl');
+    writeFileSync(output, 'old references\n');
+    // A folder at the signature's path: a library call (no command's check before the work) meets it
+    // only once the references are written, as a full disk would.
+    mkdirSync(`${output}.signature.json`);
+    const mini = path.join(REPO_ROOT, 'examples', 'sgd-mini');
+    const run = runRefsPipeline({ dataset: 'sgd', input: path.join(mini, 'dialogues.json'), schemaFile: path.join(mini, 'schema.json'), output });
+    await expect(run).rejects.toThrow(InputError);
+    expect(readFileSync(output, 'utf8')).toBe('old references\n');
+    // Neither temporary file stays behind.
+    expect(readdirSync(dir).sort()).toEqual(['refs.jsonl', 'refs.jsonl.signature.json']);
+  });
 });
 
 describe('output paths are checked before any work, naming the flag', () => {

@@ -4,7 +4,7 @@ import { loadRules } from '../rules/load.js';
 import { countCoverage, type ActCoverage } from '../rules/coverage.js';
 import type { ActionReferences } from '../rules/types.js';
 import { buildValueIndex } from '../rules/value-index.js';
-import { AtomicFile, writeJsonAtomic } from '../util/atomic-write.js';
+import { AtomicFile } from '../util/atomic-write.js';
 import { makeSignature, type Signature } from '../util/signature.js';
 import type { PipelineHooks } from './hooks.js';
 
@@ -75,14 +75,37 @@ export async function runRefsPipeline(o: RefsPipelineOptions): Promise<RefsResul
     out?.abort();
     throw e;
   }
-  if (out) {
-    out.commit();
-    writeJsonAtomic(`${o.output}.signature.json`, signature);
-  }
+  if (out) commitWithSignature(out, `${o.output}.signature.json`, signature);
   return { signature, coverage, source: loaded.source, turns: loaded.turns.length, invalid: loaded.invalid.length, rules: { hash: rules.hash, files: rules.files } };
 }
 
 /** The signature of `todeval refs` (the references a dataset's turns expand to): the rules, the dataset, its turns. Its one builder. */
 export function refsSignature(s: { rulesHash: string; dataset: string; data: string; limit?: number }): Signature {
   return makeSignature({ rules: s.rulesHash, dataset: s.dataset, data: s.data, limit: s.limit });
+}
+
+/**
+ * The references and their signature replaced as a pair: both written in full and fsync'ed before
+ * either is renamed into place, so a failure of either write (a full disk, a signature path that
+ * cannot be written) leaves the old references and the old signature as they were. The references
+ * were renamed first before, and a signature write that failed then left the old signature beside
+ * the new references, which nothing in the JSONL could tell apart. What remains is two renames in
+ * one folder one after the other: no await between them (a Ctrl-C is handled after both), and
+ * only a failing second rename or a hard kill between the two can part them.
+ */
+function commitWithSignature(refs: AtomicFile, signatureFile: string, signature: Signature): void {
+  let sig: AtomicFile | undefined;
+  try {
+    sig = new AtomicFile(signatureFile);
+    sig.write(`${JSON.stringify(signature, null, 2)}\n`);
+    sig.sync();
+    refs.sync();
+    refs.commit();
+    sig.commit();
+  } catch (e) {
+    // After a commit this removes nothing: its temporary file is already renamed.
+    sig?.abort();
+    refs.abort();
+    throw e;
+  }
 }

@@ -87,12 +87,24 @@ export class AtomicFile {
     });
   }
 
-  /** fsync, close and rename into place: from here on the target holds the whole text. */
-  commit(): void {
+  /**
+   * fsync and close without the rename; commit then only renames. Two files replaced as a pair
+   * (`refs -o` and its signature) are both synced before either is renamed, so a failure of either
+   * write leaves both old files as they were.
+   */
+  sync(): void {
+    if (this.fd === undefined) return;
     this.guard(() => {
       this.io.fsyncSync(this.fd!);
       this.io.closeSync(this.fd!);
       this.fd = undefined;
+    });
+  }
+
+  /** fsync, close and rename into place: from here on the target holds the whole text. */
+  commit(): void {
+    this.sync();
+    this.guard(() => {
       this.io.renameSync(this.tmp, this.target);
     });
     pending.delete(this);
