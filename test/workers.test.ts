@@ -1,14 +1,15 @@
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runRerankPipeline, runRerankWorkers, runScoreWorkers } from '../src/index.js';
-import { planWorkers, shardFileName } from '../src/shard/workers.js';
+import { earlierShardFiles, planWorkers, resumeWorkerCount, runWorkers, shardFileName } from '../src/shard/workers.js';
 import { CLI_ARGV, BUILT_CLI, HAS_BUILT_CLI, type CliResult } from './helpers/cli.js';
 import { runInProcess } from './helpers/in-process-cli.js';
 import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
 import { getSensitiveTinyModelDir } from './nli-fixtures.js';
+import { refusal } from './helpers/refusal.js';
 import { tempDir } from './helpers/temp.js';
 
 // The built CLI when `npm test` has built it: its workers then start as plain JS (dist/), not
@@ -36,6 +37,79 @@ describe('--workers planning (no processes)', () => {
     expect(planWorkers({ workers: 4, device: 'cpu', threads: 2 }, [], 4).threads).toEqual([2, 2, 2, 2]);
     expect(() => planWorkers({ workers: true, device: 'cuda' }, [])).toThrow(/give --workers N/);
     expect(shardFileName('out/run.json', 2, 4)).toBe('out/run.shard-2-of-4.json');
+  });
+});
+
+describe('--workers resumed: the count of the shard files an earlier run left (no model)', () => {
+  const dir = tempDir('workers-resume');
+  const folder = (name: string, ...files: string[]): string => {
+    const d = path.join(dir, name);
+    mkdirSync(d);
+    for (const file of files) writeFileSync(path.join(d, file), '');
+    return d;
+  };
+
+  it("finds the shard files of the run's files (-o, --turns, --references) by count, and no other file", () => {
+    const d = folder(
+      'listing',
+      ...['run.json', 'run.shard-1-of-4.json', 'run.shard-3-of-4.turns.jsonl', 'run.turns.shard-2-of-4.jsonl', 'run.turns.shard-2-of-4.references.jsonl', 'refs.shard-1-of-4.jsonl'],
+      // Another run's, or not a shard file of ours.
+      ...['run2.shard-1-of-3.json', 'other.shard-1-of-3.json', 'run.shard-5-of-4.json', 'run.shard-1-of-4x.json', 'run.shardy-1-of-2.json'],
+    );
+    const found = earlierShardFiles([path.join(d, 'run.json'), path.join(d, 'run.turns.jsonl'), path.join(d, 'refs.jsonl'), undefined]);
+    expect([...found.keys()]).toEqual([4]);
+    const expected = ['run.shard-1-of-4.json', 'run.shard-3-of-4.turns.jsonl', 'run.turns.shard-2-of-4.jsonl', 'run.turns.shard-2-of-4.references.jsonl', 'refs.shard-1-of-4.jsonl'];
+    expect([...found.get(4)!].sort()).toEqual(expected.map((n) => path.join(d, n)).sort());
+    // A folder not made yet: nothing was run there.
+    expect(earlierShardFiles([path.join(dir, 'absent', 'run.json')]).size).toBe(0);
+  });
+
+  it('reuses the one earlier count when none is given, keeps an explicit count that agrees, and refuses the others in one line naming the files', () => {
+    const d = path.join(dir, 'counts');
+    const four = new Map([[4, [path.join(d, 'run.shard-1-of-4.json'), path.join(d, 'run.shard-2-of-4.json'), path.join(d, 'run.turns.shard-1-of-4.jsonl')]]]);
+    const fourFiles = `${path.join(d, 'run.shard-*-of-4.json')}, ${path.join(d, 'run.turns.shard-*-of-4.jsonl')} (3 files)`;
+    expect(resumeWorkerCount(true, new Map())).toEqual({ workers: true });
+    expect(resumeWorkerCount(3, new Map())).toEqual({ workers: 3 });
+    expect(resumeWorkerCount(4, four)).toEqual({ workers: 4 });
+    expect(resumeWorkerCount(true, four)).toEqual({
+      workers: 4,
+      notice: `resuming the earlier run of --workers 4 from its shard files (${fourFiles}): 4 workers, not this machine's default`,
+    });
+    expect(refusal(() => resumeWorkerCount(2, four))).toBe(
+      `--workers 2, but an earlier run left shard files of another count (4 shards: ${fourFiles}): give --workers 4 to resume that run, or delete them to start over with 2`,
+    );
+    const two = path.join(d, 'run.shard-1-of-2.json');
+    const both = new Map([[4, four.get(4)!], [2, [two]]]);
+    expect(refusal(() => resumeWorkerCount(true, both))).toBe(
+      `shard files of 2 earlier --workers runs with different counts (2 shards: ${two} (1 file); 4 shards: ${fourFiles}): give --workers M for the run to resume and delete the other runs' files`,
+    );
+    // A count that agrees with one of them still leaves the other run's files: refused, naming those.
+    expect(refusal(() => resumeWorkerCount(4, both))).toBe(
+      `--workers 4, but an earlier run left shard files of another count (2 shards: ${two} (1 file)): give --workers 2 to resume that run, or delete them to start over with 4`,
+    );
+  });
+
+  it("runWorkers cuts the run into the earlier run's count when none is given (and says so), and refuses another count before any shard starts", async () => {
+    const d = folder('run', 'run.shard-1-of-7.json', 'run.turns.shard-7-of-7.jsonl');
+    const counts: number[] = [];
+    const notices: string[] = [];
+    const base = {
+      device: 'cpu' as const,
+      output: path.join(d, 'run.json'),
+      turns: path.join(d, 'run.turns.jsonl'),
+      // A fake entry, never spawned: the job stops the run at its first shard, before any process.
+      entry: { script: path.join(d, 'no-such-worker.js'), execArgv: [] },
+      job: (shard: { count: number }): never => {
+        counts.push(shard.count);
+        throw new Error('stopped before spawning');
+      },
+      hooks: { notice: (message: string) => void notices.push(message) },
+    };
+    await expect(runWorkers({ ...base, workers: true })).rejects.toThrow('stopped before spawning');
+    expect(counts).toEqual([7]);
+    expect(notices).toEqual([expect.stringMatching(/^resuming the earlier run of --workers 7 from its shard files /)]);
+    await expect(runWorkers({ ...base, workers: 2 })).rejects.toThrow(/^--workers 2, but an earlier run left shard files of another count \(7 shards: /);
+    expect(counts).toEqual([7]);
   });
 });
 
@@ -171,6 +245,19 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))(
       const again = await runCli([...args(), '--workers', '2', '-o', f('bad.json'), '--turns', f('bad.turns.jsonl')]);
       expect(again.code).toBe(0);
       expect(withoutWork(readJson(f('bad.json')))).toEqual(withoutWork(readJson(f('one.json'))));
+    });
+
+    it('refuses --workers N beside the shard files of an unfinished run of another count: one line, exit 2, before any shard starts', async () => {
+      // Its own folder: the other tests check that this one holds no shard file after their runs.
+      const sub = f('other-count');
+      mkdirSync(sub);
+      writeFileSync(path.join(sub, 'res.shard-1-of-3.json'), '');
+      const res = await runCli([...args(), '--workers', '2', '-o', path.join(sub, 'res.json')]);
+      expect(res.code).toBe(2);
+      expect(res.stderr).toBe(
+        `todeval: --workers 2, but an earlier run left shard files of another count (3 shards: ${path.join(sub, 'res.shard-*-of-3.json')} (1 file)): give --workers 3 to resume that run, or delete them to start over with 2\n`,
+      );
+      expect(readdirSync(sub)).toEqual(['res.shard-1-of-3.json']);
     });
 
     it('Ctrl-C stops the parent and every shard; the same command then resumes', async () => {

@@ -19,7 +19,7 @@ export function addShardOptions(cmd: Command, what: string, opts: { workers?: bo
   if (opts.workers !== false) {
     cmd.option(
       '--workers [n]',
-      'run the shards in N child processes and merge them (default: one per visible GPU with --device cuda, else one per core)',
+      'run the shards in N child processes and merge them (default: the count of the shard files an unfinished run left beside -o, else one per visible GPU with --device cuda, else one per core)',
       positiveInt('--workers'),
     );
   }

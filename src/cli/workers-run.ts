@@ -3,7 +3,7 @@ import type { WorkersHooks } from '../shard/workers.js';
 
 /**
  * What `score|rerank --workers N` shows while the shard processes run: one progress bar for all of
- * them (the shards draw none), and each shard's stderr lines as `[shard K/N] line`. `stop` ends the
+ * them (the shards draw none), each shard's stderr lines as `[shard K/N] line`, the parent's notices as `todeval: line`. `stop` ends the
  * bar (call it whatever happens).
  */
 export function workersDisplay(progress: ProgressMode | undefined): { hooks: WorkersHooks; stop(): void } {
@@ -20,6 +20,7 @@ export function workersDisplay(progress: ProgressMode | undefined): { hooks: Wor
         bar.update(done);
       },
       shardLine: (shard, count, line) => process.stderr.write(`[shard ${shard}/${count}] ${line}\n`),
+      notice: (message) => process.stderr.write(`todeval: ${message}\n`),
     },
     stop: () => bar?.stop(),
   };

@@ -15,7 +15,7 @@ import { runScorePipeline, type ScorePipelineOptions } from './score.js';
 
 /** How a run is split into shard processes (`--workers`, `--threads`) and what it reports on the way. */
 export interface WorkersRunOptions {
-  /** How many shard processes, or true for the default (one per visible GPU; else one per core). */
+  /** How many shard processes, or true for the default (an unfinished run's count, else one per visible GPU, else one per core: src/shard/workers.ts). */
   workers: number | true;
   /** Combined progress, and each shard process's stderr lines (its warnings, notices, error). */
   hooks?: WorkersHooks;

@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { InputError } from '../util/errors.js';
@@ -29,10 +29,12 @@ export interface WorkersHooks {
   progress?(done: number, total: number): void;
   /** A line a shard process wrote on stderr (its warnings, notices, error), with the shard's number. */
   shardLine?(shard: number, count: number, line: string): void;
+  /** A line for the user before any shard starts (the count an earlier run's shard files fix, resumeWorkerCount). */
+  notice?(message: string): void;
 }
 
 export interface WorkersOptions {
-  /** `--workers N`, or true for the default (one per visible GPU; else one per core). */
+  /** `--workers N`, or true for the default (an unfinished run's count, resumeWorkerCount; else one per visible GPU; else one per core). */
   workers: number | true;
   device: 'auto' | 'cpu' | 'cuda';
   /** `-o`: the merged report; the shards' files are kept beside it until the merge. */
@@ -61,6 +63,72 @@ export interface WorkersOptions {
 export function shardFileName(file: string, index: number, count: number, suffix = ''): string {
   const ext = path.extname(file);
   return `${file.slice(0, file.length - ext.length)}.shard-${index}-of-${count}${suffix}${ext}`;
+}
+
+/**
+ * The shard files an earlier `--workers` run left beside the run's files (`-o`, `--turns`, a named
+ * `--references`), by their count M: every `STEM.shard-K-of-M*` in each file's folder, STEM being
+ * the name shardFileName cuts (kept references sit beside a shard's per-turn file, so its stem
+ * finds them too). A merged run removes them, so any left are an unfinished run's work.
+ */
+export function earlierShardFiles(runFiles: readonly (string | undefined)[]): Map<number, string[]> {
+  const byCount = new Map<number, string[]>();
+  const seen = new Set<string>();
+  for (const file of runFiles) {
+    if (!file) continue;
+    const dir = path.dirname(file);
+    const base = path.basename(file);
+    const prefix = `${base.slice(0, base.length - path.extname(base).length)}.shard-`;
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      continue; // no folder yet: nothing was run there
+    }
+    for (const name of names.sort()) {
+      if (!name.startsWith(prefix)) continue;
+      const m = /^(\d+)-of-(\d+)(?:\.|$)/.exec(name.slice(prefix.length));
+      if (!m) continue;
+      const index = Number(m[1]);
+      const count = Number(m[2]);
+      if (index < 1 || index > count) continue;
+      const full = path.join(dir, name);
+      if (seen.has(full)) continue;
+      seen.add(full);
+      byCount.set(count, [...(byCount.get(count) ?? []), full]);
+    }
+  }
+  return byCount;
+}
+
+/** Shard files of one count as the patterns that name them all (`run.shard-*-of-4.json`), for a line the user can act on (or rm). */
+function shardFilePatterns(files: readonly string[]): string {
+  const patterns = [...new Set(files.map((f) => path.join(path.dirname(f), path.basename(f).replace(/\.shard-\d+-of-/, '.shard-*-of-'))))];
+  return `${patterns.join(', ')} (${files.length} file${files.length === 1 ? '' : 's'})`;
+}
+
+/**
+ * The `--workers` count of a run, given the shard files an earlier run left (earlierShardFiles).
+ * The default count comes from the machine (its GPUs or cores), so a run resumed on another box
+ * would otherwise get another count, cut the turns otherwise and ignore every saved shard: with
+ * files of one count M and no count given, M is reused (and said in `notice`). Files of several
+ * counts, or of another count than an explicit `--workers N`, are refused (one line naming them)
+ * rather than recomputed beside them.
+ */
+export function resumeWorkerCount(requested: number | true, earlier: ReadonlyMap<number, readonly string[]>): { workers: number | true; notice?: string } {
+  const counts = [...earlier.keys()].sort((a, b) => a - b);
+  const others = counts.filter((c) => c !== requested);
+  if (others.length === 0) return { workers: requested };
+  const listed = (of: readonly number[]) => of.map((c) => `${c} shards: ${shardFilePatterns(earlier.get(c)!)}`).join('; ');
+  if (requested === true) {
+    if (counts.length === 1) {
+      const m = counts[0];
+      return { workers: m, notice: `resuming the earlier run of --workers ${m} from its shard files (${shardFilePatterns(earlier.get(m)!)}): ${m} workers, not this machine's default` };
+    }
+    throw new InputError(`shard files of ${counts.length} earlier --workers runs with different counts (${listed(counts)}): give --workers M for the run to resume and delete the other runs' files`);
+  }
+  const resume = others.length === 1 ? `give --workers ${others[0]} to resume that run` : 'give --workers M to resume one of those runs';
+  throw new InputError(`--workers ${requested}, but an earlier run left shard files of another count (${listed(others)}): ${resume}, or delete them to start over with ${requested}`);
 }
 
 /** GPUs the workers may use: CUDA_VISIBLE_DEVICES when set, else nvidia-smi's list; none without either. */
@@ -124,7 +192,8 @@ function shardFiles(opts: WorkersOptions, n: number): ShardFiles[] {
  * its job), reports their combined progress, and merges their reports into the run's report. When
  * a child fails, the others are stopped (SIGTERM: they save what they finished) and the child's
  * error is raised (exit 2). Shard files stay beside `output` until the merge succeeds, so running
- * the same call again resumes every shard where it stopped.
+ * the same call again resumes every shard where it stopped (with the count of those files when
+ * none is given, resumeWorkerCount: the default would differ on another machine).
  *
  * Signals: this process ends only after every shard process has. Under the CLI (whose handlers
  * print the notice and exit, src/util/interrupt-notice.ts exitOnSignals) that is the interrupt
@@ -133,7 +202,10 @@ function shardFiles(opts: WorkersOptions, n: number): ShardFiles[] {
  * as it would have without us.
  */
 export async function runWorkers(opts: WorkersOptions): Promise<MergedRun> {
-  const plan = planWorkers(opts, opts.device === 'cpu' ? [] : visibleGpus());
+  // Before the machine decides the count: an unfinished run's shards fix it (resumeWorkerCount).
+  const count = resumeWorkerCount(opts.workers, earlierShardFiles([opts.output, opts.turns, opts.references?.file]));
+  if (count.notice) opts.hooks?.notice?.(count.notice);
+  const plan = planWorkers({ ...opts, workers: count.workers }, opts.device === 'cpu' ? [] : visibleGpus());
   const n = plan.count;
   const files = shardFiles(opts, n);
   const mergedReferences = opts.references?.file;
