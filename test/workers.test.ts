@@ -80,12 +80,14 @@ describe('--workers resumed: the count of the shard files an earlier run left (n
     );
     const two = path.join(d, 'run.shard-1-of-2.json');
     const both = new Map([[4, four.get(4)!], [2, [two]]]);
+    // Named by pattern even for one file, as every count's files are.
+    const twoFiles = `${path.join(d, 'run.shard-*-of-2.json')} (1 file)`;
     expect(refusal(() => resumeWorkerCount(true, both))).toBe(
-      `shard files of 2 earlier --workers runs with different counts (2 shards: ${two} (1 file); 4 shards: ${fourFiles}): give --workers M for the run to resume and delete the other runs' files`,
+      `shard files of 2 earlier --workers runs with different counts (2 shards: ${twoFiles}; 4 shards: ${fourFiles}): give --workers M for the run to resume and delete the other runs' files`,
     );
     // A count that agrees with one of them still leaves the other run's files: refused, naming those.
     expect(refusal(() => resumeWorkerCount(4, both))).toBe(
-      `--workers 4, but an earlier run left shard files of another count (2 shards: ${two} (1 file)): give --workers 2 to resume that run, or delete them to start over with 4`,
+      `--workers 4, but an earlier run left shard files of another count (2 shards: ${twoFiles}): give --workers 2 to resume that run, or delete them to start over with 4`,
     );
   });
 
