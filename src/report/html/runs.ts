@@ -167,11 +167,13 @@ export function loadTurns(file: string): TurnsFile {
   if (!header || header.kind !== 'todeval-sgsacc-turns' || !signature) {
     throw new InputError('not a per-turn file of todeval score (its first line must be the todeval-sgsacc-turns header)', { file });
   }
-  // A torn last line (an interrupted run) is what resuming recomputes: skipped here too.
+  // A torn last line (an interrupted run) is what resuming recomputes: skipped here too. Only one
+  // that is not JSON is torn: a last line that parses but is no turn record (`{}` appended by hand)
+  // is refused, as compare refuses it (item-files.ts), so both commands accept the same files.
   const records = readRecordLines<TurnLine & { id: string }>(lines.slice(1), file, {
     firstLine: 2,
-    onBadLine: (line, isLast) => {
-      if (isLast) return 'skip';
+    onBadLine: (line, isLast, parsed) => {
+      if (isLast && !parsed) return 'skip';
       throw new InputError(`line ${line} is not a turn record`, { file });
     },
   });
