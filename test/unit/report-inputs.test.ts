@@ -3,8 +3,10 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadTurns } from '../../src/report/html/runs.js';
+import { partialTurns } from '../../src/report/html/index.js';
+import { loadTurns, type ReportRun, type TurnLine, type TurnsFile } from '../../src/report/html/runs.js';
 import { InputError } from '../../src/util/errors.js';
+import type { Signature } from '../../src/util/signature.js';
 import { tempDir } from '../helpers/temp.js';
 
 /** `fn`'s InputError as the CLI prints it (one line), or a failure when it throws none. */
@@ -36,5 +38,59 @@ describe("report's per-turn files: the last line", () => {
     writeFileSync(file, [TURNS_HEADER, turnLine('d/1'), '{}'].join('\n') + '\n');
     const line = refusal(() => loadTurns(file));
     expect(line).toBe(`${file}: line 3 is not a turn record`);
+  });
+});
+
+/** A score run as loadRun gives it, with only what the checks below read filled in (a fake). */
+function scoreRun(file: string, turns: number): ReportRun {
+  const signature: Signature = { tool: 'todeval', version: '0.1.0', metric: 'sgsacc', system: 'sys' };
+  return {
+    name: file,
+    file,
+    kind: 'score',
+    signature,
+    signatureText: '',
+    model: null,
+    standin: false,
+    sgsacc: null,
+    counts: { turns },
+    contextControl: false,
+    ser: null,
+    bleu: null,
+    inform: null,
+    success: null,
+    richness: null,
+    confidence: null,
+  };
+}
+
+const turnsOf = (file: string, n: number): TurnsFile => ({
+  file,
+  signature: { tool: 'todeval', version: '0.1.0', metric: 'sgsacc-turns', system: 'sys' },
+  turns: Array.from({ length: n }, (_, k): TurnLine => ({ id: `d/${k}`, services: ['Restaurants_1'], validation: 'validated', faithful: true, actions: [] })),
+});
+
+describe("report's per-turn files: as many turns as the run report counts", () => {
+  // score --limit 2 -o sys2.json, then a full run resuming the same per-turn file (3 turns): its
+  // signature names no limit, so it matches sys2.json; the ± and p-values were of all 3 turns.
+  const limited = [scoreRun('sys2.json', 2)];
+  const extended = new Map([[0, turnsOf('sys.turns.jsonl', 3)]]);
+
+  it('a file with more turns than its run report (another --limit or --shard) is refused in one line, --allow-partial or not', () => {
+    // Was: only fewer turns were refused; more passed silently (no note, no refusal).
+    for (const allow of [false, true]) {
+      expect(refusal(() => partialTurns(limited, extended, allow))).toBe(
+        'sys.turns.jsonl: holds 3 turns, its run report sys2.json counts 2: a run over other turns (another --limit or --shard) wrote to the same per-turn file; pass the report of the run that covers all of them, or score this run into a per-turn file of its own',
+      );
+    }
+  });
+
+  it('as many turns passes; fewer is refused unless --allow-partial, which notes it', () => {
+    expect(partialTurns([scoreRun('sys.json', 3)], extended, false)).toEqual([]);
+    const short = new Map([[0, turnsOf('short.turns.jsonl', 1)]]);
+    expect(refusal(() => partialTurns(limited, short, false))).toMatch(/^short\.turns\.jsonl: covers 1 of the 2 turns of its run report sys2\.json: /);
+    expect(partialTurns(limited, short, true)).toEqual([
+      'sys2.json: partial: its ± and p-values come from 1 of its 2 turns (--allow-partial; short.turns.jsonl), its table figures from all of them',
+    ]);
   });
 });

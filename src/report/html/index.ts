@@ -70,13 +70,23 @@ export function* buildHtmlReportSteps(input: HtmlReportInput): Steps<HtmlReport>
  * A per-turn file must cover its run: one with fewer turns than the run report counts (a run cut
  * short, a file truncated) would put statistics of some turns beside the table's figure of all of
  * them. Refused, naming both files and the counts, unless allowed; then one note per such run says
- * its statistics are partial.
+ * its statistics are partial. One with more turns is always refused: the per-turn store's
+ * signature names no --limit (a run of the same system over other turns resumes the same file and
+ * adds its own), and the matching leaves the shard out (a --shard K/M report matches the per-turn
+ * file merged from all shards), so the ± and p-values would be of turns the table's figure never
+ * counted.
  */
-function partialTurns(runs: readonly ReportRun[], turnsByRun: ReadonlyMap<number, TurnsFile>, allow: boolean): string[] {
+export function partialTurns(runs: readonly ReportRun[], turnsByRun: ReadonlyMap<number, TurnsFile>, allow: boolean): string[] {
   const notes: string[] = [];
   for (const [i, tf] of turnsByRun) {
     const want = runs[i].counts?.turns;
-    if (want === undefined || tf.turns.length >= want) continue;
+    if (want === undefined || tf.turns.length === want) continue;
+    if (tf.turns.length > want) {
+      throw new InputError(
+        `holds ${tf.turns.length} turns, its run report ${runs[i].file} counts ${want}: a run over other turns (another --limit or --shard) wrote to the same per-turn file; pass the report of the run that covers all of them, or score this run into a per-turn file of its own`,
+        { file: tf.file },
+      );
+    }
     if (!allow) {
       throw new InputError(
         `covers ${tf.turns.length} of the ${want} turns of its run report ${runs[i].file}: pass the complete per-turn file, or --allow-partial to show statistics of these turns only (marked partial)`,
