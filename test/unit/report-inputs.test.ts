@@ -3,8 +3,11 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { metricItems, ratioMetric } from '../../src/metrics/significance/items.js';
 import { partialTurns } from '../../src/report/html/index.js';
+import { runItemSources } from '../../src/report/html/run-items.js';
 import { loadTurns, type ReportRun, type TurnLine, type TurnsFile } from '../../src/report/html/runs.js';
+import { itemsFileJson } from '../../src/report/stats/item-files.js';
 import { InputError } from '../../src/util/errors.js';
 import type { Signature } from '../../src/util/signature.js';
 import { tempDir } from '../helpers/temp.js';
@@ -92,5 +95,45 @@ describe("report's per-turn files: as many turns as the run report counts", () =
     expect(partialTurns(limited, short, true)).toEqual([
       'sys2.json: partial: its ± and p-values come from 1 of its 2 turns (--allow-partial; short.turns.jsonl), its table figures from all of them',
     ]);
+  });
+});
+
+describe("report's --items files: each to the one evaluate run it fits, whatever the order", () => {
+  const dir = tempDir('report-inputs-items');
+  const signature: Signature = { tool: 'todeval', version: '0.1.0', metric: 'mwz-evaluate', data: 'multiwoz22' };
+
+  /** An evaluate run as loadRun gives it, with Inform only (a fake: the one figure holdsRun checks here). */
+  const evaluateRun = (file: string, inform: number): ReportRun => ({ ...scoreRun(file, 0), kind: 'evaluate', signature, counts: null, inform });
+
+  /** An --items file whose Inform over two dialogues is `hits` of 2 (50 or 100). */
+  function itemsFile(name: string, hits: 1 | 2): string {
+    const file = path.join(dir, name);
+    const inform = metricItems(ratioMetric('Inform'), 'dialogue', ['a', 'b'], null, [[1, 1], [hits - 1, 1]]);
+    writeFileSync(file, JSON.stringify(itemsFileJson({ ...signature, predictions: `${name}@0123456789ab` }, { inform })));
+    return file;
+  }
+
+  it('two runs with different figures each get their own file, given in the other order', () => {
+    const runs = [evaluateRun('a.json', 50), evaluateRun('b.json', 100)];
+    const sources = runItemSources(runs, new Map(), [itemsFile('b.items.json', 2), itemsFile('a.items.json', 1)]);
+    expect(sources.map((s) => s && path.basename(s.file))).toEqual(['a.items.json', 'b.items.json']);
+    expect(sources.map((s) => s?.name)).toEqual(['a.json', 'b.json']);
+  });
+
+  it('two runs with the same signature and figures: refused in one line naming both, never paired by chance', () => {
+    // Was: the first file went to the first run it fitted, the second to the other, whichever file was whose.
+    const runs = [evaluateRun('a.json', 50), evaluateRun('b.json', 50)];
+    const [x, y] = [itemsFile('x.items.json', 1), itemsFile('y.items.json', 1)];
+    expect(refusal(() => runItemSources(runs, new Map(), [x, y]))).toBe(
+      `${x}: matches a.json and b.json alike (the same signature, their figures within mwzeval's rounding): the report cannot tell whose statistics it holds; report these runs one at a time, or compare their items files with todeval compare`,
+    );
+  });
+
+  it('a file that fits only a run another file settles is refused, naming that run', () => {
+    // b.items.json fits only b.json; the duplicate's only run is then taken.
+    const runs = [evaluateRun('a.json', 50), evaluateRun('b.json', 100)];
+    const b = itemsFile('b.items.json', 2);
+    const again = itemsFile('b-again.items.json', 2);
+    expect(refusal(() => runItemSources(runs, new Map(), [b, again]))).toBe(`${again}: matches only b.json, whose statistics another --items file holds`);
   });
 });

@@ -46,24 +46,51 @@ function holdsRun(src: ItemSource, run: ReportRun): boolean {
 
 /**
  * The statistics of every run, or null where none was given. `itemFiles` are evaluate's `--items`
- * files, each matched to the evaluate run whose signature and numbers it reproduces (refused, in one
- * line, when it matches none).
+ * files, each matched to the evaluate run whose signature and numbers it reproduces, whatever the
+ * order: refused, in one line, when it matches none, or when it fits several runs that no other
+ * file settles (two systems with the same signature and figures within mwzeval's rounding), since
+ * taking the first would give one run the other's ± and p-values.
  */
 export function runItemSources(runs: readonly ReportRun[], turnsByRun: ReadonlyMap<number, TurnsFile>, itemFiles: readonly string[]): (ItemSource | null)[] {
   const out: (ItemSource | null)[] = runs.map((_, i) => {
     const tf = turnsByRun.get(i);
     return tf ? scoreTurnsItemSource(tf.file, tf.signature, tf.turns as unknown as TurnScore[]) : null;
   });
-  for (const file of itemFiles) {
+  const sources = itemFiles.map((file) => {
     const src = loadItemSource(file);
     if (src.kind !== 'evaluate-items') {
       throw new InputError(`is a ${src.kind} file: --items takes the files evaluate --items writes (score's per-turn files go to --turns)`, { file });
     }
-    const k = runs.findIndex((r, i) => r.kind === 'evaluate' && out[i] === null && holdsRun(src, r));
-    if (k < 0) {
+    const fits = runs.flatMap((r, i) => (r.kind === 'evaluate' && holdsRun(src, r) ? [i] : []));
+    if (fits.length === 0) {
       throw new InputError("matches no evaluate run given: its signature or its numbers (BLEU, Inform, Success) differ from every evaluate report's", { file });
     }
-    out[k] = { ...src, name: runs[k].name };
+    return { src, fits };
+  });
+  // A file that fits one free run only takes it; that may leave another file one, and so on.
+  const runOf = new Map<number, number>();
+  const taken = new Set<number>();
+  for (let settled = true; settled; ) {
+    settled = false;
+    for (const [k, { src, fits }] of sources.entries()) {
+      if (runOf.has(k)) continue;
+      const free = fits.filter((i) => !taken.has(i));
+      if (free.length === 0) throw new InputError(`matches only ${fits.map((i) => runs[i].file).join(' and ')}, whose statistics another --items file holds`, { file: src.file });
+      if (free.length === 1) {
+        runOf.set(k, free[0]);
+        taken.add(free[0]);
+        settled = true;
+      }
+    }
   }
+  for (const [k, { src, fits }] of sources.entries()) {
+    if (runOf.has(k)) continue;
+    const free = fits.filter((i) => !taken.has(i));
+    throw new InputError(
+      `matches ${free.map((i) => runs[i].file).join(' and ')} alike (the same signature, their figures within mwzeval's rounding): the report cannot tell whose statistics it holds; report these runs one at a time, or compare their items files with todeval compare`,
+      { file: src.file },
+    );
+  }
+  for (const [k, i] of runOf) out[i] = { ...sources[k].src, name: runs[i].name };
   return out;
 }
