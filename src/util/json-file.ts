@@ -40,11 +40,22 @@ export type FileRead = (file: string) => Buffer;
 /**
  * A UTF-8 text file without its byte-order mark; a read failure is an InputError naming the file
  * and the reason in words. `what` names the file's role in that message ("cannot read predictions").
+ * Bytes that are not UTF-8 are refused, as mwzeval's json.load and our readTextLines refuse them:
+ * Buffer.toString turned them into U+FFFD, so a Latin-1 "café" was scored as "caf\uFFFD", exit 0.
  */
 export function readTextFile(file: string, what = 'file', read: FileRead = readFileSync): string {
+  let bytes: Buffer;
   try {
-    return stripBom((file === STDIN ? readStdin() : read(file)).toString('utf8'));
+    bytes = file === STDIN ? readStdin() : read(file);
   } catch (e) {
+    throw new InputError(`cannot read ${what}: ${describeErrno(e)}`, { file });
+  }
+  try {
+    // ignoreBOM false (the default) drops one leading byte-order mark, which editors on Windows
+    // save and JSON.parse rejects as an invisible character.
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException)?.code === 'ERR_ENCODING_INVALID_ENCODED_DATA') throw new InputError(`${what} is not valid UTF-8`, { file });
     throw new InputError(`cannot read ${what}: ${describeErrno(e)}`, { file });
   }
 }
@@ -86,9 +97,4 @@ export function readJsonlFile<T = unknown>(
     }
   }
   return out;
-}
-
-/** Editors on Windows save UTF-8 with a byte-order mark; JSON.parse rejects it with an invisible character. */
-function stripBom(text: string): string {
-  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
