@@ -1,7 +1,7 @@
 import type { ErrorObject } from 'ajv';
 import { schemaValidator, type SchemaCheck } from '../util/json-schema.js';
 import { InputError } from '../util/errors.js';
-import { readTextFile } from '../util/json-file.js';
+import { duplicateTopLevelKey, readTextFile } from '../util/json-file.js';
 import { MAX_PAIR_TEXT_CHARS } from '../nli/limits.js';
 
 /**
@@ -111,6 +111,10 @@ export function loadPredictions(file: string, opts: { skipInvalid?: boolean } = 
 
   if (wholeParsed && !looksLikeRecord(parsed)) {
     if (!whole(parsed)) throw new InputError(describeObjectError(parsed, whole.errors), { file });
+    // JSON.parse kept the last of a repeated id; the JSONL and array layouts refuse the repeat.
+    // Refused even under skipInvalid: the first copy is already gone, so it cannot be kept as there.
+    const repeated = duplicateTopLevelKey(text);
+    if (repeated !== undefined) throw new InputError(`duplicate prediction id "${repeated}"`, { file, where: `id ${repeated}` });
     for (const [id, utterance] of Object.entries(parsed as Record<string, string>)) put(id, utterance, `id ${id}`);
     return { file, format: 'json-object', byId, invalid, oversize };
   }

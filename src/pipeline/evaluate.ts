@@ -1,7 +1,7 @@
 import { resolveDataDir } from '../data/data-dir.js';
 import type { EvaluationText } from '../report/text/evaluate-text.js';
 import { chrfOptionsOf, type EvaluatorOptions } from '../metrics/mwz/evaluator.js';
-import type { ValidatedPredictions } from '../metrics/mwz/input.js';
+import { checkRepeatedDialogues, type ValidatedPredictions } from '../metrics/mwz/input.js';
 import { mwzItemStats, type MwzItems } from '../metrics/mwz/item-stats.js';
 import { shardDialogues } from '../metrics/mwz/sgsacc-merge.js';
 import { runConfidence, type ResampleUnit } from '../metrics/significance/confidence.js';
@@ -13,7 +13,7 @@ import type { EvaluateShardReport } from '../shard/evaluate-merge.js';
 import { shardBlock, shardLabel, type ShardSpec } from '../shard/spec.js';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic-write.js';
 import { whileSynchronous } from '../util/sync-signals.js';
-import { readJsonFile } from '../util/json-file.js';
+import { parseJsonText, readTextFile } from '../util/json-file.js';
 import { extendSignature, fileSignature } from '../util/signature.js';
 import type { EvaluateSgsaccSettings } from './evaluate-sgsacc.js';
 import { InputError } from '../util/errors.js';
@@ -122,7 +122,10 @@ export async function runEvaluatePipeline(o: EvaluatePipelineOptions): Promise<E
   // Intervals and items of one shard's turns are not the run's: refused for a library call as for the CLI.
   if (o.sgsacc?.shard && (o.confidence || o.itemsFile)) throw new InputError(`${o.confidence ? '--confidence' : '--items'} needs the whole run in one process: drop --shard`);
   const data = resolveDataDir(o.dataDir);
-  const input = limitDialogues(readJsonFile(o.input), o.limit);
+  const text = readTextFile(o.input);
+  const parsed = parseJsonText<unknown>(text, o.input);
+  if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) checkRepeatedDialogues(text, o.input);
+  const input = limitDialogues(parsed, o.limit);
   const evaluator = mwzEvaluator(o, data, o.hooks, metricsOf(o));
   // Synchronous for seconds: a signal must still end the run at once (src/util/sync-signals.ts).
   const predictions = whileSynchronous(() => evaluator.validate(input, o.input));

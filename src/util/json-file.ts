@@ -75,6 +75,53 @@ export function parseJsonText<T = unknown>(text: string, file: string): T {
 }
 
 /**
+ * The first key repeated at the top level of a JSON object's text, decoded ("\u0061" and "a" are
+ * the same key), or undefined. JSON.parse keeps the last of repeated keys without a word, so an
+ * id -> value file that names an id twice silently loses one entry; readers that key records by
+ * id call this when the parsed value is a plain object, to refuse the repeat as they refuse it in
+ * their other layouts. `text` must be valid JSON (it is only called after JSON.parse succeeded).
+ * One pass over the characters, allocating only the top-level keys: inputs run to tens of MB.
+ */
+export function duplicateTopLevelKey(text: string): string | undefined {
+  const QUOTE = 0x22;
+  const BACKSLASH = 0x5c;
+  let depth = 0;
+  // At depth 1 of the top-level object, whether the next string is a key (after `{` or `,`).
+  let keyNext = false;
+  const seen = new Set<string>();
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      const start = i++;
+      while (i < n) {
+        const d = text.charCodeAt(i);
+        if (d === QUOTE) break;
+        i += d === BACKSLASH ? 2 : 1;
+      }
+      if (depth === 1 && keyNext) {
+        keyNext = false;
+        const quoted = text.slice(start, i + 1);
+        const key = quoted.includes('\\') ? (JSON.parse(quoted) as string) : quoted.slice(1, -1);
+        if (seen.has(key)) return key;
+        seen.add(key);
+      }
+    } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+      depth++;
+      if (depth === 1) {
+        if (c !== 0x7b) return undefined;
+        keyNext = true;
+      }
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+      depth--;
+    } else if (c === 0x2c /* , */ && depth === 1) {
+      keyNext = true;
+    }
+  }
+  return undefined;
+}
+
+/**
  * Read a JSONL file; each record is returned with its 1-based line number for error messages.
  * A line that is not JSON throws, or with `onInvalidLine` (--skip-invalid) is handed to it and left out.
  */

@@ -1,8 +1,12 @@
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { loadDialogues } from '../../src/metrics/gcdf1/evaluate.js';
+import { checkRepeatedDialogues } from '../../src/metrics/mwz/input.js';
 import { loadPredictions } from '../../src/metrics/predictions-file.js';
 import { InputError } from '../../src/util/errors.js';
+import { duplicateTopLevelKey } from '../../src/util/json-file.js';
+import { conversation, system, user } from '../gcdf1-conversations.js';
 import { tempDir } from '../helpers/temp.js';
 
 /** What `fn` throws, failing the test when it returns instead. */
@@ -15,9 +19,9 @@ function thrown(fn: () => unknown): unknown {
   throw new Error('expected a throw');
 }
 
-describe('JSON and JSONL inputs are read as strict UTF-8', () => {
-  const dir = tempDir('json-input');
+const dir = tempDir('json-input');
 
+describe('JSON and JSONL inputs are read as strict UTF-8', () => {
   it('a Latin-1 byte is refused naming the file (was: decoded to U+FFFD and scored, exit 0)', () => {
     const file = path.join(dir, 'latin1.jsonl');
     // "café" saved as Latin-1: 0xE9 alone is not UTF-8.
@@ -32,5 +36,61 @@ describe('JSON and JSONL inputs are read as strict UTF-8', () => {
     writeFileSync(file, Buffer.from('\ufeff{"id":"d/1","utterance":"café"}\n', 'utf8'));
     const loaded = loadPredictions(file);
     expect([...loaded.byId]).toEqual([['d/1', 'café']]);
+  });
+});
+
+describe('duplicateTopLevelKey', () => {
+  it('finds a key repeated at the top level, decoding escapes ("\\u0061" is "a")', () => {
+    expect(duplicateTopLevelKey('{"a": 1, "b": 2, "a": 3}')).toBe('a');
+    expect(duplicateTopLevelKey(String.raw`{"\u0061": 1, "a": 2}`)).toBe('a');
+    expect(duplicateTopLevelKey(String.raw`{"a\"b": 1, "c": 2, "a\"b": 3}`)).toBe('a"b');
+    expect(duplicateTopLevelKey('\n {\n  "x" : {"y": 1},\n  "x" : [2]\n}\n')).toBe('x');
+  });
+
+  it('counts neither keys of nested objects, nor string values, nor braces and quotes inside strings', () => {
+    expect(duplicateTopLevelKey('{"a": {"b": 1, "b": 2}, "c": [{"a": 1}, {"a": 2}]}')).toBeUndefined();
+    expect(duplicateTopLevelKey('{"k": "v", "v": "k"}')).toBeUndefined();
+    expect(duplicateTopLevelKey(String.raw`{"a": "}, \"a\": {", "b": "\\", "c": "{\"b\": 1"}`)).toBeUndefined();
+    expect(duplicateTopLevelKey(String.raw`{"a": "}, \"a\": {", "b": "\\", "a": 0}`)).toBe('a');
+    expect(duplicateTopLevelKey('{"a": 1, "A": 2}')).toBeUndefined();
+  });
+
+  it('a top-level array or scalar has no keys', () => {
+    expect(duplicateTopLevelKey('[{"a": 1}, {"a": 1}]')).toBeUndefined();
+    expect(duplicateTopLevelKey('"a"')).toBeUndefined();
+    expect(duplicateTopLevelKey('{}')).toBeUndefined();
+  });
+});
+
+describe('an id written twice in an id-keyed JSON object is refused (was: JSON.parse kept the last, silently)', () => {
+  it('predictions: as the JSONL and array layouts refuse it', () => {
+    const file = path.join(dir, 'twice.json');
+    writeFileSync(file, '{"mini_001/1":"first","mini_001/1":"second"}\n');
+    const e = thrown(() => loadPredictions(file));
+    expect(e).toBeInstanceOf(InputError);
+    expect((e as InputError).oneLine()).toBe(`${file}: id mini_001/1: duplicate prediction id "mini_001/1"`);
+  });
+
+  it('mwzeval predictions: as ids differing in case are refused', () => {
+    const e = thrown(() => checkRepeatedDialogues('{"sng0073": [], "pmul0001": [], "sng0073": []}', 'preds.json'));
+    expect(e).toBeInstanceOf(InputError);
+    expect((e as InputError).oneLine()).toBe('preds.json: sng0073: dialogue given twice (ids are case-insensitive)');
+    expect(() => checkRepeatedDialogues('{"sng0073": [], "SNG0073": []}', 'preds.json')).not.toThrow();
+  });
+
+  it('gcdf1 dialogues keyed by id: as a dialogue repeated across files is refused', () => {
+    const folder = path.join(dir, 'gcdf1');
+    mkdirSync(folder);
+    const goal = { hotel: { info: { area: 'north' }, reqt: { phone: '?' } } };
+    const turns = [user([['Hotel-Inform', 'area', 'north'], ['Hotel-Request', 'phone']]), system([['Hotel-Inform', 'phone', '01223']])];
+    const a = JSON.stringify(conversation(goal, turns, 'A.json'));
+    const b = JSON.stringify(conversation(goal, turns, 'B.json'));
+    const file = path.join(folder, 'dialogues_001.json');
+    writeFileSync(file, `{"A.json": ${a}, "B.json": ${b}, "A.json": ${a}}`);
+    for (const skipInvalid of [false, true]) {
+      const e = thrown(() => loadDialogues(folder, skipInvalid));
+      expect(e).toBeInstanceOf(InputError);
+      expect((e as InputError).oneLine()).toBe(`${file}: A.json: duplicate dialogue id (first in ${file})`);
+    }
   });
 });

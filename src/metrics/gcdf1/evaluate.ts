@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../../util/errors.js';
-import { parseJsonText, readJsonFile, readTextFile } from '../../util/json-file.js';
+import { duplicateTopLevelKey, parseJsonText, readJsonFile, readTextFile } from '../../util/json-file.js';
 import type { CanonicalValues } from './canonical-values.js';
 import type { Gcdf1Config } from './config.js';
 import { cloneGoal } from './goal.js';
@@ -153,6 +153,12 @@ export function loadDialogues(dir: string, skipInvalid = false): LoadedDialogues
     const data = parseJsonText<unknown>(text, file);
     const items = Array.isArray(data) ? data : data && typeof data === 'object' ? Object.values(data) : undefined;
     if (!items) throw new InputError('expected a list of dialogues', { file });
+    // An object keyed by id that names an id twice: JSON.parse kept the later copy without a word.
+    // Refused even under skipInvalid, the first copy being already gone.
+    if (!Array.isArray(data)) {
+      const repeated = duplicateTopLevelKey(text);
+      if (repeated !== undefined) throw new InputError(`duplicate dialogue id (first in ${file})`, { file, where: repeated });
+    }
     items.forEach((raw, i) => {
       try {
         const d = validateDialogue(raw, file, i, extra);

@@ -1,4 +1,5 @@
 import { InputError } from '../../util/errors.js';
+import { duplicateTopLevelKey } from '../../util/json-file.js';
 import { schemaError } from '../../util/json-schema.js';
 import { dialogueKey } from './ground-truth.js';
 import { normalizeStateSlotName, type BeliefState } from './normalize-state.js';
@@ -97,6 +98,17 @@ function checkTurn(raw: unknown, file: string | undefined, where: string, unknow
 export function unknownSlotError(u: UnknownStateSlot, file: string | undefined): InputError {
   const known = MWZ_STATE_SLOTS[u.domain.toLowerCase()];
   return new InputError(`"state.${u.domain}": unknown slot "${u.slot}" (MultiWOZ ${u.domain.toLowerCase()} slots: ${known.join(', ')})`, { file, where: u.where });
+}
+
+/**
+ * Refuses a dialogue id written twice in a predictions file's `text` (its parsed value a plain
+ * object): JSON.parse kept the later copy without a word, where ids that differ only in case are
+ * refused as given twice by validatePredictions. Refused even under skipInvalid, the first copy
+ * being already gone.
+ */
+export function checkRepeatedDialogues(text: string, file: string): void {
+  const repeated = duplicateTopLevelKey(text);
+  if (repeated !== undefined) throw new InputError('dialogue given twice (ids are case-insensitive)', { file, where: repeated });
 }
 
 /**

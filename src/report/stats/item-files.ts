@@ -8,6 +8,7 @@ import path from 'node:path';
 import { gcdf1ItemStats, type Gcdf1DialogueScores } from '../../metrics/gcdf1/item-stats.js';
 import { chrfOptionsOf, type Evaluator, type EvaluatorOptions } from '../../metrics/mwz/evaluator.js';
 import { mwzItemStats } from '../../metrics/mwz/item-stats.js';
+import { checkRepeatedDialogues } from '../../metrics/mwz/input.js';
 import { turnItemStats } from '../../metrics/sgsacc/item-stats.js';
 import type { TurnScore } from '../../metrics/sgsacc/types.js';
 import { metricItems, ratioMetric, type ItemLevel, type MetricItems, type RunItems } from '../../metrics/significance/items.js';
@@ -156,6 +157,7 @@ export function loadItemSource(file: string, opts: LoadItemsOptions = {}): ItemS
   }
   if (Object.values(o).length > 0 && Object.values(o).every((v) => Array.isArray(v))) {
     if (!opts.evaluator) throw new InputError('mwzeval predictions need the MultiWOZ data to be evaluated', { file });
+    checkRepeatedDialogues(text, file);
     const evaluator = opts.evaluator();
     const validated = evaluator.validate(o, file);
     const allStates = Object.values(validated.dialogues).every((d) => d.every((t) => t.state !== undefined));
