@@ -67,6 +67,32 @@ function looksLikeRecord(v: unknown): boolean {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && 'id' in v;
 }
 
+/**
+ * Whether text that JSON.parse refused whole was meant as one JSON document spread over lines
+ * rather than as JSONL: it opens with `{` or `[`, and its first two non-blank lines (or its only
+ * one) are not JSON on their own, as the lines of such a document are not. JSONL with one broken
+ * line keeps its per-line error, and --skip-invalid still skips that line.
+ */
+function looksLikeOneDocument(text: string): boolean {
+  const opening = /\S/.exec(text)?.[0];
+  if (opening !== '{' && opening !== '[') return false;
+  let checked = 0;
+  for (let start = 0; start < text.length && checked < 2; ) {
+    let end = text.indexOf('\n', start);
+    if (end === -1) end = text.length;
+    const line = text.slice(start, end).trim();
+    start = end + 1;
+    if (line === '') continue;
+    try {
+      JSON.parse(line);
+      return false;
+    } catch {
+      checked++;
+    }
+  }
+  return true;
+}
+
 export function loadPredictions(file: string, opts: { skipInvalid?: boolean } = {}): LoadedPredictions {
   const text = readTextFile(file, 'predictions');
   const invalid: InputError[] = [];
@@ -95,8 +121,11 @@ export function loadPredictions(file: string, opts: { skipInvalid?: boolean } = 
   let wholeParsed = true;
   try {
     parsed = JSON.parse(text);
-  } catch {
+  } catch (e) {
     wholeParsed = false;
+    // A pretty-printed JSON document with a slip: read as JSONL, its error blamed "line 1" (a
+    // lone `{`); JSON.parse's message gives the slip's position instead.
+    if (looksLikeOneDocument(text)) throw new InputError(`not valid JSON (${(e as Error).message})`, { file });
   }
 
   if (wholeParsed && Array.isArray(parsed)) {

@@ -94,3 +94,32 @@ describe('an id written twice in an id-keyed JSON object is refused (was: JSON.p
     }
   });
 });
+
+describe('a pretty-printed predictions JSON with a slip', () => {
+  it('gets JSON.parse error for the whole file (was: read as JSONL, "line 1: not valid JSON" for its lone "{")', () => {
+    const file = path.join(dir, 'pretty.json');
+    writeFileSync(file, '{\n "d/1": "a",\n}\n');
+    // With skipInvalid it was worse: every line skipped, no prediction, no error.
+    for (const skipInvalid of [false, true]) {
+      const e = thrown(() => loadPredictions(file, { skipInvalid }));
+      expect(e).toBeInstanceOf(InputError);
+      const err = e as InputError;
+      expect(err.file).toBe(file);
+      expect(err.where).toBeUndefined();
+      expect(err.message).toMatch(/^not valid JSON \(.*position/);
+      expect(err.oneLine()).not.toMatch(/line 1\b/);
+    }
+  });
+
+  it('JSONL with a broken first line still names that line, and --skip-invalid keeps the rest', () => {
+    const file = path.join(dir, 'broken-first.jsonl');
+    writeFileSync(file, '{"id": "d/1", "utter\n{"id": "d/3", "utterance": "b"}\n');
+    const e = thrown(() => loadPredictions(file));
+    expect((e as InputError).file).toBe(file);
+    expect((e as InputError).where).toBe('line 1');
+    expect((e as InputError).message).toMatch(/^not valid JSON/);
+    const loaded = loadPredictions(file, { skipInvalid: true });
+    expect([...loaded.byId]).toEqual([['d/3', 'b']]);
+    expect(loaded.invalid.map((x) => x.where)).toEqual(['line 1']);
+  });
+});
