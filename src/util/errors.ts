@@ -44,6 +44,9 @@ const ERRNO_WORDS: Record<string, string> = {
   // zlib's, for a file named .gz that is not gzip data or was cut short.
   Z_DATA_ERROR: 'not valid gzip data (named .gz, but corrupt or not compressed)',
   Z_BUF_ERROR: 'gzip data cut short (the file is truncated)',
+  // Node's, for a file beyond what one read (2 GiB) or one string (about 512 M characters) holds.
+  ERR_FS_FILE_TOO_LARGE: 'file too large to read whole',
+  ERR_STRING_TOO_LONG: 'file too large to read whole',
 };
 
 /** A file-system error code in words ("EISDIR" -> "is a directory, expected a file"); unknown codes as they are. */

@@ -20,8 +20,10 @@ export function readTextLines(file: string, what = 'file'): string[] {
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
-  } catch {
-    throw new InputError(`${what} is not valid UTF-8`, { file });
+  } catch (e) {
+    // Only the decoder's invalid-data error means bad bytes; a file too large for one string is not.
+    if ((e as NodeJS.ErrnoException)?.code === 'ERR_ENCODING_INVALID_ENCODED_DATA') throw new InputError(`${what} is not valid UTF-8`, { file });
+    throw new InputError(`cannot read ${what}: ${describeErrno(e)}`, { file });
   }
   const lines = text.split('\n');
   if (lines[lines.length - 1] === '') lines.pop();

@@ -4,8 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { loadDialogues } from '../../src/metrics/gcdf1/evaluate.js';
 import { checkRepeatedDialogues } from '../../src/metrics/mwz/input.js';
 import { loadPredictions } from '../../src/metrics/predictions-file.js';
-import { InputError } from '../../src/util/errors.js';
-import { duplicateTopLevelKey } from '../../src/util/json-file.js';
+import { describeErrno, InputError } from '../../src/util/errors.js';
+import { duplicateTopLevelKey, readTextFile } from '../../src/util/json-file.js';
+import { readTextLines } from '../../src/util/text-lines.js';
 import { conversation, system, user } from '../gcdf1-conversations.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -121,5 +122,26 @@ describe('a pretty-printed predictions JSON with a slip', () => {
     const loaded = loadPredictions(file, { skipInvalid: true });
     expect([...loaded.byId]).toEqual([['d/3', 'b']]);
     expect(loaded.invalid.map((x) => x.where)).toEqual(['line 1']);
+  });
+});
+
+describe('a file too large to read whole', () => {
+  it('is said so in words, naming the file (was: the bare code ERR_STRING_TOO_LONG)', () => {
+    // A fake read: making a string past V8's limit would take over 1 GB of memory.
+    const tooLong = (): Buffer => {
+      throw Object.assign(new RangeError('Cannot create a string longer than 0x1fffffe8 characters'), { code: 'ERR_STRING_TOO_LONG' });
+    };
+    const e = thrown(() => readTextFile('big.json', 'predictions', tooLong));
+    expect(e).toBeInstanceOf(InputError);
+    expect((e as InputError).oneLine()).toBe('big.json: cannot read predictions: file too large to read whole');
+    expect(describeErrno(Object.assign(new RangeError('File size (3000000000) is greater than 2 GiB'), { code: 'ERR_FS_FILE_TOO_LARGE' }))).toBe('file too large to read whole');
+  });
+
+  it('plain-text lines: bad bytes are still "not valid UTF-8"', () => {
+    const file = path.join(dir, 'latin1.txt');
+    writeFileSync(file, Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]));
+    const e = thrown(() => readTextLines(file, 'hypotheses'));
+    expect(e).toBeInstanceOf(InputError);
+    expect((e as InputError).oneLine()).toBe(`${file}: hypotheses is not valid UTF-8`);
   });
 });
