@@ -147,8 +147,11 @@ export function multiwozSystemTurn(
     }
     if (domain !== GENERAL_SERVICE) services.add(domain);
     for (const pair of pairs) {
-      if (!Array.isArray(pair) || pair.length < 2) {
-        throw new InputError(`malformed slot-value pair in "${key}"`, { file, where });
+      // Both must be strings: a null or numeric slot reached slot.toLowerCase() (mapSlot) as a
+      // TypeError naming no file or turn, which --skip-invalid could not skip; a null value would
+      // have been coerced to the text "null".
+      if (!Array.isArray(pair) || pair.length < 2 || typeof pair[0] !== 'string' || typeof pair[1] !== 'string') {
+        throw new InputError(`malformed slot-value pair ${JSON.stringify(pair)} in "${key}" (expected [slot, value], two strings)`, { file, where });
       }
       const [slot21, value] = pair;
       let slot = '';

@@ -11,12 +11,18 @@ import { turnId, type Turn } from './types.js';
 
 interface Mwz22Turn {
   turn_id?: string;
-  speaker: string;
+  speaker?: string;
   utterance?: string;
 }
 interface Mwz22Dialogue {
   dialogue_id: string;
-  turns: Mwz22Turn[];
+  /** Unchecked: each is tested with isTurnObject before it is read. */
+  turns: unknown[];
+}
+
+/** A turn as 2.2 writes it, an object; null or a list is refused naming the turn (reading it threw a TypeError). */
+function isTurnObject(t: unknown): t is Mwz22Turn {
+  return t !== null && typeof t === 'object' && !Array.isArray(t);
 }
 type ActsFile = Record<string, Record<string, { dialog_act?: Record<string, [string, string][]>; dialogue_acts?: Record<string, [string, string][]> }>>;
 
@@ -71,13 +77,20 @@ export function readMultiwoz22Turns(
       const dialogueActs = acts[d.dialogue_id] ?? acts[bareId(d.dialogue_id)] ?? acts[`${bareId(d.dialogue_id)}.json`];
       // The ConvLab-shaped log lets the 2.1 code (slot mapping, Booking-* attribution) run unchanged.
       const log: ConvlabTurn[] = d.turns.map((t, i) => {
+        // A turn that is not an object only holds its place here; the loop below refuses it.
+        if (!isTurnObject(t)) return {};
         const a = dialogueActs?.[t.turn_id ?? String(i)];
         return { text: t.utterance, dialog_act: a?.dialog_act ?? a?.dialogue_acts ?? {} };
       });
       const dialogue: ConvlabDialogue = { log };
       const id = bareId(d.dialogue_id);
       for (let ti = 0; ti < d.turns.length; ti++) {
-        if (d.turns[ti]?.speaker !== 'SYSTEM') continue;
+        const t = d.turns[ti];
+        if (!isTurnObject(t)) {
+          collector.reject(new InputError('wrong dataset format: turn is not an object {turn_id, speaker, utterance}', { file, where: turnId(id, ti) }));
+          continue;
+        }
+        if (t.speaker !== 'SYSTEM') continue;
         if (limit !== undefined && turns.length >= limit) return turns;
         const turn = collector.guard(() => {
           if (!dialogueActs) throw new InputError(`dialogue has no entry in ${path.basename(actsFile)}`, { file, where: id });

@@ -78,6 +78,24 @@ function stringValues(v: unknown[] | undefined): string[] {
   return Array.isArray(v) ? v.map(String) : [];
 }
 
+/**
+ * The user turn's frames as activeIntents reads them: "frames": {} or [null] made it throw a
+ * TypeError naming no file or turn, which --skip-invalid could not skip. Missing frames stay
+ * allowed (no active intents), as before.
+ */
+function checkUserFrames(user: SgdTurn, userIndex: number, file: string, where: string): void {
+  const frames: unknown = user.frames;
+  if (frames === undefined) return;
+  const bad = !Array.isArray(frames)
+    ? '"frames" must be a list'
+    : frames.some((f: unknown) => f === null || typeof f !== 'object' || Array.isArray(f))
+      ? 'each frame must be an object'
+      : frames.some((f: { state?: unknown }) => f.state !== undefined && (f.state === null || typeof f.state !== 'object' || Array.isArray(f.state)))
+        ? 'a frame\'s "state" must be an object'
+        : undefined;
+  if (bad) throw new InputError(`wrong dataset format: user turn ${userIndex} before this system turn: ${bad}`, { file, where });
+}
+
 /** The user's active intent per service, from the user turn just before a system turn. */
 function activeIntents(user: SgdTurn | undefined): Map<string, string> {
   const m = new Map<string, string>();
@@ -138,6 +156,7 @@ function sgdSystemTurn(d: SgdDialogue, ti: number, schema: SchemaIndex, file: st
   const utterance = requireUtterance(t.utterance, file, where);
   if (!Array.isArray(t.frames)) throw new InputError('system turn has no frames', { file, where });
   const prev = ti > 0 ? d.turns[ti - 1] : undefined;
+  if (prev?.speaker === 'USER') checkUserFrames(prev, ti - 1, file, where);
   const intents = activeIntents(prev?.speaker === 'USER' ? prev : undefined);
   const actions: DialogueAction[] = [];
   const services: string[] = [];
