@@ -112,3 +112,30 @@ describe('malformed fields are one line naming file and turn, skippable with --s
     }
   });
 });
+
+describe('MultiWOZ 2.2 turns are refused as SGD turns are', () => {
+  it('a speaker other than "USER" or "SYSTEM" is refused naming the turn (was: the turn dropped without a word)', () => {
+    const { dir, actsFile, files } = mwz22Folder(
+      [[{
+        dialogue_id: 'PMUL0002.json',
+        turns: [
+          { turn_id: '0', speaker: 'USER', utterance: 'Hello.' },
+          { turn_id: '1', speaker: 'system', utterance: 'Hi.' },
+          { turn_id: '2', speaker: 'USER', utterance: 'Bye.' },
+          { turn_id: '3', speaker: 'SYSTEM', utterance: 'Bye.' },
+          { turn_id: '4', utterance: 'Anything else?' },
+        ],
+      }]],
+      { 'PMUL0002.json': { '0': { dialog_act: {} }, '1': BYE, '2': { dialog_act: {} }, '3': BYE, '4': BYE } },
+    );
+    expect(oneLineOf(() => readMultiwoz22Turns(dir, actsFile, schema, new InvalidCollector(false)))).toBe(
+      `${files[0]}: PMUL0002/1: speaker must be "USER" or "SYSTEM", got "system"`,
+    );
+    const skipping = new InvalidCollector(true);
+    expect(readMultiwoz22Turns(dir, actsFile, schema, skipping).map((t) => t.id)).toEqual(['PMUL0002/3']);
+    expect(skipping.invalid.map((e) => e.oneLine())).toEqual([
+      `${files[0]}: PMUL0002/1: speaker must be "USER" or "SYSTEM", got "system"`,
+      `${files[0]}: PMUL0002/4: speaker must be "USER" or "SYSTEM", got undefined`,
+    ]);
+  });
+});

@@ -90,7 +90,12 @@ export function readMultiwoz22Turns(
           collector.reject(new InputError('wrong dataset format: turn is not an object {turn_id, speaker, utterance}', { file, where: turnId(id, ti) }));
           continue;
         }
-        if (t.speaker !== 'SYSTEM') continue;
+        if (t.speaker === 'USER') continue;
+        if (t.speaker !== 'SYSTEM') {
+          // As for SGD: "system" or a missing speaker would drop the turn without a word.
+          collector.reject(new InputError(`speaker must be "USER" or "SYSTEM", got ${JSON.stringify(t.speaker)}`, { file, where: turnId(id, ti) }));
+          continue;
+        }
         if (limit !== undefined && turns.length >= limit) return turns;
         const turn = collector.guard(() => {
           if (!dialogueActs) throw new InputError(`dialogue has no entry in ${path.basename(actsFile)}`, { file, where: id });
