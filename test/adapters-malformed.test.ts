@@ -139,3 +139,28 @@ describe('MultiWOZ 2.2 turns are refused as SGD turns are', () => {
     ]);
   });
 });
+
+describe('MultiWOZ 2.2 dialogue ids', () => {
+  it('a dialogue seen twice, in one file or in two (by its bare id), is refused (was: its turns scored and counted twice)', () => {
+    const dialogue = (dialogue_id: string) => ({
+      dialogue_id,
+      turns: [
+        { turn_id: '0', speaker: 'USER', utterance: 'Thanks.' },
+        { turn_id: '1', speaker: 'SYSTEM', utterance: 'Bye.' },
+      ],
+    });
+    const { dir, actsFile, files } = mwz22Folder(
+      [[dialogue('PMUL0003.json'), dialogue('PMUL0004.json'), dialogue('PMUL0004.json')], [dialogue('PMUL0003')]],
+      { 'PMUL0003.json': { '0': { dialog_act: {} }, '1': BYE }, 'PMUL0004.json': { '0': { dialog_act: {} }, '1': BYE } },
+    );
+    expect(oneLineOf(() => readMultiwoz22Turns(dir, actsFile, schema, new InvalidCollector(false)))).toBe(
+      `${files[0]}: PMUL0004.json: duplicate dialogue id (first in ${files[0]})`,
+    );
+    const skipping = new InvalidCollector(true);
+    expect(readMultiwoz22Turns(dir, actsFile, schema, skipping).map((t) => t.id)).toEqual(['PMUL0003/1', 'PMUL0004/1']);
+    expect(skipping.invalid.map((e) => e.oneLine())).toEqual([
+      `${files[0]}: PMUL0004.json: duplicate dialogue id (first in ${files[0]})`,
+      `${files[1]}: PMUL0003: duplicate dialogue id (first in ${files[0]})`,
+    ]);
+  });
+});

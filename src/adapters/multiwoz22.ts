@@ -64,6 +64,10 @@ export function readMultiwoz22Turns(
   }
   const map = loadSlotMap();
   const turns: Turn[] = [];
+  // As for SGD: turn ids key predictions and stored results, so a dialogue seen twice (in two files
+  // or twice in one) would be scored and counted twice. Keyed by the bare id, which the turn ids
+  // are built from: "PMUL0001.json" and "PMUL0001" are the same dialogue.
+  const fileOf = new Map<string, string>();
   for (const file of sgdDialogueFiles(input)) {
     const raw = readJsonFile(file, read);
     if (!Array.isArray(raw)) {
@@ -74,6 +78,12 @@ export function readMultiwoz22Turns(
         collector.reject(new InputError('wrong dataset format: dialogue without dialogue_id/turns', { file }));
         continue;
       }
+      const seenIn = fileOf.get(bareId(d.dialogue_id));
+      if (seenIn !== undefined) {
+        collector.reject(new InputError(`duplicate dialogue id (first in ${seenIn})`, { file, where: d.dialogue_id }));
+        continue;
+      }
+      fileOf.set(bareId(d.dialogue_id), file);
       const dialogueActs = acts[d.dialogue_id] ?? acts[bareId(d.dialogue_id)] ?? acts[`${bareId(d.dialogue_id)}.json`];
       // The ConvLab-shaped log lets the 2.1 code (slot mapping, Booking-* attribution) run unchanged.
       const log: ConvlabTurn[] = d.turns.map((t, i) => {
