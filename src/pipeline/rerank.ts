@@ -5,7 +5,7 @@ import { loadSgsaccData, type SgsaccData } from '../metrics/sgsacc/dataset.js';
 import { RecordStore } from '../metrics/sgsacc/store.js';
 import { createNliRunner, type NliRunner, type NliRunnerOptions } from '../nli/runner.js';
 import { reportToParent } from '../util/progress/worker-ipc.js';
-import { readRerankInput, rerankSignature, rerankWith, resolveRerankConfig, resolveRerankItem, type RerankConfig, type RerankItem, type RerankResult, type RerankSettings } from '../rerank/index.js';
+import { invalidTurnReasons, readRerankInput, rerankSignature, rerankWith, resolveRerankConfig, resolveRerankItem, type RerankConfig, type RerankItem, type RerankResult, type RerankSettings } from '../rerank/index.js';
 import { summarizeRerank } from '../rerank/summary.js';
 import type { RerankReport, RerankShardReport } from '../shard/rerank-merge.js';
 import { shardBlock, shardLabel, shardPositions, type ShardSpec } from '../shard/spec.js';
@@ -53,7 +53,7 @@ function loadRerankData(o: RerankPipelineOptions): SgsaccData {
     throw new InputError('no data directory: pass --data-dir, set TODEVAL_DATA, or give --schema (and --dialogues)');
   }
   if (o.dataset === 'generic' && !load.input) throw new InputError('--dataset generic needs --dialogues <turns.jsonl> and --schema <schema.json>');
-  // Invalid dataset turns only matter if an item points at them (reported then).
+  // Invalid dataset turns only matter if an item points at them: resolveItems refuses that item with the turn's reason.
   return loadSgsaccData({ ...load, dataset: o.dataset, skipInvalid: true });
 }
 
@@ -62,7 +62,9 @@ function resolveItems(o: RerankPipelineOptions, data: SgsaccData, read: ReturnTy
   const { items: all, invalid } = read;
   const raw = o.limit !== undefined ? all.slice(0, o.limit) : all;
   const turnsById = new Map<string, Turn>(data.loaded.turns.map((t) => [t.id, t]));
-  const resolver = { schema: data.schema, dataset: o.dataset, expand: (turn: Turn) => data.expand([turn])[0].actions, turnsById };
+  // An item naming a turn the data load skipped as invalid is refused for that reason (loadRerankData).
+  const invalidTurns = invalidTurnReasons(data.loaded.invalid);
+  const resolver = { schema: data.schema, dataset: o.dataset, expand: (turn: Turn) => data.expand([turn])[0].actions, turnsById, invalidTurns };
   const collector = new InvalidCollector(o.skipInvalid === true);
   let items: RerankItem[] = [];
   // An item's dialogue: the dataset turn's for dataset_id items; an inline item stands alone.

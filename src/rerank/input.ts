@@ -60,6 +60,28 @@ export interface RerankResolver {
   expand(turn: Turn): ExpandedAction[];
   /** Dataset turns by id, for items given by `dataset_id`. */
   turnsById?: Map<string, Turn>;
+  /** Why the dataset turns (or whole dialogues) skipped as invalid were skipped, by id (invalidTurnReasons). */
+  invalidTurns?: Map<string, string>;
+}
+
+/**
+ * The reasons of a dataset loaded with skipInvalid, by the turn or dialogue id each names (an
+ * InputError's `where`; ones naming neither are left out): an item whose dataset_id points at
+ * such a turn is then refused for the real reason, not as "not a system turn of the dataset".
+ */
+export function invalidTurnReasons(invalid: readonly InputError[]): Map<string, string> {
+  const m = new Map<string, string>();
+  for (const e of invalid) {
+    if (e.where !== undefined && !m.has(e.where)) m.set(e.where, e.message);
+  }
+  return m;
+}
+
+/** Why the dataset turn `id` ("dialogue/turn") was skipped as invalid, by its own id or its dialogue's. */
+function invalidReason(id: string, invalid: Map<string, string> | undefined): string | undefined {
+  if (!invalid) return undefined;
+  const slash = id.lastIndexOf('/');
+  return invalid.get(id) ?? (slash > 0 ? invalid.get(id.slice(0, slash)) : undefined);
 }
 
 /** Where an item sits: its line in a JSONL file, or a path such as `body/items/3` in a request. */
@@ -95,7 +117,11 @@ export function turnFromRawItem(raw: Omit<RawRerankItem, 'candidates'>, r: Reran
     };
   }
   const found = r.turnsById?.get(raw.dataset_id!);
-  if (!found) throw new InputError(`dataset_id "${raw.dataset_id}" is not a system turn of the dataset`, { file, where });
+  if (!found) {
+    const reason = invalidReason(raw.dataset_id!, r.invalidTurns);
+    if (reason !== undefined) throw new InputError(`dataset_id "${raw.dataset_id}" names an invalid turn: ${reason}`, { file, where });
+    throw new InputError(`dataset_id "${raw.dataset_id}" is not a system turn of the dataset`, { file, where });
+  }
   return { ...found, previousUserUtterance: raw.context ?? found.previousUserUtterance };
 }
 

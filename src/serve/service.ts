@@ -6,7 +6,7 @@ import { nliSignature } from '../nli/signature.js';
 import { argmaxLabel, type NliLabel, type NliPair, type NliProbs } from '../nli/types.js';
 import type { Signature } from '../util/signature.js';
 import { referencesUnder, scoreSgsacc, sgsaccReferencesSignature, sgsaccResultSignature } from '../pipeline/sgsacc.js';
-import { itemWhere, refuseUncoveredActs, rerankPairBound, rerankSignature, rerankWith, resolveRerankItem, turnFromRawItem, type RawRerankItem, type RerankResolver, type RerankResult } from '../rerank/index.js';
+import { invalidTurnReasons, itemWhere, refuseUncoveredActs, rerankPairBound, rerankSignature, rerankWith, resolveRerankItem, turnFromRawItem, type RawRerankItem, type RerankResolver, type RerankResult } from '../rerank/index.js';
 import { InputError } from '../util/errors.js';
 import { OverloadedError, PairAdmission } from './admission.js';
 import { requestRerankConfig, type ServeConfig } from './config.js';
@@ -52,6 +52,8 @@ export class FaithfulnessService {
       dataset: config.dataset,
       expand: (turn: Turn) => data.expand([turn])[0].actions,
       turnsById: new Map(data.loaded.turns.map((t) => [t.id, t])),
+      // The data is loaded skipping invalid turns (cli/commands/serve.ts): a request naming one gets its reason.
+      invalidTurns: invalidTurnReasons(data.loaded.invalid),
     };
   }
 

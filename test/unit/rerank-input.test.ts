@@ -1,7 +1,9 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readRerankInput } from '../../src/rerank/input.js';
+import { loadDataset } from '../../src/adapters/load.js';
+import { invalidTurnReasons, readRerankInput, turnFromRawItem, type RerankResolver } from '../../src/rerank/input.js';
+import { REPO_ROOT } from '../helpers/shared.js';
 import { tempDir } from '../helpers/temp.js';
 
 const item = (id: string) => JSON.stringify({ id, dataset_id: 'd/1', candidates: [{ system: 'a', text: 'x' }] });
@@ -26,5 +28,41 @@ describe('readRerankInput', () => {
 
   it('names the file when it cannot be read', () => {
     expect(() => readRerankInput(path.join(dir, 'absent.jsonl'))).toThrow(/cannot read file: no such file or directory/);
+  });
+});
+
+describe('dataset_id naming a dataset turn skipped as invalid', () => {
+  const MINI = path.join(REPO_ROOT, 'examples', 'sgd-mini');
+  const dir = tempDir('rerank-invalid-turn');
+  // The bundled example with one system turn broken and one dialogue whose turns are not a list,
+  // loaded as rerank and serve load it (skipping invalid turns).
+  const d = JSON.parse(readFileSync(path.join(MINI, 'dialogues.json'), 'utf8')) as { dialogue_id: string; turns: unknown }[];
+  delete (d[0].turns as { utterance?: string }[])[1].utterance;
+  d[1].turns = {};
+  const dialogues = path.join(dir, 'dialogues.json');
+  writeFileSync(dialogues, JSON.stringify(d));
+  const ds = loadDataset({ dataset: 'sgd', input: dialogues, schemaFile: path.join(MINI, 'schema.json'), skipInvalid: true });
+  const resolver: RerankResolver = {
+    schema: ds.schema,
+    dataset: 'sgd',
+    expand: () => [],
+    turnsById: new Map(ds.turns.map((t) => [t.id, t])),
+    invalidTurns: invalidTurnReasons(ds.invalid),
+  };
+  const turnOf = (dataset_id: string) => () => turnFromRawItem({ id: 'a', dataset_id }, resolver, 'items.jsonl', 1);
+
+  it('is refused for the reason the turn was skipped (was: "is not a system turn of the dataset")', () => {
+    expect(d[0].dialogue_id).toBe('mini_001');
+    expect(turnOf('mini_001/1')).toThrow('dataset_id "mini_001/1" names an invalid turn: system turn has no utterance');
+  });
+
+  it('a turn of a dialogue skipped whole gets the dialogue\'s reason', () => {
+    expect(d[1].dialogue_id).toBe('mini_002');
+    expect(turnOf('mini_002/1')).toThrow('dataset_id "mini_002/1" names an invalid turn: wrong dataset format: "turns" must be a list (not SGD format)');
+  });
+
+  it('an id that is in the dataset neither as a turn nor as an invalid one is still "not a system turn"', () => {
+    expect(turnOf('mini_001/0')).toThrow('dataset_id "mini_001/0" is not a system turn of the dataset');
+    expect(turnOf('mini_003/3')().id).toBe('mini_003/3');
   });
 });
