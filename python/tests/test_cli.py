@@ -3,6 +3,7 @@
 import json
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import unittest
@@ -13,7 +14,7 @@ from unittest import mock
 
 from support import REPO
 from todeval import CliError, CliNotFoundError, CommandUnavailableError, TodevalError, TodevalWarning
-from todeval.cli import bundled_cli, find_cli, run_json
+from todeval.cli import WarmCli, bundled_cli, find_cli, run_json
 from todeval.errors import InvalidArgumentError
 from todeval.mwzeval import Evaluator
 
@@ -227,6 +228,40 @@ class Failures(unittest.TestCase):
                 e.evaluate({"sng0073": []})
             self.assertEqual(caught.exception.line, "todeval evaluate: TypeError: boom")
             self.assertEqual(e.evaluate({"sng0073": []})["bleu"], {"mwz21": 3.0})  # a new process
+
+    def test_an_interrupted_call_does_not_shift_the_answers(self) -> None:
+        # A fake stdio CLI that signals this process when it has read its first request (as a
+        # SIGALRM timeout or Ctrl-C would arrive mid-call), then answers each request with its id.
+        path = self.dir / "slow"
+        marker = self.dir / "signalled"
+        path.write_text(
+            f"#!{sys.executable}\nimport json, os, signal, sys, time\n"
+            "for line in sys.stdin:\n"
+            "    request = json.loads(line)\n"
+            f"    if not os.path.exists({str(marker)!r}):\n"
+            f"        open({str(marker)!r}, 'w').close()\n"
+            "        os.kill(os.getppid(), signal.SIGUSR1)\n"
+            "    time.sleep(0.5)\n"
+            "    print(json.dumps({'id': request['id'], 'code': 0, 'stdout': 'answer to %s' % request['id'], 'stderr': ''}), flush=True)\n",
+            encoding="utf-8",
+        )
+        path.chmod(0o755)
+
+        class Interrupted(Exception):
+            pass
+
+        def interrupt(signum: int, frame: object) -> None:
+            raise Interrupted()
+
+        previous = signal.signal(signal.SIGUSR1, interrupt)
+        self.addCleanup(signal.signal, signal.SIGUSR1, previous)
+        warm = WarmCli([str(path)])
+        self.addCleanup(warm.close)
+        with self.assertRaises(Interrupted):
+            warm.run(["evaluate"])
+        # The first request's late answer must not be taken for the second's.
+        self.assertEqual(warm.run(["evaluate"]), (0, "answer to 2", ""))
+        self.assertEqual(warm.run(["evaluate"]), (0, "answer to 3", ""))
 
     def test_temporary_files_are_removed(self) -> None:
         seen: Dict[str, Optional[str]] = {}

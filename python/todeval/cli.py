@@ -330,18 +330,26 @@ class WarmCli:
         with self._lock:
             proc = self._proc if self._proc is not None and self._proc.poll() is None else self._start()
             self._next_id += 1
-            request = json.dumps({"id": self._next_id, "args": list(args)}) + "\n"
+            request_id = self._next_id
+            request = json.dumps({"id": request_id, "args": list(args)}) + "\n"
             try:
-                assert proc.stdin is not None
-                proc.stdin.write(request)
-                proc.stdin.flush()
-            except OSError:
-                raise self._died(args, proc) from None
-            try:
-                line = self._answers.get(timeout=timeout)
-            except queue.Empty:
+                try:
+                    assert proc.stdin is not None
+                    proc.stdin.write(request)
+                    proc.stdin.flush()
+                except OSError:
+                    raise self._died(args, proc) from None
+                try:
+                    line = self._answers.get(timeout=timeout)
+                except queue.Empty:
+                    self._discard()
+                    raise CliError(f"todeval {args[0]}: no answer within {timeout} s (the warm todeval process was stopped)", command=self.prefix + ["stdio"], hint="raise timeout=") from None
+            except BaseException:
+                # Interrupted mid-call (KeyboardInterrupt, a signal handler's timeout exception): the
+                # process would answer this request later, into the queue the next call reads, and
+                # every later call would return the answer of the call before it. Stopped instead.
                 self._discard()
-                raise CliError(f"todeval {args[0]}: no answer within {timeout} s (the warm todeval process was stopped)", command=self.prefix + ["stdio"], hint="raise timeout=") from None
+                raise
             first = self._answered == 0
             if line is None:
                 error = self._died(args, proc)
@@ -353,10 +361,16 @@ class WarmCli:
             try:
                 answer = json.loads(line)
                 result = int(answer["code"]), str(answer["stdout"]), str(answer["stderr"])
+                answered = answer["id"]
             except (ValueError, TypeError, KeyError):
                 self._discard()
                 self.supported = False  # not todeval's stdio protocol: run the CLI once per call instead
                 raise CliError(f"todeval stdio: answered {line[:80]!r}, not a stdio answer", command=self.prefix + ["stdio"]) from None
+            if answered != request_id:
+                # Answers come in request order, so another id means the two are out of step: a
+                # result returned now would be another call's numbers.
+                self._discard()
+                raise CliError(f"todeval {args[0]}: the warm todeval process answered request {answered!r}, not {request_id} (it was stopped; the next call starts another)", command=self.prefix + ["stdio"])
             self._answered += 1
             return result
 
