@@ -20,11 +20,16 @@ from todeval.mwzeval import Evaluator
 
 
 def fake_cli(folder: Path, *, stdout: str = "{}", stderr: str = "", code: int = 0, name: str = "todeval") -> Path:
-    """A fake todeval: prints `stdout` and `stderr` and exits with `code`, whatever its arguments."""
+    """
+    A fake todeval: prints `stdout` and `stderr` and exits with `code`, whatever its arguments, but
+    has no `todeval stdio` (as an older CLI, commander's error), so a warm Evaluator runs it per call.
+    """
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / name
     path.write_text(
-        f"#!{sys.executable}\nimport sys\nsys.stdout.write({stdout!r})\nsys.stderr.write({stderr!r})\nsys.exit({code})\n",
+        f"#!{sys.executable}\nimport sys\n"
+        "if sys.argv[1:2] == ['stdio']:\n    sys.stderr.write(\"error: unknown command 'stdio'\\n\")\n    sys.exit(1)\n"
+        f"sys.stdout.write({stdout!r})\nsys.stderr.write({stderr!r})\nsys.exit({code})\n",
         encoding="utf-8",
     )
     path.chmod(0o755)
@@ -228,6 +233,26 @@ class Failures(unittest.TestCase):
                 e.evaluate({"sng0073": []})
             self.assertEqual(caught.exception.line, "todeval evaluate: TypeError: boom")
             self.assertEqual(e.evaluate({"sng0073": []})["bleu"], {"mwz21": 3.0})  # a new process
+
+    def test_a_warm_process_killed_before_its_first_answer_is_an_error_not_an_old_cli(self) -> None:
+        # A fake stdio CLI killed (as by the OOM killer) on its first request; each start is counted.
+        path = self.dir / "oom"
+        starts = self.dir / "starts"
+        path.write_text(
+            f"#!{sys.executable}\nimport os, signal, sys\n"
+            f"with open({str(starts)!r}, 'a') as f:\n    f.write(' '.join(sys.argv[1:2]) + '\\n')\n"
+            "if sys.argv[1:2] == ['stdio']:\n    sys.stdin.readline()\n    os.kill(os.getpid(), signal.SIGKILL)\n"
+            "sys.stdout.write('{\"bleu\": {\"mwz21\": 4.0}, \"success\": null, \"richness\": null, \"dst\": null}')\n",
+            encoding="utf-8",
+        )
+        path.chmod(0o755)
+        with Evaluator(bleu=True, todeval=path) as e:
+            with self.assertRaisesRegex(CliError, "killed by SIGKILL"):
+                e.evaluate({"sng0073": []})
+            assert e._warm is not None
+            self.assertTrue(e._warm.supported)  # still warm: the next call starts a new process
+        # The request ran once, in the warm process: not again as a one-shot run.
+        self.assertEqual(starts.read_text(encoding="utf-8").splitlines(), ["stdio"])
 
     def test_an_interrupted_call_does_not_shift_the_answers(self) -> None:
         # A fake stdio CLI that signals this process when it has read its first request (as a

@@ -250,6 +250,10 @@ def json_result(
         raise CliError(f"todeval {args[0]}: printed no JSON on stdout (got {stdout[:80]!r})", exit_code=0, stderr=stderr, command=command) from None
 
 
+#: What a todeval CLI older than `todeval stdio` prints for it (commander's unknown-command error).
+_NO_STDIO = "unknown command 'stdio'"
+
+
 class WarmCli:
     """
     One `todeval stdio` process (docs/python.md), started on the first call and kept for the next:
@@ -353,9 +357,11 @@ class WarmCli:
             first = self._answered == 0
             if line is None:
                 error = self._died(args, proc)
-                if first:
-                    # Gone before its first answer: a CLI without `todeval stdio` (an older one), or one
-                    # that cannot start. The caller runs it once per call, which names any real failure.
+                if first and _NO_STDIO in error.stderr:
+                    # An older CLI without `todeval stdio` (commander's own message): the caller runs
+                    # it once per call. Any other death before an answer (a crash, the OOM killer) is
+                    # this call's error: taken for an old CLI, it was swallowed and every later call
+                    # of the Evaluator ran the CLI twice.
                     self.supported = False
                 raise error
             try:

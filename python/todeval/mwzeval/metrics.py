@@ -243,8 +243,8 @@ class Evaluator:
                 except CliError:
                     if self._warm.supported:
                         raise
-                    # No `todeval stdio` (an older CLI), or a process that could not start: one run
-                    # per call, as before, which also names any real failure the same way.
+                    # No `todeval stdio` (an older CLI says its command is unknown) or an answer not
+                    # of its protocol: one run per call, as before. Any other failure was raised.
                 else:
                     for path, name in rename.items():
                         stderr = stderr.replace(path, name)
