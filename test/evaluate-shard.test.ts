@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { HAS_BUILT_CLI, runBuiltCli } from './helpers/cli.js';
 import { runInProcess } from './helpers/in-process-cli.js';
 import { DATA_DIR, hasData } from './helpers/shared.js';
 import { getSensitiveTinyModelDir } from './nli-fixtures.js';
@@ -59,3 +60,23 @@ describe.skipIf(!hasData('multiwoz', 'convlab_mwz21_test.json'))(
     });
   },
 );
+
+// In a Slurm array task that is not a shard run (a hyper-parameter sweep, the Python Evaluator),
+// evaluate computes the whole report: the array is read only for --sgsacc -o (docs/scale-out.md).
+describe.skipIf(!HAS_BUILT_CLI || !hasData('multiwoz', 'predictions', 'damd.json'))('evaluate in a Slurm array task', () => {
+  const dir = suiteTempDir('evslurm');
+
+  it('without --sgsacc -o: exit 0 and the report of the same run outside the array', async () => {
+    const all = JSON.parse(readFileSync(path.join(DATA_DIR, 'multiwoz', 'predictions', 'damd.json'), 'utf8')) as Record<string, unknown[]>;
+    const [first, second] = Object.keys(all);
+    const input = path.join(dir, 'two.json');
+    writeFileSync(input, JSON.stringify({ [first]: all[first], [second]: all[second] }));
+    const args = ['evaluate', '-i', input, '--bleu', '--json', '--data-dir', DATA_DIR];
+    const outside = await runBuiltCli(args, dir, { SLURM_ARRAY_TASK_ID: undefined, SLURM_ARRAY_TASK_COUNT: undefined, SLURM_ARRAY_TASK_MIN: undefined });
+    const inside = await runBuiltCli(args, dir, { SLURM_ARRAY_TASK_ID: '0', SLURM_ARRAY_TASK_COUNT: '2', SLURM_ARRAY_TASK_MIN: '0', SLURM_ARRAY_TASK_MAX: '1' });
+    expect(outside.code, outside.stderr).toBe(0);
+    expect(inside.code, inside.stderr).toBe(0);
+    expect(inside.stdout).toBe(outside.stdout);
+    expect(JSON.parse(inside.stdout)).toHaveProperty('bleu');
+  }, 120_000);
+});

@@ -254,6 +254,32 @@ class Failures(unittest.TestCase):
         # The request ran once, in the warm process: not again as a one-shot run.
         self.assertEqual(starts.read_text(encoding="utf-8").splitlines(), ["stdio"])
 
+    def test_the_cli_gets_no_slurm_array_variables(self) -> None:
+        # Fakes that report their environment: one-shot (prints it) and stdio (answers with it).
+        one_shot = self.dir / "env-once"
+        one_shot.write_text(f"#!{sys.executable}\nimport json, os, sys\nsys.stdout.write(json.dumps(dict(os.environ)))\n", encoding="utf-8")
+        one_shot.chmod(0o755)
+        warm_cli = self.dir / "env-warm"
+        warm_cli.write_text(
+            f"#!{sys.executable}\nimport json, os, sys\n"
+            "for line in sys.stdin:\n"
+            "    print(json.dumps({'id': json.loads(line)['id'], 'code': 0, 'stdout': json.dumps(dict(os.environ)), 'stderr': ''}), flush=True)\n",
+            encoding="utf-8",
+        )
+        warm_cli.chmod(0o755)
+        array = {"SLURM_ARRAY_TASK_ID": "0", "SLURM_ARRAY_TASK_COUNT": "8", "SLURM_ARRAY_TASK_MIN": "0", "SLURM_ARRAY_JOB_ID": "41", "SLURM_JOB_ID": "42"}
+        with mock.patch.dict(os.environ, array):
+            seen_once = run_json(["evaluate"], todeval=one_shot)
+            warm = WarmCli([str(warm_cli)])
+            self.addCleanup(warm.close)
+            code, stdout, _ = warm.run(["evaluate"])
+        seen_warm = json.loads(stdout)
+        self.assertEqual(code, 0)
+        for seen in (seen_once, seen_warm):
+            # A sweep's array task is not a shard of the Evaluator's run: no shard for the CLI to take.
+            self.assertEqual([k for k in seen if k.startswith("SLURM_ARRAY_")], [])
+            self.assertEqual(seen.get("SLURM_JOB_ID"), "42")  # the rest passes through
+
     def test_an_interrupted_call_does_not_shift_the_answers(self) -> None:
         # A fake stdio CLI that signals this process when it has read its first request (as a
         # SIGALRM timeout or Ctrl-C would arrive mid-call), then answers each request with its id.

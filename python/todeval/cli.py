@@ -191,6 +191,15 @@ def cli_failure(args: Sequence[str], prefix: Sequence[str], stderr: str, returnc
     return CliError(line, exit_code=returncode, stderr=stderr, command=command, hint=hint)
 
 
+def inherited_env() -> Dict[str, str]:
+    """
+    This process's environment as the CLI gets it, less SLURM_ARRAY_*: in a Slurm array task (a
+    hyper-parameter sweep) the CLI would take the task for a shard of its work (docs/scale-out.md),
+    while the Python package always reads one whole report from stdout and can never use a shard.
+    """
+    return {k: v for k, v in os.environ.items() if not k.startswith("SLURM_ARRAY_")}
+
+
 def run_json(
     args: Sequence[str],
     *,
@@ -209,7 +218,7 @@ def run_json(
     """
     prefix = find_cli(todeval)
     command = prefix + list(args)
-    run_env = dict(os.environ)
+    run_env = inherited_env()
     if env:
         run_env.update(env)
 
@@ -281,7 +290,7 @@ class WarmCli:
         try:
             proc = subprocess.Popen(
                 command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
-                text=True, encoding="utf-8", bufsize=1, env=self.env,
+                text=True, encoding="utf-8", bufsize=1, env=self.env if self.env is not None else inherited_env(),
             )
         except OSError as e:
             raise CliNotFoundError(f"todeval: cannot run {command[0]}: {e.strerror or e}", command=command, hint=_NOT_FOUND_HINT) from None

@@ -99,4 +99,14 @@ describe('score, rerank, evaluate and gcdf1 read the Slurm array', () => {
       await expect(runInProcess([...args, '--shard', '1/2']), command).rejects.not.toThrow('Slurm');
     }
   });
+
+  it('evaluate reads it only with --sgsacc -o: any other evaluate in an array task (a sweep) runs whole', async () => {
+    for (const array of [{ min: 0, max: 1 }, { min: 1, max: 3 }]) {
+      for (const [k, v] of Object.entries(task(array.min, array))) vi.stubEnv(k, v);
+      for (const args of [['--bleu'], ['--bleu', '-o', 'never-out.json'], ['--sgsacc']]) {
+        // No shard taken, none refused: the run goes on and fails on its missing input instead.
+        await expect(runInProcess(['evaluate', '-i', 'never.json', ...args]), args.join(' ')).rejects.not.toThrow(/Slurm|--shard/);
+      }
+    }
+  });
 });

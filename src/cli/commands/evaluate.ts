@@ -69,8 +69,10 @@ export function register(program: Command): void {
   addContextControlOptions(cmd, SGSACC_DEFAULTS.evaluate.contextControl).addOption(progressOption());
   addNliOptions(cmd); // model flags for --sgsacc
   cmd.action(async (flags: EvaluateFlags) => {
-    // In a Slurm array task with no --shard, the task's shard (src/shard/spec.ts shardFromSlurmArray).
-    applySlurmArrayShard(flags);
+    // In a Slurm array task with no --shard, the task's shard (src/shard/spec.ts shardFromSlurmArray),
+    // but only for a run that can be a shard (--sgsacc -o FILE): any other evaluate in an array task
+    // (a hyper-parameter sweep's, the Python Evaluator's) is a whole run, refused as a shard before.
+    if (flags.sgsacc && flags.output) applySlurmArrayShard(flags);
     await runEvaluate(flags);
   });
 }
