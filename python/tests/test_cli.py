@@ -280,6 +280,40 @@ class Failures(unittest.TestCase):
             self.assertEqual([k for k in seen if k.startswith("SLURM_ARRAY_")], [])
             self.assertEqual(seen.get("SLURM_JOB_ID"), "42")  # the rest passes through
 
+    def test_a_warm_process_follows_the_callers_folder_and_environment(self) -> None:
+        # A fake stdio CLI that answers with its own working folder and one variable, as it started.
+        path = self.dir / "where"
+        path.write_text(
+            f"#!{sys.executable}\nimport json, os, sys\n"
+            "for line in sys.stdin:\n"
+            "    seen = json.dumps([os.getcwd(), os.environ.get('TODEVAL_FAKE_SETTING')])\n"
+            "    print(json.dumps({'id': json.loads(line)['id'], 'code': 0, 'stdout': seen, 'stderr': ''}), flush=True)\n",
+            encoding="utf-8",
+        )
+        path.chmod(0o755)
+        self.addCleanup(os.chdir, os.getcwd())
+        (self.dir / "a").mkdir()
+        (self.dir / "b").mkdir()
+        warm = WarmCli([str(path)])
+        self.addCleanup(warm.close)
+
+        def seen() -> object:
+            code, stdout, _ = warm.run(["evaluate"])
+            self.assertEqual(code, 0)
+            return json.loads(stdout)
+
+        with mock.patch.dict(os.environ, {"TODEVAL_FAKE_SETTING": "one"}):
+            os.chdir(self.dir / "a")
+            self.assertEqual(seen(), [os.getcwd(), "one"])
+            proc = warm._proc
+            self.assertEqual(seen(), [os.getcwd(), "one"])
+            self.assertIs(warm._proc, proc)  # nothing changed: the same process
+            # As one CLI run per call would: relative paths and settings of the folder and environment of now.
+            os.chdir(self.dir / "b")
+            self.assertEqual(seen(), [os.getcwd(), "one"])
+            os.environ["TODEVAL_FAKE_SETTING"] = "two"
+            self.assertEqual(seen(), [os.getcwd(), "two"])
+
     def test_an_interrupted_call_does_not_shift_the_answers(self) -> None:
         # A fake stdio CLI that signals this process when it has read its first request (as a
         # SIGALRM timeout or Ctrl-C would arrive mid-call), then answers each request with its id.

@@ -267,8 +267,9 @@ class WarmCli:
     """
     One `todeval stdio` process (docs/python.md), started on the first call and kept for the next:
     each `run(args)` is answered with what `todeval ARGS` alone would print, without starting Node
-    again. Calls are serialised (a lock). A process that dies or overruns a call's timeout is
-    replaced on the next call. `close()` ends it; so does the end of the Python process.
+    again. Calls are serialised (a lock). A process that dies, overruns a call's timeout or is
+    interrupted is replaced on the next call, and so is one started in another working folder or
+    environment than the call's. `close()` ends it; so does the end of the Python process.
     """
 
     def __init__(self, prefix: Sequence[str], env: Optional[Mapping[str, str]] = None):
@@ -281,16 +282,25 @@ class WarmCli:
         self._lock = threading.Lock()
         self._next_id = 0
         self._answered = 0  # answers of the current process
+        self._started: Tuple[Optional[str], Dict[str, str]] = (None, {})  # the process's folder and environment
         atexit.register(self.close)
 
-    def _start(self) -> "subprocess.Popen[str]":
+    def _setting(self) -> Tuple[Optional[str], Dict[str, str]]:
+        """The working folder and environment a one-shot run started now would get."""
+        try:
+            cwd: Optional[str] = os.getcwd()
+        except OSError:  # the folder was removed: a process started in it has lost it as well
+            cwd = None
+        return cwd, (dict(self.env) if self.env is not None else inherited_env())
+
+    def _start(self, setting: Tuple[Optional[str], Dict[str, str]]) -> "subprocess.Popen[str]":
         """A new `todeval stdio` process, with a thread reading its answers into a queue."""
         command = self.prefix + ["stdio"]
         self._stderr = tempfile.TemporaryFile()  # the process's own errors (a crash), read when it dies
         try:
             proc = subprocess.Popen(
                 command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
-                text=True, encoding="utf-8", bufsize=1, env=self.env if self.env is not None else inherited_env(),
+                text=True, encoding="utf-8", bufsize=1, env=setting[1],
             )
         except OSError as e:
             raise CliNotFoundError(f"todeval: cannot run {command[0]}: {e.strerror or e}", command=command, hint=_NOT_FOUND_HINT) from None
@@ -304,7 +314,7 @@ class WarmCli:
             answers.put(None)  # end of stream: the process is gone
 
         threading.Thread(target=read, name="todeval-stdio-reader", daemon=True).start()
-        self._proc, self._answers, self._answered = proc, answers, 0
+        self._proc, self._answers, self._answered, self._started = proc, answers, 0, setting
         return proc
 
     def _died(self, args: Sequence[str], proc: "subprocess.Popen[str]") -> CliError:
@@ -341,7 +351,13 @@ class WarmCli:
     def run(self, args: Sequence[str], timeout: Optional[float] = None) -> Tuple[int, str, str]:
         """(exit code, stdout, stderr) of `todeval ARGS`, run by the warm process."""
         with self._lock:
-            proc = self._proc if self._proc is not None and self._proc.poll() is None else self._start()
+            setting = self._setting()
+            if self._proc is not None and (self._proc.poll() is not None or setting != self._started):
+                # Dead, or started in another folder or environment than this call's (an os.chdir,
+                # a TODEVAL_* or other variable set since): a call's results are those of one CLI
+                # run started now (relative paths, settings read from the environment), so a new one.
+                self._discard()
+            proc = self._proc if self._proc is not None else self._start(setting)
             self._next_id += 1
             request_id = self._next_id
             request = json.dumps({"id": request_id, "args": list(args)}) + "\n"
