@@ -1,3 +1,4 @@
+import { fstatSync, writeSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
 import { holdMwzData } from '../metrics/mwz/held-data.js';
@@ -77,16 +78,53 @@ async function runRequest(req: StdioRequest, build: () => Command): Promise<Stdi
   return { id: req.id, code, stdout: out, stderr: err };
 }
 
+/**
+ * Exits (130) once this process has another parent than `caller`, checked every 100 ms: started
+ * when stdin has ended. The Python package closes stdin only between requests, so its end while
+ * requests remain means the caller may be gone (SIGKILL, the OOM killer): a long `--sgsacc` request
+ * would then run on for nobody, holding the cores or the GPU. A caller that ends stdin after its
+ * last request and waits (`cat requests | todeval stdio` in a shell) keeps this process as its child,
+ * so all its requests are answered.
+ */
+function exitWhenOrphaned(caller: number): NodeJS.Timeout {
+  const timer = setInterval(() => {
+    if (process.ppid === caller) return;
+    // process.stderr may be captured by a running request: the line goes to the real stderr.
+    writeSync(2, 'todeval: stdio: the caller is gone (stdin closed, and this process handed to another parent): stopped\n');
+    process.exit(130);
+  }, 100);
+  timer.unref(); // never what keeps the process alive
+  return timer;
+}
+
 /** Reads requests until stdin closes; answers each on one line. */
 export async function runStdio(build: () => Command): Promise<void> {
   // Every request would parse the same MultiWOZ files again: kept once, frozen (held-data.ts).
   holdMwzData();
+  const caller = process.ppid;
   const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
-  for await (const line of lines) {
-    if (!line.trim()) continue;
-    const req = parseRequest(line);
-    const answer: StdioAnswer = 'error' in req ? { id: req.id, code: 2, stdout: '', stderr: `todeval: stdio: ${req.error}\n` } : await runRequest(req, build);
-    process.stdout.write(JSON.stringify(answer) + '\n');
+  let watch: NodeJS.Timeout | undefined;
+  // Only a pipe's end can mean the caller died: a file's end (`todeval stdio < requests`) is its size.
+  const piped = (() => {
+    try {
+      const stat = fstatSync(0);
+      return stat.isFIFO() || stat.isSocket();
+    } catch {
+      return false;
+    }
+  })();
+  lines.once('close', () => {
+    if (piped) watch = exitWhenOrphaned(caller);
+  });
+  try {
+    for await (const line of lines) {
+      if (!line.trim()) continue;
+      const req = parseRequest(line);
+      const answer: StdioAnswer = 'error' in req ? { id: req.id, code: 2, stdout: '', stderr: `todeval: stdio: ${req.error}\n` } : await runRequest(req, build);
+      process.stdout.write(JSON.stringify(answer) + '\n');
+    }
+  } finally {
+    clearInterval(watch);
   }
 }
 
