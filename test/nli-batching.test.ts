@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { planBatches, takeBatch } from '../src/nli/batcher.js';
@@ -8,7 +8,7 @@ import { BatchedNliRunner } from '../src/nli/runner.js';
 import { unpadRows, type PaddedBatch } from '../src/nli/feeds.js';
 import type { LogitsSession } from '../src/nli/session.js';
 import { PairTokenizer } from '../src/nli/tokenizer.js';
-import { InputError } from '../src/util/errors.js';
+import { InputError, ModelRunError } from '../src/util/errors.js';
 import { TOKENIZER_DIR } from './helpers/shared.js';
 import { SAMPLE_PAIRS } from './nli-fixtures.js';
 import { tempDir } from './helpers/temp.js';
@@ -138,6 +138,15 @@ class FakeLogitsSession implements LogitsSession {
   async release(): Promise<void> {}
 }
 
+/** Fake session whose last logit of every batch is NaN, as an overflowing fp16 export gives. */
+class FakeNanLogitsSession extends FakeLogitsSession {
+  override async run(batch: PaddedBatch): Promise<Float32Array> {
+    const out = await super.run(batch);
+    out[out.length - 1] = Number.NaN;
+    return out;
+  }
+}
+
 describe('BatchedNliRunner queue logic (fake session)', () => {
   let tokenizer: PairTokenizer;
   const labels = { contradiction: 0, neutral: 1, entailment: 2 };
@@ -212,6 +221,17 @@ describe('BatchedNliRunner queue logic (fake session)', () => {
     session.oomAbove = 0;
     const runner = new BatchedNliRunner({ session, tokenizer, labels, signature, limits: { maxBatchTokens: 100000, maxBatchSize: 4 } });
     await expect(runner.score(manyPairs.slice(0, 3))).rejects.toThrow(/out of memory/);
+  });
+
+  it('fails a batch with a NaN logit as a model failure and caches none of its pairs', async () => {
+    const file = path.join(tempDir('nli-cache'), 'cache.jsonl');
+    const runner = new BatchedNliRunner({ session: new FakeNanLogitsSession(), tokenizer, labels, signature, limits: { maxBatchTokens: 100000, maxBatchSize: 64 }, cacheFile: file });
+    const err = await runner.score(manyPairs.slice(0, 3)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ModelRunError);
+    expect((err as Error).message).toMatch(/non-finite logit \(NaN\) for pair 3 of the batch/);
+    // NaN would have been written as null, a record the next run refuses as lacking p/h/e/n/c.
+    expect(runner.flushCache()).toBe(0);
+    expect(existsSync(file)).toBe(false);
   });
 
   it('reports progress over issued pairs', async () => {

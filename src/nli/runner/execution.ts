@@ -106,6 +106,14 @@ export class Execution {
     if (logits.length !== rows.length * labels) {
       throw new InputError(`model returned ${logits.length} logits for ${rows.length} pairs`);
     }
+    // A NaN or infinite logit (an fp16 export overflowing, a broken graph) gives NaN probabilities:
+    // argmaxLabel reads them as contradiction, and the cache file stores them as null, a record the
+    // next run refuses. The batch fails instead, as any model failure does, and nothing is cached.
+    for (let k = 0; k < logits.length; k++) {
+      if (!Number.isFinite(logits[k])) {
+        throw new ModelRunError(this.parts.model, rows.length, width, `non-finite logit (${logits[k]}) for pair ${Math.floor(k / labels) + 1} of the batch`);
+      }
+    }
     counters.batches++;
     for (const r of rows) counters.tokens += r.length;
     counters.paddedTokens += width * rows.length;
