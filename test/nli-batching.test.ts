@@ -234,6 +234,13 @@ describe('BatchedNliRunner queue logic (fake session)', () => {
     expect(existsSync(file)).toBe(false);
   });
 
+  it('refuses a batch limit under one row (the pool would hand out empty batches forever)', () => {
+    const make = (maxBatchSize: number) => new BatchedNliRunner({ session: new FakeLogitsSession(), tokenizer, labels, signature, limits: { maxBatchTokens: 400, maxBatchSize } });
+    expect(() => make(0)).toThrow(InputError);
+    expect(() => make(Number.NaN)).toThrow(/maxBatchSize must be at least 1/);
+    expect(make(1).maxLength).toBe(tokenizer.maxLength);
+  });
+
   it('reports progress over issued pairs', async () => {
     const seen: [number, number][] = [];
     const runner = new BatchedNliRunner({

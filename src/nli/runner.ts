@@ -1,6 +1,7 @@
 import type { BatchLimits } from './batcher.js';
 import type { LabelIndex } from './labels.js';
 import type { NliDtype } from './model-store.js';
+import { InputError } from '../util/errors.js';
 import { stageClock } from '../util/stage-clock.js';
 import { modelContentName } from '../util/signature.js';
 import { PairCache } from './pair-cache.js';
@@ -114,6 +115,9 @@ export class BatchedNliRunner implements NliRunner {
   private readonly counters: NliRunnerStats = emptyStats();
 
   constructor(parts: BatchedRunnerParts) {
+    // A limit under one row makes every batch empty: the pool hands out the same nothing forever and
+    // no call ever settles (a library caller's maxBatchSize: 0; the CLI's flags are checked already).
+    if (!(parts.limits.maxBatchSize >= 1)) throw new InputError(`maxBatchSize must be at least 1 (got ${parts.limits.maxBatchSize})`);
     this.session = parts.session;
     this.tokenizer = parts.tokenizer;
     this.tokenizerPool = parts.tokenizerPool;
