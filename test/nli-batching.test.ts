@@ -79,6 +79,12 @@ describe('PairCache file', () => {
     expect(new PairCache('model-b', file).get('p1', 'h1')?.contradiction).toBe(0.6);
   });
 
+  it('gives two distinct pairs two keys whatever characters their texts hold', () => {
+    expect(PairCache.key('a\u0000b', 'c')).not.toBe(PairCache.key('a', 'b\u0000c'));
+    expect(PairCache.key('a"', 'b')).not.toBe(PairCache.key('a', '"b'));
+    expect(PairCache.key('p', 'h')).toBe(PairCache.key('p', 'h'));
+  });
+
   it('tolerates a torn last line but reports damage elsewhere', () => {
     const dir = tempDir('nli-cache');
     const torn = path.join(dir, 'torn.jsonl');

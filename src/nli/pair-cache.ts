@@ -64,9 +64,13 @@ export class PairCache {
     }
   }
 
-  /** One string for a pair, for callers that keep pairs in a plain Map or Set. */
+  /**
+   * One string for a pair, for callers that keep pairs in a plain Map or Set. JSON of the two, not
+   * the two joined by a separator: a text may hold any separator (a NUL included), and then
+   * ("a\0b", "c") and ("a", "b\0c") shared a key, so one of two distinct pairs was dropped.
+   */
   static key(premise: string, hypothesis: string): string {
-    return `${premise}\u0000${hypothesis}`;
+    return JSON.stringify([premise, hypothesis]);
   }
 
   private load(file: string): void {
