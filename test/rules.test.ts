@@ -9,6 +9,7 @@ import { loadRules } from '../src/rules/load.js';
 import { rulesDir } from '../src/util/rules-dir.js';
 import { buildValueIndex } from '../src/rules/value-index.js';
 import { descriptionPhrase, descriptionQuestion, joinValues, nameWords, negateSlotVerb, nounPhrase } from '../src/rules/text.js';
+import { InputError } from '../src/util/errors.js';
 import { tempDir } from './helpers/temp.js';
 
 // Schemas written for these tests, with the descriptions the SGSAcc paper quotes in its worked examples.
@@ -233,6 +234,20 @@ describe('our act families', () => {
     expect(r.rule).toBeUndefined();
     expect(r.candidates).toEqual([]);
   });
+
+  it('a blank value gives no candidate and is never drawn as another value of the slot', () => {
+    // Before: "The name of the hair stylist is   ." — a hypothesis that names no value.
+    expect(one('INFORM', 'stylist_name', ['  ']).candidates).toEqual([]);
+    const turns = ['Queens', ' ', 'Kings'].map((v, i) =>
+      turnWith([{ act: 'INFORM', slot: 'stylist_name', values: [v] }], 'Salon_1', `b${i}/1`),
+    );
+    const ex = new Expander(fakeSchema, sgdRules, buildValueIndex(turns));
+    // 40 seeds: the pool held the blank value, which most seeds drew as the tamper.
+    for (let i = 0; i < 40; i++) {
+      const r = ex.expandTurn(turnWith([{ act: 'INFORM', slot: 'stylist_name', values: ['Queens'] }], 'Salon_1', `q${i}/1`))[0];
+      expect(r.negatives).toEqual(['The name of the hair stylist is Kings.', 'Stylist name is Kings.']);
+    }
+  });
 });
 
 describe('rules hash', () => {
@@ -266,5 +281,39 @@ describe('rules hash', () => {
     const f = path.join(dir, 'general.json');
     writeFileSync(f, readFileSync(f, 'utf8').replace('See you.', 'See {whom}.'));
     expect(() => loadRules('sgd', dir)).toThrow(/unknown placeholder \{whom\}/);
+  });
+
+  it('rejects a misspelt kind, strategy or dataset, a blank template and a malformed rule in one line naming file and rule', () => {
+    const broken = (file: string, edit: (text: string) => string): InputError => {
+      const dir = tempDir('rules');
+      cpSync(rulesDir(), dir, { recursive: true });
+      const f = path.join(dir, file);
+      const text = readFileSync(f, 'utf8');
+      const edited = edit(text);
+      expect(edited, 'the edit applies').not.toBe(text);
+      writeFileSync(f, edited);
+      try {
+        loadRules('sgd', dir);
+      } catch (e) {
+        if (e instanceof InputError) {
+          expect(e.file).toBe(f);
+          return e;
+        }
+        throw e;
+      }
+      throw new Error(`loadRules accepted the edited ${file}`);
+    };
+    // Each was silently ignored (a GOODBYE without candidates, tamper negatives, the file left out) ...
+    expect(broken('general.json', (t) => t.replace('"none": ["Have', '"nones": ["Have')).message).toMatch(/^unknown template kind "nones"/);
+    expect(broken('inform.json', (t) => t.replace('"negatives": "tamper"', '"negatives": "tamperr"')).where).toBe('rule #0');
+    expect(broken('general.json', (t) => t.replace('"datasets": ["sgd"', '"datasets": ["sgdd"')).message).toMatch(/unknown dataset "sgdd"/);
+    // ... an empty NLI hypothesis ...
+    const blank = broken('general.json', (t) => t.replace('"See you."', '" "'));
+    expect(blank.oneLine()).toMatch(/general\.json: rule #0: templates\.none has a template with no words/);
+    // ... or a TypeError with a stack trace.
+    expect(broken('general.json', (t) => t.replace('["Have a good day.", "Bye bye.", "See you."]', '"Have a good day."')).message).toBe(
+      'templates.none must be a non-empty list of strings',
+    );
+    expect(broken('general.json', () => 'null').message).toMatch(/needs "datasets" and "rules"/);
   });
 });

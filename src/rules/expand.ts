@@ -99,7 +99,9 @@ function prepare(t: CompiledTemplate, p: Phrases): Prepared | undefined {
 
 function fill(p: Prepared, value: string): string | undefined {
   if (!p.usesValue) return p.parts[0];
-  if (!value) return undefined;
+  // A blank value (" " in a user's dialogues) is no value: "The city is  ." names nothing, and a
+  // bare "{value}" template would hand NLI an empty hypothesis.
+  if (value.trim() === '') return undefined;
   let out = p.parts[0];
   for (let i = 1; i < p.parts.length; i++) out += value + p.parts[i];
   return sentenceCase(out.trim());

@@ -32,6 +32,8 @@ export function buildValueIndex(turns: Turn[]): ValueIndex {
       if (!m) seen.set(key, (m = new Map()));
       a.values.forEach((v, i) => {
         const k = valueKey(v);
+        // A blank value is no other value of the slot: drawn as the tamper, it gave no negative at all.
+        if (k === '') return;
         const c = a.canonicalValues?.[i];
         if (!m.has(k)) m.set(k, { value: v, canon: c ? valueKey(c) : k });
       });
