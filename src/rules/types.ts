@@ -6,7 +6,7 @@ export interface ActionReferences {
   act: string;
   slot: string;
   values: string[];
-  /** Candidate entailment references (>= 2 whenever a rule covers the act). */
+  /** Candidate entailment references: >= 2 for the shipped rules, fewer where a template's placeholder is empty (a slot without description keeps only the {slot} forms); none without a rule or a value. */
   candidates: string[];
   /** The same templates with a tampered value; empty when nothing can be tampered (REQUEST, GOODBYE ...). */
   negatives: string[];
