@@ -83,6 +83,15 @@ describe('mwzeval predictions against schemas/mwz-predictions.schema.json', () =
     expect(oneLineOf(() => check({ response: 'b', active_domains: 'hotel' }))).toBe('p.json: sng0073/turn 1: active_domains must be array (schemas/mwz-predictions.schema.json)');
   });
 
+  it('a state domain in another case is lowercased like active_domains (was: accepted, then never matched "hotel"); given twice is refused', () => {
+    const r = check({ response: 'b', state: { Hotel: { area: 'north' } }, active_domains: ['Hotel'] });
+    expect(r.dialogues.sng0073[1].state).toEqual({ hotel: { area: 'north' } });
+    expect(r.dialogues.sng0073[1].active_domains).toEqual(['hotel']);
+    expect(oneLineOf(() => check({ response: 'b', state: { Hotel: { area: 'north' }, hotel: { stars: '4' } } }))).toBe(
+      'p.json: sng0073/turn 1: "state": domain "hotel" given twice (domains are case-insensitive)',
+    );
+  });
+
   it('a state slot MultiWOZ lacks is counted (kept), an error under --strict; spellings of known slots pass', () => {
     const known = { response: 'b', state: { hotel: { 'book people': '2', people: '2', pricerange: 'cheap' }, train: { arriveBy: '10:00', leaveAt: '09:00' } } };
     expect(check(known).unknownSlots).toEqual([]);

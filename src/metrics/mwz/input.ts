@@ -78,14 +78,22 @@ function checkTurn(raw: unknown, file: string | undefined, where: string, unknow
   const turn: MwzInputTurn = { response: t.response };
   if (t.utterance !== undefined) turn.utterance = t.utterance;
   if (t.state !== undefined) {
+    // Domains are accepted in any case (as in active_domains), so they are lowercased here: the
+    // ground truth and the database know "hotel" only, and a "Hotel" state never matched anything.
+    const state: BeliefState = {};
     for (const [domain, slots] of Object.entries(t.state)) {
       checkDomain(domain, '"state"', file, where);
-      const known = MWZ_STATE_SLOTS[domain.toLowerCase()];
+      const lower = domain.toLowerCase();
+      if (Object.prototype.hasOwnProperty.call(state, lower)) {
+        throw new InputError(`"state": domain "${lower}" given twice (domains are case-insensitive)`, { file, where });
+      }
+      const known = MWZ_STATE_SLOTS[lower];
       for (const slot of Object.keys(slots)) {
         if (!known.includes(normalizeStateSlotName(slot))) unknownSlots.push({ where, domain, slot });
       }
+      state[lower] = slots;
     }
-    turn.state = t.state;
+    turn.state = state;
   }
   if (t.active_domains !== undefined) {
     for (const d of t.active_domains) checkDomain(d, '"active_domains"', file, where);
