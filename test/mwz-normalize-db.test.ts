@@ -52,6 +52,14 @@ describe('mwzeval value and slot normalization', () => {
     expect(normalizeStateSlotValue('area', 'Centre')).toBe('Centre'); // untouched slots keep their case
   });
 
+  it('keeps values that are names of Object.prototype members (was: the member, a function, came back)', () => {
+    expect(nameToCanonical('constructor')).toBe('constructor');
+    expect(normalizeStateSlotValue('food', '__proto__')).toBe('__proto__');
+    expect(normalizeStateSlotValue('type', 'toString')).toBe('toString');
+    expect(timeToCanonical('constructor')).toBe('constructor');
+    expect(normalizeState({ restaurant: { food: 'constructor', type: 'valueOf' } })).toEqual({ restaurant: { food: 'constructor', type: 'valueOf' } });
+  });
+
   it('normalizes slot names of whole states (arriveBy -> arrive, price range -> pricerange)', () => {
     expect(normalizeState({ train: { arriveBy: '5pm', leaveAt: 'after 9:30' }, hotel: { 'price range': 'cheap' } })).toEqual({
       train: { arrive: '17:00', leave: '09:30' },

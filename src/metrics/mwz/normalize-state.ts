@@ -27,6 +27,15 @@ export function normalizeStateSlotName(slot: string): string {
   return s;
 }
 
+/**
+ * The table's own entry for a predicted value, as a Python dict lookup: a plain `table[key]` also
+ * finds Object.prototype's members, so a value such as "constructor" or "toString" came back as a
+ * function and broke DST and the database query.
+ */
+function canon(table: Record<string, string>, key: string): string | undefined {
+  return Object.hasOwn(table, key) ? table[key] : undefined;
+}
+
 const TYPE_CANON: Record<string, string> = {
   'swimming pool': 'swimmingpool',
   'mutliple sports': 'multiple sports',
@@ -80,7 +89,7 @@ const ATTRACTION_NAMES: Record<string, string> = {
 export function nameToCanonical(raw: string): string {
   let name = pyStrip(raw).toLowerCase();
   name = name.replaceAll(' & ', ' and ').replaceAll('&', ' and ').replaceAll(" '", "'");
-  return RESTAURANT_NAMES[name] ?? HOTEL_NAMES[name] ?? ATTRACTION_NAMES[name] ?? name;
+  return canon(RESTAURANT_NAMES, name) ?? canon(HOTEL_NAMES, name) ?? canon(ATTRACTION_NAMES, name) ?? name;
 }
 
 const FOOD_CANON: Record<string, string> = {
@@ -103,7 +112,7 @@ const FOOD_CANON: Record<string, string> = {
 
 export function foodToCanonical(raw: string): string {
   const food = pyStrip(raw).toLowerCase();
-  return FOOD_CANON[food] ?? food;
+  return canon(FOOD_CANON, food) ?? food;
 }
 
 const FIXED_TIMES: Record<string, string> = {
@@ -132,7 +141,8 @@ function pyStrip(s: string): string {
 /** Time strings to the database's HH:MM form ("4pm" -> "16:00", "1145" -> "11:45"). */
 export function timeToCanonical(raw: string): string {
   let time = pyStrip(raw).toLowerCase();
-  if (FIXED_TIMES[time]) return FIXED_TIMES[time];
+  const fixed = canon(FIXED_TIMES, time);
+  if (fixed !== undefined) return fixed;
   if (time.startsWith("one o'clock p.m")) return '13:00';
   if (time.startsWith("ten o'clock a.m")) return '10:00';
 
@@ -175,7 +185,7 @@ export function normalizeStateSlotValue(slot: string, value: string): string {
     case 'departure':
       return nameToCanonical(value);
     case 'type':
-      return TYPE_CANON[value] ?? value;
+      return canon(TYPE_CANON, value) ?? value;
     case 'food':
       return foodToCanonical(value);
     case 'arrive':
