@@ -2,14 +2,14 @@ import { Option, type Command } from 'commander';
 import type { Granularity, ReferenceSelection, SgsaccSettings } from '../metrics/sgsacc/index.js';
 import { REFERENCE_SELECTIONS } from '../metrics/sgsacc/types.js';
 
-/** --reference-selection: how the entailment reference is chosen (docs/sgsacc.md, step 1). */
-export function referenceSelectionOption(): Option {
+/** --reference-selection: how the entailment reference is chosen (docs/sgsacc.md, step 1); the default is the product's (SGSACC_DEFAULTS). */
+export function referenceSelectionOption(defaultRule: ReferenceSelection): Option {
   return new Option(
     '--reference-selection <rule>',
     "entailment reference: highest entailment among the candidates the ground truth entails (entailed), or the paper's literal highest entailment (paper)",
   )
     .choices(REFERENCE_SELECTIONS)
-    .default('entailed');
+    .default(defaultRule);
 }
 
 /**

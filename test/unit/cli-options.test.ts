@@ -17,6 +17,7 @@ import {
   reportSkipped,
   type DatasetFlags,
 } from '../../src/cli/options.js';
+import { SGSACC_DEFAULTS } from '../../src/metrics/sgsacc/index.js';
 import { InputError } from '../../src/util/errors.js';
 
 /** A throwaway command with the shared options, parsed without touching process.exit. */
@@ -149,5 +150,22 @@ describe('the registered commands use the same flag names', () => {
   it.each(['score', 'rerank'])('%s: per-turn results are --turns <file>; --out is hidden', (name) => {
     expect(help(name)).toContain('--turns <file>');
     expect(help(name)).not.toMatch(/--out\b/);
+  });
+});
+
+describe("each command's SGSAcc flags default to its product's SGSACC_DEFAULTS", () => {
+  const program = new Command('todeval');
+  for (const register of registers) register(program);
+
+  // The CLI parses flags into settings that resolveSgsaccConfig completes with SGSACC_DEFAULTS; a
+  // flag with a default of its own (commander's implicit true of --no-validation, a .default()) decides
+  // before the table can: this fails when the two disagree, so the table stays the one source.
+  it.each(['score', 'evaluate', 'serve'] as const)('%s', (name) => {
+    const cmd = program.commands.find((c) => c.name() === name)!;
+    const defaults = SGSACC_DEFAULTS[name];
+    const keys = ['validation', 'context', 'referenceSelection', 'contextControl'] as const;
+    const present = keys.filter((k) => cmd.options.some((o) => o.attributeName() === k));
+    expect(present.length).toBeGreaterThanOrEqual(2);
+    for (const k of present) expect(cmd.getOptionValue(k), `${name} --${k}`).toBe(defaults[k]);
   });
 });

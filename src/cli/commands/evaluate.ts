@@ -63,7 +63,7 @@ export function register(program: Command): void {
   addLimitOption(cmd, 'dialogues of the input');
   // Only the SGSAcc scoring is split: the mwzeval metrics are cheap and every shard computes them whole.
   addShardOptions(cmd, 'dialogues scored for --sgsacc', { workers: false });
-  cmd.addOption(referenceSelectionOption()).addOption(
+  cmd.addOption(referenceSelectionOption(SGSACC_DEFAULTS.evaluate.referenceSelection)).addOption(
     new Option('--granularity <unit>', "with --sgsacc: 'sentence' also checks each sentence of the lexicalized turns against the facts (the sentence-level rate)").choices(GRANULARITIES),
   );
   addContextControlOptions(cmd, SGSACC_DEFAULTS.evaluate.contextControl).addOption(progressOption());

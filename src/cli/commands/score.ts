@@ -39,7 +39,7 @@ export function register(program: Command): void {
   addReportFileOption(cmd, 'write the report as JSON')
     .option('--no-validation', 'keep turns whose ground truth fails validation (skips negative references)')
     .option('--no-context', 'do not retry with previous user turn + slot description in the premise')
-    .addOption(referenceSelectionOption())
+    .addOption(referenceSelectionOption(SGSACC_DEFAULTS.score.referenceSelection))
     .option('--hallucination', 'also check facts => text (references entail the utterance): hallucination rate and a four-way label per turn')
     .addOption(new Option('--granularity <unit>', 'with --hallucination (implied by sentence): also check each sentence against each fact, and report the unsupported sentences').choices(GRANULARITIES))
     .option('--chunk <n>', 'turns per NLI call (larger batches on GPU)', positiveInt('--chunk'), 256)

@@ -41,7 +41,7 @@ export function register(program: Command): void {
     .option('--hallucination', 'also check facts => text (references entail the utterance) in /v1/score and /v1/rerank: four-way labels')
     .addOption(new Option('--granularity <unit>', '/v1/score: sentence also checks each sentence of the utterance against each fact (implies --hallucination)').choices(GRANULARITIES))
     .option('--rank-by <order>', `/v1/rerank order: ${RANK_BY.join(' | ')} (omission-hallucination and omission-sentences imply --hallucination)`, 'fidelity')
-    .addOption(referenceSelectionOption());
+    .addOption(referenceSelectionOption(SGSACC_DEFAULTS.serve.referenceSelection));
   addContextControlOptions(cmd, SGSACC_DEFAULTS.serve.contextControl);
   for (const l of LIMIT_FLAGS) cmd.option(`${l.flag} <n>`, l.help, l.max ? boundedInt(l.flag, l.max.value, l.max.why) : positiveInt(l.flag), DEFAULT_LIMITS[l.key]);
   addNliOptions(cmd);

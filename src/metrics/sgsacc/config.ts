@@ -1,7 +1,7 @@
 import { contextControlOn } from './context-control.js';
 import { contextControlSignature } from './signature.js';
 import type { Granularity } from './sentence-check.js';
-import type { ReferenceSelection, SgsaccOptions } from './types.js';
+import { DEFAULT_REFERENCE_SELECTION, type ReferenceSelection, type SgsaccOptions } from './types.js';
 
 /**
  * The one place SGSAcc settings become a run's configuration. Every edge (the CLI's flags, a
@@ -32,9 +32,9 @@ type Defaults = Required<Omit<SgsaccSettings, 'granularity'>>;
  * learn to win through the context (docs/sgsacc.md).
  */
 export const SGSACC_DEFAULTS: Readonly<Record<SgsaccProduct, Readonly<Defaults>>> = {
-  score: { validation: true, context: true, referenceSelection: 'entailed', hallucination: false, contextControl: false },
-  evaluate: { validation: true, context: true, referenceSelection: 'entailed', hallucination: false, contextControl: false },
-  serve: { validation: true, context: true, referenceSelection: 'entailed', hallucination: false, contextControl: true },
+  score: { validation: true, context: true, referenceSelection: DEFAULT_REFERENCE_SELECTION, hallucination: false, contextControl: false },
+  evaluate: { validation: true, context: true, referenceSelection: DEFAULT_REFERENCE_SELECTION, hallucination: false, contextControl: false },
+  serve: { validation: true, context: true, referenceSelection: DEFAULT_REFERENCE_SELECTION, hallucination: false, contextControl: true },
 };
 
 /** A run's SGSAcc configuration: every option decided, and what the signatures record of it. */

@@ -3,7 +3,7 @@ import type { NliProbs, NliScorer } from '../../nli/types.js';
 import { PairBatch } from './batch.js';
 import { controlReferenceChoices } from './context-control.js';
 import { contextPremise } from './premise.js';
-import type { ActionReferenceChoice, ReferenceSelection, SgsaccAction, SgsaccOptions, SgsaccTurn, TurnReferences } from './types.js';
+import { DEFAULT_REFERENCE_SELECTION, type ActionReferenceChoice, type ReferenceSelection, type SgsaccAction, type SgsaccOptions, type SgsaccTurn, type TurnReferences } from './types.js';
 
 interface Pending {
   turn: SgsaccTurn;
@@ -149,7 +149,7 @@ function decide(p: Pending, first: PairBatch, second: PairBatch, options: Sgsacc
   // The premise that "decides" is the plain one unless only the augmented premise entailed.
   const useContext = !plainEntailed && ctxEntailed;
   const probs = useContext ? ctxProbs! : plainProbs;
-  const best = chooseReference(probs, options.referenceSelection ?? 'entailed');
+  const best = chooseReference(probs, options.referenceSelection ?? DEFAULT_REFERENCE_SELECTION);
 
   const choice: ActionReferenceChoice = {
     ...base(p.action),

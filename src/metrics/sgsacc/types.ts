@@ -53,6 +53,8 @@ export interface SgsaccOptions {
 
 export type ReferenceSelection = 'entailed' | 'paper';
 export const REFERENCE_SELECTIONS: readonly ReferenceSelection[] = ['entailed', 'paper'];
+/** The rule every product defaults to (SGSACC_DEFAULTS), and what options without one use. */
+export const DEFAULT_REFERENCE_SELECTION: ReferenceSelection = 'entailed';
 
 /** Why an action (and so its turn) is left out of validated SGSAcc. */
 export type ExclusionReason =
