@@ -131,6 +131,10 @@ export function turnFromRawItem(raw: Omit<RawRerankItem, 'candidates'>, r: Reran
  */
 export function refuseUncoveredActs(expanded: ExpandedAction[], dataset: string, file: string, where: string): void {
   const uncovered = expanded.find((a) => a.candidates.length === 0);
+  // Blank values fill no template (src/rules/expand.ts): say so, not that no rule covers the act.
+  if (uncovered && uncovered.values.length > 0 && uncovered.values.every((v) => v.trim() === '')) {
+    throw new InputError(`action ${uncovered.act}(${uncovered.slot}) has only blank values: nothing to check a candidate against`, { file, where });
+  }
   if (uncovered) {
     throw new InputError(`no ${dataset} rule covers act "${uncovered.act}"${uncovered.slot ? ` (slot "${uncovered.slot}")` : ''}: unknown act for --dataset ${dataset}?`, { file, where });
   }
