@@ -6,9 +6,9 @@ import { readMultiwozTurns } from '../src/adapters/multiwoz.js';
 import { readMultiwoz22Turns } from '../src/adapters/multiwoz22.js';
 import { readSgdTurns } from '../src/adapters/sgd.js';
 import { loadSchemaFile } from '../src/schema/schema-index.js';
-import { InputError } from '../src/util/errors.js';
 import { REPO_ROOT } from './helpers/shared.js';
 import { tempDir } from './helpers/temp.js';
+import { refusal as oneLineOf } from './helpers/refusal.js';
 
 // Malformed dataset fields: each must be one InputError naming the file and dialogue/turn (the CLI's
 // one line, exit 2), and --skip-invalid must list it and keep the other turns. A TypeError from
@@ -21,16 +21,6 @@ const EXAMPLE_DIALOGUES = path.join(REPO_ROOT, 'examples', 'sgd-mini', 'dialogue
 // which are not checked against a schema.
 const schema = loadSchemaFile(EXAMPLE_SCHEMA);
 
-/** The one-line form of what `fn` throws (an InputError), or a failure naming what it threw. */
-function oneLineOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof InputError) return e.oneLine();
-    throw e;
-  }
-  throw new Error('expected an InputError');
-}
 
 let folders = 0;
 /** A MultiWOZ 2.2 split folder (dialogues_NNN.json, one per entry) and its dialog_acts.json. */

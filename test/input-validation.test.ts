@@ -12,6 +12,7 @@ import { runCli } from './helpers/cli.js';
 import { conversation, system, user } from './gcdf1-conversations.js';
 import { DATA_DIR, hasData, REPO_ROOT, TOKENIZER_DIR } from './helpers/shared.js';
 import { tempDir } from './helpers/temp.js';
+import { refusal as oneLineOf } from './helpers/refusal.js';
 
 const MINI = path.join(REPO_ROOT, 'examples', 'sgd-mini');
 const tmp = (): string => tempDir('inputs');
@@ -59,16 +60,6 @@ describe('wrong types in dataset inputs are one-line errors, not silent drops', 
   });
 });
 
-/** The one-line form of what `fn` throws (an InputError), or a failure naming what it did. */
-function oneLineOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof InputError) return e.oneLine();
-    throw e;
-  }
-  throw new Error('expected an InputError');
-}
 
 describe('mwzeval predictions against schemas/mwz-predictions.schema.json', () => {
   const expectedTurns = { sng0073: 2 };

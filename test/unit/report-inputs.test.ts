@@ -8,20 +8,10 @@ import { partialTurns } from '../../src/report/html/index.js';
 import { runItemSources } from '../../src/report/html/run-items.js';
 import { loadTurns, type ReportRun, type TurnLine, type TurnsFile } from '../../src/report/html/runs.js';
 import { itemsFileJson } from '../../src/report/stats/item-files.js';
-import { InputError } from '../../src/util/errors.js';
 import type { Signature } from '../../src/util/signature.js';
 import { tempDir } from '../helpers/temp.js';
+import { refusal } from '../helpers/refusal.js';
 
-/** `fn`'s InputError as the CLI prints it (one line), or a failure when it throws none. */
-function refusal(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof InputError) return e.oneLine();
-    throw e;
-  }
-  throw new Error('nothing was refused');
-}
 
 const TURNS_HEADER = JSON.stringify({ kind: 'todeval-sgsacc-turns', digest: 'x', signature: { tool: 'todeval', version: '0.1.0', metric: 'sgsacc-turns', system: 'sys' } });
 const turnLine = (id: string) => JSON.stringify({ id, services: ['Restaurants_1'], validation: 'validated', faithful: true, actions: [] });
