@@ -35,6 +35,9 @@ export interface NliModelSignature {
   maxLength?: number;
 }
 
+/** Every key modelSignatureFields may write: what names the model in a signature, for lists of the keys that must agree. */
+export const MODEL_SIGNATURE_KEYS = ['model', 'revision', 'dtype', 'family', 'pairEncoding', 'kernels', 'maxLength'] as const;
+
 /**
  * A model's signature keys: id, revision and dtype, then its family and pair encoding where they
  * are not RoBERTa's, so runs with different pair encodings never compare equal; the kernel class

@@ -2,6 +2,7 @@ import type { MwzEvaluation } from '../metrics/mwz/evaluator.js';
 import type { SgsaccMergeResult } from '../metrics/mwz/sgsacc-merge.js';
 import { summarizeSgsacc, type SgsaccTally } from '../metrics/sgsacc/aggregate.js';
 import { mergeSentenceShards, type SentenceShardTally } from '../metrics/sgsacc/aggregate-sentences.js';
+import { MODEL_SIGNATURE_KEYS } from '../nli/types.js';
 import { InputError } from '../util/errors.js';
 import type { Signature } from '../util/signature.js';
 import { byShardIndex, checkShardSet, mergeSerCounts, runSignature, signatureDifference, type LoadedShard } from './merge.js';
@@ -30,7 +31,7 @@ export interface EvaluateShardReport extends EvaluateReport {
  * Signature keys --sgsacc adds only when it scored something (every key evaluateSgsaccSignature may
  * add): a shard without lexicalized turns lacks them, and the shards that scored must agree on them.
  */
-export const SGSACC_KEYS = ['model', 'revision', 'dtype', 'family', 'pairEncoding', 'kernels', 'maxLength', 'rules', 'schema', 'validation', 'context', 'referenceSelection', 'contextControl', 'granularity', 'delexicalized'];
+export const SGSACC_KEYS: readonly string[] = [...MODEL_SIGNATURE_KEYS, 'rules', 'schema', 'validation', 'context', 'referenceSelection', 'contextControl', 'granularity', 'delexicalized'];
 
 /**
  * The report one `evaluate --sgsacc` over the whole input gives: the mwzeval sections from shard 1

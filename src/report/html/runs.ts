@@ -3,6 +3,7 @@ import type { ConfidenceBlock } from '../../metrics/significance/confidence.js';
 import type { OutcomeCounts } from '../../metrics/sgsacc/aggregate.js';
 import type { ActionScore } from '../../metrics/sgsacc/types.js';
 import { isStandinModelId } from '../../nli/onnx-builder/standins.js';
+import { MODEL_SIGNATURE_KEYS } from '../../nli/types.js';
 import { readRecordLines } from '../../util/record-lines.js';
 import { checkRunReport } from '../../util/run-report-schema.js';
 import { InputError } from '../../util/errors.js';
@@ -202,13 +203,7 @@ function safeParse(line: string): unknown {
  * statistics under the other.
  */
 const SHARED_KEYS = [
-  'model',
-  'revision',
-  'dtype',
-  'family',
-  'pairEncoding',
-  'kernels',
-  'maxLength',
+  ...MODEL_SIGNATURE_KEYS,
   'rules',
   'dataset',
   'data',
