@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import ort from 'onnxruntime-node';
 import { DataType, graphProto, modelProto, nodeProto, tensorProto, valueInfoProto } from './onnx-builder/onnx-proto.js';
 import { messageToBytes } from './onnx-builder/protobuf.js';
+import { ort } from './ort.js';
 
 /**
  * Which float kernels onnxruntime runs on this CPU, named by what they compute. The q8-row graph's
@@ -79,9 +79,9 @@ export function kernelProbeBytes(): Uint8Array {
 
 /** The first 12 hex digits of the sha256 of the probe's outputs, in order, as onnxruntime computes them on this CPU. */
 export async function kernelProbeHash(): Promise<string> {
-  const session = await ort.InferenceSession.create(kernelProbeBytes(), { executionProviders: ['cpu'], intraOpNumThreads: 1, logSeverityLevel: 3 });
+  const session = await ort().InferenceSession.create(kernelProbeBytes(), { executionProviders: ['cpu'], intraOpNumThreads: 1, logSeverityLevel: 3 });
   try {
-    const out = await session.run({ x: new ort.Tensor('float32', probeInput(), [ROWS, COLS]) });
+    const out = await session.run({ x: new (ort().Tensor)('float32', probeInput(), [ROWS, COLS]) });
     const hash = createHash('sha256');
     for (const name of session.outputNames) {
       const d = out[name].data as Float32Array;

@@ -1,4 +1,5 @@
-import { Tokenizer } from '@huggingface/tokenizers';
+import { createRequire } from 'node:module';
+import type { Tokenizer } from '@huggingface/tokenizers';
 import { BoundedMemo } from './bounded-memo.js';
 import { ByteLevelBpe } from './byte-level-bpe.js';
 
@@ -38,11 +39,24 @@ export const LONG_PIECE_CHARS = 128;
  */
 const libraries = new WeakMap<object, WeakMap<object, Tokenizer>>();
 
+/**
+ * The library's Tokenizer class, loaded on first need: where our BPE applies (every RoBERTa-style
+ * model) a run never builds the library, and compiling its 100 KB module cost every model-backed
+ * start, and every tokenizer thread, about 15 ms of CPU. Its CommonJS build, which a synchronous
+ * getter can load; the package ships both builds of the same code.
+ */
+let tokenizerClass: typeof Tokenizer | undefined;
+
+function libraryClass(): typeof Tokenizer {
+  tokenizerClass ??= (createRequire(import.meta.url)('@huggingface/tokenizers') as typeof import('@huggingface/tokenizers')).Tokenizer;
+  return tokenizerClass;
+}
+
 function libraryTokenizer(tokenizerJson: object, tokenizerConfig: object): Tokenizer {
   let byConfig = libraries.get(tokenizerJson);
   if (!byConfig) libraries.set(tokenizerJson, (byConfig = new WeakMap()));
   let built = byConfig.get(tokenizerConfig);
-  if (!built) byConfig.set(tokenizerConfig, (built = new Tokenizer(tokenizerJson, tokenizerConfig)));
+  if (!built) byConfig.set(tokenizerConfig, (built = new (libraryClass())(tokenizerJson, tokenizerConfig)));
   return built;
 }
 

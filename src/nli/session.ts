@@ -2,11 +2,12 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import ort from 'onnxruntime-node';
+import type * as Ort from 'onnxruntime-node';
 import { InputError, MissingResourceError } from '../util/errors.js';
 import { OFFICIAL_CUDA_INSTALL } from './cuda/provider.js';
 import { padRows, type PaddedBatch } from './feeds.js';
 import { fromHalfBits } from './onnx-builder/float16.js';
+import { ort } from './ort.js';
 
 const REGISTRY_CUDA_INSTALL_SHORT = 'npm run cuda:setup';
 
@@ -58,7 +59,7 @@ function firstLine(e: unknown): string {
   return String((e as Error)?.message ?? e).split('\n')[0].slice(0, 300);
 }
 
-function baseOptions(threads?: number, verbose = false, spin = spinWhileWaiting()): ort.InferenceSession.SessionOptions {
+function baseOptions(threads?: number, verbose = false, spin = spinWhileWaiting()): Ort.InferenceSession.SessionOptions {
   return {
     graphOptimizationLevel: 'all',
     // Dynamic shapes change every batch; ORT's memory pattern planning only helps fixed shapes.
@@ -87,9 +88,6 @@ export function cudaProviderInstalled(): boolean | undefined {
   }
 }
 
-// ORT prints its own multi-line error when a provider fails to load; we report failures ourselves.
-if (!process.env.TODEVAL_DEBUG) ort.env.logLevel = 'fatal';
-
 /**
  * Open the ONNX model. `cuda` must load the CUDA execution provider or fail with one line; `auto`
  * tries it and falls back to CPU with a notice. Untested on a real GPU in this project so far:
@@ -98,7 +96,7 @@ if (!process.env.TODEVAL_DEBUG) ort.env.logLevel = 'fatal';
 export async function openSession(onnxPath: string, opts: SessionOptions = {}): Promise<LogitsSession> {
   const device = opts.device ?? 'auto';
   const notice = opts.notice ?? ((l: string) => process.stderr.write(`${l}\n`));
-  let session: ort.InferenceSession | undefined;
+  let session: Ort.InferenceSession | undefined;
   let used: 'cpu' | 'cuda' = 'cpu';
   const installed = cudaProviderInstalled();
   if (device === 'cuda' && installed === false) {
@@ -110,7 +108,7 @@ export async function openSession(onnxPath: string, opts: SessionOptions = {}): 
     notice('todeval: device auto -> cpu (the CUDA execution provider is not installed; `todeval doctor` says how)');
   } else if (device === 'cuda' || device === 'auto') {
     try {
-      session = await ort.InferenceSession.create(onnxPath, { ...baseOptions(opts.threads, opts.verbose, opts.spin), executionProviders: ['cuda'] });
+      session = await ort().InferenceSession.create(onnxPath, { ...baseOptions(opts.threads, opts.verbose, opts.spin), executionProviders: ['cuda'] });
       used = 'cuda';
       if (device === 'auto') notice('todeval: device auto -> cuda');
     } catch (e) {
@@ -129,7 +127,7 @@ export async function openSession(onnxPath: string, opts: SessionOptions = {}): 
   }
   if (!session) {
     try {
-      session = await ort.InferenceSession.create(onnxPath, { ...baseOptions(opts.threads, opts.verbose, opts.spin), executionProviders: ['cpu'] });
+      session = await ort().InferenceSession.create(onnxPath, { ...baseOptions(opts.threads, opts.verbose, opts.spin), executionProviders: ['cpu'] });
     } catch (e) {
       throw corruptModel(onnxPath, e);
     }
@@ -148,13 +146,14 @@ function corruptModel(onnxPath: string, e: unknown): InputError {
  * segment ids too: the batch's own, or zeros for a batch without them (its pair encoding gives
  * every token segment 0, as RoBERTa's does).
  */
-export function batchFeeds(batch: PaddedBatch, zeros?: BigInt64Array): Record<string, ort.Tensor> {
+export function batchFeeds(batch: PaddedBatch, zeros?: BigInt64Array): Record<string, Ort.Tensor> {
   const dims = [batch.rows, batch.width];
-  const feeds: Record<string, ort.Tensor> = {
-    input_ids: new ort.Tensor('int64', batch.inputIds, dims),
-    attention_mask: new ort.Tensor('int64', batch.attentionMask, dims),
+  const { Tensor } = ort();
+  const feeds: Record<string, Ort.Tensor> = {
+    input_ids: new Tensor('int64', batch.inputIds, dims),
+    attention_mask: new Tensor('int64', batch.attentionMask, dims),
   };
-  if (zeros) feeds.token_type_ids = new ort.Tensor('int64', batch.tokenTypeIds ?? zeros.subarray(0, batch.rows * batch.width), dims);
+  if (zeros) feeds.token_type_ids = new Tensor('int64', batch.tokenTypeIds ?? zeros.subarray(0, batch.rows * batch.width), dims);
   return feeds;
 }
 
@@ -162,12 +161,12 @@ export function batchFeeds(batch: PaddedBatch, zeros?: BigInt64Array): Record<st
  * A batch of token rows as the model's int64 inputs: right-padded with `padId` to the longest row,
  * attention mask 1 on real tokens; segment ids when the export takes them (`typeIds`, else zeros).
  */
-export function paddedFeeds(ids: number[][], padId: number, tokenTypeIds = false, typeIds?: number[][]): Record<string, ort.Tensor> {
+export function paddedFeeds(ids: number[][], padId: number, tokenTypeIds = false, typeIds?: number[][]): Record<string, Ort.Tensor> {
   const batch = padRows(ids, padId, typeIds);
   return batchFeeds(batch, tokenTypeIds ? new BigInt64Array(batch.rows * batch.width) : undefined);
 }
 
-function wrap(session: ort.InferenceSession, device: 'cpu' | 'cuda'): LogitsSession {
+function wrap(session: Ort.InferenceSession, device: 'cpu' | 'cuda'): LogitsSession {
   const inputs = session.inputNames;
   if (!inputs.includes('input_ids') || !inputs.includes('attention_mask')) {
     throw new InputError(`ONNX model inputs are [${inputs.join(', ')}]; expected input_ids and attention_mask`);

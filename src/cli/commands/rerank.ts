@@ -2,7 +2,6 @@ import type { Command } from 'commander';
 import type { DatasetName } from '../../adapters/load.js';
 import { findDataDir } from '../../data/data-dir.js';
 import { runRerankPipeline, type RerankHooks, type RerankPipelineOptions } from '../../pipeline/rerank.js';
-import { runRerankWorkers } from '../../pipeline/workers.js';
 import type { RerankReport, RerankShardReport } from '../../shard/rerank-merge.js';
 import { barProgress, progressBar, progressOption, type ProgressMode } from '../../util/progress/bar.js';
 import { RANK_BY, RERANK_DEFAULTS } from '../../rerank/index.js';
@@ -88,6 +87,9 @@ function printReport(flags: RerankFlags, report: RerankReport | RerankShardRepor
 async function runRerankInWorkers(flags: RerankFlags): Promise<void> {
   const display = workersDisplay(flags.progress);
   try {
+    // Imported here, not at the top: only --workers runs need the shard machinery (some 30 modules
+    // that every plain run compiled at its start).
+    const { runRerankWorkers } = await import('../../pipeline/workers.js');
     printReport(flags, await runRerankWorkers(rerankOptionsFrom(flags), { workers: flags.workers!, hooks: display.hooks }));
   } finally {
     display.stop();

@@ -2,7 +2,6 @@ import { Option, type Command } from 'commander';
 import type { DatasetName } from '../../adapters/load.js';
 import { formatSgsaccReport, GRANULARITIES, SGSACC_DEFAULTS, type SgsaccReport } from '../../metrics/sgsacc/index.js';
 import { runScorePipeline, type ScorePipelineHooks, type ScorePipelineOptions } from '../../pipeline/score.js';
-import { runScoreWorkers } from '../../pipeline/workers.js';
 import { pairsProgress, progressOption, type ProgressMode } from '../../util/progress/bar.js';
 import { stderrHooks } from '../hooks.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
@@ -82,6 +81,9 @@ function printReport(flags: ScoreFlags, report: SgsaccReport): void {
 async function runScoreInWorkers(flags: ScoreFlags): Promise<void> {
   const display = workersDisplay(flags.progress);
   try {
+    // Imported here, not at the top: only --workers runs need the shard machinery (some 30 modules
+    // that every plain run compiled at its start).
+    const { runScoreWorkers } = await import('../../pipeline/workers.js');
     printReport(flags, await runScoreWorkers(scoreOptionsFrom(flags), { workers: flags.workers!, hooks: display.hooks }));
   } finally {
     display.stop();

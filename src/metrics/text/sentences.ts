@@ -21,7 +21,9 @@ export interface SplitOptions {
 // ICU's sentence rules (UAX #29) end a sentence at ". " before a capital, so "Mr. Smith" and
 // "2660 Tulare St. The bus" look alike to it. The guards below undo its breaks after an abbreviation
 // unless a word that starts sentences follows, and add the breaks it misses before a digit.
-const segmenter = new Intl.Segmenter('en', { granularity: 'sentence' });
+// Made on first use: building ICU's sentence break iterator costs about 13 ms of CPU, paid at import
+// by every command that loads this module (score, serve, rerank), most of which never split a reply.
+let segmenter: Intl.Segmenter | undefined;
 
 /** Abbreviations that never end a sentence in a reply (titles before a name). */
 const TITLES = new Set(['Mr', 'Mrs', 'Ms', 'Messrs', 'Mme', 'Mlle', 'Prof', 'Rev', 'Hon', 'Gov', 'Sen', 'Rep', 'Capt', 'Col', 'Gen', 'Lt', 'Sgt', 'Mt', 'Ft']);
@@ -117,7 +119,7 @@ export function splitSentences(whole: string, opts: SplitOptions = {}): Sentence
   // Only the first MAX_TEXT_CHARS characters are split (and checked): bounded work per text.
   const text = capText(whole);
   const pieces: { text: string; start: number }[] = [];
-  for (const s of segmenter.segment(text)) pieces.push(...splitBeforeDigits(s.segment, s.index));
+  for (const s of (segmenter ??= new Intl.Segmenter('en', { granularity: 'sentence' })).segment(text)) pieces.push(...splitBeforeDigits(s.segment, s.index));
   const spans = keptSpans(text, opts.keep ?? []);
   const merged: { text: string; start: number }[] = [];
   for (const p of pieces) {
