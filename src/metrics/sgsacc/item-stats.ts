@@ -5,8 +5,9 @@
  * column sums: the NLI model is never re-run.
  */
 import { dialogueOfTurn, metricItems, ratioMetric, type MetricItems, type RunItems } from '../significance/items.js';
-import { bleuStatMetric } from '../text/bleu-significance.js';
-import { BLEU_STATS_WIDTH } from '../text/bleu.js';
+// From bleu.js itself, not bleu-significance.js (which re-exports it): that module brings chrF, TER
+// and the paired tests, 50 KB that every score start compiled for nothing.
+import { BLEU_STATS_WIDTH, bleuStatMetric } from '../text/bleu.js';
 import type { TurnScore } from './types.js';
 
 export const SGSACC_METRICS = {
