@@ -4,7 +4,7 @@ import path from 'node:path';
 import { dataFile } from '../../data/data-dir.js';
 import { readJsonFile, type FileRead } from '../../util/json-file.js';
 import { InputError } from '../../util/errors.js';
-import { partialRatio } from './fuzzy.js';
+import { partialRatioOrBelow } from './fuzzy.js';
 import { DONTCARE_VALUES, normalizeStateSlotValue, timeStrToMinutes } from './normalize-state.js';
 
 export const VENUE_DOMAINS = ['restaurant', 'hotel', 'attraction', 'train'] as const;
@@ -166,7 +166,7 @@ export class MwzDatabase {
         const known = byCell.get(cell);
         if (known !== undefined) ok = known;
         else {
-          ok = fuzzy.has(k) ? partialRatio(String(cell), v as string) >= fuzzyRatio : cell === v;
+          ok = fuzzy.has(k) ? partialRatioOrBelow(String(cell), v as string, fuzzyRatio) >= fuzzyRatio : cell === v;
           byCell.set(cell, ok);
         }
       }

@@ -1,4 +1,4 @@
-import { partialRatio } from './fuzzy.js';
+import { partialRatioOrBelow } from './fuzzy.js';
 import type { BeliefState } from './normalize-state.js';
 
 export interface DstScores {
@@ -46,7 +46,7 @@ export function dstScores(pairs: { hyp: BeliefState; ref: BeliefState }[], fuzzy
 
 /** One turn of dstScores: jointly correct, and its matching / spurious / missed slot pairs. */
 export function dstTurn(hyp: BeliefState, ref: BeliefState, fuzzyRatio = 95): { jointCorrect: boolean; tp: number; fp: number; fn: number } {
-  const matches = (a: string, b: string): boolean => partialRatio(a, b) > fuzzyRatio;
+  const matches = (a: string, b: string): boolean => partialRatioOrBelow(a, b, fuzzyRatio) > fuzzyRatio;
   const h = flatten(hyp);
   const r = flatten(ref);
   let tp = 0;
