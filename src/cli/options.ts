@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { DatasetName, LoadDatasetOptions } from '../adapters/load.js';
 import { resolveDataDir } from '../data/data-dir.js';
-import { RANK_BY, type RankBy } from '../rerank/config.js';
+import { RANK_BY, type RankBy } from '../rerank/rank-by.js';
 import { InputError } from '../util/errors.js';
 
 /** Commander parser for a count flag; `allowZero` for counts where 0 means "none" (--show-errors 0). */

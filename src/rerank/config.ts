@@ -1,5 +1,6 @@
 import { contextControlOn } from '../metrics/sgsacc/context-control.js';
 import { contextControlSignature } from '../metrics/sgsacc/signature.js';
+import type { RankBy } from './rank-by.js';
 
 /**
  * The one place rerank settings become a reranking's configuration: `rerank()`, the rerank
@@ -7,17 +8,8 @@ import { contextControlSignature } from '../metrics/sgsacc/signature.js';
  * passes and the signature read the RerankConfig it returns, so results are signed as they were made.
  */
 
-/**
- * - 'fidelity' (paper Sec. 3): most actions realised, then likelihood, then system order;
- * - 'omission-hallucination': no omission (every action realised), then no hallucination, then
- *   likelihood, then system order. Needs the hallucination check, so it turns it on.
- * - 'omission-sentences': no omission, then the fewest sentences no fact supports (sentence
- *   granularity, docs/sgsacc.md), then likelihood, then system order: a long candidate with one
- *   invented sentence loses to one without, and a courtesy sentence costs nothing. Turns on the
- *   hallucination check and the sentence check.
- */
-export const RANK_BY = ['fidelity', 'omission-hallucination', 'omission-sentences'] as const;
-export type RankBy = (typeof RANK_BY)[number];
+// RANK_BY lives in rank-by.ts (which the flag parsing of every command imports); exported here as before.
+export { RANK_BY, type RankBy } from './rank-by.js';
 
 /** The omission rankings count what the hallucination check finds, so they turn it on whatever was asked. */
 export function rankNeedsHallucination(rankBy: RankBy | undefined): boolean {
