@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contextPremise } from '../src/metrics/sgsacc/premise.js';
 import { canonicalWord, isStandinModelId, lexicalTables } from '../src/nli/onnx-builder/index.js';
 import { PairTokenizer } from '../src/nli/tokenizer.js';
-import { createNliRunner, type NliRunner } from '../src/nli/runner.js';
+import { CPU_LIMITS, CPU_STANDIN_LIMITS, createNliRunner, type NliRunner } from '../src/nli/runner.js';
 import { argmaxLabel, type NliPair } from '../src/nli/types.js';
 import { getLexicalStandinDir } from './helpers/lexical-standin.js';
 import { REPO_ROOT, TOKENIZER_DIR } from './helpers/shared.js';
@@ -79,6 +79,23 @@ describe('lexical-standin NLI model through onnxruntime', () => {
     }
     // All three labels occur, so equality is not that of a constant model.
     expect(new Set(ones.map(argmaxLabel))).toEqual(new Set(['entailment', 'neutral', 'contradiction']));
+  });
+
+  it('is batched by CPU_STANDIN_LIMITS, not by the CPU_LIMITS of a language model: 64 pairs of one length make one pass', async () => {
+    const runner = await createNliRunner({ model: dir, device: 'cpu', threads: 1, notice: quiet });
+    try {
+      // Distinct pairs (nothing from the cache) of the same token count: only the row limit can split them.
+      const pairs = Array.from({ length: 64 }, (_, i) => ({ premise: `Your table is booked for ${i + 10} people.`, hypothesis: 'The table is booked.' }));
+      const probs = await runner.score(pairs);
+      expect(runner.stats()).toMatchObject({ issued: 64, batches: 1 });
+      expect(64).toBeGreaterThan(CPU_LIMITS.maxBatchSize);
+      expect(64).toBeLessThanOrEqual(CPU_STANDIN_LIMITS.maxBatchSize);
+      const ones = [];
+      for (const p of pairs.slice(0, 3)) ones.push(await single.scoreOne(p));
+      expect(probs.slice(0, 3)).toEqual(ones);
+    } finally {
+      await runner.close();
+    }
   });
 
   it('computes the token-overlap share it is documented to compute (checked against a TypeScript count)', async () => {

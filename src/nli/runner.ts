@@ -4,6 +4,8 @@ import type { NliDtype } from './model-store.js';
 import { InputError } from '../util/errors.js';
 import { stageClock } from '../util/stage-clock.js';
 import { modelContentName } from '../util/signature.js';
+import { LEXICAL_STANDIN } from './onnx-builder/lexical-standin.js';
+import { NULL_STANDIN } from './onnx-builder/null-standin.js';
 import { PairCache } from './pair-cache.js';
 import type { LogitsSession, NliDevice } from './session.js';
 import type { TokenizerPool } from './tokenizer-pool.js';
@@ -68,6 +70,13 @@ export interface NliRunner extends NliScorer {
 // Measured on 2 EPYC cores (scripts/bench-nli.ts, docs/nli.md): one pair already runs near peak
 // FLOPs; batches of 2-8 equal-length rows gain ~1.2x, larger batches spill caches and gain less.
 export const CPU_LIMITS: BatchLimits = { maxBatchTokens: 2048, maxBatchSize: 16, maxPadFraction: 0.15 };
+// The lexical and null stand-ins are a few table lookups per token, not a language model: a forward
+// pass costs ONNX Runtime's fixed ~60 us and a message each way between threads, whatever its rows,
+// so at CPU_LIMITS (16 rows) a whole-SGD run spent ~3 CPU-s of 14 on 22,752 batches' overhead. Each
+// row is computed on its own, so larger batches give the same logits bit for bit; the padding cap
+// stays, as their same-word comparison grows with the padded width squared.
+export const CPU_STANDIN_LIMITS: BatchLimits = { maxBatchTokens: 16384, maxBatchSize: 256, maxPadFraction: 0.15 };
+const TABLE_LOOKUP_STANDINS: ReadonlySet<string> = new Set([LEXICAL_STANDIN, NULL_STANDIN]);
 export const CUDA_LIMITS: BatchLimits = { maxBatchTokens: 65536, maxBatchSize: 512, maxPadFraction: 0.5 };
 
 export interface BatchedRunnerParts {
@@ -245,7 +254,8 @@ export class BatchedNliRunner implements NliRunner {
 export async function createNliRunner(opts: NliRunnerOptions = {}): Promise<NliRunner> {
   const previous = stageClock.enter('load');
   const parts = await openParts(opts);
-  const base = parts.session.device === 'cuda' ? CUDA_LIMITS : CPU_LIMITS;
+  const base =
+    parts.session.device === 'cuda' ? CUDA_LIMITS : parts.standin !== undefined && TABLE_LOOKUP_STANDINS.has(parts.standin) ? CPU_STANDIN_LIMITS : CPU_LIMITS;
   const runner = new BatchedNliRunner({
     ...parts,
     limits: {

@@ -29,6 +29,8 @@ export interface OpenParts {
   tokenizerPool?: TokenizerPool;
   labels: LabelIndex;
   signature: NliModelSignature;
+  /** config.json's `todeval_standin`: which of the project's stand-in graphs this is, if one. */
+  standin?: string;
 }
 
 /**
@@ -83,7 +85,8 @@ export async function openParts(opts: OpenOptions): Promise<OpenParts> {
     ...(kernels !== undefined ? { kernels } : {}),
     ...(maxLength !== undefined ? { maxLength } : {}),
   };
-  return { session, tokenizer, tokenizerPool, labels, signature };
+  const standin = typeof config.todeval_standin === 'string' ? config.todeval_standin : undefined;
+  return { session, tokenizer, tokenizerPool, labels, signature, ...(standin !== undefined ? { standin } : {}) };
 }
 
 /**
