@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { parseDtype, type NliDtype } from '../nli/model-store.js';
+import { parseDtype, type NliDtype } from '../nli/dtype.js';
 import type { NliRunnerOptions } from '../nli/runner.js';
 import type { NliDevice } from '../nli/session.js';
 import { positiveInt } from './options.js';

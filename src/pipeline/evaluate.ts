@@ -6,7 +6,7 @@ import { mwzItemStats, type MwzItems } from '../metrics/mwz/item-stats.js';
 import { shardDialogues } from '../metrics/mwz/sgsacc-merge.js';
 import { runConfidence, type ResampleUnit } from '../metrics/significance/confidence.js';
 import type { Seed } from '../metrics/significance/pcg64.js';
-import { evaluateSgsaccSignature } from '../metrics/sgsacc/index.js';
+import { evaluateSgsaccSignature } from '../metrics/sgsacc/signature.js';
 import type { NliRunnerOptions } from '../nli/runner.js';
 import { itemsFileJson } from '../report/stats/item-files.js';
 import type { EvaluateShardReport } from '../shard/evaluate-merge.js';

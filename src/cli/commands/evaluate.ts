@@ -5,7 +5,11 @@ import { formatEvaluation } from '../../report/text/evaluate-text.js';
 import { addRunConfidenceOptions, runConfidenceFrom, type RunConfidenceFlags } from '../significance-options.js';
 import { addNliOptions, nliOptionsFrom, type NliCliFlags } from '../nli-options.js';
 import { addDataDirOption, addInputOption, addLimitOption, reportSkipped } from '../options.js';
-import { GRANULARITIES, SGSACC_DEFAULTS, type Granularity, type ReferenceSelection } from '../../metrics/sgsacc/index.js';
+// From the modules that define them, not the SGSAcc barrel (index.ts), which loads the whole SGSAcc
+// run (datasets, rules, references, ...): a plain evaluate start compiled some 16 modules for nothing.
+import { SGSACC_DEFAULTS } from '../../metrics/sgsacc/config.js';
+import { GRANULARITIES, type Granularity } from '../../metrics/sgsacc/sentence-check.js';
+import type { ReferenceSelection } from '../../metrics/sgsacc/types.js';
 import { addContextControlOptions, referenceSelectionOption, sgsaccSettingsOf } from '../sgsacc-options.js';
 import { addMwzInputOptions, chrfFrom, chrfWordOrderOption, GROUND_TRUTH_SOURCES } from '../mwz-options.js';
 import { refuseOutputOverInput } from '../output-guard.js';
