@@ -62,6 +62,14 @@ function memoryStore(): ReferenceStore & { done: Map<string, TurnReferences> } {
   return { done, append: (records) => records.forEach((rec) => done.set(rec.id, structuredClone(rec))) };
 }
 
+/** The word-overlap FAKE, counting the texts it is asked to encode ahead (NliScorer.prefetch). */
+class PrefetchRecordingFakeNli extends FakeWordOverlapNli {
+  prefetched = 0;
+  prefetch(texts: Iterable<string>): void {
+    for (const _ of texts) this.prefetched++;
+  }
+}
+
 describe('the pair planners bound what a run sends the scorer (random turns x option sets)', () => {
   it('runSgsacc: fresh references, then stored ones, a system and the ground truth', async () => {
     let checked = 0;
@@ -85,6 +93,30 @@ describe('the pair planners bound what a run sends the scorer (random turns x op
     }
     // Not vacuous: most cases send pairs.
     expect(checked).toBeGreaterThan(100);
+  });
+
+  it('runSgsacc encodes ahead (prefetch) no text of a run that sends no pair: the ground truth again over stored references', async () => {
+    let idle = 0;
+    for (let seed = 1; seed <= 40; seed++) {
+      const g = generator(seed);
+      const config = resolveSgsaccConfig(g.settings(), 'serve');
+      const turns = Array.from({ length: g.n(1, 6) }, (_, i) => g.turn(`t${i}`));
+      const gold = new Map(turns.map((t) => [t.id, t.utterance]));
+      const store = memoryStore();
+      for (const pass of ['fresh', 'stored'] as const) {
+        const scorer = new PrefetchRecordingFakeNli();
+        const run = { references: store, groundTruthSystem: true, chunkTurns: 3 };
+        const bound = runPairBound(turns, gold, { ...config, ...run });
+        await runSgsacc(turns, gold, { ...config, scorer, ...run });
+        const where = `seed ${seed}, ${pass} references`;
+        if (bound === 0) {
+          expect([scorer.pairsScored, scorer.prefetched], where).toEqual([0, 0]);
+          idle++;
+        } else if (pass === 'fresh') expect(scorer.prefetched, where).toBeGreaterThan(0);
+      }
+    }
+    // Not vacuous: stored references often leave the ground truth nothing to send.
+    expect(idle).toBeGreaterThan(10);
   });
 
   it('rerank: every ranking, the sentence pairs of omission-sentences included (the hand-kept sums left them out)', async () => {

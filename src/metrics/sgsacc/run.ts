@@ -74,19 +74,36 @@ export async function runSgsacc(
 export function runPairBound(turns: SgsaccTurn[], utterances: Map<string, string>, opts: Omit<SgsaccRunOptions, 'scorer'>): number {
   const job = entailmentJobPairs(opts.context);
   let pairs = 0;
-  for (const t of turns) {
-    const stored = opts.references?.done.get(t.id);
-    const lacking = stored ? lacksControl(stored) : undefined;
-    if (!stored) pairs += selectionPairBound(t, opts);
-    if (lacking?.choices) pairs += stored!.actions.length;
-    const gold = !stored || !stored.groundTruth || lacking!.groundTruth || lacking!.choices;
-    if (gold) pairs += t.actions.length * job;
-    if (opts.hallucination && (gold || !stored!.hallucination || lacking!.premise)) pairs += job;
-    const utterance = utterances.get(t.id) ?? '';
-    if (!opts.groundTruthSystem) pairs += t.actions.length * job + (opts.hallucination ? job : 0);
-    if (opts.granularity === 'sentence') pairs += sentencePairBound(t, utterance, opts);
-  }
+  for (const t of turns) pairs += turnPairBound(t, utterances.get(t.id) ?? '', opts, job);
   return pairs;
+}
+
+/** runPairBound's count for one turn whose system utterance is `utterance`. */
+function turnPairBound(t: SgsaccTurn, utterance: string, opts: Omit<SgsaccRunOptions, 'scorer'>, job: number): number {
+  let pairs = 0;
+  const stored = opts.references?.done.get(t.id);
+  const lacking = stored ? lacksControl(stored) : undefined;
+  if (!stored) pairs += selectionPairBound(t, opts);
+  if (lacking?.choices) pairs += stored!.actions.length;
+  const gold = !stored || !stored.groundTruth || lacking!.groundTruth || lacking!.choices;
+  if (gold) pairs += t.actions.length * job;
+  if (opts.hallucination && (gold || !stored!.hallucination || lacking!.premise)) pairs += job;
+  if (!opts.groundTruthSystem) pairs += t.actions.length * job + (opts.hallucination ? job : 0);
+  if (opts.granularity === 'sentence') pairs += sentencePairBound(t, utterance, opts);
+  return pairs;
+}
+
+/**
+ * The turns of a chunk that may send the model a pair, whose texts are worth encoding ahead. A
+ * ground truth scored again over complete stored references (a second setting such as
+ * --context-control) sends none: encoding its texts anyway cost ~1 CPU-s of 7 over the SGD test set.
+ * Any other system's utterances are always scored (and a sentence run splits each one), so then
+ * every turn is kept without asking.
+ */
+function turnsForTheModel(slice: SgsaccTurn[], opts: SgsaccRunOptions): SgsaccTurn[] {
+  if (!opts.groundTruthSystem || opts.granularity === 'sentence') return slice;
+  const job = entailmentJobPairs(opts.context);
+  return slice.filter((t) => turnPairBound(t, '', opts, job) > 0);
 }
 
 /** What the chunks of one run share: the references so far, the finished scores and the counts. */
@@ -137,7 +154,7 @@ async function scoreChunks(run: RunState, todo: SgsaccTurn[], chunk: number): Pr
 /** One chunk: its references, the system's scores, then (after the chunk `before` it) the writes. */
 async function scoreChunk(run: RunState, slice: SgsaccTurn[], lane: Lane, before: Promise<void>): Promise<void> {
   const { opts, refs, utterances } = run;
-  prefetchTexts(slice, utterances, lane);
+  prefetchTexts(turnsForTheModel(slice, opts), utterances, lane);
   const changed = await chunkReferences(run, slice, lane);
   // The system's passes start now; their results are awaited after the earlier chunks are written.
   const scores = opts.groundTruthSystem ? undefined : scoreTurns(slice, refs, utterances, lane, opts);
