@@ -175,8 +175,11 @@ class OneEvaluator(unittest.TestCase):
     def test_bad_input_raises_the_cli_line_naming_the_argument(self) -> None:
         predictions = load_predictions("damd")
         predictions["sng0073"] = predictions["sng0073"][:1]
+        # One Evaluator (one warm process) for the dict and the file: an error leaves it serving (Warm).
+        evaluator = Evaluator(bleu=True, data_dir=DATA)
+        self.addCleanup(evaluator.close)
         with self.assertRaises(CliError) as caught:
-            Evaluator(bleu=True, data_dir=DATA).evaluate(predictions)
+            evaluator.evaluate(predictions)
         e = caught.exception
         self.assertEqual(e.exit_code, 2)
         self.assertRegex(str(e), r"^todeval: predictions: sng0073: expected \d+ system turns, got 1$")
@@ -187,7 +190,7 @@ class OneEvaluator(unittest.TestCase):
             with open(path, "w", encoding="utf-8") as f:
                 json.dump(predictions, f)
             with self.assertRaises(CliError) as caught:
-                Evaluator(bleu=True, data_dir=DATA).evaluate(path)
+                evaluator.evaluate(path)
             self.assertTrue(str(caught.exception).startswith(f"todeval: {path}: sng0073: "))
 
     def test_cli_warnings_become_python_warnings(self) -> None:
@@ -246,19 +249,19 @@ class SignificanceExtras(unittest.TestCase):
     def test_compare(self) -> None:
         damd, augpt = str(PREDICTIONS / "damd.json"), str(PREDICTIONS / "augpt.json")
         # DAMD lacks a dialogue AuGPT has: a paired test needs the same dialogues, so the common ones.
+        # One Evaluator (one warm process) for both calls: the second is answered as a fresh one would (Warm).
+        evaluator = Evaluator(data_dir=DATA)
+        self.addCleanup(evaluator.close)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", TodevalWarning)
-            got = Evaluator(data_dir=DATA).compare(damd, augpt, "--common-items")
+            got = evaluator.compare(damd, augpt, "--common-items")
         self.assertEqual(got, cli_json("compare", damd, augpt, "--common-items", "--json", "--data-dir", str(DATA)))
         # A predictions dict compares as its file does, apart from the name it gets (its argument's).
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", TodevalWarning)
-            from_dict = Evaluator(data_dir=DATA).compare(load_predictions("damd"), augpt, "--common-items")
+            from_dict = evaluator.compare(load_predictions("damd"), augpt, "--common-items")
         self.assertEqual([c["systems"][1]["pValue"] for c in from_dict["comparisons"]], [c["systems"][1]["pValue"] for c in got["comparisons"]])
 
-
-if __name__ == "__main__":
-    unittest.main()
 
 
 @needs_data
@@ -304,3 +307,6 @@ class Warm(unittest.TestCase):
         assert e._warm is not None and e._warm._proc is not None
         self.assertIsNot(e._warm._proc, first)
 
+
+if __name__ == "__main__":
+    unittest.main()
