@@ -111,18 +111,25 @@ async function post(url: string, body: unknown): Promise<Answer> {
   return json;
 }
 
-/** The Python client (python/todeval/client.py) against a server: what `Client(url).score/rerank(items)` return. */
-async function pythonClient(url: string, route: 'score' | 'rerank', items: unknown[]): Promise<Answer> {
+/**
+ * The Python client (python/todeval/client.py) against a server: what `Client(url).score(items)` and
+ * `Client(url).rerank(items)` return. Both calls in one Python process (one interpreter start, not two).
+ */
+async function pythonClient(url: string, items: { score: unknown[]; rerank: unknown[] }): Promise<{ score: Answer; rerank: Answer }> {
   const code = [
     'import json, sys',
     'from todeval.client import Client',
     'items = json.load(sys.stdin)',
-    `r = Client(sys.argv[1]).${route}(items)`,
-    'print(json.dumps({"signature": r.signature, "items": list(r)}))',
+    'client = Client(sys.argv[1])',
+    'out = {}',
+    'for route in ("score", "rerank"):',
+    '    r = getattr(client, route)(items[route])',
+    '    out[route] = {"signature": r.signature, "items": list(r)}',
+    'print(json.dumps(out))',
   ].join('\n');
   const run = await runProcess('python3', ['-c', code, url], { input: JSON.stringify(items), env: { ...process.env, PYTHONPATH: path.join(REPO_ROOT, 'python') } });
   if (run.code !== 0) throw new Error(`python client failed: ${run.stderr}`);
-  return JSON.parse(run.stdout) as Answer;
+  return JSON.parse(run.stdout) as { score: Answer; rerank: Answer };
 }
 
 const readJsonl = (f: string) => readFileSync(f, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
@@ -178,8 +185,9 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))('one config at ev
 
       // Edge 3: the Python client against the same server.
       if (hasPython) {
-        expect(await pythonClient(cli.url, 'score', scoreItems)).toEqual({ signature: served.score.signature, items: served.score.items });
-        expect(await pythonClient(cli.url, 'rerank', rerankItems)).toEqual({ signature: served.rerank.signature, items: served.rerank.items });
+        const client = await pythonClient(cli.url, { score: scoreItems, rerank: rerankItems });
+        expect(client.score).toEqual({ signature: served.score.signature, items: served.score.items });
+        expect(client.rerank).toEqual({ signature: served.rerank.signature, items: served.rerank.items });
       }
       await Promise.all([cli.stop(), lib.close()]);
 
