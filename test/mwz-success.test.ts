@@ -144,3 +144,27 @@ describe.skipIf(!hasData('multiwoz', 'convlab_mwz21_test.json'))('paper Table 7 
     expect(strict.match.restaurant).toBe(false);
   });
 });
+
+describe.skipIf(!hasData('multiwoz', 'convlab_mwz21_test.json'))('BLEU references kept per ground truth (compare, stdio)', () => {
+  it('serves an evaluation of other dialogues its own references: the same BLEU as a fresh evaluator', () => {
+    const ev = new Evaluator({ bleu: true, dataDir: DATA_DIR });
+    const turns = (id: string, response: string) => ev.groundTruth().dialogues[id].references.map(() => ({ response }));
+    const alone = { sng0580: TABLE7_TURNS.map((t) => ({ response: t.response })) };
+    // Another dialogue beside it changes the reference stream; so does the same dialogue list in another order.
+    const two = { ...alone, pmul4648: turns('pmul4648', 'the [value_name] is at [value_address].') };
+    const swapped = { pmul4648: two.pmul4648, sng0580: two.sng0580 };
+    // With each turn's BLEU statistics: references misaligned with their turns would change those, not the corpus sums.
+    const run = (e: Evaluator, p: Record<string, { response: string }[]>) => {
+      const r = e.evaluateValidated(e.validate(p), undefined, { items: true });
+      return { bleu: r.details.bleu, items: r.items };
+    };
+    const first = run(ev, alone);
+    const shared = [run(ev, two), run(ev, swapped), run(ev, alone)];
+    const fresh = [two, swapped, alone].map((p) => run(new Evaluator({ bleu: true, dataDir: DATA_DIR }), p));
+    expect(shared).toEqual(fresh);
+    expect(shared[2]).toEqual(first);
+    // The inputs differ enough that references of one scored for another would show.
+    expect(fresh[0].bleu).not.toEqual(fresh[2].bleu);
+    expect(fresh[0].items!.sng0580).toEqual(fresh[1].items!.sng0580);
+  });
+});

@@ -348,7 +348,7 @@ export class Evaluator {
 
   /** Corpus BLEU (sacreBLEU's defaults) over bleuStrings; with `items`, each turn's segment statistics. */
   private scoreBleu({ hyps, refs13a }: ResponseStrings, input: NormalizedInput, items?: MwzItems): NonNullable<MwzEvaluation['details']['bleu']> {
-    const references = BleuReferences.preprocessed([refs13a]);
+    const references = groundTruthBleuReferences(this.groundTruth(), input.responses, refs13a);
     const stats = references.segmentStats(hyps);
     storeTurnRows(items, 'bleu', input.responses, stats, BLEU_STATS_WIDTH);
     return bleuFromSegmentStats(stats, {}, references.signature);
@@ -429,6 +429,26 @@ export class Evaluator {
     }
     return dstScores(ids.flatMap((id) => input.states[id].map((hyp, i) => ({ hyp, ref: gt.dialogues[id].states[i] }))));
   }
+}
+
+/**
+ * The last BleuReferences built over each ground truth, by the dialogues (and turn counts) they
+ * cover in order: compare evaluates the baseline and each system against the same references, and
+ * `todeval stdio` keeps one ground truth for every call, so the reference n-gram tables (a fifth of
+ * an evaluation's CPU) are built once for them. The ground truth's references are fixed once loaded,
+ * so the dialogue list names the reference strings; one entry per ground truth, so nothing grows.
+ */
+const bleuReferencesByGroundTruth = new WeakMap<GroundTruth, { key: string; references: BleuReferences }>();
+
+function groundTruthBleuReferences(gt: GroundTruth, responses: Record<string, string[]>, refs13a: string[]): BleuReferences {
+  const key = Object.entries(responses)
+    .map(([id, rs]) => `${id}:${rs.length}`)
+    .join(',');
+  const held = bleuReferencesByGroundTruth.get(gt);
+  if (held?.key === key) return held.references;
+  const references = BleuReferences.preprocessed([refs13a]);
+  bleuReferencesByGroundTruth.set(gt, { key, references });
+  return references;
 }
 
 /** The input as every metric reads it: normalized once. */
