@@ -23,12 +23,16 @@ function flatten(state: BeliefState): Map<string, string> {
  * percent, precision and recall as fractions, with its 1e-10 smoothing.
  */
 export function dstScores(pairs: { hyp: BeliefState; ref: BeliefState }[], fuzzyRatio = 95): DstScores {
+  return dstScoresOfTurns(pairs.map(({ hyp, ref }) => dstTurn(hyp, ref, fuzzyRatio)));
+}
+
+/** dstScores from each turn's dstTurn (a caller that keeps the turns, for per-dialogue items, compares each pair once). */
+export function dstScoresOfTurns(turns: readonly DstTurn[]): DstScores {
   let joint = 0;
   let tp = 0;
   let fp = 0;
   let fn = 0;
-  for (const { hyp, ref } of pairs) {
-    const o = dstTurn(hyp, ref, fuzzyRatio);
+  for (const o of turns) {
     tp += o.tp;
     fp += o.fp;
     fn += o.fn;
@@ -37,7 +41,7 @@ export function dstScores(pairs: { hyp: BeliefState; ref: BeliefState }[], fuzzy
   const p = tp / (tp + fp + 1e-10);
   const rc = tp / (tp + fn + 1e-10);
   return {
-    joint_accuracy: (joint / (pairs.length + 1e-10)) * 100,
+    joint_accuracy: (joint / (turns.length + 1e-10)) * 100,
     slot_f1: ((2 * p * rc) / (p + rc + 1e-10)) * 100,
     slot_precision: p,
     slot_recall: rc,
@@ -45,7 +49,15 @@ export function dstScores(pairs: { hyp: BeliefState; ref: BeliefState }[], fuzzy
 }
 
 /** One turn of dstScores: jointly correct, and its matching / spurious / missed slot pairs. */
-export function dstTurn(hyp: BeliefState, ref: BeliefState, fuzzyRatio = 95): { jointCorrect: boolean; tp: number; fp: number; fn: number } {
+export interface DstTurn {
+  jointCorrect: boolean;
+  tp: number;
+  fp: number;
+  fn: number;
+}
+
+/** dstScores' comparison of one turn's predicted and gold states. */
+export function dstTurn(hyp: BeliefState, ref: BeliefState, fuzzyRatio = 95): DstTurn {
   const matches = (a: string, b: string): boolean => partialRatioOrBelow(a, b, fuzzyRatio) > fuzzyRatio;
   const h = flatten(hyp);
   const r = flatten(ref);

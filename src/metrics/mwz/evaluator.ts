@@ -10,7 +10,7 @@ import { ReadDigests } from '../../util/input-label.js';
 import type { FileRead } from '../../util/json-file.js';
 import { domainsFromSlotNames, estimateActiveDomains } from './active-domains.js';
 import { MwzDatabase } from './database.js';
-import { dstScores, dstTurn, type DstScores } from './dst.js';
+import { dstScoresOfTurns, dstTurn, type DstScores } from './dst.js';
 import type { MwzItems } from './item-stats.js';
 import {
   loadBookedDomains,
@@ -423,11 +423,13 @@ export class Evaluator {
       this.opts.onWarning?.('dst: skipped, not every turn has a "state" prediction');
       return null;
     }
-    const ids = Object.keys(input.states);
-    if (items) {
-      for (const id of ids) items[id].jointCorrect = input.states[id].map((hyp, i) => dstTurn(hyp, gt.dialogues[id].states[i]).jointCorrect);
-    }
-    return dstScores(ids.flatMap((id) => input.states[id].map((hyp, i) => ({ hyp, ref: gt.dialogues[id].states[i] }))));
+    // Each turn compared once, for the items and the scores.
+    const turns = Object.entries(input.states).map(([id, states]) => {
+      const outcomes = states.map((hyp, i) => dstTurn(hyp, gt.dialogues[id].states[i]));
+      if (items) items[id].jointCorrect = outcomes.map((o) => o.jointCorrect);
+      return outcomes;
+    });
+    return dstScoresOfTurns(turns.flat());
   }
 }
 
