@@ -60,6 +60,22 @@ function bump(map: Map<string, number>, key: string): void {
   map.set(key, (map.get(key) ?? 0) + 1);
 }
 
+interface ResponseGrams {
+  tokens: string[];
+  /** bigramKeys[i]: tokens i and i + 1. */
+  bigramKeys: string[];
+  trigramKeys: string[];
+}
+
+/** One response's tokens and n-gram keys (tokens never contain a space, so space-joined keys identify n-grams uniquely). */
+function responseGrams(tokens: string[]): ResponseGrams {
+  const bigramKeys: string[] = [];
+  const trigramKeys: string[] = [];
+  for (let i = 0; i + 1 < tokens.length; i++) bigramKeys.push(`${tokens[i]} ${tokens[i + 1]}`);
+  for (let i = 0; i + 2 < tokens.length; i++) trigramKeys.push(`${tokens[i]} ${tokens[i + 1]} ${tokens[i + 2]}`);
+  return { tokens, bigramKeys, trigramKeys };
+}
+
 /**
  * Richness of a list of responses. Definitions follow mwzeval exactly, including its
  * "conditional entropy": -sum over seen bigrams (h, w) of c(h,w)/N * log2(c(h,w)/c(h)), where c(h)
@@ -73,19 +89,26 @@ export function lexicalRichness(responses: readonly string[]): LexicalRichness {
   const allTokens: string[] = [];
   let totalLength = 0;
 
+  // Systems repeat their responses (DAMD's 7,354 turns have 1,416 distinct ones): each distinct
+  // response is tokenized and its n-gram keys built once; every occurrence is still counted in order.
+  const split = new Map<string, ResponseGrams>();
   for (const response of responses) {
-    const tokens = ldTokenize(response);
+    let grams = split.get(response);
+    if (grams === undefined) {
+      grams = responseGrams(ldTokenize(response));
+      split.set(response, grams);
+    }
+    const { tokens, bigramKeys, trigramKeys } = grams;
     for (const t of tokens) allTokens.push(t);
     totalLength += tokens.length;
     for (const t of tokens) bump(unigrams, t);
-    // Tokens never contain a space, so space-joined keys identify n-grams uniquely.
-    for (let i = 0; i + 1 < tokens.length; i++) {
-      const key = `${tokens[i]} ${tokens[i + 1]}`;
+    for (let i = 0; i < bigramKeys.length; i++) {
+      const key = bigramKeys[i];
       const seen = bigrams.get(key);
       if (seen) seen[1] += 1;
       else bigrams.set(key, [tokens[i], 1]);
     }
-    for (let i = 0; i + 2 < tokens.length; i++) trigrams.add(`${tokens[i]} ${tokens[i + 1]} ${tokens[i + 2]}`);
+    for (const key of trigramKeys) trigrams.add(key);
   }
 
   const count = responses.length;
