@@ -59,6 +59,11 @@ export class MwzDatabase {
   readonly columns: Record<VenueDomain, string[]>;
   private readonly cache = new Map<string, string[]>();
   private readonly filters = new Map<string, Uint8Array>();
+  /**
+   * Each constraint value as the query compares it (normalizeStateSlotValue, minutes for times), by
+   * slot and raw value: an evaluation queries the same few hundred values tens of thousands of times.
+   */
+  private readonly normalized = new Map<string, string | number>();
 
   constructor(rows: Record<VenueDomain, Row[]>) {
     this.rows = {} as Record<VenueDomain, Row[]>;
@@ -118,8 +123,14 @@ export class MwzDatabase {
       if (raw === undefined || raw === null) continue;
       const value = typeof raw === 'string' ? raw : String(raw);
       if (DONTCARE_VALUES.has(value)) continue;
-      const norm = normalizeStateSlotValue(key, value);
-      query.push([key, key === 'arrive' || key === 'leave' ? timeStrToMinutes(norm) : norm]);
+      const memo = `${key}\u0000${value}`;
+      let norm = this.normalized.get(memo);
+      if (norm === undefined) {
+        const n = normalizeStateSlotValue(key, value);
+        norm = key === 'arrive' || key === 'leave' ? timeStrToMinutes(n) : n;
+        this.normalized.set(memo, norm);
+      }
+      query.push([key, norm]);
     }
     const active = opts.reducedSearch ? reduce(query, domain) : query;
     const cacheKey = `${domain}|${fuzzyRatio}|${JSON.stringify(active)}`;
