@@ -9,7 +9,8 @@ import { pyFixed } from './py-string.js';
 import type { SignatureField } from '../../util/signature.js';
 import type { StatMetric } from '../significance/types.js';
 import { BLEU_MAX_ORDER, BLEU_STATS_WIDTH, BleuReferences, bleuFromSegmentStats, bleuSignatureFields, bleuStatMetric, type BleuOptions, type BleuResult } from './bleu.js';
-import { ChrfReferences, chrfFromSegmentStats, chrfSignatureFields, chrfStatMetric, type ChrfOptions } from './chrf.js';
+import { ChrfReferences, chrfSignatureFields, chrfStatMetric, makeChrfScorer, type ChrfOptions } from './chrf.js';
+import { columnSums } from '../significance/paired.js';
 import { terFromSegmentStats, TerReferences, terSignatureFields, terStatMetric, type TerOptions } from './ter.js';
 
 /** sacreBLEU's metric names as `-m` takes them, in the order it prints them (sorted). */
@@ -74,7 +75,9 @@ function bleuMetric(references: References, opts: BleuOptions): TextMetric {
     signatureFields: bleuSignatureFields(refs.nrefs, opts),
     segmentStats: (h) => refs.segmentStats(h),
     scoreOf: (stats) => {
-      const { signature: _signature, score, ...b } = bleuFromSegmentStats(stats, opts);
+      // The references' signature passed in: its default would format one per call, and a
+      // sentence-level run calls this once a segment.
+      const { signature: _signature, score, ...b } = bleuFromSegmentStats(stats, opts, refs.signature);
       return { name: 'BLEU', score, verbose: bleuVerbose(b), bleu: { ...b, counts: b.counts.slice(0, BLEU_MAX_ORDER), totals: b.totals.slice(0, BLEU_MAX_ORDER) } };
     },
   };
@@ -82,6 +85,9 @@ function bleuMetric(references: References, opts: BleuOptions): TextMetric {
 
 function chrfMetric(references: References, opts: ChrfOptions): TextMetric {
   const refs = new ChrfReferences(references, opts);
+  // chrfFromSegmentStats's arithmetic (column sums, then the F-score) with the scorer made once,
+  // not once a call (a sentence-level run scores every segment).
+  const fScore = makeChrfScorer(opts);
   return {
     key: 'chrf',
     name: refs.name,
@@ -91,7 +97,7 @@ function chrfMetric(references: References, opts: ChrfOptions): TextMetric {
     stat: chrfStatMetric(opts),
     signatureFields: chrfSignatureFields(refs.nrefs, opts),
     segmentStats: (h) => refs.segmentStats(h),
-    scoreOf: (stats) => ({ name: refs.name, score: chrfFromSegmentStats(stats, opts).score, verbose: '' }),
+    scoreOf: (stats) => ({ name: refs.name, score: fScore(columnSums(stats, refs.width), 0), verbose: '' }),
   };
 }
 
@@ -107,7 +113,7 @@ function terMetric(references: References, opts: TerOptions): TextMetric {
     signatureFields: terSignatureFields(refs.nrefs, opts),
     segmentStats: (h) => refs.segmentStats(h),
     scoreOf: (stats) => {
-      const { score, numEdits, refLength } = terFromSegmentStats(stats);
+      const { score, numEdits, refLength } = terFromSegmentStats(stats, refs.signature);
       return { name: 'TER', score, verbose: '', ter: { numEdits, refLength } };
     },
   };
@@ -122,5 +128,7 @@ export function textMetric(key: TextMetricKey, references: References, opts: Tex
 
 /** One segment's row of `stats` (sentence-level scores are the scores of single rows). */
 export function segmentRow(stats: ArrayLike<number>, width: number, i: number): ArrayLike<number> {
+  // A typed array's row is a view (the metrics' statistics are; scoreOf only reads it).
+  if (ArrayBuffer.isView(stats)) return (stats as Int32Array | Float64Array).subarray(i * width, (i + 1) * width);
   return Array.prototype.slice.call(stats, i * width, (i + 1) * width) as number[];
 }

@@ -68,26 +68,25 @@ export interface SacrebleuScore {
 /** sacreBLEU's `Score.format(width, score_only, signature, is_json)`. */
 export function formatSacrebleuScore(s: SacrebleuScore, o: { width: number; scoreOnly: boolean; signature: string; fields: readonly SacrebleuField[]; json: boolean }): string {
   const w = o.width;
-  let sc = pyFixed(s.score, w);
-  const d: Record<string, PyJson> = { name: s.name, score: Number(sc), signature: o.signature };
+  const plain = pyFixed(s.score, w);
+  let sc = plain;
+  let confidence: { mean: string; ci: string; text: string } | undefined;
   if (s.mean !== null && s.mean > 0 && s.ci !== null) {
     const mean = pyFixed(s.mean, w);
     const ci = pyFixed(s.ci, w);
-    const text = `μ = ${mean} ± ${ci}`;
-    sc += ` (${text})`;
-    if (o.json) Object.assign(d, { confidence_mean: Number(mean), confidence_var: Number(ci), confidence: text });
-  }
-  let full = `${o.signature ? `${s.name}|${o.signature}` : s.name} = ${sc}`;
-  if (s.verbose) {
-    full += ` ${s.verbose}`;
-    d.verbose_score = s.verbose;
+    confidence = { mean, ci, text: `μ = ${mean} ± ${ci}` };
+    sc += ` (${confidence.text})`;
   }
   if (o.scoreOnly) return sc;
   if (o.json) {
+    const d: Record<string, PyJson> = { name: s.name, score: Number(plain), signature: o.signature };
+    if (confidence) Object.assign(d, { confidence_mean: Number(confidence.mean), confidence_var: Number(confidence.ci), confidence: confidence.text });
+    if (s.verbose) d.verbose_score = s.verbose;
     for (const [k, v] of o.fields) d[k] = String(v);
     return pyJsonDumps(d, 1);
   }
-  return full;
+  // The text line only: a sentence-level run formats one a segment.
+  return `${o.signature ? `${s.name}|${o.signature}` : s.name} = ${sc}${s.verbose ? ` ${s.verbose}` : ''}`;
 }
 
 /** Python's `len`: code points. */
