@@ -315,7 +315,12 @@ export class ChrfReferences {
     let chars = 0;
     let nrefLines = 0;
     for (const lines of refs.lines) for (const l of lines) (chars += l.length), nrefLines++;
-    this.table = new NgramIds(chars * orders);
+    // Sized for one n-gram per reference character (it grows past that): real text has fewer
+    // distinct n-grams of all orders (MultiWOZ's 7,354 references: 0.54 M characters, 0.12 M chrF
+    // n-grams, 0.13 M chrF++), and sizing for chars * orders zero-filled a table 25 times too big,
+    // which the lookups then scattered over (chrF and chrF++ of two systems: 20% more CPU, 80 MB
+    // more memory).
+    this.table = new NgramIds(chars);
     const words = new Map<string, number>();
     this.line = new LineNgrams(this.opts, this.table, words);
     this.refsOf = [];
