@@ -3,7 +3,7 @@
  * (mteval-v14's international tokenization), 'char' and 'zh'. Each returns the tokens joined by
  * single spaces, as sacreBLEU's do; BLEU then splits on Python whitespace.
  */
-import { pySplit, pyStrip } from './py-string.js';
+import { pyJoinWords, pyStrip } from './py-string.js';
 
 export const BLEU_TOKENIZERS = ['13a', 'none', 'intl', 'char', 'zh'] as const;
 export type BleuTokenizerName = (typeof BLEU_TOKENIZERS)[number];
@@ -11,16 +11,21 @@ export type BleuTokenizerName = (typeof BLEU_TOKENIZERS)[number];
 // The mteval-v13a "language-dependent" rules, in order: pad symbols and most ASCII punctuation
 // (not ' - . ,), split . and , unless between digits, split - after a digit. 'zh' reuses them for
 // everything that is not a Chinese character.
-const RULES_13A: ReadonlyArray<readonly [RegExp, string]> = [
-  [/([{-~\[-` -&(-+:-@\/])/g, ' $1 '],
-  [/([^0-9])([.,])/gu, '$1 $2 '],
-  [/([.,])([^0-9])/gu, ' $1 $2'],
-  [/([0-9])(-)/g, '$1 $2 '],
-];
+const PAD_SYMBOLS = /([{-~\[-` -&(-+:-@\/])/g;
+const SPLIT_AFTER_NON_DIGIT = /([^0-9])([.,])/gu;
+const SPLIT_BEFORE_NON_DIGIT = /([.,])([^0-9])/gu;
+const SPLIT_DASH_AFTER_DIGIT = /([0-9])(-)/g;
 
 function postTokenize13a(line: string): string {
-  for (const [pattern, replacement] of RULES_13A) line = line.replace(pattern, replacement);
-  return pySplit(line).join(' ');
+  line = line.replace(PAD_SYMBOLS, ' $1 ');
+  // The other rules match only where a '.', ',' or '-' is: a line without one is not scanned by
+  // their regexps (most responses have no comma, many no hyphen). They insert spaces only.
+  if (line.includes('.') || line.includes(',')) {
+    line = line.replace(SPLIT_AFTER_NON_DIGIT, '$1 $2 ');
+    line = line.replace(SPLIT_BEFORE_NON_DIGIT, ' $1 $2');
+  }
+  if (line.includes('-')) line = line.replace(SPLIT_DASH_AFTER_DIGIT, '$1 $2 ');
+  return pyJoinWords(line);
 }
 
 /** sacreBLEU's default '13a' tokenizer (mteval-v13a.pl), returning the space-joined tokens. */
@@ -48,7 +53,7 @@ const RULES_INTL: ReadonlyArray<readonly [RegExp, string]> = [
 /** sacreBLEU's 'intl' tokenizer: punctuation split off unless between digits, symbols padded. */
 export function tokenizeIntl(line: string): string {
   for (const [pattern, replacement] of RULES_INTL) line = line.replace(pattern, replacement);
-  return pySplit(line).join(' ');
+  return pyJoinWords(line);
 }
 
 /** sacreBLEU's 'char' tokenizer: every code point (spaces too) joined by a space. */
@@ -86,15 +91,25 @@ const ZH_RANGES: ReadonlyArray<readonly [number, number]> = [
   [0x3300, 0x33ff],
 ];
 
+/** The lowest code point in ZH_RANGES. */
+const ZH_FIRST = 0x2001;
+
 function isZhChar(codePoint: number): boolean {
+  if (codePoint < ZH_FIRST) return false;
   for (const [start, end] of ZH_RANGES) if (codePoint >= start && codePoint <= end) return true;
   return false;
 }
 
 /** sacreBLEU's 'zh' tokenizer: each Chinese character padded with spaces, then the 13a rules. */
 export function tokenizeZh(line: string): string {
-  let out = '';
-  for (const ch of pyStrip(line)) out += isZhChar(ch.codePointAt(0)!) ? ` ${ch} ` : ch;
+  const stripped = pyStrip(line);
+  // Up to the first unit from U+2001 on (a surrogate is one) nothing is padded: that prefix is
+  // copied whole, and a line without such a unit (English text) goes straight to the 13a rules.
+  let k = 0;
+  while (k < stripped.length && stripped.charCodeAt(k) < ZH_FIRST) k++;
+  if (k === stripped.length) return postTokenize13a(stripped);
+  let out = stripped.slice(0, k);
+  for (const ch of stripped.slice(k)) out += isZhChar(ch.codePointAt(0)!) ? ` ${ch} ` : ch;
   return postTokenize13a(out);
 }
 

@@ -14,6 +14,19 @@ export function pySplit(s: string): string[] {
   return s.split(WS_RUN).filter((t) => t !== '');
 }
 
+/**
+ * `' '.join(s.split())`: the words joined by single spaces. Every whitespace run made one space
+ * and the ends stripped is the same string, without an array of the words (the BLEU tokenizers
+ * end every line with this).
+ */
+export function pyJoinWords(s: string): string {
+  const t = s.replace(WS_RUN, ' ');
+  // Each run is one space now: at most one to strip at either end.
+  const from = t.charCodeAt(0) === 0x20 ? 1 : 0;
+  const to = t.length > from && t.charCodeAt(t.length - 1) === 0x20 ? t.length - 1 : t.length;
+  return from === 0 && to === t.length ? t : t.slice(from, to);
+}
+
 /** `str.strip()` with no argument. */
 export function pyStrip(s: string): string {
   return pyRstrip(s.replace(LEADING_WS, ''));
