@@ -188,11 +188,12 @@ describe('--cache refuses a file that is not an NLI cache', () => {
   });
 });
 
-describe.skipIf(!hasData('sgd', 'test'))('Ctrl-C', () => {
+describe.skipIf(!hasData('sgd', 'test', 'dialogues_001.json'))('Ctrl-C', () => {
   it('prints one line: how many turns are saved where, and the command that resumes; that command resumes', async () => {
     const model = await getTinyModelDir();
     const turns = path.join(tmp(), 'turns.jsonl');
-    const args = ['score', '--data-dir', DATA_DIR, '--limit', '400', '--chunk', '2', '--turns', turns, '--model', model, '--device', 'cpu'];
+    // --dialogues: the first file's 768 system turns hold the 400; without it both runs read the whole SGD test set (~1 CPU-s each).
+    const args = ['score', '--data-dir', DATA_DIR, '--limit', '400', '--dialogues', path.join(DATA_DIR, 'sgd', 'test', 'dialogues_001.json'), '--chunk', '2', '--turns', turns, '--model', model, '--device', 'cpu'];
     const child = spawn(process.execPath, [...CLI_ARGV, ...args], { cwd: REPO_ROOT });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));

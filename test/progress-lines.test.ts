@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ProgressLines, progressBar } from '../src/util/progress/bar.js';
 import { runCli } from './helpers/cli.js';
@@ -29,11 +30,13 @@ describe('progress lines for runs nobody watches', () => {
     if (!process.stderr.isTTY) expect(progressBar('x')).toBeUndefined();
   });
 
-  it.skipIf(!hasData('sgd', 'test'))(
+  it.skipIf(!hasData('sgd', 'test', 'dialogues_001.json'))(
     'score without a terminal prints a progress line every interval (default auto), and none with --progress none',
     async () => {
       const model = await getTinyModelDir();
-      const args = ['score', '--data-dir', DATA_DIR, '--limit', '60', '--chunk', '2', '--model', model, '--device', 'cpu'];
+      // The first file holds the set's first 60 turns (768 system turns): without --dialogues each run read
+      // the whole SGD test set (~1 CPU-s) for them.
+      const args = ['score', '--data-dir', DATA_DIR, '--dialogues', path.join(DATA_DIR, 'sgd', 'test', 'dialogues_001.json'), '--limit', '60', '--chunk', '2', '--model', model, '--device', 'cpu'];
       const r = await runCli(args, { TODEVAL_PROGRESS_SECONDS: '0.2' });
       expect(r.code).toBe(0);
       const lines = r.stderr.trim().split('\n');

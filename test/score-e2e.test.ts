@@ -131,7 +131,8 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))(
         { id: 'byturn', dataset_id: readJsonl(f('gold.jsonl'))[1].id, candidates: [{ system: 'a', text: 'What can I do?' }, { system: 'b', text: 'Sure.' }] },
       ];
       writeFileSync(f('rr.jsonl'), items.map((i) => JSON.stringify(i)).join('\n') + '\n');
-      const res = await run(['rerank', '-i', f('rr.jsonl'), '--dataset', 'sgd', '--data-dir', DATA_DIR, '--model', model, '--device', 'cpu', '--out', f('rr.out.jsonl'), '--json', f('rr.json')]);
+      // --dialogues: the dataset item's turn is in that file; without it rerank read the whole SGD test set (~1 CPU-s).
+      const res = await run(['rerank', '-i', f('rr.jsonl'), '--dataset', 'sgd', '--dialogues', DIALOGUES, '--data-dir', DATA_DIR, '--model', model, '--device', 'cpu', '--out', f('rr.out.jsonl'), '--json', f('rr.json')]);
       expect(res.stderr).toBe('');
       expect(res.code).toBe(0);
       const doc = readJson<{ signature: Record<string, unknown>; items: { id: string; actions: number; chosen: { system: string; text: string; fidelity: number }; candidates: { system: string; fidelity: number; realised: boolean[] }[] }[] }>(f('rr.json'));

@@ -129,7 +129,8 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))(
         }));
       expect(items.length).toBeGreaterThan(0);
       writeFileSync(f('rr.jsonl'), items.map((i) => JSON.stringify(i)).join('\n') + '\n');
-      const common = ['rerank', '-i', f('rr.jsonl'), '--dataset', 'sgd', '--data-dir', DATA_DIR, '--model', model, '--device', 'cpu'];
+      // --dialogues: the items' turns are all in that file; without it rerank read the whole SGD test set (~1 CPU-s a run).
+      const common = ['rerank', '-i', f('rr.jsonl'), '--dataset', 'sgd', '--dialogues', DIALOGUES, '--data-dir', DATA_DIR, '--model', model, '--device', 'cpu'];
       type Doc = { signature: Record<string, unknown>; items: { chosen: { system: string; label?: string }; candidates: { system: string; label?: string; fidelity: number }[] }[] };
       const byFidelity = await run([...common, '--hallucination', '-o', f('rr-fid.json')]);
       expect(byFidelity.stderr).toBe('');
