@@ -56,6 +56,7 @@ if [ -n "$PARTS" ]; then
   mkdir -p "$WORK/bin"
   xz -dc "$WORK/node.xz" > "$WORK/bin/node" && chmod +x "$WORK/bin/node"
   tar -xJf "$WORK/app.tar.xz" -C "$WORK"
+  tar -xJf "$WORK/deps.tar.xz" -C "$WORK"   # todeval/node_modules: the bundler caches it apart from app
   if [ -f "$WORK/data.tar.xz" ]; then mkdir -p "$WORK/data" && tar -xJf "$WORK/data.tar.xz" -C "$WORK/data"; fi
   if [ -f "$WORK/providers_cuda.so.xz" ]; then
     xz -T0 -dc "$WORK/providers_cuda.so.xz" > "$ORTBIN/libonnxruntime_providers_cuda.so"

@@ -8,12 +8,13 @@
  *     [--level 9]
  *
  * Writes OUT/part-1/bundle.part-01, OUT/part-2/bundle.part-02, ... (one tar stream cut in pieces)
- * and OUT/part-1/run.sh. Large members (node, the 230 MB provider) are xz-compressed once and
- * cached under .cache/gpu-bundle/ by content.
+ * and OUT/part-1/run.sh. Large members (node, the 230 MB provider, the production packages) are
+ * xz-compressed once and cached under .cache/gpu-bundle/ by content (the packages: by their files'
+ * paths, sizes and times).
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, copyFileSync, cpSync, createReadStream, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, copyFileSync, cpSync, createReadStream, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
@@ -137,14 +138,39 @@ const ORT_LEFT_OUT = [
 ];
 const leftOut = new Set(ORT_LEFT_OUT.map((p) => path.join(repo, ORT_BIN, p)));
 const pkgs = productionPackages();
-for (const p of pkgs) cpSync(path.join(repo, p), path.join(app, p), { recursive: true, filter: (src) => !leftOut.has(src) });
-const ortBin = path.join(app, ORT_BIN);
-for (const p of ORT_LEFT_OUT) rmSync(path.join(ortBin, p), { recursive: true, force: true });
-log(`${pkgs.length} production packages`);
-
-// The tokenizer travels in models/ (copied above), where the random-model builder finds it.
 const top = path.join(stage, 'top');
 mkdirSync(top, { recursive: true });
+copyFileSync(depsCached(pkgs), path.join(top, 'deps.tar.xz'));
+log(`${pkgs.length} production packages`);
+
+/**
+ * The production packages as their own member (deps.tar.xz: todeval/node_modules/...), cached under
+ * .cache/gpu-bundle/ by every file's path, size and time and the xz level: they change only with
+ * `npm install`, while xz of their 113 MB cost about 5 CPU-seconds even at level 0 (minutes at 9)
+ * on every bundle, and copying them into the staging folder as much again in system time.
+ */
+function depsCached(packages: string[]): string {
+  const level = Math.min(3, o.level);
+  const h = createHash('sha256').update(`deps v1\n${ORT_LEFT_OUT.join('\n')}\n`);
+  for (const p of packages) {
+    for (const rel of readdirSync(path.join(repo, p), { recursive: true, encoding: 'utf8' }).sort()) {
+      const st = lstatSync(path.join(repo, p, rel));
+      h.update(`${p}/${rel}|${st.isDirectory() ? 'd' : st.size}|${st.mtimeMs}\n`);
+    }
+  }
+  const dest = path.join(cache, `deps.${h.digest('hex').slice(0, 16)}-${level}.tar.xz`);
+  if (existsSync(dest)) return dest;
+  log(`deps.tar.xz (xz -${level}) ...`);
+  const root = path.join(stage, 'deps');
+  for (const p of packages) cpSync(path.join(repo, p), path.join(root, 'todeval', p), { recursive: true, filter: (src) => !leftOut.has(src) });
+  const ortBin = path.join(root, 'todeval', ORT_BIN);
+  for (const p of ORT_LEFT_OUT) rmSync(path.join(ortBin, p), { recursive: true, force: true });
+  sh('sh', ['-c', `tar -C "$1" -cf - todeval | xz -T0 -${level} > "$2.tmp-$$" && mv "$2.tmp-$$" "$2"`, 'tar', root, dest]);
+  rmSync(root, { recursive: true, force: true });
+  return dest;
+}
+
+// The tokenizer travels in models/ (copied above), where the random-model builder finds it.
 if (o.data === 'sgd') {
   // The data never changes between bundles: compressed once, cached by its files' names, sizes and times.
   const dataDir = resolveDataDir().dir;
