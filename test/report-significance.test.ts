@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { buildHtmlReport, type PageData } from '../src/report/html/index.js';
 import type { CompareResult } from '../src/report/stats/compare.js';
 import { HAS_BUILT_CLI, runBuiltCli } from './helpers/cli.js';
+import { runInProcess } from './helpers/in-process-cli.js';
 import { getLexicalStandinDir } from './helpers/lexical-standin.js';
 import { scoreExampleRuns, type ExampleRuns } from './helpers/report-fixture.js';
 import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
@@ -103,9 +104,10 @@ describe.skipIf(!HAS_BUILT_CLI)('todeval report: the ± and vs-baseline columns'
 
       // ±: each run's own --confidence interval, as score prints it with the same flags.
       for (const [k, run] of [runs.system, runs.gold].entries()) {
-        const conf = await runBuiltCli(['score', ...scoreArgs(run.turns), '--confidence', ...confidenceFlags, '--json']);
-        expect(conf.code, conf.stderr).toBe(0);
-        const block = (JSON.parse(conf.stdout) as { confidence: { metrics: Record<string, { ci: number; mean: number; low: number; high: number; lowUnits?: boolean }> } }).confidence;
+        // In this process (the same command, parsed and run as the CLI does): six score runs that only
+        // resume a finished per-turn file and print its intervals, each ~0.5 CPU-s as a process start.
+        const conf = await runInProcess(['score', ...scoreArgs(run.turns), '--confidence', ...confidenceFlags, '--json']);
+        const block = (JSON.parse(conf) as { confidence: { metrics: Record<string, { ci: number; mean: number; low: number; high: number; lowUnits?: boolean }> } }).confidence;
         expect(data.runs[k].values.ci).toBe(block.metrics.sgsacc.ci);
         expect(rowCells(html, data.runs[k].name)['± 95%'].text).toBe(`± ${fixed(block.metrics.sgsacc.ci)}${block.metrics.sgsacc.lowUnits ? ' †' : ''}`);
         // Every metric in the detail row: its interval, and against the baseline its p-value.
