@@ -14,11 +14,10 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, copyFileSync, cpSync, createReadStream, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, copyFileSync, cpSync, createReadStream, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
-import ts from 'typescript';
 import { resolveDataDir } from '../src/data/data-dir.js';
 import { REGISTRY_PROVIDER } from '../src/nli/cuda/provider.js';
 
@@ -96,9 +95,38 @@ function copyBuiltSrc(outDir: string): boolean {
   return true;
 }
 
+/**
+ * transpileTree's output, cached under .cache/gpu-bundle/ by every source's path and content and
+ * TypeScript's version: the scripts change far less often than bundles are made (the test suite
+ * makes one per run), and transpiling them, with loading the compiler, cost about 2 CPU-seconds.
+ * A new entry replaces the older ones.
+ */
+async function transpileTreeCached(roots: string[], outDir: string): Promise<void> {
+  const tsVersion = (JSON.parse(readFileSync(path.join(repo, 'node_modules', 'typescript', 'package.json'), 'utf8')) as { version: string }).version;
+  const h = createHash('sha256').update(`transpile v1 typescript ${tsVersion}\n`);
+  for (const root of roots) for (const rel of tsFiles(root).sort()) h.update(`${root}/${rel}\0`).update(readFileSync(path.join(repo, root, rel))).update('\0');
+  const name = `js.${h.digest('hex').slice(0, 16)}`;
+  const dest = path.join(cache, name);
+  if (!existsSync(dest)) {
+    const tmp = `${dest}.tmp-${process.pid}`;
+    try {
+      await transpileTree(roots, tmp);
+      renameSync(tmp, dest);
+    } catch (e) {
+      if (!existsSync(dest)) throw e;
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+    for (const old of readdirSync(cache)) if (/^js\.[0-9a-f]{16}$/.test(old) && old !== name) rmSync(path.join(cache, old), { recursive: true, force: true });
+  }
+  cpSync(dest, outDir, { recursive: true });
+}
+
 /** Every .ts under `roots` (relative to the repo) as ES module JS under `outDir`, same layout. */
-function transpileTree(roots: string[], outDir: string): void {
-  const options: ts.CompilerOptions = { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2022, esModuleInterop: true };
+async function transpileTree(roots: string[], outDir: string): Promise<void> {
+  // Loaded only here: a bundle whose scripts are cached never compiles the compiler's 9 MB module.
+  const { default: ts } = await import('typescript');
+  const options: import('typescript').CompilerOptions = { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2022, esModuleInterop: true };
   for (const root of roots) {
     for (const rel of tsFiles(root)) {
       const src = path.join(repo, root, rel);
@@ -124,7 +152,7 @@ mkdirSync(app, { recursive: true });
 // files again), else transpiled the same way.
 const fromBuild = copyBuiltSrc(path.join(app, 'dist'));
 log(fromBuild ? 'src from dist/ (current), transpiling scripts ...' : 'transpiling src + scripts ...');
-transpileTree(fromBuild ? ['scripts'] : ['src', 'scripts'], path.join(app, 'dist'));
+await transpileTreeCached(fromBuild ? ['scripts'] : ['src', 'scripts'], path.join(app, 'dist'));
 for (const f of ['package.json', 'package-lock.json', 'bin', 'rules', 'models', 'schemas']) cpSync(path.join(repo, f), path.join(app, f), { recursive: true });
 mkdirSync(path.join(app, 'data'));
 for (const f of ['manifest.json', 'README.md']) if (existsSync(path.join(repo, 'data', f))) copyFileSync(path.join(repo, 'data', f), path.join(app, 'data', f));
