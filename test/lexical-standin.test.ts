@@ -8,6 +8,8 @@ import { contextPremise } from '../src/metrics/sgsacc/premise.js';
 import { canonicalWord, isStandinModelId, lexicalTables } from '../src/nli/onnx-builder/index.js';
 import { PairTokenizer } from '../src/nli/tokenizer.js';
 import { CPU_LIMITS, CPU_STANDIN_LIMITS, createNliRunner, type NliRunner } from '../src/nli/runner.js';
+import { isTableLookupStandin } from '../src/nli/runner/lifecycle.js';
+import { getTinyModelDir } from './helpers/tiny-model.js';
 import { argmaxLabel, type NliPair } from '../src/nli/types.js';
 import { getLexicalStandinDir } from './helpers/lexical-standin.js';
 import { REPO_ROOT, TOKENIZER_DIR } from './helpers/shared.js';
@@ -79,6 +81,13 @@ describe('lexical-standin NLI model through onnxruntime', () => {
     }
     // All three labels occur, so equality is not that of a constant model.
     expect(new Set(ones.map(argmaxLabel))).toEqual(new Set(['entailment', 'neutral', 'contradiction']));
+  });
+
+  it('is known as a table-lookup stand-in from its config.json (batched by CPU_STANDIN_LIMITS, its threads sleep between passes); a language model is not', async () => {
+    const standinOf = (d: string) => (JSON.parse(readFileSync(path.join(d, 'config.json'), 'utf8')) as { todeval_standin?: string }).todeval_standin;
+    expect(isTableLookupStandin(standinOf(dir))).toBe(true);
+    expect(isTableLookupStandin(standinOf(await getTinyModelDir()))).toBe(false);
+    expect(isTableLookupStandin(undefined)).toBe(false);
   });
 
   it('is batched by CPU_STANDIN_LIMITS, not by the CPU_LIMITS of a language model: 64 pairs of one length make one pass', async () => {

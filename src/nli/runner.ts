@@ -4,8 +4,6 @@ import type { NliDtype } from './model-store.js';
 import { InputError } from '../util/errors.js';
 import { stageClock } from '../util/stage-clock.js';
 import { modelContentName } from '../util/signature.js';
-import { LEXICAL_STANDIN } from './onnx-builder/lexical-standin.js';
-import { NULL_STANDIN } from './onnx-builder/null-standin.js';
 import { PairCache } from './pair-cache.js';
 import type { LogitsSession, NliDevice } from './session.js';
 import type { TokenizerPool } from './tokenizer-pool.js';
@@ -15,7 +13,7 @@ import { Admission } from './runner/admission.js';
 import { BatchPool } from './runner/batching.js';
 import type { Job } from './runner/calls.js';
 import { Execution } from './runner/execution.js';
-import { closeInOrder, openParts } from './runner/lifecycle.js';
+import { closeInOrder, isTableLookupStandin, openParts } from './runner/lifecycle.js';
 import { emptyStats, type NliRunnerStats } from './runner/stats.js';
 
 export interface NliRunnerOptions {
@@ -76,7 +74,6 @@ export const CPU_LIMITS: BatchLimits = { maxBatchTokens: 2048, maxBatchSize: 16,
 // row is computed on its own, so larger batches give the same logits bit for bit; the padding cap
 // stays, as their same-word comparison grows with the padded width squared.
 export const CPU_STANDIN_LIMITS: BatchLimits = { maxBatchTokens: 16384, maxBatchSize: 256, maxPadFraction: 0.15 };
-const TABLE_LOOKUP_STANDINS: ReadonlySet<string> = new Set([LEXICAL_STANDIN, NULL_STANDIN]);
 export const CUDA_LIMITS: BatchLimits = { maxBatchTokens: 65536, maxBatchSize: 512, maxPadFraction: 0.5 };
 
 export interface BatchedRunnerParts {
@@ -255,7 +252,7 @@ export async function createNliRunner(opts: NliRunnerOptions = {}): Promise<NliR
   const previous = stageClock.enter('load');
   const parts = await openParts(opts);
   const base =
-    parts.session.device === 'cuda' ? CUDA_LIMITS : parts.standin !== undefined && TABLE_LOOKUP_STANDINS.has(parts.standin) ? CPU_STANDIN_LIMITS : CPU_LIMITS;
+    parts.session.device === 'cuda' ? CUDA_LIMITS : isTableLookupStandin(parts.standin) ? CPU_STANDIN_LIMITS : CPU_LIMITS;
   const runner = new BatchedNliRunner({
     ...parts,
     limits: {
