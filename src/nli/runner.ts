@@ -13,7 +13,8 @@ import { Admission } from './runner/admission.js';
 import { BatchPool } from './runner/batching.js';
 import type { Job } from './runner/calls.js';
 import { Execution } from './runner/execution.js';
-import { closeInOrder, isTableLookupStandin, openParts } from './runner/lifecycle.js';
+import { isTableLookupStandin } from './onnx-builder/standins.js';
+import { closeInOrder, openParts } from './runner/lifecycle.js';
 import { emptyStats, type NliRunnerStats } from './runner/stats.js';
 
 export interface NliRunnerOptions {

@@ -9,7 +9,7 @@ import { pyFixed } from './py-string.js';
 import type { SignatureField } from '../../util/signature.js';
 import type { StatMetric } from '../significance/types.js';
 import { BLEU_MAX_ORDER, BLEU_STATS_WIDTH, BleuReferences, bleuFromSegmentStats, bleuSignatureFields, bleuStatMetric, type BleuOptions, type BleuResult } from './bleu.js';
-import { ChrfReferences, chrfSignatureFields, chrfStatMetric, makeChrfScorer, type ChrfOptions } from './chrf.js';
+import { ChrfReferences, chrfSignatureFields, chrfStatMetric, type ChrfOptions } from './chrf.js';
 import { columnSums } from '../significance/paired.js';
 import { terFromSegmentStats, TerReferences, terSignatureFields, terStatMetric, type TerOptions } from './ter.js';
 
@@ -85,19 +85,19 @@ function bleuMetric(references: References, opts: BleuOptions): TextMetric {
 
 function chrfMetric(references: References, opts: ChrfOptions): TextMetric {
   const refs = new ChrfReferences(references, opts);
-  // chrfFromSegmentStats's arithmetic (column sums, then the F-score) with the scorer made once,
-  // not once a call (a sentence-level run scores every segment).
-  const fScore = makeChrfScorer(opts);
+  // Scored as a StatMetric scores a sample (column sums, then the F-score: chrfFromSegmentStats's
+  // arithmetic) with the one scorer it holds, not one made per call (a sentence-level run scores every segment).
+  const stat = chrfStatMetric(opts);
   return {
     key: 'chrf',
     name: refs.name,
     nrefs: refs.nrefs,
     segments: refs.segments,
     width: refs.width,
-    stat: chrfStatMetric(opts),
+    stat,
     signatureFields: chrfSignatureFields(refs.nrefs, opts),
     segmentStats: (h) => refs.segmentStats(h),
-    scoreOf: (stats) => ({ name: refs.name, score: fScore(columnSums(stats, refs.width), 0), verbose: '' }),
+    scoreOf: (stats) => ({ name: refs.name, score: stat.score(columnSums(stats, stat.width), 0), verbose: '' }),
   };
 }
 

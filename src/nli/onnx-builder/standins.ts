@@ -32,3 +32,11 @@ export function localModelId(dir: string): string {
 export function isStandinModelId(modelId: string): boolean {
   return modelId.includes(LEXICAL_STANDIN) || modelId.includes(NULL_STANDIN) || modelId.includes('random');
 }
+
+/** The stand-ins whose forward pass is a few table lookups per token, not a language model. */
+const TABLE_LOOKUP_STANDINS: ReadonlySet<string> = new Set([LEXICAL_STANDIN, NULL_STANDIN]);
+
+/** Is config.json's `todeval_standin` one of the table-lookup stand-ins (batched and waited on as such)? */
+export function isTableLookupStandin(standin: string | undefined): boolean {
+  return standin !== undefined && TABLE_LOOKUP_STANDINS.has(standin);
+}

@@ -5,8 +5,7 @@ import { signatureEncoding } from '../pair-encoding.js';
 import { cpuKernelClass } from '../cpu-kernels.js';
 import { Q8_SIGNATURE_DTYPE, resolveModelWithSignature, type NliDtype } from '../model-store.js';
 import { openSession, type LogitsSession, type NliDevice } from '../session.js';
-import { LEXICAL_STANDIN } from '../onnx-builder/lexical-standin.js';
-import { NULL_STANDIN } from '../onnx-builder/null-standin.js';
+import { isTableLookupStandin } from '../onnx-builder/standins.js';
 import { SessionThread } from '../session-thread.js';
 import { TokenizerPool } from '../tokenizer-pool.js';
 import { PairTokenizer } from '../tokenizer.js';
@@ -35,13 +34,6 @@ export interface OpenParts {
   standin?: string;
 }
 
-/** The stand-ins whose forward pass is a few table lookups per token, not a language model. */
-const TABLE_LOOKUP_STANDINS: ReadonlySet<string> = new Set([LEXICAL_STANDIN, NULL_STANDIN]);
-
-/** Is config.json's `todeval_standin` one of the table-lookup stand-ins (batched and waited on as such)? */
-export function isTableLookupStandin(standin: string | undefined): boolean {
-  return standin !== undefined && TABLE_LOOKUP_STANDINS.has(standin);
-}
 
 /**
  * Resolve the model, load tokenizer and labels, open the ONNX session (on its thread) and start the
