@@ -285,7 +285,7 @@ if (typeof real !== 'string') {
       if (corpus.kind === 'wmt17') expected = loadFixture<{ scores: CorpusScore[] }>('wmt17-chrf-ter.json').scores;
       else {
         const live = await pending!();
-        console.log(`[sacreBLEU] ${live.sacrebleu} from ${SACREBLEU_DIR} under ${SACREBLEU_PYTHON}: ${corpus.label}`);
+        console.log(`[sacreBLEU] ${live.sacrebleu} from ${SACREBLEU_DIR} under ${SACREBLEU_PYTHON} (${live.how}): ${corpus.label}`);
         expected = live.chrfTer;
       }
     }, 600_000);

@@ -1,10 +1,8 @@
 // sacreBLEU's chrF (chrF2, chrF++) and TER of MultiWOZ responses in `todeval evaluate` and `compare`:
 // computed over exactly the strings mwzeval's BLEU scores, beside mwzeval's fields (which stay as
 // they are), with per-turn statistics in --items files that `compare` resamples.
-import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { Evaluator } from '../src/metrics/mwz/evaluator.js';
 import { mwzItemStats } from '../src/metrics/mwz/item-stats.js';
@@ -14,6 +12,7 @@ import { runEvaluatePipeline } from '../src/pipeline/evaluate.js';
 import { itemsFileJson, loadItemSource } from '../src/report/stats/item-files.js';
 import { runCli } from './helpers/cli.js';
 import { settled } from './helpers/reference-corpus.js';
+import { sacrebleuAnswer } from './helpers/reference-memo.js';
 import { DATA_DIR, hasData, REPO_ROOT } from './helpers/shared.js';
 import { suiteTempDir, tempDir } from './helpers/temp.js';
 
@@ -117,15 +116,15 @@ describe.skipIf(!haveMwz || peerMissing !== undefined)("sacreBLEU's corpus_chrf 
     const strings = ev.bleuStrings(predictions);
     // The peer starts first and computes on another core while ours run here (sacreBLEU's TER takes
     // a while in Python); a turn of the event loop between our evaluations lets it be fed meanwhile.
-    const run = promisify(execFile)(python, [path.join(REPO_ROOT, 'test', 'helpers', 'sacrebleu-corpus.py'), sacrebleuDir!], { maxBuffer: 64 << 20 });
-    run.child.stdin!.end(JSON.stringify(strings));
-    const answer = settled(run);
+    const answer = settled(sacrebleuAnswer(python, path.join(REPO_ROOT, 'test', 'helpers', 'sacrebleu-corpus.py'), path.resolve(REPO_ROOT, sacrebleuDir!), JSON.stringify(strings)));
     await yieldTurn();
     const ours = ev.evaluateValidated(predictions);
     await yieldTurn();
     const plus = ev.withMetrics({ chrf: { wordOrder: 2 } }).evaluateValidated(predictions);
     expect(strings.hyps).toHaveLength(ours.details.turns);
-    const peer = JSON.parse((await answer()).stdout) as Record<string, { score: number; signature: string }>;
+    const peerRun = await answer();
+    expect(peerRun.code, peerRun.stderr).toBe(0);
+    const peer = JSON.parse(peerRun.stdout) as Record<string, { score: number; signature: string }>;
     const pairs: [string, number][] = [
       ['BLEU', ours.bleu!.mwz21],
       ['chrF2', ours.chrf!.mwz21],
@@ -133,7 +132,7 @@ describe.skipIf(!haveMwz || peerMissing !== undefined)("sacreBLEU's corpus_chrf 
       ['TER', ours.ter!.mwz21],
     ];
     const diffs = pairs.map(([name, score]) => [name, Math.abs(score - peer[name].score)] as const);
-    console.log(`lava vs sacreBLEU: ${pairs.map(([n, s]) => `${n} ${s} (|diff| ${diffs.find(([d]) => d === n)![1]})`).join(', ')}`);
+    console.log(`lava vs sacreBLEU (${peerRun.how}): ${pairs.map(([n, s]) => `${n} ${s} (|diff| ${diffs.find(([d]) => d === n)![1]})`).join(', ')}`);
     for (const [name, d] of diffs) expect(d, name).toBeLessThan(EXACT);
     const sig = (s: string) => s.replace(/version:[^|]+$/, 'version:2.x');
     expect(ours.details.chrf!.signature).toBe(sig(peer.chrF2.signature));

@@ -5,9 +5,8 @@
 // (test/helpers/sacrebleu-driver.py); ours runs in-process through sacrebleuMain, the function the
 // command calls, and a few command lines go through the real CLI too, stdin and exit codes included.
 import { execFile } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sacrebleuMain } from '../src/cli/commands/sacrebleu.js';
@@ -17,6 +16,7 @@ import { sentenceTer } from '../src/metrics/text/ter.js';
 import { BUILT_CLI, HAS_BUILT_CLI } from './helpers/cli.js';
 import { loadFixture, type BleuSynthetic } from './helpers/sacrebleu-fixtures.js';
 import { referenceCorpus, settled, yieldTurn } from './helpers/reference-corpus.js';
+import { inputFolder, sacrebleuAnswer, type PeerAnswer } from './helpers/reference-memo.js';
 import { REPO_ROOT } from './helpers/shared.js';
 import { tempDir } from './helpers/temp.js';
 
@@ -44,11 +44,11 @@ interface Outcome {
 /** The one place the bytes may differ: the version the signature names (sacreBLEU's, or todeval's). */
 const unversioned = (s: string) => s.replace(/\b(version|v):(2\.6\.0|todeval-[0-9A-Za-z.+-]+)/g, '$1:V').replace(/"version": "(2\.6\.0|todeval-[^"]+)"/g, '"version": "V"');
 
-/** Runs the driver with `request`; resolves its JSON answer. */
-async function sacrebleuPeer(request: object): Promise<{ cases: Outcome[]; sentence?: Record<'bleu' | 'chrf' | 'ter', number[]> }> {
-  const run = promisify(execFile)(python, [path.join(REPO_ROOT, 'test', 'helpers', 'sacrebleu-driver.py'), dir!], { maxBuffer: 256 << 20 });
-  run.child.stdin!.end(JSON.stringify(request));
-  return JSON.parse((await run).stdout);
+/** Runs the driver with `request` (or finds its answer to the same request: test/helpers/reference-memo.ts); resolves its JSON answer. */
+async function sacrebleuPeer(request: object): Promise<{ cases: Outcome[]; sentence?: Record<'bleu' | 'chrf' | 'ter', number[]>; how: PeerAnswer['how'] }> {
+  const r = await sacrebleuAnswer(python, path.join(REPO_ROOT, 'test', 'helpers', 'sacrebleu-driver.py'), dir!, JSON.stringify(request));
+  if (r.code !== 0) throw new Error(`sacrebleu-driver.py exited ${r.code}: ${r.stderr}`);
+  return { ...JSON.parse(r.stdout), how: r.how };
 }
 
 describe.skipIf(missing !== undefined)("todeval sacrebleu prints what sacreBLEU 2.6 prints", () => {
@@ -61,9 +61,9 @@ describe.skipIf(missing !== undefined)("todeval sacrebleu prints what sacreBLEU 
   const pairs: [string, string[]][] = [];
 
   beforeAll(async () => {
-    tmp = tempDir('sacrebleu-dropin');
     const { references, systems } = fixture.corpus;
-    const write = (name: string, lines: string[]) => writeFileSync(f(name), lines.join('\n') + '\n');
+    const files = new Map<string, string | Buffer>();
+    const write = (name: string, lines: string[]) => files.set(name, lines.join('\n') + '\n');
     references.forEach((r, k) => write(`ref${k}.txt`, r));
     for (const [name, lines] of Object.entries(systems)) write(`${name}.txt`, lines);
     // Short files for the slower paths (TER, paired tests): the first 60 segments.
@@ -72,9 +72,11 @@ describe.skipIf(missing !== undefined)("todeval sacrebleu prints what sacreBLEU 
     write('refs-tab.txt', references[0].map((r, i) => `${r}\t${references[1][i]}`));
     write('refs-tab-bad.txt', references[0].map((r, i) => (i === 7 ? r : `${r}\t${references[1][i]}`)));
     write('empty.txt', []);
-    writeFileSync(f('ref0.txt.gz'), gzipSync(references[0].join('\n') + '\n'));
+    files.set('ref0.txt.gz', gzipSync(references[0].join('\n') + '\n'));
     // Lines ending in ' .' (tokenized-looking) and CRLF line ends.
-    writeFileSync(f('crlf.txt'), systems['sys-close'].map((l) => `${l} .`).join('\r\n') + '\r\n');
+    files.set('crlf.txt', systems['sys-close'].map((l) => `${l} .`).join('\r\n') + '\r\n');
+    // The same path whenever the files are the same (reference-memo.ts), so sacreBLEU's answer to these command lines can be remembered.
+    tmp = inputFolder('sacrebleu-dropin', files, () => tempDir('sacrebleu-dropin'));
     for (let i = 0; i < 40; i++) pairs.push([systems['sys-worse'][i], [references[0][i], references[1][i]]]);
 
     const r0 = f('ref0.txt');
@@ -201,6 +203,7 @@ describe.skipIf(missing !== undefined)("todeval sacrebleu prints what sacreBLEU 
     const answer = await sacrebleuPeer({ cases, sentence: { pairs } });
     peer = answer.cases;
     sentencePeer = answer.sentence;
+    console.log(`[sacreBLEU] ${dir} under ${python} (${answer.how}): ${cases.length} command lines and ${pairs.length} sentence pairs`);
   }, 600_000);
 
   it('at least 80 command lines: stdout byte for byte (the version field aside), exit codes equal', async () => {
@@ -274,16 +277,13 @@ if (typeof corpus !== 'string') {
   // on one core while the worker compares the synthetic corpus on the other. The files are made in a hook
   // (tempDir removes them after the file's last test), so a run that skips the file makes none.
   const cases: Case[] = [];
-  let peerAnswer: (() => Promise<{ cases: Outcome[] }>) | undefined;
+  let peerAnswer: (() => Promise<{ cases: Outcome[]; how: PeerAnswer['how'] }>) | undefined;
   beforeAll(() => {
-    const tmp = tempDir('sacrebleu-sentence-level');
+    const inputs = new Map<string, string>([['ref.txt', corpus.refs[0].join('\n') + '\n']]);
+    corpus.systems.slice(0, 2).forEach(([, lines], k) => inputs.set(`sys${k}.txt`, lines.join('\n') + '\n'));
+    const tmp = inputFolder('sacrebleu-sentence-level', inputs, () => tempDir('sacrebleu-sentence-level'));
     const ref = path.join(tmp, 'ref.txt');
-    writeFileSync(ref, corpus.refs[0].join('\n') + '\n');
-    const files = corpus.systems.slice(0, 2).map(([name, lines], k) => {
-      const file = path.join(tmp, `sys${k}.txt`);
-      writeFileSync(file, lines.join('\n') + '\n');
-      return { name, file };
-    });
+    const files = corpus.systems.slice(0, 2).map(([name], k) => ({ name, file: path.join(tmp, `sys${k}.txt`) }));
     for (const { file } of files) {
       for (const smooth of [['-s', 'exp'], ['-s', 'floor'], ['-s', 'floor', '-sv', '0.5'], ['-s', 'add-k'], ['-s', 'add-k', '-sv', '2'], ['-s', 'none']]) {
         cases.push({ argv: [ref, '-i', file, '-sl', '-w', '4', ...smooth] });
@@ -306,7 +306,9 @@ if (typeof corpus !== 'string') {
         await yieldTurn();
         outputs.push(await sacrebleuMain(c.argv, { stdin: () => Buffer.alloc(0), env: {} }));
       }
-      const peer = (await peerAnswer!()).cases;
+      const answer = await peerAnswer!();
+      console.log(`[sacreBLEU] ${dir} under ${python} (${answer.how}): --sentence-level on ${corpus.label}`);
+      const peer = answer.cases;
       for (const [k, c] of cases.entries()) {
         const ours = outputs[k];
         expect(peer[k].code, peer[k].stderr).toBe(0);

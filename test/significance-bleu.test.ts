@@ -179,7 +179,7 @@ if (typeof corpus !== 'string') {
       if (fixture) expected = fixture;
       else {
         expected = await pending!();
-        console.log(`[sacreBLEU] ${(expected as LiveSacrebleu).sacrebleu} from ${SACREBLEU_DIR} under ${SACREBLEU_PYTHON}: ${corpus.label}`);
+        console.log(`[sacreBLEU] ${(expected as LiveSacrebleu).sacrebleu} from ${SACREBLEU_DIR} under ${SACREBLEU_PYTHON} (${(expected as LiveSacrebleu).how}): ${corpus.label}`);
       }
     }, 600_000);
 

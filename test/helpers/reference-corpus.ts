@@ -11,7 +11,7 @@ import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { readWmt17 } from '../../scripts/lib/sacrebleu-wmt17.js';
 import type { BleuTokenizerName } from '../../src/metrics/text/bleu-tokenizers.js';
-import { runProcess } from './cli.js';
+import { sacrebleuAnswer } from './reference-memo.js';
 import { runTempDir } from './run-fixture.js';
 import type { BleuNumbers, SacrebleuBleuTest } from './sacrebleu-fixtures.js';
 import { DATA_DIR, REPO_ROOT } from './shared.js';
@@ -144,6 +144,8 @@ export async function referenceCorpus(): Promise<ReferenceCorpus | string> {
 /** What sacrebleu-systems.py answers. */
 export interface LiveSacrebleu {
   sacrebleu: string;
+  /** sacreBLEU ran for this request ('live'), or its answer to the same request came from .cache/references/ (test/helpers/reference-memo.ts). */
+  how: 'live' | 'remembered';
   scores: ({ system: string; tokenize: BleuTokenizerName; signature: string } & Omit<BleuNumbers, 'precisions' | 'bp'>)[];
   chrfTer: { metric: 'chrF' | 'chrF++' | 'TER'; system: string; score: number; stats: number[]; signature: string }[];
   tests: SacrebleuBleuTest[];
@@ -154,9 +156,7 @@ export async function liveSacrebleu(
   corpus: ReferenceCorpus,
   request: { bleu?: BleuTokenizerName[]; chrfTer?: ['chrF' | 'chrF++' | 'TER', string[]][]; tests?: { test: 'bs' | 'ar'; n: number; seed: number; bleu?: { tokenize?: BleuTokenizerName } }[] },
 ): Promise<LiveSacrebleu> {
-  const r = await runProcess(SACREBLEU_PYTHON, [path.join(REPO_ROOT, 'test', 'helpers', 'sacrebleu-systems.py'), SACREBLEU_DIR!], {
-    input: JSON.stringify({ refs: corpus.refs, systems: corpus.systems, ...request }),
-  });
+  const r = await sacrebleuAnswer(SACREBLEU_PYTHON, path.join(REPO_ROOT, 'test', 'helpers', 'sacrebleu-systems.py'), SACREBLEU_DIR!, JSON.stringify({ refs: corpus.refs, systems: corpus.systems, ...request }));
   if (r.code !== 0) throw new Error(`sacrebleu-systems.py exited ${r.code}: ${r.stderr}`);
-  return JSON.parse(r.stdout) as LiveSacrebleu;
+  return { ...(JSON.parse(r.stdout) as Omit<LiveSacrebleu, 'how'>), how: r.how };
 }

@@ -1,0 +1,175 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { runProcess } from './cli.js';
+import { REPO_ROOT } from './shared.js';
+
+/**
+ * sacreBLEU's answers to the suites' requests (test/helpers/sacrebleu-*.py run by a Python on a
+ * sacreBLEU source), kept by content under .cache/references/ so that the edit loop does not
+ * recompute them: sacreBLEU in Python is about a tenth of the suite's CPU time, and its answer is a
+ * pure function of what the key holds:
+ * - the helper scripts' bytes (every test/helpers/sacrebleu*.py: the drivers and the memo they import);
+ * - every .py file of the sacreBLEU source, by path and bytes;
+ * - the interpreter (its real path) and the versions it reports of Python and of the modules
+ *   sacreBLEU's numbers go through (regex: the tokenizers; numpy: the paired tests; tabulate:
+ *   the tables; portalocker and colorama, imported by its command line);
+ * - the script's arguments and the request's bytes (the corpus, the command lines, the options).
+ * Any change to one of them asks sacreBLEU again. Only an answer of a run that exited 0 is kept.
+ *
+ * TODEVAL_REFERENCE_MEMO=off always asks sacreBLEU and keeps nothing: .ci/run sets it, so CI's
+ * comparisons are against a sacreBLEU run in that job, whatever a cache holds. Each suite's log line
+ * says which it was (`how`).
+ */
+
+const CACHE = path.join(REPO_ROOT, '.cache', 'references');
+const HELPERS = path.join(REPO_ROOT, 'test', 'helpers');
+/** Answers kept per script: the newest few (a request changes when a test changes; older ones go). */
+const KEEP_PER_SCRIPT = 6;
+
+/** TODEVAL_REFERENCE_MEMO=off (or 0, false, no): every request asks sacreBLEU; nothing is read from or written to the cache. */
+export const memoOff = (): boolean => /^(off|0|false|no)$/i.test(process.env.TODEVAL_REFERENCE_MEMO ?? '');
+
+export interface PeerAnswer {
+  code: number;
+  stdout: string;
+  stderr: string;
+  /** 'live' (sacreBLEU ran for this request) or 'remembered' (its answer from an earlier live run with the same key). */
+  how: 'live' | 'remembered';
+}
+
+function pyFiles(dir: string, rel = ''): string[] {
+  const out: string[] = [];
+  for (const e of readdirSync(path.join(dir, rel), { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    const r = path.join(rel, e.name);
+    if (e.isDirectory()) {
+      if (e.name !== '__pycache__') out.push(...pyFiles(dir, r));
+    } else if (e.name.endsWith('.py')) out.push(r);
+  }
+  return out;
+}
+
+const VERSIONS = [
+  'import sys',
+  'def v(m):',
+  '    try:',
+  '        mod = __import__(m)',
+  '        return getattr(mod, "__version__", None) or getattr(mod, "VERSION", None) or "?"',
+  '    except Exception as e:',
+  '        return "missing " + type(e).__name__',
+  'print(sys.version, *[m + "=" + str(v(m)) for m in ("regex", "numpy", "tabulate", "portalocker", "colorama")], sep="|")',
+].join('\n');
+
+const environmentKeys = new Map<string, Promise<string>>();
+
+/** What decides sacreBLEU's numbers besides the request: its source, our helper scripts, the interpreter and its modules. Once per process and interpreter. */
+function environmentKey(python: string, sourceDir: string): Promise<string> {
+  const id = `${python}\0${sourceDir}`;
+  let key = environmentKeys.get(id);
+  if (!key) {
+    key = (async () => {
+      const h = createHash('sha256');
+      for (const f of readdirSync(HELPERS).filter((n) => /^sacrebleu.*\.py$/.test(n)).sort()) h.update(`helper ${f}\0`).update(readFileSync(path.join(HELPERS, f)));
+      for (const f of pyFiles(sourceDir)) h.update(`source ${f}\0`).update(readFileSync(path.join(sourceDir, f)));
+      let real = python;
+      try {
+        real = realpathSync(python);
+      } catch {
+        // a name on PATH: the versions below still say which Python it is
+      }
+      const r = await runProcess(python, ['-c', VERSIONS]);
+      if (r.code !== 0) throw new Error(`${python} -c <module versions> exited ${r.code}: ${r.stderr}`);
+      h.update(`python ${real}\0${r.stdout}`);
+      return h.digest('hex');
+    })();
+    environmentKeys.set(id, key);
+  }
+  return key;
+}
+
+/**
+ * `python script sourceDir ...args` with `input` on stdin: sacreBLEU's answer, from .cache/references/
+ * when a live run with the same key answered before, else from a run now (kept when it exits 0).
+ */
+export async function sacrebleuAnswer(python: string, script: string, sourceDir: string, input: string, args: string[] = [], cache = CACHE): Promise<PeerAnswer> {
+  const live = async (): Promise<PeerAnswer> => {
+    const r = await runProcess(python, [script, sourceDir, ...args], { input });
+    return { code: r.code ?? 1, stdout: r.stdout, stderr: r.stderr, how: 'live' };
+  };
+  if (memoOff()) return live();
+  const name = path.basename(script, '.py');
+  const key = createHash('sha256')
+    .update(await environmentKey(python, sourceDir))
+    .update(`\0${name}\0${JSON.stringify(args)}\0`)
+    .update(readFileSync(script))
+    .update('\0')
+    .update(input)
+    .digest('hex')
+    .slice(0, 32);
+  const file = path.join(cache, `${name}-${key}.json`);
+  try {
+    const kept = JSON.parse(readFileSync(file, 'utf8')) as { stdout: string };
+    return { code: 0, stdout: kept.stdout, stderr: '', how: 'remembered' };
+  } catch {
+    // not kept yet (or unreadable): ask sacreBLEU
+  }
+  const answer = await live();
+  if (answer.code === 0) {
+    mkdirSync(cache, { recursive: true });
+    // Whole or not at all: written aside, then renamed (another test file may read it meanwhile).
+    const partial = `${file}.${process.pid}.partial`;
+    writeFileSync(partial, JSON.stringify({ stdout: answer.stdout }));
+    renameSync(partial, file);
+    prune(cache, name);
+  }
+  return answer;
+}
+
+/** Keeps the newest KEEP_PER_SCRIPT answers of `name`'s script (or, `folders`, input folders of that name). */
+function prune(cache: string, name: string, folders = false): void {
+  const mine = readdirSync(cache)
+    .filter((f) => f.startsWith(`${name}-`) && (folders ? !f.includes('.') : f.endsWith('.json')))
+    .map((f) => ({ f, t: statSync(path.join(cache, f)).mtimeMs }))
+    .sort((a, b) => b.t - a.t);
+  for (const { f } of mine.slice(KEEP_PER_SCRIPT)) rmSync(path.join(cache, f), { recursive: true, force: true });
+}
+
+/**
+ * A folder holding `files` (name -> bytes) for sacreBLEU and us to read. With the memo on, it is
+ * .cache/references/NAME-<digest of the files>/, the same path in every run with the same files: the
+ * command lines (and so sacreBLEU's answers, whose tables print the file names) are the same from
+ * one run to the next, which a fresh temp folder's random name would change. Written whole (aside,
+ * then renamed), never written again, so concurrent runs share it safely. With the memo off, a
+ * fresh folder from `makeTemp` (the caller's tempDir, removed with its test file).
+ */
+export function inputFolder(name: string, files: Map<string, string | Buffer>, makeTemp: () => string, cache = CACHE): string {
+  const write = (dir: string) => {
+    for (const [f, bytes] of files) writeFileSync(path.join(dir, f), bytes);
+  };
+  if (memoOff()) {
+    const dir = makeTemp();
+    write(dir);
+    return dir;
+  }
+  const h = createHash('sha256');
+  for (const [f, bytes] of [...files].sort(([a], [b]) => (a < b ? -1 : 1))) h.update(`${f}\0${Buffer.byteLength(bytes)}\0`).update(bytes);
+  const dir = path.join(cache, `${name}-inputs-${h.digest('hex').slice(0, 32)}`);
+  try {
+    if (statSync(dir).isDirectory()) return dir;
+  } catch {
+    // not made yet
+  }
+  const partial = `${dir}.${process.pid}.partial`;
+  rmSync(partial, { recursive: true, force: true });
+  mkdirSync(partial, { recursive: true });
+  write(partial);
+  try {
+    renameSync(partial, dir);
+  } catch (e) {
+    // Another run made it meanwhile (a rename onto a non-empty folder fails): theirs holds the same bytes.
+    rmSync(partial, { recursive: true, force: true });
+    if (!statSync(dir, { throwIfNoEntry: false })?.isDirectory()) throw e;
+  }
+  prune(cache, `${name}-inputs`, true);
+  return dir;
+}
