@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadSgsaccData } from '../src/metrics/sgsacc/dataset.js';
@@ -7,11 +7,22 @@ import { contextPremise } from '../src/metrics/sgsacc/premise.js';
 import { LONG_PIECE_CHARS, SegmentEncoder } from '../src/nli/segment-encoder.js';
 import { PairTokenizer } from '../src/nli/tokenizer.js';
 import { turnDue, yieldTurn as nextTurn } from './helpers/yield.js';
-import { DATA_DIR, hasData, TOKENIZER_DIR } from './helpers/shared.js';
+import { contentKey, rememberedIdLists, rememberIdLists } from './helpers/reference-memo.js';
+import { DATA_DIR, hasData, REPO_ROOT, TOKENIZER_DIR } from './helpers/shared.js';
 
 // The tokenizer encodes each side of a pair on its own, sentence by sentence and word by word from
 // memos, and joins the sides with RoBERTa's pair template. These tests hold that to the library's
 // own encodings: every text the SGD test set can put into a pair, the template, and the truncation.
+
+/** What decides the library's encodings besides its inputs: its package (version and code) and the runtime's Unicode tables. */
+const LIBRARY_DIR = path.join(REPO_ROOT, 'node_modules', '@huggingface', 'tokenizers');
+const libraryVersion = () => (JSON.parse(readFileSync(path.join(LIBRARY_DIR, 'package.json'), 'utf8')) as { version: string }).version;
+function libraryFingerprint(): string {
+  const code = readdirSync(path.join(LIBRARY_DIR, 'dist'))
+    .sort()
+    .map((f) => contentKey([f, readFileSync(path.join(LIBRARY_DIR, 'dist', f))]));
+  return JSON.stringify({ package: readFileSync(path.join(LIBRARY_DIR, 'package.json'), 'utf8'), code, node: process.versions.node, v8: process.versions.v8, icu: process.versions.icu, unicode: process.versions.unicode });
+}
 
 const readJson = (file: string) => JSON.parse(readFileSync(path.join(TOKENIZER_DIR, file), 'utf8')) as object;
 const libraryIds = (enc: SegmentEncoder, text: string) => enc.library.encode(text, { add_special_tokens: false }).ids;
@@ -117,12 +128,22 @@ describe.skipIf(!hasData('sgd', 'test'))(
         for (const premise of [joined, withUserTurn(t.previousUserUtterance, joined)]) if (premise) addPair(premise, t.utterance);
       }
       seen.clear();
-      const lib = new SegmentEncoder(readJson('tokenizer.json'), readJson('tokenizer_config.json'));
-      for (const [p, h] of pairs) {
-        for (const text of [p, h]) if (!reference.has(text)) reference.set(text, libraryIds(lib, text));
+      const texts = new Set<string>();
+      for (const [p, h] of pairs) texts.add(p).add(h);
+      // The library's encodings are a pure function of its code, the tokenizer files, the runtime's
+      // regular expressions (Unicode tables) and the texts: kept by that content
+      // (test/helpers/reference-memo.ts), they are computed again only when one of them changes.
+      const key = contentKey([libraryFingerprint(), readFileSync(path.join(TOKENIZER_DIR, 'tokenizer.json')), readFileSync(path.join(TOKENIZER_DIR, 'tokenizer_config.json')), ...texts]);
+      const kept = rememberedIdLists('tokenizers-library-ids', key);
+      const lib = kept ? undefined : new SegmentEncoder(readJson('tokenizer.json'), readJson('tokenizer_config.json'));
+      let k = 0;
+      for (const text of texts) {
+        reference.set(text, kept ? kept[k++] : libraryIds(lib!, text));
         // Seconds of library work: let the test runner's own messages through now and then.
         if (due()) await nextTurn();
       }
+      if (!kept) rememberIdLists('tokenizers-library-ids', key, [...reference.values()]);
+      console.log(`[tokenizers] ${reference.size.toLocaleString('en-US')} texts encoded by @huggingface/tokenizers ${libraryVersion()} (${kept ? 'remembered' : 'live'})`);
     }, 600_000);
 
     it('encodes every side of every pair exactly as the library encodes the whole text', async () => {

@@ -5,6 +5,10 @@ import { runProcess } from './cli.js';
 import { REPO_ROOT } from './shared.js';
 
 /**
+ * What the suites' references answer, kept by content under .cache/references/ so that the edit
+ * loop does not recompute a reference that has not changed: sacreBLEU (Python) and the tokenizers
+ * library's encodings (in-process: rememberedIdLists) were about a tenth of the suite's CPU time.
+ *
  * sacreBLEU's answers to the suites' requests (test/helpers/sacrebleu-*.py run by a Python on a
  * sacreBLEU source), kept by content under .cache/references/ so that the edit loop does not
  * recompute them: sacreBLEU in Python is about a tenth of the suite's CPU time, and its answer is a
@@ -127,8 +131,13 @@ export async function sacrebleuAnswer(python: string, script: string, sourceDir:
 
 /** Keeps the newest KEEP_PER_SCRIPT answers of `name`'s script (or, `folders`, input folders of that name). */
 function prune(cache: string, name: string, folders = false): void {
+  pruneFiles(cache, name, folders ? undefined : '.json');
+}
+
+/** Keeps the newest KEEP_PER_SCRIPT entries NAME-<key>EXT (EXT undefined: folders, whose names have no dot). */
+function pruneFiles(cache: string, name: string, ext: string | undefined): void {
   const mine = readdirSync(cache)
-    .filter((f) => f.startsWith(`${name}-`) && (folders ? !f.includes('.') : f.endsWith('.json')))
+    .filter((f) => f.startsWith(`${name}-`) && (ext === undefined ? !f.includes('.') : f.endsWith(ext) && !f.slice(name.length + 1, -ext.length).includes('.')))
     .map((f) => ({ f, t: statSync(path.join(cache, f)).mtimeMs }))
     .sort((a, b) => b.t - a.t);
   for (const { f } of mine.slice(KEEP_PER_SCRIPT)) rmSync(path.join(cache, f), { recursive: true, force: true });
@@ -172,4 +181,65 @@ export function inputFolder(name: string, files: Map<string, string | Buffer>, m
   }
   prune(cache, `${name}-inputs`, true);
   return dir;
+}
+
+/** A hex digest of `parts`, each length-prefixed (so no two lists of parts give the same bytes). */
+export function contentKey(parts: Iterable<string | Buffer>): string {
+  const h = createHash('sha256');
+  for (const p of parts) h.update(`${Buffer.byteLength(p)}\0`).update(p);
+  return h.digest('hex').slice(0, 32);
+}
+
+/**
+ * Lists of token ids an in-process reference (a library) computed for `key`, kept as
+ * .cache/references/NAME-KEY.bin by rememberIdLists; undefined when none is kept or the memo is off.
+ * The caller's key must hold all that decides the lists (the library's code, its inputs, the runtime).
+ */
+export function rememberedIdLists(name: string, key: string, cache = CACHE): number[][] | undefined {
+  if (memoOff()) return undefined;
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(path.join(cache, `${name}-${key}.bin`));
+  } catch {
+    return undefined;
+  }
+  // Int32 little-endian: n, then n lengths, then the ids one list after another. A file that is
+  // not that (cut short, damaged) gives undefined: the caller asks the reference again.
+  if (bytes.byteLength < 4 || bytes.byteLength % 4 !== 0) return undefined;
+  const all = new Int32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+  const n = all[0];
+  if (n < 0 || 1 + n > all.length) return undefined;
+  const lists: number[][] = new Array(n);
+  let at = 1 + n;
+  for (let i = 0; i < n; i++) {
+    const len = all[1 + i];
+    if (len < 0 || at + len > all.length) return undefined;
+    const ids = new Array<number>(len);
+    for (let k = 0; k < len; k++) ids[k] = all[at + k];
+    lists[i] = ids;
+    at += len;
+  }
+  if (at !== all.length) return undefined; // not what rememberIdLists wrote: ask the reference
+  return lists;
+}
+
+/** Keeps `lists` for rememberedIdLists (written aside, then renamed); nothing when the memo is off. */
+export function rememberIdLists(name: string, key: string, lists: number[][], cache = CACHE): void {
+  if (memoOff()) return;
+  let total = 1 + lists.length;
+  for (const l of lists) total += l.length;
+  const all = new Int32Array(total);
+  all[0] = lists.length;
+  let at = 1 + lists.length;
+  lists.forEach((l, i) => {
+    all[1 + i] = l.length;
+    all.set(l, at);
+    at += l.length;
+  });
+  mkdirSync(cache, { recursive: true });
+  const file = path.join(cache, `${name}-${key}.bin`);
+  const partial = `${file}.${process.pid}.partial`;
+  writeFileSync(partial, new Uint8Array(all.buffer));
+  renameSync(partial, file);
+  pruneFiles(cache, name, '.bin');
 }

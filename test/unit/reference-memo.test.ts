@@ -1,8 +1,8 @@
-import { cpSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, readdirSync, truncateSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runProcess } from '../helpers/cli.js';
-import { inputFolder, sacrebleuAnswer } from '../helpers/reference-memo.js';
+import { contentKey, inputFolder, rememberedIdLists, rememberIdLists, sacrebleuAnswer } from '../helpers/reference-memo.js';
 import { tempDir } from '../helpers/temp.js';
 
 // The memo of sacreBLEU's answers (test/helpers/reference-memo.ts) with a fake "sacreBLEU": a script
@@ -113,6 +113,33 @@ describe.skipIf(!hasPython)('the memo of a reference\'s answers (fake sacreBLEU:
       expect(readdirSync(cache).sort()).toEqual([path.basename(a), path.basename(c)].sort());
     } finally {
       if (saved !== undefined) process.env.TODEVAL_REFERENCE_MEMO = saved;
+    }
+  });
+});
+
+describe('kept id lists (an in-process reference: the tokenizers library)', () => {
+  it('come back as they were kept, under their key only; a damaged file or the memo off gives none', () => {
+    const cache = tempDir('reference-memo-ids');
+    const saved = process.env.TODEVAL_REFERENCE_MEMO;
+    delete process.env.TODEVAL_REFERENCE_MEMO;
+    try {
+      const lists = [[0, 50264, 7], [], [2 ** 31 - 1, -1], [42]];
+      const key = contentKey(['a', Buffer.from([1]), 'b']);
+      expect(contentKey(['ab', Buffer.from([1])])).not.toBe(key); // parts are length-prefixed
+      expect(rememberedIdLists('ids', key, cache)).toBeUndefined();
+      rememberIdLists('ids', key, lists, cache);
+      expect(rememberedIdLists('ids', key, cache)).toEqual(lists);
+      expect(rememberedIdLists('ids', contentKey(['other']), cache)).toBeUndefined();
+      process.env.TODEVAL_REFERENCE_MEMO = 'off';
+      expect(rememberedIdLists('ids', key, cache)).toBeUndefined();
+      delete process.env.TODEVAL_REFERENCE_MEMO;
+      for (const bytes of [4 * 6, 4 * 3, 7, 0]) {
+        truncateSync(path.join(cache, `ids-${key}.bin`), bytes);
+        expect(rememberedIdLists('ids', key, cache), `${bytes} bytes`).toBeUndefined();
+      }
+    } finally {
+      if (saved === undefined) delete process.env.TODEVAL_REFERENCE_MEMO;
+      else process.env.TODEVAL_REFERENCE_MEMO = saved;
     }
   });
 });
