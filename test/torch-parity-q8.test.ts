@@ -26,6 +26,7 @@ import { buildQ8 } from '../src/nli/q8-build.js';
 import { openSession } from '../src/nli/session.js';
 import { PairTokenizer } from '../src/nli/tokenizer.js';
 import { runProcess } from './helpers/cli.js';
+import { pythonImports } from './helpers/run-fixture.js';
 import { REPO_ROOT } from './helpers/shared.js';
 import { suiteTempDir } from './helpers/temp.js';
 import { getTinyModelDir } from './helpers/tiny-model.js';
@@ -34,8 +35,7 @@ const PYTHON = process.env.TORCH_PYTHON ?? '/usr/bin/python3';
 const SCRIPT = path.join(REPO_ROOT, 'scripts', 'roberta_q8_row_torch.py');
 
 async function missing(): Promise<string | undefined> {
-  const r = await runProcess(PYTHON, ['-c', 'import torch, onnx, numpy']);
-  if (r.code !== 0) return `${PYTHON} cannot import torch, onnx and numpy (Debian: apt-get install python3-torch python3-onnx python3-numpy)`;
+  if (!(await pythonImports(PYTHON, ['torch', 'onnx', 'numpy']))) return `${PYTHON} cannot import torch, onnx and numpy (Debian: apt-get install python3-torch python3-onnx python3-numpy)`;
   return undefined;
 }
 

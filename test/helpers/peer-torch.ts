@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { runProcess } from './cli.js';
+import { pythonImports } from './run-fixture.js';
 import { REPO_ROOT } from './shared.js';
 import { TORCH_PYTHON } from './tiny-cross-encoders.js';
 
@@ -14,7 +14,6 @@ export const PEER_TORCH = path.resolve(REPO_ROOT, process.env.PEER_TORCH_DIR ?? 
 export async function peerTorchMissing(): Promise<string | undefined> {
   const script = path.join(PEER_TORCH, 'roberta_torch.py');
   if (!existsSync(script)) return `no ${script} (set PEER_TORCH_DIR)`;
-  const r = await runProcess(TORCH_PYTHON, ['-c', 'import torch, onnx, numpy']);
-  if (r.code !== 0) return `${TORCH_PYTHON} cannot import torch, onnx and numpy (Debian: apt-get install python3-torch python3-onnx python3-numpy)`;
+  if (!(await pythonImports(TORCH_PYTHON, ['torch', 'onnx', 'numpy']))) return `${TORCH_PYTHON} cannot import torch, onnx and numpy (Debian: apt-get install python3-torch python3-onnx python3-numpy)`;
   return undefined;
 }

@@ -1,7 +1,9 @@
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { runProcess } from './cli.js';
 
 /**
  * The run's private temp dir when this file runs under the suite's leak check (test/leaks/global-setup.ts
@@ -74,4 +76,27 @@ export async function sharedRunFixture(name: string, build: (dir: string) => Pro
       rmSync(lock, { recursive: true, force: true });
     }
   }
+}
+
+/**
+ * Whether `python` imports `modules`, asked once per test run (runTempDir; outside a run, every
+ * time): importing torch costs about 1.9 CPU-s, and five test files ask the same question. The
+ * answer is kept in the run's temp dir, which goes with the run, so an install between runs is seen.
+ * Asynchronous: a worker waiting on a child cannot answer vitest's RPC.
+ */
+export async function pythonImports(python: string, modules: string[]): Promise<boolean> {
+  const ask = async () => (await runProcess(python, ['-c', `import ${modules.join(', ')}`])).code === 0;
+  const runTmp = runTempDir();
+  if (runTmp === undefined) return ask();
+  const file = path.join(runTmp, `python-imports-${createHash('sha256').update(JSON.stringify([python, modules])).digest('hex').slice(0, 16)}.json`);
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as boolean;
+  } catch {
+    // not asked yet in this run
+  }
+  const ok = await ask();
+  const partial = `${file}.${process.pid}.partial`;
+  writeFileSync(partial, JSON.stringify(ok));
+  renameSync(partial, file);
+  return ok;
 }

@@ -3,6 +3,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { pythonImports } from './run-fixture.js';
 import { REPO_ROOT } from './shared.js';
 import type { NliPair } from '../../src/nli/types.js';
 import { SAMPLE_PAIRS } from '../nli-fixtures.js';
@@ -34,10 +35,7 @@ const run = promisify(execFile);
  * takes seconds on a loaded box, during which a blocked worker could not answer vitest.
  */
 export async function torchMissing(): Promise<string | undefined> {
-  const ok = await run(TORCH_PYTHON, ['-c', 'import torch, onnx']).then(
-    () => true,
-    () => false,
-  );
+  const ok = await pythonImports(TORCH_PYTHON, ['torch', 'onnx']);
   return ok ? undefined : `${TORCH_PYTHON} cannot import torch and onnx (Debian: apt-get install python3-torch python3-onnx)`;
 }
 
