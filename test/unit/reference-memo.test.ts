@@ -24,17 +24,35 @@ const FAKE = [
   'print(src + "|" + data[::-1] + "|" + " ".join(sys.argv[2:]))',
 ].join('\n');
 
+/** A fake sacreBLEU source (one module holding `metricText`), the fake script, and a cache folder, in a fresh temp folder. */
+function fakeReference(name: string, metricText: string): { dir: string; source: string; script: string; cache: string } {
+  const dir = tempDir(name);
+  const source = path.join(dir, 'src-a');
+  mkdirSync(path.join(source, 'sacrebleu'), { recursive: true });
+  writeFileSync(path.join(source, 'sacrebleu', 'metric.py'), metricText);
+  const script = path.join(dir, 'fake-peer.py');
+  writeFileSync(script, FAKE);
+  return { dir, source, script, cache: path.join(dir, 'cache') };
+}
+
+/** `body` with TODEVAL_REFERENCE_MEMO set to `value` (undefined: unset), restored afterwards. */
+async function withMemoSetting<T>(value: string | undefined, body: () => T | Promise<T>): Promise<T> {
+  const saved = process.env.TODEVAL_REFERENCE_MEMO;
+  if (value === undefined) delete process.env.TODEVAL_REFERENCE_MEMO;
+  else process.env.TODEVAL_REFERENCE_MEMO = value;
+  try {
+    return await body();
+  } finally {
+    if (saved === undefined) delete process.env.TODEVAL_REFERENCE_MEMO;
+    else process.env.TODEVAL_REFERENCE_MEMO = saved;
+  }
+}
+
 describe.skipIf(!hasPython)('the memo of a reference\'s answers (fake sacreBLEU: a script counting its runs)', () => {
   it('answers a repeated request without a run, and runs again when the request, source, script or arguments change', async () => {
-    const dir = tempDir('reference-memo');
-    const source = path.join(dir, 'src-a');
-    mkdirSync(path.join(source, 'sacrebleu'), { recursive: true });
-    writeFileSync(path.join(source, 'sacrebleu', 'metric.py'), 'A = 1\n');
-    const script = path.join(dir, 'fake-peer.py');
-    writeFileSync(script, FAKE);
-    const cache = path.join(dir, 'cache');
+    const { dir, source, script, cache } = fakeReference('reference-memo', 'A = 1\n');
     const runs = () => readFileSync(path.join(dir, 'runs.txt'), 'utf8').split('\n').filter(Boolean).length;
-    const ask = (input: string, src = source, args: string[] = []) => sacrebleuAnswer(PYTHON, script, src, input, args, cache);
+    const ask = (input: string, src = source, args: string[] = []) => withMemoSetting(undefined, () => sacrebleuAnswer(PYTHON, script, src, input, args, cache));
 
     const first = await ask('abc');
     expect([first.how, first.code, first.stdout.trim()]).toEqual(['live', 0, 'A = 1|cba|']);
@@ -71,38 +89,25 @@ describe.skipIf(!hasPython)('the memo of a reference\'s answers (fake sacreBLEU:
   });
 
   it('TODEVAL_REFERENCE_MEMO=off: every request runs, nothing is kept, inputs go to a fresh temp folder', async () => {
-    const dir = tempDir('reference-memo-off');
-    const source = path.join(dir, 'src');
-    mkdirSync(path.join(source, 'sacrebleu'), { recursive: true });
-    writeFileSync(path.join(source, 'sacrebleu', 'metric.py'), 'B\n');
-    const script = path.join(dir, 'fake-peer.py');
-    writeFileSync(script, FAKE);
-    const cache = path.join(dir, 'cache');
-    const saved = process.env.TODEVAL_REFERENCE_MEMO;
-    process.env.TODEVAL_REFERENCE_MEMO = 'off';
-    try {
+    const { dir, source, script, cache } = fakeReference('reference-memo-off', 'B\n');
+    await withMemoSetting('off', async () => {
       for (let k = 0; k < 2; k++) expect((await sacrebleuAnswer(PYTHON, script, source, 'xy', [], cache)).how).toBe('live');
       const temp = path.join(dir, 'fresh');
       const folder = inputFolder('inputs', new Map([['a.txt', 'one\n']]), () => (mkdirSync(temp), temp), cache);
       expect(folder).toBe(temp);
       expect(readFileSync(path.join(temp, 'a.txt'), 'utf8')).toBe('one\n');
-    } finally {
-      if (saved === undefined) delete process.env.TODEVAL_REFERENCE_MEMO;
-      else process.env.TODEVAL_REFERENCE_MEMO = saved;
-    }
+    });
     expect(readFileSync(path.join(dir, 'runs.txt'), 'utf8')).toBe('run\nrun\n');
     expect(readdirSync(dir)).not.toContain('cache');
   });
 
-  it('input folders: the same files give the same folder (written once), other files another', () => {
+  it('input folders: the same files give the same folder (written once), other files another', async () => {
     const dir = tempDir('reference-memo-inputs');
     const cache = path.join(dir, 'cache');
     const never = () => {
       throw new Error('the memo is on: no temp folder');
     };
-    const saved = process.env.TODEVAL_REFERENCE_MEMO;
-    delete process.env.TODEVAL_REFERENCE_MEMO;
-    try {
+    await withMemoSetting(undefined, () => {
       const a = inputFolder('set', new Map<string, string | Buffer>([['r.txt', 'x\n'], ['s.gz', Buffer.from([1, 2])]]), never, cache);
       const b = inputFolder('set', new Map<string, string | Buffer>([['s.gz', Buffer.from([1, 2])], ['r.txt', 'x\n']]), never, cache);
       const c = inputFolder('set', new Map<string, string | Buffer>([['r.txt', 'y\n'], ['s.gz', Buffer.from([1, 2])]]), never, cache);
@@ -111,18 +116,14 @@ describe.skipIf(!hasPython)('the memo of a reference\'s answers (fake sacreBLEU:
       expect(readFileSync(path.join(a, 'r.txt'), 'utf8')).toBe('x\n');
       expect(readFileSync(path.join(c, 'r.txt'), 'utf8')).toBe('y\n');
       expect(readdirSync(cache).sort()).toEqual([path.basename(a), path.basename(c)].sort());
-    } finally {
-      if (saved !== undefined) process.env.TODEVAL_REFERENCE_MEMO = saved;
-    }
+    });
   });
 });
 
 describe('kept id lists (an in-process reference: the tokenizers library)', () => {
-  it('come back as they were kept, under their key only; a damaged file or the memo off gives none', () => {
+  it('come back as they were kept, under their key only; a damaged file or the memo off gives none', async () => {
     const cache = tempDir('reference-memo-ids');
-    const saved = process.env.TODEVAL_REFERENCE_MEMO;
-    delete process.env.TODEVAL_REFERENCE_MEMO;
-    try {
+    await withMemoSetting(undefined, async () => {
       const lists = [[0, 50264, 7], [], [2 ** 31 - 1, -1], [42]];
       const key = contentKey(['a', Buffer.from([1]), 'b']);
       expect(contentKey(['ab', Buffer.from([1])])).not.toBe(key); // parts are length-prefixed
@@ -130,16 +131,11 @@ describe('kept id lists (an in-process reference: the tokenizers library)', () =
       rememberIdLists('ids', key, lists, cache);
       expect(rememberedIdLists('ids', key, cache)).toEqual(lists);
       expect(rememberedIdLists('ids', contentKey(['other']), cache)).toBeUndefined();
-      process.env.TODEVAL_REFERENCE_MEMO = 'off';
-      expect(rememberedIdLists('ids', key, cache)).toBeUndefined();
-      delete process.env.TODEVAL_REFERENCE_MEMO;
+      expect(await withMemoSetting('off', () => rememberedIdLists('ids', key, cache))).toBeUndefined();
       for (const bytes of [4 * 6, 4 * 3, 7, 0]) {
         truncateSync(path.join(cache, `ids-${key}.bin`), bytes);
         expect(rememberedIdLists('ids', key, cache), `${bytes} bytes`).toBeUndefined();
       }
-    } finally {
-      if (saved === undefined) delete process.env.TODEVAL_REFERENCE_MEMO;
-      else process.env.TODEVAL_REFERENCE_MEMO = saved;
-    }
+    });
   });
 });
