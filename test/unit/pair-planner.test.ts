@@ -70,15 +70,18 @@ class PrefetchRecordingFakeNli extends FakeWordOverlapNli {
   }
 }
 
+/** Seed `seed`'s generator, a random serve config, 1-5 random turns and an empty reference store. */
+function randomSgsaccRun(seed: number) {
+  const g = generator(seed);
+  return { g, config: resolveSgsaccConfig(g.settings(), 'serve'), turns: Array.from({ length: g.n(1, 6) }, (_, i) => g.turn(`t${i}`)), store: memoryStore() };
+}
+
 describe('the pair planners bound what a run sends the scorer (random turns x option sets)', () => {
   it('runSgsacc: fresh references, then stored ones, a system and the ground truth', async () => {
     let checked = 0;
     for (let seed = 1; seed <= 40; seed++) {
-      const g = generator(seed);
-      const config = resolveSgsaccConfig(g.settings(), 'serve');
-      const turns = Array.from({ length: g.n(1, 6) }, (_, i) => g.turn(`t${i}`));
+      const { g, config, turns, store } = randomSgsaccRun(seed);
       const utterances = new Map(turns.map((t) => [t.id, g.sentences(g.n(1, 4))]));
-      const store = memoryStore();
       for (const pass of ['fresh', 'stored'] as const) {
         for (const groundTruthSystem of [false, true]) {
           const scorer = new FakeWordOverlapNli();
@@ -98,11 +101,8 @@ describe('the pair planners bound what a run sends the scorer (random turns x op
   it('runSgsacc encodes ahead (prefetch) no text of a run that sends no pair: the ground truth again over stored references', async () => {
     let idle = 0;
     for (let seed = 1; seed <= 40; seed++) {
-      const g = generator(seed);
-      const config = resolveSgsaccConfig(g.settings(), 'serve');
-      const turns = Array.from({ length: g.n(1, 6) }, (_, i) => g.turn(`t${i}`));
+      const { config, turns, store } = randomSgsaccRun(seed);
       const gold = new Map(turns.map((t) => [t.id, t.utterance]));
-      const store = memoryStore();
       for (const pass of ['fresh', 'stored'] as const) {
         const scorer = new PrefetchRecordingFakeNli();
         const run = { references: store, groundTruthSystem: true, chunkTurns: 3 };
