@@ -7,12 +7,12 @@
 // Neither present: the suites skip with one line, except under TODEVAL_REQUIRE_REFERENCES (.ci/run),
 // where that is an error.
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { readWmt17 } from '../../scripts/lib/sacrebleu-wmt17.js';
 import type { BleuTokenizerName } from '../../src/metrics/text/bleu-tokenizers.js';
 import { sacrebleuAnswer } from './reference-memo.js';
-import { runTempDir } from './run-fixture.js';
+import { sharedRunValue } from './run-fixture.js';
 import type { BleuNumbers, SacrebleuBleuTest } from './sacrebleu-fixtures.js';
 import { DATA_DIR, REPO_ROOT } from './shared.js';
 
@@ -101,25 +101,13 @@ export async function mwzResponseCorpus(dataDir = DATA_DIR): Promise<ReferenceCo
 }
 
 /**
- * mwzResponseCorpus() of DATA_DIR, built once per test run: three suites compare on it (sacrebleu-dropin,
- * chrf-ter, significance-bleu), and each built it from the five predictions files (validation and
- * normalization, 1.2-1.5 CPU seconds). The first to build it writes it to the run's private temp dir
- * (test/leaks/global-setup.ts makes that dir, points TMPDIR at it and removes it, with this file, at the
- * end of the run), the others read it back. Outside a vitest run (no run id, TMPDIR not the run's
- * folder) nothing is shared: a file outliving its run could hold another run's data.
+ * mwzResponseCorpus() of DATA_DIR, built once per test run (sharedRunValue): three suites compare on
+ * it (sacrebleu-dropin, chrf-ter, significance-bleu), and each built it from the five predictions
+ * files (validation and normalization, 1.2-1.5 CPU seconds).
  */
-async function sharedMwzResponseCorpus(): Promise<ReferenceCorpus> {
-  const runTmp = runTempDir();
-  if (runTmp === undefined) return mwzResponseCorpus();
+function sharedMwzResponseCorpus(): Promise<ReferenceCorpus> {
   // Named by the data dir, so a run that used two data dirs never mixes them up.
-  const file = path.join(runTmp, `mwz-response-corpus-${createHash('sha256').update(DATA_DIR).digest('hex').slice(0, 16)}.json`);
-  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as ReferenceCorpus;
-  const corpus = await mwzResponseCorpus();
-  // Written whole, then renamed: a suite reading while another writes sees the file complete or not at all.
-  const partial = `${file}.${process.pid}.partial`;
-  writeFileSync(partial, JSON.stringify(corpus));
-  renameSync(partial, file);
-  return corpus;
+  return sharedRunValue(`mwz-response-corpus-${createHash('sha256').update(DATA_DIR).digest('hex').slice(0, 16)}`, () => mwzResponseCorpus());
 }
 
 /**

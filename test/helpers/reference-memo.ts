@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { writeFileAtomic } from '../../src/util/atomic-write.js';
 import { runProcess } from './cli.js';
 import { REPO_ROOT } from './shared.js';
 
@@ -9,10 +10,8 @@ import { REPO_ROOT } from './shared.js';
  * loop does not recompute a reference that has not changed: sacreBLEU (Python) and the tokenizers
  * library's encodings (in-process: rememberedIdLists) were about a tenth of the suite's CPU time.
  *
- * sacreBLEU's answers to the suites' requests (test/helpers/sacrebleu-*.py run by a Python on a
- * sacreBLEU source), kept by content under .cache/references/ so that the edit loop does not
- * recompute them: sacreBLEU in Python is about a tenth of the suite's CPU time, and its answer is a
- * pure function of what the key holds:
+ * sacreBLEU's answer to a request (test/helpers/sacrebleu-*.py run by a Python on a sacreBLEU
+ * source) is a pure function of what its key holds:
  * - the helper scripts' bytes (every test/helpers/sacrebleu*.py: the drivers and the memo they import);
  * - every .py file of the sacreBLEU source, by path and bytes;
  * - the interpreter (its real path) and the versions it reports of Python and of the modules
@@ -72,9 +71,9 @@ function environmentKey(python: string, sourceDir: string): Promise<string> {
   let key = environmentKeys.get(id);
   if (!key) {
     key = (async () => {
-      const h = createHash('sha256');
-      for (const f of readdirSync(HELPERS).filter((n) => /^sacrebleu.*\.py$/.test(n)).sort()) h.update(`helper ${f}\0`).update(readFileSync(path.join(HELPERS, f)));
-      for (const f of pyFiles(sourceDir)) h.update(`source ${f}\0`).update(readFileSync(path.join(sourceDir, f)));
+      const parts: (string | Buffer)[] = [];
+      for (const f of readdirSync(HELPERS).filter((n) => /^sacrebleu.*\.py$/.test(n)).sort()) parts.push(`helper ${f}`, readFileSync(path.join(HELPERS, f)));
+      for (const f of pyFiles(sourceDir)) parts.push(`source ${f}`, readFileSync(path.join(sourceDir, f)));
       let real = python;
       try {
         real = realpathSync(python);
@@ -83,8 +82,8 @@ function environmentKey(python: string, sourceDir: string): Promise<string> {
       }
       const r = await runProcess(python, ['-c', VERSIONS]);
       if (r.code !== 0) throw new Error(`${python} -c <module versions> exited ${r.code}: ${r.stderr}`);
-      h.update(`python ${real}\0${r.stdout}`);
-      return h.digest('hex');
+      parts.push(`python ${real}`, r.stdout);
+      return contentKey(parts);
     })();
     environmentKeys.set(id, key);
   }
@@ -102,14 +101,7 @@ export async function sacrebleuAnswer(python: string, script: string, sourceDir:
   };
   if (memoOff()) return live();
   const name = path.basename(script, '.py');
-  const key = createHash('sha256')
-    .update(await environmentKey(python, sourceDir))
-    .update(`\0${name}\0${JSON.stringify(args)}\0`)
-    .update(readFileSync(script))
-    .update('\0')
-    .update(input)
-    .digest('hex')
-    .slice(0, 32);
+  const key = contentKey([await environmentKey(python, sourceDir), name, JSON.stringify(args), readFileSync(script), input]);
   const file = path.join(cache, `${name}-${key}.json`);
   try {
     const kept = JSON.parse(readFileSync(file, 'utf8')) as { stdout: string };
@@ -120,24 +112,21 @@ export async function sacrebleuAnswer(python: string, script: string, sourceDir:
   const answer = await live();
   if (answer.code === 0) {
     mkdirSync(cache, { recursive: true });
-    // Whole or not at all: written aside, then renamed (another test file may read it meanwhile).
-    const partial = `${file}.${process.pid}.partial`;
-    writeFileSync(partial, JSON.stringify({ stdout: answer.stdout }));
-    renameSync(partial, file);
-    prune(cache, name);
+    // Whole or not at all (another test file may read it meanwhile).
+    writeFileAtomic(file, JSON.stringify({ stdout: answer.stdout }));
+    prune(cache, name, '.json');
   }
   return answer;
 }
 
-/** Keeps the newest KEEP_PER_SCRIPT answers of `name`'s script (or, `folders`, input folders of that name). */
-function prune(cache: string, name: string, folders = false): void {
-  pruneFiles(cache, name, folders ? undefined : '.json');
-}
-
-/** Keeps the newest KEEP_PER_SCRIPT entries NAME-<key>EXT (EXT undefined: folders, whose names have no dot). */
-function pruneFiles(cache: string, name: string, ext: string | undefined): void {
+/**
+ * Keeps the newest KEEP_PER_SCRIPT entries NAME-<key>EXT (EXT undefined: folders, whose names have
+ * no dot; a folder being written is NAME-<key>.<pid>.partial). Files being written start with a dot
+ * (writeFileAtomic), so they never match.
+ */
+function prune(cache: string, name: string, ext: string | undefined): void {
   const mine = readdirSync(cache)
-    .filter((f) => f.startsWith(`${name}-`) && (ext === undefined ? !f.includes('.') : f.endsWith(ext) && !f.slice(name.length + 1, -ext.length).includes('.')))
+    .filter((f) => f.startsWith(`${name}-`) && (ext === undefined ? !f.includes('.') : f.endsWith(ext)))
     .map((f) => ({ f, t: statSync(path.join(cache, f)).mtimeMs }))
     .sort((a, b) => b.t - a.t);
   for (const { f } of mine.slice(KEEP_PER_SCRIPT)) rmSync(path.join(cache, f), { recursive: true, force: true });
@@ -160,14 +149,9 @@ export function inputFolder(name: string, files: Map<string, string | Buffer>, m
     write(dir);
     return dir;
   }
-  const h = createHash('sha256');
-  for (const [f, bytes] of [...files].sort(([a], [b]) => (a < b ? -1 : 1))) h.update(`${f}\0${Buffer.byteLength(bytes)}\0`).update(bytes);
-  const dir = path.join(cache, `${name}-inputs-${h.digest('hex').slice(0, 32)}`);
-  try {
-    if (statSync(dir).isDirectory()) return dir;
-  } catch {
-    // not made yet
-  }
+  const key = contentKey([...files].sort(([a], [b]) => (a < b ? -1 : 1)).flat());
+  const dir = path.join(cache, `${name}-inputs-${key}`);
+  if (existsSync(dir)) return dir;
   const partial = `${dir}.${process.pid}.partial`;
   rmSync(partial, { recursive: true, force: true });
   mkdirSync(partial, { recursive: true });
@@ -177,9 +161,9 @@ export function inputFolder(name: string, files: Map<string, string | Buffer>, m
   } catch (e) {
     // Another run made it meanwhile (a rename onto a non-empty folder fails): theirs holds the same bytes.
     rmSync(partial, { recursive: true, force: true });
-    if (!statSync(dir, { throwIfNoEntry: false })?.isDirectory()) throw e;
+    if (!existsSync(dir)) throw e;
   }
-  prune(cache, `${name}-inputs`, true);
+  prune(cache, `${name}-inputs`, undefined);
   return dir;
 }
 
@@ -223,7 +207,7 @@ export function rememberedIdLists(name: string, key: string, cache = CACHE): num
   return lists;
 }
 
-/** Keeps `lists` for rememberedIdLists (written aside, then renamed); nothing when the memo is off. */
+/** Keeps `lists` for rememberedIdLists (whole or not at all); nothing when the memo is off. */
 export function rememberIdLists(name: string, key: string, lists: number[][], cache = CACHE): void {
   if (memoOff()) return;
   let total = 1 + lists.length;
@@ -237,9 +221,6 @@ export function rememberIdLists(name: string, key: string, lists: number[][], ca
     at += l.length;
   });
   mkdirSync(cache, { recursive: true });
-  const file = path.join(cache, `${name}-${key}.bin`);
-  const partial = `${file}.${process.pid}.partial`;
-  writeFileSync(partial, new Uint8Array(all.buffer));
-  renameSync(partial, file);
-  pruneFiles(cache, name, '.bin');
+  writeFileAtomic(path.join(cache, `${name}-${key}.bin`), new Uint8Array(all.buffer));
+  prune(cache, name, '.bin');
 }

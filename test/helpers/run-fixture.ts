@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { writeFileAtomic } from '../../src/util/atomic-write.js';
 import { runProcess } from './cli.js';
 
 /**
@@ -79,24 +80,27 @@ export async function sharedRunFixture(name: string, build: (dir: string) => Pro
 }
 
 /**
- * Whether `python` imports `modules`, asked once per test run (runTempDir; outside a run, every
- * time): importing torch costs about 1.9 CPU-s, and five test files ask the same question. The
- * answer is kept in the run's temp dir, which goes with the run, so an install between runs is seen.
+ * `compute()`'s JSON value, computed once per test run: the first test file to ask keeps it in the
+ * run's temp dir (runTempDir), which goes with the run; the others read it back. Outside a run it is
+ * computed every time: a file outliving its run could hold another run's answer. Two files asking
+ * at once may both compute it; each writes the whole value (writeFileAtomic), so a reader sees one.
+ */
+export async function sharedRunValue<T>(name: string, compute: () => Promise<T>): Promise<T> {
+  const runTmp = runTempDir();
+  if (runTmp === undefined) return compute();
+  const file = path.join(runTmp, `run-value-${name}.json`);
+  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as T;
+  const value = await compute();
+  writeFileAtomic(file, JSON.stringify(value));
+  return value;
+}
+
+/**
+ * Whether `python` imports `modules`, asked once per test run (sharedRunValue): importing torch
+ * costs about 1.9 CPU-s, and five test files ask the same question; an install between runs is seen.
  * Asynchronous: a worker waiting on a child cannot answer vitest's RPC.
  */
-export async function pythonImports(python: string, modules: string[]): Promise<boolean> {
-  const ask = async () => (await runProcess(python, ['-c', `import ${modules.join(', ')}`])).code === 0;
-  const runTmp = runTempDir();
-  if (runTmp === undefined) return ask();
-  const file = path.join(runTmp, `python-imports-${createHash('sha256').update(JSON.stringify([python, modules])).digest('hex').slice(0, 16)}.json`);
-  try {
-    return JSON.parse(readFileSync(file, 'utf8')) as boolean;
-  } catch {
-    // not asked yet in this run
-  }
-  const ok = await ask();
-  const partial = `${file}.${process.pid}.partial`;
-  writeFileSync(partial, JSON.stringify(ok));
-  renameSync(partial, file);
-  return ok;
+export function pythonImports(python: string, modules: string[]): Promise<boolean> {
+  const name = `python-imports-${createHash('sha256').update(JSON.stringify([python, modules])).digest('hex').slice(0, 16)}`;
+  return sharedRunValue(name, async () => (await runProcess(python, ['-c', `import ${modules.join(', ')}`])).code === 0);
 }
