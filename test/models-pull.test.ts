@@ -62,6 +62,21 @@ interface HubOptions {
 }
 
 /**
+ * A body's git blob sha1 and sha256, computed once per body: the fake hub reports them at every
+ * paths-info request and sends the sha256 as the ETag of every resolve request (probes and retries
+ * included), and the bodies are models of megabytes (about 1.5 CPU-s of hashing the same bytes again).
+ */
+const bodyDigests = new WeakMap<Buffer, { gitOid: string; sha256: string }>();
+function digestsOf(body: Buffer): { gitOid: string; sha256: string } {
+  let d = bodyDigests.get(body);
+  if (d === undefined) {
+    d = { gitOid: createHash('sha1').update(`blob ${body.length}\0`).update(body).digest('hex'), sha256: createHash('sha256').update(body).digest('hex') };
+    bodyDigests.set(body, d);
+  }
+  return d;
+}
+
+/**
  * A loopback stand-in for the three hub endpoints @huggingface/hub calls for a download:
  * model info (commit sha), paths-info (sizes, LFS sha256 / git oids) and resolve (bytes, with the
  * Range probe). It records requests so the test can see the real client code ran against it.
@@ -97,8 +112,7 @@ function fakeHub(files: Record<string, FakeFile>, ID = DEFAULT_ID, { ranges = tr
           .map((p) => {
             const f = files[p];
             const size = f.reportedSize ?? f.body.length;
-            const gitOid = createHash('sha1').update(`blob ${f.body.length}\0`).update(f.body).digest('hex');
-            const sha256 = createHash('sha256').update(f.body).digest('hex');
+            const { gitOid, sha256 } = digestsOf(f.body);
             return f.lfs
               ? { type: 'file', path: p, oid: gitOid, size, lfs: { oid: sha256, size, pointerSize: 134 } }
               : { type: 'file', path: p, oid: gitOid, size };
@@ -119,7 +133,7 @@ function fakeHub(files: Record<string, FakeFile>, ID = DEFAULT_ID, { ranges = tr
       }
       const rel = url.pathname.slice(resolvePrefix.length);
       const body = f.servedBody ?? f.body;
-      res.setHeader('ETag', `"${createHash('sha256').update(f.body).digest('hex')}"`);
+      res.setHeader('ETag', `"${digestsOf(f.body).sha256}"`);
       const range = req.headers.range ?? '';
       if (range === 'bytes=0-0') {
         if (f.xet && (req.headers.accept ?? '').includes('application/vnd.xet-fileinfo+json')) {

@@ -9,8 +9,11 @@ import { getTinyModelDir } from './helpers/tiny-model.js';
 // abort: the callback threw into a thread being torn down ("terminate called after throwing an
 // instance of 'Napi::Error'", SIGABRT instead of exit code 130), on about half of the Ctrl-C's of
 // test/output-safety.test.ts's score run. The exit now waits for the run in progress.
+// The child imports the thread from dist/ (the tests' globalSetup builds it from the current
+// sources), as plain JavaScript: through tsx each of the eight children paid about 0.45 CPU-s to
+// compile the sources it reaches, for the same SessionThread.
 const CHILD = `
-import { SessionThread } from ${JSON.stringify(path.join(REPO_ROOT, 'src', 'nli', 'session-thread.ts'))};
+import { SessionThread } from ${JSON.stringify(path.join(REPO_ROOT, 'dist', 'src', 'nli', 'session-thread.js'))};
 const session = await SessionThread.open(process.argv[1] + '/onnx/model.onnx', { threads: 1 });
 const rows = 64, width = 128;
 const batch = () => ({
@@ -34,7 +37,7 @@ describe('a process exiting while the inference thread runs a batch', () => {
   it('exits with its own code, never SIGABRT (8 exits, each with a run in progress)', async () => {
     const outcomes: string[] = [];
     for (let i = 0; i < 8; i++) {
-      const r = await runProcess(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', CHILD, model], { cwd: REPO_ROOT, timeoutMs: 60_000 });
+      const r = await runProcess(process.execPath, ['--input-type=module', '-e', CHILD, model], { cwd: REPO_ROOT, timeoutMs: 60_000 });
       outcomes.push(`${r.code}/${r.signal}${r.stderr.includes('terminate called') ? ' (terminate called)' : ''}`);
     }
     expect(outcomes).toEqual(Array(8).fill('130/null'));
