@@ -8,6 +8,7 @@ export type { ActionReferences, RuleSet } from './rules/types.js';
 
 export * from './nli/types.js';
 export { createNliRunner } from './nli/runner.js';
+export { closeIdleInferenceThreads } from './nli/session-thread.js';
 export type { NliRunner, NliRunnerOptions, NliRunnerStats } from './nli/runner.js';
 
 export { computeSer, serIsCategorical } from './metrics/ser.js';

@@ -241,7 +241,8 @@ function resolveLocalDir(dirSpec: string, dtype: NliDtype | undefined): Resolved
  */
 export async function fileDigest(file: string, env: NodeJS.ProcessEnv = process.env): Promise<string> {
   const real = realpathSync(file);
-  const memo = new StampedFileCache(path.join(userCacheDir(env), 'onnx-digests.json'));
+  // The files still there, and the 256 hashed last (a user rarely scores with more models than that).
+  const memo = new StampedFileCache(path.join(userCacheDir(env), 'onnx-digests.json'), { maxEntries: 256, keep: (f) => existsSync(f) });
   return memo.get(real, filesStamp([real])!, async () => {
     const hash = createHash('sha256');
     await new Promise<void>((resolve, reject) => {

@@ -5,8 +5,6 @@ import type { LogitsSession, SessionOptions } from './session.js';
 import { startWorker, type ThreadError } from './worker-entry.js';
 
 export interface SessionThreadData {
-  onnxPath: string;
-  options: Omit<SessionOptions, 'notice'>;
   /** Int32Array over 8 shared bytes: [RUNNING] runs inside ONNX Runtime now, [EXITING] 1 once the process exits. */
   state: SharedArrayBuffer;
 }
@@ -32,6 +30,7 @@ function waitForRunsToEnd(state: Int32Array): void {
 }
 
 export type SessionRequest =
+  | { type: 'open'; onnxPath: string; options: Omit<SessionOptions, 'notice'> }
   | { type: 'run'; id: number; rows: number; width: number; inputIds: BigInt64Array; attentionMask: BigInt64Array; tokenTypeIds?: BigInt64Array }
   | { type: 'release' };
 
@@ -48,6 +47,63 @@ function fromThreadError(e: ThreadError): Error {
   const err = new Error(e.message);
   err.name = e.name;
   return err;
+}
+
+/** An inference thread with no session: a released SessionThread's, kept for the next open. */
+interface IdleThread {
+  worker: Worker;
+  state: Int32Array;
+  /** Drops the thread from the idle ones if it errs or exits while it waits (nothing else listens then). */
+  onGone: () => void;
+}
+
+/**
+ * How many released inference threads a process keeps. A library caller that opens runners one
+ * after another (a training loop scoring each epoch, `todeval stdio` answering each request, the
+ * shards of an in-process run) then pays for a session, not for a new thread and ONNX Runtime's
+ * start there too (about 80 ms of CPU of the 125 ms an open and release of a small model takes).
+ * A kept thread holds no session and no model, and never keeps the process alive.
+ */
+const MAX_IDLE_THREADS = 2;
+const idleThreads: IdleThread[] = [];
+
+function keepIdle(worker: Worker, state: Int32Array): boolean {
+  if (idleThreads.length >= MAX_IDLE_THREADS) return false;
+  worker.removeAllListeners('message');
+  worker.removeAllListeners('error');
+  worker.removeAllListeners('exit');
+  const idle: IdleThread = {
+    worker,
+    state,
+    onGone: () => {
+      const at = idleThreads.indexOf(idle);
+      if (at >= 0) idleThreads.splice(at, 1);
+    },
+  };
+  worker.on('error', idle.onGone);
+  worker.on('exit', idle.onGone);
+  worker.unref();
+  idleThreads.push(idle);
+  return true;
+}
+
+function takeIdle(): IdleThread | undefined {
+  const idle = idleThreads.pop();
+  if (idle) {
+    idle.worker.off('error', idle.onGone);
+    idle.worker.off('exit', idle.onGone);
+  }
+  return idle;
+}
+
+/**
+ * Ends the released inference threads this process keeps (SessionThread reuses them otherwise):
+ * the next session starts a thread of its own. For a caller that wants every thread gone now, and
+ * for tests that act on the next thread started.
+ */
+export function closeIdleInferenceThreads(): Promise<void> {
+  const all = idleThreads.splice(0);
+  return Promise.all(all.map((t) => t.worker.terminate())).then(() => undefined);
 }
 
 /**
@@ -72,7 +128,7 @@ export class SessionThread implements LogitsSession {
     private readonly worker: Worker,
     readonly device: 'cpu' | 'cuda',
     numLabels: number,
-    state: Int32Array,
+    private readonly state: Int32Array,
   ) {
     this.numLabelsSeen = numLabels;
     this.onProcessExit = () => waitForRunsToEnd(state);
@@ -90,9 +146,19 @@ export class SessionThread implements LogitsSession {
   static open(onnxPath: string, opts: SessionOptions = {}): Promise<SessionThread> {
     const { notice, ...options } = opts;
     const say = notice ?? ((l: string) => process.stderr.write(`${l}\n`));
-    const state = new SharedArrayBuffer(2 * Int32Array.BYTES_PER_ELEMENT);
-    const data: SessionThreadData = { onnxPath, options, state };
-    const worker = startWorker(import.meta.url, 'session-worker', { workerData: data });
+    const idle = takeIdle();
+    let worker: Worker;
+    let state: Int32Array;
+    if (idle) {
+      ({ worker, state } = idle);
+      worker.ref();
+    } else {
+      const shared = new SharedArrayBuffer(2 * Int32Array.BYTES_PER_ELEMENT);
+      const data: SessionThreadData = { state: shared };
+      worker = startWorker(import.meta.url, 'session-worker', { workerData: data });
+      state = new Int32Array(shared);
+    }
+    worker.postMessage({ type: 'open', onnxPath, options } satisfies SessionRequest);
     return new Promise<SessionThread>((resolve, reject) => {
       // Exactly one of these ends the wait: ready, a load failure, an error, or an exit without either.
       const stopListening = () => {
@@ -104,7 +170,7 @@ export class SessionThread implements LogitsSession {
         if (m.type === 'notice') say(m.line);
         else if (m.type === 'ready') {
           stopListening();
-          resolve(new SessionThread(worker, m.device, m.numLabels, new Int32Array(state)));
+          resolve(new SessionThread(worker, m.device, m.numLabels, state));
         } else if (m.type === 'failed') {
           stopListening();
           void worker.terminate();
@@ -192,6 +258,8 @@ export class SessionThread implements LogitsSession {
     });
     this.worker.postMessage({ type: 'release' } satisfies SessionRequest);
     await done;
+    // A thread that released its session and is sound waits for the process's next one.
+    if (!this.exited && this.failed === undefined && keepIdle(this.worker, this.state)) return;
     await this.worker.terminate();
   }
 }

@@ -1,7 +1,9 @@
 /**
  * The inference thread of SessionThread: opens the ONNX session here and runs the padded batches it
  * is sent, one after another, so that ONNX Runtime's synchronous run blocks this thread, not the
- * one preparing the next batches.
+ * one preparing the next batches. A released session leaves the thread waiting for the next `open`
+ * (SessionThread keeps a released thread for the process's next session: a new thread and its
+ * ONNX Runtime start cost about twice what opening a small model's session does).
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { openSession, type LogitsSession } from './session.js';
@@ -36,24 +38,29 @@ function local(ids: BigInt64Array, mask: BigInt64Array, types?: BigInt64Array): 
   c.set(types);
   return [a, b, c];
 }
-try {
-  session = await openSession(data.onnxPath, { ...data.options, notice: (line) => post({ type: 'notice', line }) });
-  post({ type: 'ready', device: session.device, numLabels: session.numLabels });
-} catch (e) {
-  post({ type: 'failed', error: toThreadError(e) });
-}
-
-// One run at a time, in the order sent: the handler of the next message must not start while a run
-// is still waiting for ONNX Runtime (its input buffers here are reused).
+// One message at a time, in the order sent: the handler of the next message must not start while a
+// run is still waiting for ONNX Runtime (its input buffers here are reused).
 let queue: Promise<void> = Promise.resolve();
 port.on('message', (req: SessionRequest) => {
   queue = queue.then(() => handle(req));
 });
 
 async function handle(req: SessionRequest): Promise<void> {
+  if (req.type === 'open') {
+    try {
+      session = await openSession(req.onnxPath, { ...req.options, notice: (line) => post({ type: 'notice', line }) });
+      post({ type: 'ready', device: session.device, numLabels: session.numLabels });
+    } catch (e) {
+      session = undefined;
+      post({ type: 'failed', error: toThreadError(e) });
+    }
+    return;
+  }
   if (!session) return;
   if (req.type === 'release') {
-    await session.release();
+    const released = session;
+    session = undefined;
+    await released.release();
     post({ type: 'released' });
     return;
   }

@@ -57,14 +57,28 @@ export class StampedCache<V> {
   }
 }
 
+/** What a StampedFileCache keeps when it writes. */
+export interface StampedFileCacheBounds {
+  /** At most this many entries: the ones written longest ago go first. */
+  maxEntries?: number;
+  /** Entries to keep (e.g. those whose file still exists); the others are dropped at the next write. */
+  keep?: (key: string) => boolean;
+}
+
 /**
  * A StampedCache of strings persisted as one JSON file (`{key: {stamp, value}}`), for values that
  * cost seconds to recompute and outlive the process (a model file's digest). The file is read on
  * each lookup and written after a new value: a missing or foreign file is an empty cache, and one
- * that cannot be written only costs recomputing next time.
+ * that cannot be written only costs recomputing next time. Bounded (`bounds`), it stays small
+ * however many keys come and go: unbounded, the digest memo of a machine that builds models in
+ * temporary folders had grown to thousands of entries for files long gone, read whole at every
+ * model open.
  */
 export class StampedFileCache {
-  constructor(readonly file: string) {}
+  constructor(
+    readonly file: string,
+    private readonly bounds: StampedFileCacheBounds = {},
+  ) {}
 
   private read(): Record<string, { stamp: string; value: string }> {
     try {
@@ -82,10 +96,12 @@ export class StampedFileCache {
     const value = await make();
     try {
       // Read again: another process may have added its own entry meanwhile (entries of another shape are dropped).
-      const entries = Object.fromEntries(Object.entries(this.read()).filter(([, e]) => typeof e?.stamp === 'string' && typeof e.value === 'string'));
-      entries[key] = { stamp, value };
+      // The newest entry last, so that a bound drops the ones written longest ago.
+      const { keep, maxEntries = Number.POSITIVE_INFINITY } = this.bounds;
+      const kept = Object.entries(this.read()).filter(([k, e]) => k !== key && typeof e?.stamp === 'string' && typeof e.value === 'string' && (keep === undefined || keep(k)));
+      kept.push([key, { stamp, value }]);
       mkdirSync(path.dirname(this.file), { recursive: true });
-      writeFileAtomic(this.file, JSON.stringify(entries));
+      writeFileAtomic(this.file, JSON.stringify(Object.fromEntries(kept.slice(Math.max(0, kept.length - maxEntries)))));
     } catch {
       // a read-only home only costs recomputing next time
     }

@@ -4,8 +4,9 @@ import { shippedTokenizerDir } from '../../src/nli/onnx-builder/model-dir.js';
 import { DataType, graphProto, modelProto, nodeProto, tensorProto, valueInfoProto } from '../../src/nli/onnx-builder/onnx-proto.js';
 import { writeMessageToFile } from '../../src/nli/onnx-builder/protobuf.js';
 import { ATTENTION_MASK, GraphBuilder, INPUT_IDS, LOGITS } from '../../src/nli/onnx-builder/roberta-graph.js';
+import { closeIdleInferenceThreads } from '../../src/nli/session-thread.js';
 import { PairTokenizer } from '../../src/nli/tokenizer.js';
-import { injectTokenizerFault as injectTokenizerFaultInto } from './fault-inject.mjs';
+import { injectThreadFault as injectThreadFaultInto, injectTokenizerFault as injectTokenizerFaultInto, type ThreadFault } from './fault-inject.mjs';
 
 // Fault injection for the NLI runner's failure paths (test/nli-faults.test.ts). Each fault is real
 // where it can be (a real ONNX graph that fails, a real worker thread that exits) and a patch of one
@@ -50,7 +51,15 @@ export function buildShapeFaultModel(dir: string): string {
 export const shapeFaultRuns = (rows: number, width: number): boolean => (rows * width) % 7 === 0;
 
 export type { ThreadFault } from './fault-inject.mjs';
-export { injectThreadFault } from './fault-inject.mjs';
+
+/**
+ * The fault in the next thread started of its module (fault-inject.mjs). The inference threads this
+ * process keeps for reuse are ended first, so that the next session starts the thread that is struck.
+ */
+export function injectThreadFault(fault: ThreadFault): () => void {
+  void closeIdleInferenceThreads();
+  return injectThreadFaultInto(fault);
+}
 
 /** The sources' PairTokenizer.ids throws on any text containing `marker` (fault-inject.mjs); returns the undo. */
 export function injectTokenizerFault(marker: string): () => void {

@@ -52,6 +52,24 @@ describe('StampedFileCache', () => {
     writeFileSync(memo, 'not json');
     expect(await new StampedFileCache(memo).get('k', 's2', make)).toBe('v3');
   });
+
+  it('bounded, keeps the newest entries whose key passes `keep` (an entry written again counts as new)', async () => {
+    const dir = tempDir('stamped-file-bounds');
+    const memo = path.join(dir, 'memo.json');
+    const gone = new Set(['b']);
+    const cache = () => new StampedFileCache(memo, { maxEntries: 3, keep: (k) => !gone.has(k) });
+    for (const k of ['a', 'b', 'c', 'd']) await cache().get(k, 's', async () => `v-${k}`);
+    // b is gone; a, c, d are the three kept.
+    expect(Object.keys(JSON.parse(readFileSync(memo, 'utf8')))).toEqual(['a', 'c', 'd']);
+    await cache().get('a', 's2', async () => 'v-a2');
+    await cache().get('e', 's', async () => 'v-e');
+    // a written again is newer than c, which goes first.
+    expect(JSON.parse(readFileSync(memo, 'utf8'))).toEqual({ d: { stamp: 's', value: 'v-d' }, a: { stamp: 's2', value: 'v-a2' }, e: { stamp: 's', value: 'v-e' } });
+    // A hit writes nothing.
+    let made = 0;
+    expect(await cache().get('d', 's', async () => `${++made}`)).toBe('v-d');
+    expect(made).toBe(0);
+  });
 });
 
 describe('userCacheDir', () => {
