@@ -1,34 +1,28 @@
-import { syncBuiltinESMExports } from 'node:module';
 import path from 'node:path';
-import workerThreads from 'node:worker_threads';
+import type { WorkerOptions } from 'node:worker_threads';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { closeIdleInferenceThreads, SessionThread } from '../src/nli/session-thread.js';
 import { runProcess } from './helpers/cli.js';
+import { replaceWorkerClass } from './helpers/fault-inject.mjs';
 import { REPO_ROOT } from './helpers/shared.js';
 import { getTinyModelDir } from './helpers/tiny-model.js';
 
 // A released session's inference thread is kept (at most two a process, no model in it) and the next
 // session opens on it: what it computes must not depend on whether its thread is new.
 
-/** Counts the inference threads started from now on (every module's `new Worker`, as fault-inject.mjs patches it); returns the count and the undo. */
+/** Counts the inference threads started from now on (every module's `new Worker`); returns the count and the undo. */
 function countInferenceThreads(): { started: () => number; undo: () => void } {
-  const Original = workerThreads.Worker;
   let started = 0;
-  class CountingWorker extends Original {
-    constructor(code: string | URL, options?: workerThreads.WorkerOptions) {
-      if (String(code).includes('session-worker.')) started++;
-      super(code, options);
-    }
-  }
-  workerThreads.Worker = CountingWorker;
-  syncBuiltinESMExports();
-  return {
-    started: () => started,
-    undo: () => {
-      workerThreads.Worker = Original;
-      syncBuiltinESMExports();
-    },
-  };
+  const undo = replaceWorkerClass(
+    (Original) =>
+      class CountingWorker extends Original {
+        constructor(code: string | URL, options?: WorkerOptions) {
+          if (String(code).includes('session-worker.')) started++;
+          super(code, options);
+        }
+      },
+  );
+  return { started: () => started, undo };
 }
 
 const batch = (rows: number) => {

@@ -15,5 +15,6 @@ export interface TokenizerClass {
 }
 
 export function injectThreadFault(fault: ThreadFault): () => void;
+export function replaceWorkerClass(make: (Original: typeof import('node:worker_threads').Worker) => typeof import('node:worker_threads').Worker): () => void;
 export function injectTokenizerFault(marker: string, Tokenizer: TokenizerClass): () => void;
 export function injectNamedFault(spec: string, Tokenizer: TokenizerClass): void;

@@ -42,20 +42,30 @@ function startCode(code, options) {
  * tsx) or compiled (dist/).
  */
 export function injectThreadFault(fault) {
-  const Original = workerThreads.Worker;
   let struck = false;
-  class FaultyWorker extends Original {
-    constructor(code, options = {}) {
-      // One thread is struck: a thread started later (a replacement) is sound.
-      const start = startCode(code, options);
-      const matched = !struck && start !== undefined && start.includes(`/${fault.module}.`);
-      if (matched) struck = true;
-      if (!matched || start === undefined) super(code, options);
-      else if (fault.kind === 'exit-before-ready') super('process.exit(0)', { ...options, eval: true });
-      else super(`${dieAtRunPrelude(fault.run)}\n${start}`, { ...options, eval: true });
-    }
-  }
-  workerThreads.Worker = FaultyWorker;
+  return replaceWorkerClass(
+    (Original) =>
+      class FaultyWorker extends Original {
+        constructor(code, options = {}) {
+          // One thread is struck: a thread started later (a replacement) is sound.
+          const start = startCode(code, options);
+          const matched = !struck && start !== undefined && start.includes(`/${fault.module}.`);
+          if (matched) struck = true;
+          if (!matched || start === undefined) super(code, options);
+          else if (fault.kind === 'exit-before-ready') super('process.exit(0)', { ...options, eval: true });
+          else super(`${dieAtRunPrelude(fault.run)}\n${start}`, { ...options, eval: true });
+        }
+      },
+  );
+}
+
+/**
+ * worker_threads.Worker replaced by `make(Original)` for every module of this process (ESM importers
+ * see it through syncBuiltinESMExports); returns the undo. The one place the tests swap the class.
+ */
+export function replaceWorkerClass(make) {
+  const Original = workerThreads.Worker;
+  workerThreads.Worker = make(Original);
   syncBuiltinESMExports();
   return () => {
     workerThreads.Worker = Original;
