@@ -107,7 +107,8 @@ describe.skipIf(!hasData('sgd', 'test', 'dialogues_017.json'))('score --workers 
     try {
       while (run.child.exitCode === null && !(existsSync(turns) && readFileSync(turns, 'utf8').split('\n').length > 3)) await new Promise((r) => setTimeout(r, 20));
       shards = processesNaming(path.join(dir, 'w.shard-'));
-      expect(shards).toHaveLength(2);
+      // A run that ended first (a shard that failed) says why in its stderr.
+      expect(shards, `exit code ${String(run.child.exitCode)}; stderr: ${run.stderr()}`).toHaveLength(2);
       run.child.kill('SIGTERM');
       const end = await run.exited;
       expect(status(end)).toBe(143);
